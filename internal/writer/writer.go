@@ -1,0 +1,154 @@
+// Package writer is the single process that stores events: it consumes the bus's durable writer
+// consumer, writes each batch in one transaction, and acknowledges the batch only after the commit.
+// A message that does not decode goes to the quarantine table with the reason, in the same
+// transaction, so it never blocks the stream. Full-text indexing of tool outputs runs between
+// batches, off the insert path.
+package writer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// Writer moves events from the bus into the store.
+type Writer struct {
+	Store   *store.Store
+	Bus     *bus.Client
+	Options bus.ConsumeOptions
+	Logger  *slog.Logger
+	// Heartbeat is how often the writer reports its health on the bus. Zero disables it.
+	Heartbeat time.Duration
+
+	stored    atomic.Int64
+	dups      atomic.Int64
+	quarant   atomic.Int64
+	lastEvent atomic.Int64 // unix ms of the newest stored event's time
+}
+
+// Stats is a snapshot of what the writer has done since it started.
+type Stats struct {
+	Stored, Duplicates, Quarantined int64
+	LastEvent                       time.Time
+}
+
+// Stats returns the counters.
+func (w *Writer) Stats() Stats {
+	s := Stats{Stored: w.stored.Load(), Duplicates: w.dups.Load(), Quarantined: w.quarant.Load()}
+	if ms := w.lastEvent.Load(); ms > 0 {
+		s.LastEvent = time.UnixMilli(ms).UTC()
+	}
+	return s
+}
+
+// Run consumes until ctx ends. It returns nil on a normal stop.
+func (w *Writer) Run(ctx context.Context) error {
+	if w.Logger == nil {
+		w.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if w.Heartbeat > 0 {
+		go w.heartbeat(ctx)
+	}
+	indexKick := make(chan struct{}, 1)
+	go w.indexLoop(ctx, indexKick)
+	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
+		if err := w.Handle(ctx, batch); err != nil {
+			return err
+		}
+		select {
+		case indexKick <- struct{}{}:
+		default:
+		}
+		return nil
+	})
+}
+
+// Handle decodes and stores one batch.
+func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
+	evs := make([]event.Event, 0, len(batch))
+	var rejected []store.Rejected
+	var newest int64
+	for _, m := range batch {
+		ev, err := event.Decode(m.Data)
+		if err != nil {
+			rejected = append(rejected, store.Rejected{Subject: m.Subject, Reason: err.Error(), Data: m.Data})
+			w.Logger.Warn("event quarantined", "subject", m.Subject, "reason", err.Error(), "bytes", len(m.Data))
+			continue
+		}
+		evs = append(evs, ev)
+		newest = max(newest, ev.Time.UnixMilli())
+	}
+	// A commit that fails for a moment (disk full, a reader's long checkpoint) is retried by the
+	// bus's redelivery, not here: the batch stays unacked.
+	res, err := w.Store.WriteBatch(context.WithoutCancel(ctx), evs, rejected)
+	if err != nil {
+		return fmt.Errorf("store batch of %d: %w", len(batch), err)
+	}
+	w.stored.Add(int64(res.Inserted))
+	w.dups.Add(int64(res.Duplicates))
+	w.quarant.Add(int64(res.Quarantined))
+	if newest > w.lastEvent.Load() {
+		w.lastEvent.Store(newest)
+	}
+	return nil
+}
+
+func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	pending := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+			pending = true
+			continue
+		case <-t.C:
+		}
+		if !pending {
+			continue
+		}
+		for ctx.Err() == nil {
+			n, err := w.Store.IndexOutputs(ctx, 5000)
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					w.Logger.Warn("full-text indexing failed; will retry", "err", err)
+				}
+				break
+			}
+			if n < 5000 {
+				pending = false
+				break
+			}
+		}
+	}
+}
+
+func (w *Writer) heartbeat(ctx context.Context) {
+	t := time.NewTicker(w.Heartbeat)
+	defer t.Stop()
+	for {
+		st := w.Stats()
+		w.Bus.PublishHealth(bus.Health{
+			Component: "writer", PID: os.Getpid(), Time: time.Now().UTC(), OK: true,
+			LastEvent: st.LastEvent, Events: st.Stored,
+			Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined),
+		})
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

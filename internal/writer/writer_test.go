@@ -1,0 +1,129 @@
+package writer_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+func startBus(tb testing.TB) *bus.Server {
+	tb.Helper()
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+		Dir: filepath.Join(tb.TempDir(), "bus"), Port: -1, Token: "secret", AckWait: 2 * time.Second,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+func hookEvent(i int) event.Event {
+	ev := event.New(event.KindHook, "test")
+	ev.ID = event.ID("writer-test", fmt.Sprint(i))
+	ev.Client = "claude-code"
+	ev.SessionID = fmt.Sprintf("s%d", i%7)
+	ev.Project = "/work/p"
+	ev.Hook = &event.Hook{Event: "PreToolUse", ToolName: "Bash", Cwd: "/work/p"}
+	return ev
+}
+
+func waitCount(tb testing.TB, st *store.Store, table string, want int64) {
+	tb.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var n int64
+	for time.Now().Before(deadline) {
+		st.DB.QueryRow("SELECT count(*) FROM " + table).Scan(&n)
+		if n == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.Fatalf("%s has %d rows, want %d", table, n, want)
+}
+
+func TestWriter_StoresEachEventOnceAndQuarantinesGarbage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+
+	evs := make([]event.Event, 2000)
+	for i := range evs {
+		evs[i] = hookEvent(i)
+	}
+	if n, err := c.PublishBatch(ctx, evs); err != nil || n != 0 {
+		t.Fatalf("PublishBatch: spooled %d, err %v", n, err)
+	}
+	// The same ids again: the stream's de-duplication drops them.
+	if _, err := c.PublishBatch(ctx, evs[:500]); err != nil {
+		t.Fatal(err)
+	}
+	// Garbage and an unknown kind straight onto the subject space.
+	nc, err := nats.Connect(srv.ClientURL(), nats.Token("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := nc.JetStream()
+	if _, err := js.Publish("observer.v1.hook.claude-code", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish("observer.v1.bogus.x", []byte(`{"id":"x1","kind":"bogus","v":1,"time":"2026-01-01T00:00:00Z"}`)); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, st, "hook_events", 2000)
+	waitCount(t, st, "quarantine", 2)
+	waitCount(t, st, "sessions", 7)
+
+	// A direct second write of the same events (a redelivery after a crash) stores nothing new.
+	res, err := st.WriteBatch(ctx, evs[:100], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Inserted != 0 || res.Duplicates != 100 {
+		t.Fatalf("rewrite: %+v, want 0 inserted, 100 duplicates", res)
+	}
+	var reason string
+	st.DB.QueryRow("SELECT reason FROM quarantine WHERE CAST(data AS TEXT) = '{not json'").Scan(&reason)
+	if reason == "" {
+		t.Fatal("malformed message has no quarantine reason")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestStore_SecondWriterIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "observer.db")
+	a, err := store.OpenWriter(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := store.OpenWriter(context.Background(), path); err == nil {
+		t.Fatal("second writer opened the store")
+	}
+}

@@ -1,0 +1,367 @@
+// Package bus is how observer processes talk: an embedded NATS server with one JetStream stream,
+// and the client every producer, the writer and the live views use.
+//
+// Guarantees:
+//   - Publish returns once the stream has stored the event (the stream's ack) or the event is in the
+//     disk spool. Spooled events are published again, oldest first, when the bus is reachable.
+//     Delivery is at-least-once; the stream drops a re-published id within DuplicateWindow and the
+//     writer is idempotent on the id beyond it.
+//   - The stream keeps an event until the writer acks it, which the writer does only after the
+//     transaction that stored it has committed; a writer killed mid-batch gets the batch again.
+//   - Live subscribers (tail, dashboard) see events as they are published, without acks and without
+//     history.
+//
+// Callers pass event.Event values; no NATS type appears in this package's API.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// ErrUnavailable reports that the bus cannot be reached.
+var ErrUnavailable = errors.New("bus unavailable")
+
+// ErrTooLarge reports an event larger than MaxPayload.
+var ErrTooLarge = errors.New("event larger than the bus carries")
+
+// Options configures a client.
+type Options struct {
+	URL    string  // nats://127.0.0.1:4247
+	Server *Server // connect in-process to this server instead of URL
+	Token  string
+	Name   string // shown in the server's connection list, e.g. "observer-proxy"
+
+	// SpoolDir enables the disk spool: events that cannot be published go there. Empty disables it,
+	// and Publish then fails while the bus is unreachable.
+	SpoolDir string
+	// DrainEvery, when positive, drains the whole spool directory (other processes' files too) at
+	// this interval. The process that hosts the bus sets it; a short-lived producer leaves it zero.
+	DrainEvery time.Duration
+	// Wait makes Connect fail with ErrUnavailable when the first connection attempt fails, instead
+	// of returning a client that keeps trying in the background.
+	Wait bool
+	// Timeout bounds one publish's wait for the stream's ack. Default 5s.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Result says where a published event went.
+type Result int
+
+// Where Publish put an event.
+const (
+	Published Result = iota // the stream stored it
+	Spooled                 // the disk spool holds it until the bus is back
+)
+
+func (r Result) String() string {
+	if r == Spooled {
+		return "spooled"
+	}
+	return "published"
+}
+
+// Client publishes events, consumes them (the writer) and subscribes to them (live views).
+type Client struct {
+	opts   Options
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	spool  *Spool
+	logger *slog.Logger
+
+	spooling atomic.Bool // events go to the spool until a drain empties it, to keep their order
+	kick     chan struct{}
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	drainMu  sync.Mutex
+}
+
+// Connect dials the bus. With a spool and without Wait it returns even when the bus is down, and
+// keeps reconnecting in the background; events published meanwhile are spooled.
+func Connect(ctx context.Context, opts Options) (*Client, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{opts: opts, logger: logger, kick: make(chan struct{}, 1)}
+	if opts.SpoolDir != "" {
+		sp, err := OpenSpool(opts.SpoolDir, logger)
+		if err != nil {
+			return nil, err
+		}
+		c.spool = sp
+	}
+	nopts := []nats.Option{
+		nats.Token(opts.Token),
+		nats.Name(opts.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(200 * time.Millisecond),
+		nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
+		// No in-memory buffering while disconnected: the spool is the buffer, and it survives a crash.
+		nats.ReconnectBufSize(-1),
+		nats.Timeout(2 * time.Second),
+		nats.ReconnectHandler(func(*nats.Conn) {
+			logger.Info("bus reconnected")
+			c.trigger()
+		}),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				logger.Warn("bus disconnected", "err", err)
+			}
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			logger.Warn("bus error", "err", err)
+		}),
+	}
+	if !opts.Wait && c.spool != nil {
+		nopts = append(nopts, nats.RetryOnFailedConnect(true))
+	}
+	url := opts.URL
+	if opts.Server != nil {
+		nopts = append(nopts, nats.InProcessServer(opts.Server.ns))
+		url = ""
+	}
+	nc, err := nats.Connect(url, nopts...)
+	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
+			return nil, fmt.Errorf("bus at %s refused the token (is %s from another observer home?): %w", url, "bus.token", err)
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	c.nc, c.js = nc, js
+	if c.spool != nil {
+		if files, _ := c.spool.Files(); len(files) > 0 {
+			c.spooling.Store(true)
+		}
+		bg, cancel := context.WithCancel(context.Background())
+		c.cancel = cancel
+		c.wg.Add(1)
+		go c.drainLoop(bg)
+		if nc.IsConnected() {
+			c.trigger()
+		}
+	}
+	return c, nil
+}
+
+// Connected reports whether the client is connected right now.
+func (c *Client) Connected() bool { return c.nc.IsConnected() }
+
+// Publish sends one event and waits for the stream's ack, or spools it when the bus cannot take
+// it. It fails only for an invalid event, or when the bus is down and there is no spool.
+func (c *Client) Publish(ctx context.Context, ev *event.Event) (Result, error) {
+	data, err := event.Marshal(ev)
+	if err != nil {
+		return 0, err
+	}
+	if len(data) > MaxPayload {
+		return 0, fmt.Errorf("%w: %d bytes (max %d)", ErrTooLarge, len(data), MaxPayload)
+	}
+	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
+		return c.toSpool(data)
+	}
+	err = c.publishRaw(ctx, ev.Subject(), ev.ID, data)
+	if err == nil {
+		return Published, nil
+	}
+	if c.spool == nil {
+		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	c.logger.Warn("publish failed; spooling", "id", ev.ID, "err", err)
+	return c.toSpool(data)
+}
+
+func (c *Client) publishRaw(ctx context.Context, subject, id string, data []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	_, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data},
+		jetstream.WithMsgID(id), jetstream.WithExpectStream(StreamName))
+	return err
+}
+
+func (c *Client) toSpool(data []byte) (Result, error) {
+	c.spooling.Store(true)
+	if err := c.spool.Append(data); err != nil {
+		return 0, err
+	}
+	return Spooled, nil
+}
+
+// PublishBatch publishes many events without waiting for each ack in turn, then waits for all of
+// them. Events the stream did not ack are spooled. It returns how many were spooled.
+func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error) {
+	datas := make([][]byte, len(evs))
+	for i := range evs {
+		d, err := event.Marshal(&evs[i])
+		if err != nil {
+			return 0, fmt.Errorf("event %d: %w", i, err)
+		}
+		if len(d) > MaxPayload {
+			return 0, fmt.Errorf("event %d: %w", i, ErrTooLarge)
+		}
+		datas[i] = d
+	}
+	spoolFrom := func(i int) (int, error) {
+		for ; i < len(evs); i++ {
+			if _, err := c.toSpool(datas[i]); err != nil {
+				return spooled, err
+			}
+			spooled++
+		}
+		return spooled, nil
+	}
+	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
+		return spoolFrom(0)
+	}
+	futures := make([]jetstream.PubAckFuture, len(evs))
+	for i := range evs {
+		f, err := c.js.PublishMsgAsync(&nats.Msg{Subject: evs[i].Subject(), Data: datas[i]},
+			jetstream.WithMsgID(evs[i].ID), jetstream.WithExpectStream(StreamName))
+		if err != nil {
+			if c.spool == nil {
+				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+			// Wait for what is in flight, spool the rest.
+			c.waitFutures(ctx, futures[:i], datas, &spooled)
+			return spoolFrom(i)
+		}
+		futures[i] = f
+	}
+	if c.spool == nil {
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+		return 0, nil
+	}
+	c.waitFutures(ctx, futures, datas, &spooled)
+	return spooled, nil
+}
+
+func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) {
+	timeout := time.NewTimer(c.opts.Timeout)
+	defer timeout.Stop()
+	for i, f := range futures {
+		select {
+		case <-f.Ok():
+			continue
+		case <-f.Err():
+		case <-timeout.C:
+		case <-ctx.Done():
+		}
+		if _, err := c.toSpool(datas[i]); err == nil {
+			*spooled++
+		}
+	}
+}
+
+func (c *Client) trigger() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) drainLoop(ctx context.Context) {
+	defer c.wg.Done()
+	var tick <-chan time.Time
+	if c.opts.DrainEvery > 0 {
+		t := time.NewTicker(c.opts.DrainEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-tick:
+		case <-retry.C:
+		}
+		if !c.nc.IsConnected() {
+			continue
+		}
+		if _, err := c.DrainSpool(ctx); err != nil && !errors.Is(err, ErrCorruptSpool) {
+			retry.Reset(time.Second)
+		}
+	}
+}
+
+// DrainSpool publishes what the spool holds, oldest first, and clears the spooling state once the
+// spool is empty so Publish goes straight to the bus again.
+func (c *Client) DrainSpool(ctx context.Context) (DrainReport, error) {
+	if c.spool == nil {
+		return DrainReport{}, nil
+	}
+	c.drainMu.Lock()
+	defer c.drainMu.Unlock()
+	var total DrainReport
+	var errs []error
+	for range 10 { // new events may be spooled while draining; a few rounds catch up with them
+		rep, err := c.spool.Drain(ctx, func(ctx context.Context, ev *event.Event, raw []byte) error {
+			return c.publishRaw(ctx, ev.Subject(), ev.ID, raw)
+		})
+		total.Files += rep.Files
+		total.Events += rep.Events
+		total.Corrupt += rep.Corrupt
+		total.Busy, total.Remaining = rep.Busy, rep.Remaining
+		if err != nil && !errors.Is(err, ErrCorruptSpool) {
+			return total, err
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if rep.Files == 0 && rep.Corrupt == 0 {
+			break
+		}
+	}
+	if total.Events > 0 {
+		c.logger.Info("spool drained", "events", total.Events, "files", total.Files)
+	}
+	if total.Remaining == 0 {
+		c.spooling.Store(false)
+	}
+	return total, errors.Join(errs...)
+}
+
+// Close stops background work, flushes what is in flight and closes the connection. Spooled events
+// stay on disk.
+func (c *Client) Close() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.wg.Wait()
+	if c.spool != nil {
+		c.spool.Close()
+	}
+	if c.nc.IsConnected() {
+		c.nc.FlushTimeout(time.Second)
+	}
+	c.nc.Close()
+}

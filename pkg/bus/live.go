@@ -1,0 +1,196 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// Subscription is a live subscription; Stop ends it.
+type Subscription struct{ sub *nats.Subscription }
+
+// Stop ends the subscription.
+func (s *Subscription) Stop() {
+	if s != nil && s.sub != nil {
+		s.sub.Unsubscribe()
+	}
+}
+
+// Filter selects events by kind and client at the subject level. Empty fields match all.
+type Filter struct {
+	Kind   event.Kind
+	Client string
+}
+
+// Subject returns the subject pattern for the filter.
+func (f Filter) Subject() string { return event.SubjectFilter(f.Kind, f.Client) }
+
+// Subscribe delivers live events matching f to fn, in publication order, on one goroutine. A
+// message that does not decode is passed with its error and the raw bytes.
+func (c *Client) Subscribe(f Filter, fn func(ev event.Event, raw []byte, err error)) (*Subscription, error) {
+	sub, err := c.nc.Subscribe(f.Subject(), func(m *nats.Msg) {
+		ev, err := event.Decode(m.Data)
+		fn(ev, m.Data, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sub.SetPendingLimits(1<<20, 256<<20)
+	if err := c.nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return &Subscription{sub: sub}, nil
+}
+
+// Health is a component's heartbeat, published on observer.health.<component> every few seconds.
+// The supervisor derives each component's health and last event time from it.
+type Health struct {
+	Component string    `json:"component"`
+	PID       int       `json:"pid"`
+	Time      time.Time `json:"time"`
+	OK        bool      `json:"ok"`
+	Detail    string    `json:"detail,omitempty"`
+	LastEvent time.Time `json:"last_event,omitzero"`
+	Events    int64     `json:"events"` // handled since the process started
+}
+
+const healthPrefix = "observer.health."
+
+// PublishHealth sends a heartbeat. It does not wait for anyone.
+func (c *Client) PublishHealth(h Health) error {
+	data, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return c.nc.Publish(healthPrefix+h.Component, data)
+}
+
+// SubscribeHealth delivers every component's heartbeats.
+func (c *Client) SubscribeHealth(fn func(Health)) (*Subscription, error) {
+	sub, err := c.nc.Subscribe(healthPrefix+"*", func(m *nats.Msg) {
+		var h Health
+		if json.Unmarshal(m.Data, &h) == nil {
+			fn(h)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Subscription{sub: sub}, nil
+}
+
+// Message is one event delivered to the writer, still undecoded.
+type Message struct {
+	Subject string
+	Data    []byte
+}
+
+// ConsumeOptions tunes the writer's batching.
+type ConsumeOptions struct {
+	BatchSize     int           // most messages per batch
+	FlushInterval time.Duration // longest a message waits for its batch to fill
+}
+
+// Consume hands batches of stored events to handle, through the writer's durable consumer, until
+// ctx ends. A batch is acknowledged only when handle returns nil; otherwise it is redelivered
+// after a pause. Consume rides out the bus going away and coming back.
+func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx context.Context, batch []Message) error) error {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 1000
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 50 * time.Millisecond
+	}
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := c.consumeOnce(ctx, o, handle)
+		if ctx.Err() != nil {
+			break
+		}
+		c.logger.Warn("consumer interrupted; retrying", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	return nil
+}
+
+func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(context.Context, []Message) error) error {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cons, err := c.js.Consumer(cctx, StreamName, WriterConsumer)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("find consumer %s: %w", WriterConsumer, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*o.BatchSize), jetstream.PullHeartbeat(2*time.Second))
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
+	msgs := make([]jetstream.Msg, 0, o.BatchSize)
+	batch := make([]Message, 0, o.BatchSize)
+	failures := 0
+	for {
+		msgs, batch = msgs[:0], batch[:0]
+		m, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return err
+			}
+			// Missed heartbeats while the bus is away: keep waiting on the same iterator.
+			c.logger.Debug("consumer wait", "err", err)
+			if !c.nc.IsConnected() {
+				time.Sleep(100 * time.Millisecond)
+			}
+			continue
+		}
+		msgs = append(msgs, m)
+		deadline := time.Now().Add(o.FlushInterval)
+		for len(msgs) < o.BatchSize {
+			wait := time.Until(deadline)
+			if wait <= 0 {
+				break
+			}
+			m, err := it.Next(jetstream.NextMaxWait(wait))
+			if err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		for _, m := range msgs {
+			batch = append(batch, Message{Subject: m.Subject(), Data: m.Data()})
+		}
+		if err := handle(ctx, batch); err != nil {
+			failures++
+			delay := min(time.Duration(failures)*time.Second, 30*time.Second)
+			c.logger.Error("batch not stored; it will be redelivered", "events", len(batch), "err", err, "retry_in", delay)
+			for _, m := range msgs {
+				m.NakWithDelay(delay)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(delay):
+			}
+			continue
+		}
+		failures = 0
+		// The consumer acks all up to the last message of the batch.
+		if err := msgs[len(msgs)-1].Ack(); err != nil {
+			c.logger.Warn("ack failed; the batch will be redelivered and de-duplicated", "err", err)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package bus
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// Stream and consumer names. The writer's durable consumer is created with the stream, so events
+// published before the writer first connects are kept for it.
+const (
+	StreamName     = "OBSERVER"
+	WriterConsumer = "writer"
+	// MaxPayload is the largest event the bus carries. Producers truncate tool outputs well below it.
+	MaxPayload = 8 << 20
+	// DuplicateWindow is how long the stream remembers event ids to drop re-publications. The writer
+	// is idempotent beyond it.
+	DuplicateWindow = 10 * time.Minute
+)
+
+// ServerConfig configures the embedded bus.
+type ServerConfig struct {
+	Dir      string // JetStream file store
+	Host     string // listen host; 127.0.0.1 unless the user says otherwise
+	Port     int    // -1 picks a free port (tests)
+	Token    string // required of every client
+	MaxAge   time.Duration
+	MaxBytes int64
+	AckWait  time.Duration // how long the stream waits for the writer's ack before redelivery
+	Logger   *slog.Logger
+}
+
+// Server is the embedded NATS server with the observer stream.
+type Server struct {
+	ns    *server.Server
+	cfg   ServerConfig
+	token string
+}
+
+// StartServer starts the embedded NATS server with JetStream on cfg.Dir and makes sure the
+// observer stream and the writer's durable consumer exist. It returns once clients can connect.
+func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("bus: a token is required")
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 15 * time.Second
+	}
+	if cfg.Port > 0 {
+		// nats-server only logs a failed listen; check first so the user gets a clear error.
+		addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("bus: cannot listen on %s (is another observer bus running? change [bus] port or OBSERVER_BUS_PORT): %w", addr, err)
+		}
+		l.Close()
+	}
+	opts := &server.Options{
+		ServerName:            "observer",
+		Host:                  cfg.Host,
+		Port:                  cfg.Port,
+		Authorization:         cfg.Token,
+		JetStream:             true,
+		StoreDir:              cfg.Dir,
+		NoSigs:                true,
+		MaxPayload:            MaxPayload,
+		DisableShortFirstPing: true,
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("bus: create store dir: %w", err)
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("bus: %w", err)
+	}
+	if cfg.Logger != nil {
+		ns.SetLoggerV2(natsLogger{cfg.Logger}, false, false, false)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("bus: server on %s:%d not ready after 30s (see the log)", cfg.Host, cfg.Port)
+	}
+	s := &Server{ns: ns, cfg: cfg, token: cfg.Token}
+	if err := s.ensureStream(ctx); err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) ensureStream(ctx context.Context) error {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name("observer-bus-setup"))
+	if err != nil {
+		return fmt.Errorf("bus: connect in-process: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "observer events, kept until the writer has stored them",
+		Subjects:    []string{event.SubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.InterestPolicy,
+		MaxAge:      s.cfg.MaxAge,
+		MaxBytes:    s.cfg.MaxBytes,
+		Discard:     jetstream.DiscardOld,
+		Duplicates:  DuplicateWindow,
+		MaxMsgSize:  MaxPayload,
+	})
+	if err != nil {
+		return fmt.Errorf("bus: create stream %s: %w", StreamName, err)
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+		Durable:       WriterConsumer,
+		Description:   "the store writer",
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       s.cfg.AckWait,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 50000,
+		MaxWaiting:    16,
+	})
+	if err != nil {
+		return fmt.Errorf("bus: create consumer %s: %w", WriterConsumer, err)
+	}
+	return nil
+}
+
+// ClientURL is the address clients dial.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// Token is the token clients present.
+func (s *Server) Token() string { return s.token }
+
+// Pending returns how many events the writer has not yet acknowledged.
+func (s *Server) Pending(ctx context.Context) (uint64, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token))
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, err
+	}
+	c, err := js.Consumer(ctx, StreamName, WriterConsumer)
+	if err != nil {
+		return 0, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.NumPending + uint64(info.NumAckPending), nil
+}
+
+// Close shuts the server down, letting JetStream flush its files.
+func (s *Server) Close() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// LoadOrCreateToken reads the bus token from path, creating it with a fresh random token and
+// mode 0600 when it does not exist. A token file readable by others is refused.
+func LoadOrCreateToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			return "", fmt.Errorf("bus token %s is readable by others (mode %v): run chmod 600 %s", path, fi.Mode().Perm(), path)
+		}
+		tok := strings.TrimSpace(string(data))
+		if tok == "" {
+			return "", fmt.Errorf("bus token %s is empty: delete it and restart observer to make a new one", path)
+		}
+		return tok, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read bus token: %w", err)
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return LoadOrCreateToken(path) // another process made it first
+	}
+	if err != nil {
+		return "", fmt.Errorf("create bus token: %w", err)
+	}
+	if _, err := f.WriteString(tok + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return tok, f.Close()
+}
+
+// ReadToken reads an existing token without creating one.
+func ReadToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%w: no bus token at %s (start observer with `observerctl up`)", ErrUnavailable, path)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+// natsLogger sends nats-server's log lines to slog. Fatal lines are logged as errors: the server
+// must never exit the process that embeds it.
+type natsLogger struct{ l *slog.Logger }
+
+func (n natsLogger) Noticef(format string, v ...any) {
+	n.l.Debug(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (n natsLogger) Warnf(format string, v ...any) {
+	n.l.Warn(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (n natsLogger) Fatalf(format string, v ...any) {
+	n.l.Error(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (n natsLogger) Errorf(format string, v ...any) {
+	n.l.Error(fmt.Sprintf(format, v...), "component", "nats")
+}
+func (n natsLogger) Debugf(format string, v ...any) {}
+func (n natsLogger) Tracef(format string, v ...any) {}

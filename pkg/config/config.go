@@ -1,0 +1,309 @@
+// Package config loads $OBSERVER_HOME/config.toml.
+//
+// Precedence, lowest first: the defaults compiled in here, the file, the environment
+// (OBSERVER_<SECTION>_<KEY>, for example OBSERVER_PROXY_ANTHROPIC_UPSTREAM), then command-line flags,
+// which the callers apply after Load. The file is written with commented defaults the first time
+// Load runs on an empty home, and the home directory is created 0700.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Config is the whole configuration. Each field of a section carries its toml key, and the
+// environment variable that overrides it is derived from the section and key.
+type Config struct {
+	Bus    Bus    `toml:"bus"`
+	Writer Writer `toml:"writer"`
+	Proxy  Proxy  `toml:"proxy"`
+	Dash   Dash   `toml:"dash"`
+	Hook   Hook   `toml:"hook"`
+	Log    Log    `toml:"log"`
+
+	// Home is the directory the configuration was loaded from; not a key.
+	Home string `toml:"-"`
+}
+
+// Bus configures the embedded NATS server and its JetStream stream.
+type Bus struct {
+	Host     string   `toml:"host" comment:"Address the bus listens on. Keep it on loopback."`
+	Port     int      `toml:"port" comment:"TCP port of the bus."`
+	MaxAge   Duration `toml:"max_age" comment:"How long the stream keeps events (already stored ones included)."`
+	MaxBytes int64    `toml:"max_bytes" comment:"Upper bound of the stream on disk, in bytes."`
+}
+
+// Writer configures the process that owns the SQLite store.
+type Writer struct {
+	BatchSize     int      `toml:"batch_size" comment:"Events written per transaction at most."`
+	FlushInterval Duration `toml:"flush_interval" comment:"Longest time an event waits for its batch to fill."`
+	AckWait       Duration `toml:"ack_wait" comment:"How long the bus waits for an ack before redelivering to a restarted writer."`
+}
+
+// Proxy configures observer-proxy.
+type Proxy struct {
+	Addr              string `toml:"addr" comment:"Listen address of the model API proxy."`
+	AnthropicUpstream string `toml:"anthropic_upstream" comment:"Where Anthropic requests are forwarded."`
+	OpenAIUpstream    string `toml:"openai_upstream" comment:"Where OpenAI requests are forwarded."`
+}
+
+// Dash configures observer-dash.
+type Dash struct {
+	Addr string `toml:"addr" comment:"Listen address of the dashboard."`
+}
+
+// Hook configures `observerctl hook`.
+type Hook struct {
+	MaxPayloadBytes int64    `toml:"max_payload_bytes" comment:"Largest hook payload read from stdin; larger ones are reported and dropped."`
+	Timeout         Duration `toml:"timeout" comment:"Longest a hook call waits for the bus before it spools the event."`
+}
+
+// Log configures logging of every component.
+type Log struct {
+	Level string `toml:"level" comment:"debug, info, warn or error."`
+}
+
+// Default returns the configuration used where neither file, environment nor flag says otherwise.
+func Default() Config {
+	return Config{
+		Bus: Bus{
+			Host:     "127.0.0.1",
+			Port:     4247,
+			MaxAge:   Duration(7 * 24 * time.Hour),
+			MaxBytes: 1 << 30,
+		},
+		Writer: Writer{
+			BatchSize:     1000,
+			FlushInterval: Duration(50 * time.Millisecond),
+			AckWait:       Duration(15 * time.Second),
+		},
+		Proxy: Proxy{
+			Addr:              "127.0.0.1:8820",
+			AnthropicUpstream: "https://api.anthropic.com",
+			OpenAIUpstream:    "https://api.openai.com",
+		},
+		Dash: Dash{Addr: "127.0.0.1:8081"},
+		Hook: Hook{
+			MaxPayloadBytes: 256 << 20,
+			Timeout:         Duration(2 * time.Second),
+		},
+		Log: Log{Level: "info"},
+	}
+}
+
+// Duration is a time.Duration written as a string ("50ms", "168h") in TOML and the environment.
+type Duration time.Duration
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// HomeDir returns $OBSERVER_HOME, or ~/.observer.
+func HomeDir() (string, error) {
+	if h := os.Getenv("OBSERVER_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	u, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find home directory (set OBSERVER_HOME): %w", err)
+	}
+	return filepath.Join(u, ".observer"), nil
+}
+
+// Path returns the config file path inside home.
+func Path(home string) string { return filepath.Join(home, "config.toml") }
+
+// Load reads home/config.toml (writing it with commented defaults when absent), then applies the
+// OBSERVER_<SECTION>_<KEY> environment overrides. The home directory is created 0700.
+func Load(home string) (Config, error) {
+	cfg := Default()
+	cfg.Home = home
+	if err := EnsureDir(home); err != nil {
+		return cfg, err
+	}
+	path := Path(home)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := WriteDefault(path); err != nil {
+			return cfg, err
+		}
+	case err != nil:
+		return cfg, fmt.Errorf("read config %s: %w", path, err)
+	default:
+		dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			var sm *toml.StrictMissingError
+			if errors.As(err, &sm) {
+				return cfg, fmt.Errorf("config %s: unknown key:\n%s", path, sm.String())
+			}
+			var de *toml.DecodeError
+			if errors.As(err, &de) {
+				row, col := de.Position()
+				return cfg, fmt.Errorf("config %s:%d:%d: %v", path, row, col, de)
+			}
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if err := ApplyEnv(&cfg, os.LookupEnv); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// EnsureDir creates dir with mode 0700, and tightens an existing one that is open to others.
+func EnsureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("restrict %s to 0700: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// WriteDefault writes the default configuration, every key commented with its meaning and its
+// environment variable, to path with mode 0600. An existing file is left alone.
+func WriteDefault(path string) error {
+	var buf bytes.Buffer
+	buf.WriteString("# observer configuration. Every key can be overridden by the environment variable\n")
+	buf.WriteString("# named beside it, and command-line flags override both.\n")
+	cfg := Default()
+	forEachKey(&cfg, func(section, key, env, comment string, v reflect.Value) {
+		if key == "" {
+			fmt.Fprintf(&buf, "\n[%s]\n", section)
+			return
+		}
+		val, _ := toml.Marshal(map[string]any{key: v.Interface()})
+		fmt.Fprintf(&buf, "# %s (%s)\n# %s", comment, env, val)
+	})
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write default config: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("write default config %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// EnvName returns the environment variable that overrides [section] key.
+func EnvName(section, key string) string {
+	return "OBSERVER_" + strings.ToUpper(section) + "_" + strings.ToUpper(key)
+}
+
+// ApplyEnv sets every key whose OBSERVER_<SECTION>_<KEY> variable lookup finds.
+func ApplyEnv(cfg *Config, lookup func(string) (string, bool)) error {
+	var errs []error
+	forEachKey(cfg, func(section, key, env, _ string, v reflect.Value) {
+		if key == "" {
+			return
+		}
+		s, ok := lookup(env)
+		if !ok {
+			return
+		}
+		if err := setValue(v, s); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", env, s, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func setValue(v reflect.Value, s string) error {
+	if u, ok := v.Addr().Interface().(interface{ UnmarshalText([]byte) error }); ok {
+		return u.UnmarshalText([]byte(s))
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		v.SetInt(n)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("not a boolean")
+		}
+		v.SetBool(b)
+	default:
+		return fmt.Errorf("unsupported type %s", v.Type())
+	}
+	return nil
+}
+
+// forEachKey calls fn once per section (key == "") and then once per key of that section.
+func forEachKey(cfg *Config, fn func(section, key, env, comment string, v reflect.Value)) {
+	root := reflect.ValueOf(cfg).Elem()
+	for i := 0; i < root.NumField(); i++ {
+		sf := root.Type().Field(i)
+		section := sf.Tag.Get("toml")
+		if section == "" || section == "-" {
+			continue
+		}
+		fn(section, "", "", "", reflect.Value{})
+		sv := root.Field(i)
+		for j := 0; j < sv.NumField(); j++ {
+			kf := sv.Type().Field(j)
+			key := kf.Tag.Get("toml")
+			fn(section, key, EnvName(section, key), kf.Tag.Get("comment"), sv.Field(j))
+		}
+	}
+}
+
+// The layout of the home directory.
+
+// StorePath is the SQLite store.
+func (c Config) StorePath() string { return filepath.Join(c.Home, "observer.db") }
+
+// BusDir holds the JetStream file store.
+func (c Config) BusDir() string { return filepath.Join(c.Home, "bus") }
+
+// TokenPath is the 0600 file holding the bus token.
+func (c Config) TokenPath() string { return filepath.Join(c.Home, "bus.token") }
+
+// SpoolDir holds events that could not be published while the bus was unreachable.
+func (c Config) SpoolDir() string { return filepath.Join(c.Home, "spool") }
+
+// LogDir holds one log file per supervised component.
+func (c Config) LogDir() string { return filepath.Join(c.Home, "logs") }
+
+// RunDir holds lock files and the supervisor's control socket.
+func (c Config) RunDir() string { return filepath.Join(c.Home, "run") }
+
+// BusURL is where clients reach the bus.
+func (c Config) BusURL() string { return fmt.Sprintf("nats://%s:%d", c.Bus.Host, c.Bus.Port) }

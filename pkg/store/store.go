@@ -1,0 +1,194 @@
+// Package store owns observer's SQLite database.
+//
+// Ownership: exactly one process, the writer, opens the store for writing (OpenWriter); an
+// exclusive lock on <db>.lock enforces it, and a second writer gets ErrLocked. Everyone else opens
+// it read-only (OpenReader) and reads a consistent snapshot through WAL while the writer commits.
+//
+// Idempotency: every event table is keyed by the event id and written with INSERT OR IGNORE, so a
+// batch delivered twice (a writer killed before its ack) stores each event once.
+//
+// Migrations are the numbered .sql files under migrations/, each applied in its own transaction and
+// recorded in schema_migrations. The database and its WAL files are created 0600.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver; build with -tags sqlite_fts5
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrLocked reports that another writer holds the store.
+var ErrLocked = errors.New("store is locked by another writer")
+
+// Store is a handle on the database.
+type Store struct {
+	DB   *sql.DB
+	path string
+	lock *os.File
+	// Now is the clock, injectable in tests.
+	Now func() time.Time
+}
+
+// Path returns the database file.
+func (s *Store) Path() string { return s.path }
+
+func dsn(path string, readOnly bool) string {
+	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on"
+	if readOnly {
+		return "file:" + path + q + "&mode=ro&_query_only=true"
+	}
+	return "file:" + path + q + "&_txlock=immediate"
+}
+
+// OpenWriter takes the writer lock, opens (creating) the database with mode 0600 and applies the
+// pending migrations.
+func OpenWriter(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := acquireLock(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	f.Close()
+	db, err := sql.Open("sqlite3", dsn(path, false))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	s := &Store{DB: db, path: path, lock: lock, Now: time.Now}
+	var mode string
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: journal mode is %q, want wal", path, mode)
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReader opens the database read-only. It fails if the database does not exist yet.
+func OpenReader(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open store %s: %w (has the writer run yet? start observer with `observerctl up`)", path, err)
+	}
+	db, err := sql.Open("sqlite3", dsn(path, true))
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return &Store{DB: db, path: path, Now: time.Now}, nil
+}
+
+func acquireLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		data, _ := os.ReadFile(path)
+		f.Close()
+		holder := strings.TrimSpace(string(data))
+		if holder == "" {
+			holder = "unknown"
+		}
+		return nil, fmt.Errorf("%w (pid %s holds %s)", ErrLocked, holder, path)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+// Close closes the database and releases the writer lock.
+func (s *Store) Close() error {
+	err := s.DB.Close()
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
+	return err
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("migration %s: name must start with a number", base)
+		}
+		var n int
+		if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", v).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		tx, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %s: %w", base, err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
+			v, base, s.Now().UnixMilli()); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the newest applied migration.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := s.DB.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&v)
+	return int(v.Int64), err
+}

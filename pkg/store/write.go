@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// Rejected is a message the writer could not decode, kept in the quarantine table.
+type Rejected struct {
+	Subject string
+	Reason  string
+	Data    []byte
+}
+
+// WriteResult counts what a batch did.
+type WriteResult struct {
+	Inserted    int // events stored for the first time
+	Duplicates  int // events already stored, ignored
+	Quarantined int
+}
+
+// insertSQL holds one INSERT OR IGNORE per event table; the arguments come from args below.
+var insertSQL = map[event.Kind]string{
+	event.KindAction: `INSERT OR IGNORE INTO actions (event_id, ts, client, session_id, project, source, type, tool,
+		target, tool_use_id, message_id, request_id, agent_id, sidechain, success, error, duration_ms, input_hash,
+		output_size, model, transcript) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindTokenUsage: `INSERT OR IGNORE INTO token_usage (event_id, ts, client, session_id, project, source,
+		message_id, request_id, model, agent_id, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+		cache_creation_1h_tokens, reasoning_tokens, cost_usd, reliability, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindAPITurn: `INSERT OR IGNORE INTO api_turns (event_id, ts, client, session_id, project, provider, endpoint,
+		model, message_id, request_id, stream, status, error_class, error_message, stop_reason, latency_ms, ttfb_ms,
+		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
+		reasoning_tokens, cost_usd, reliability, messages, tools, bytes_in, bytes_out, partial)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindCompression: `INSERT OR IGNORE INTO compression_events (event_id, ts, client, session_id, project,
+		mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindSession: `INSERT OR IGNORE INTO session_events (event_id, ts, client, session_id, project, source, state,
+		cwd, transcript_path, parent_session_id, epoch, model, git_branch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindHook: `INSERT OR IGNORE INTO hook_events (event_id, ts, client, session_id, project, event, cwd,
+		transcript_path, tool_name, tool_use_id, matcher, payload_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindMCPCall: `INSERT OR IGNORE INTO mcp_calls (event_id, ts, client, session_id, project, server, tool,
+		request_id, input_bytes, output_bytes, input_hash, output_hash, duration_ms, error, token_estimate)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+}
+
+func args(e *event.Event) []any {
+	ts := e.Time.UnixMilli()
+	switch e.Kind {
+	case event.KindAction:
+		a := e.Action
+		var success any
+		if a.Success != nil {
+			success = *a.Success
+		}
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, string(a.Type), a.Tool, a.Target,
+			a.ToolUseID, a.MessageID, a.RequestID, a.AgentID, a.Sidechain, success, a.Error, a.DurationMs,
+			a.InputHash, a.OutputSize, a.Model, a.Transcript}
+	case event.KindTokenUsage:
+		u := e.TokenUsage
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, u.MessageID, u.RequestID, u.Model,
+			u.AgentID, u.Input, u.Output, u.CacheRead, u.CacheCreation, u.CacheCreation1h, u.Reasoning, u.CostUSD,
+			string(u.Reliability), u.Origin}
+	case event.KindAPITurn:
+		t := e.APITurn
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, t.Provider, t.Endpoint, t.Model, t.MessageID,
+			t.RequestID, t.Stream, t.Status, t.ErrorClass, t.ErrorMessage, t.StopReason, t.LatencyMs, t.TTFBMs,
+			t.Input, t.Output, t.CacheRead, t.CacheCreation, t.CacheCreation1h, t.Reasoning, t.CostUSD,
+			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial}
+	case event.KindCompression:
+		c := e.Compression
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, c.Mechanism, c.Provider, c.Model, c.BytesBefore,
+			c.BytesAfter, c.TokensBefore, c.TokensAfter}
+	case event.KindSession:
+		s := e.Session
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, s.State, s.Cwd, s.TranscriptPath,
+			s.ParentSessionID, s.Epoch, s.Model, s.GitBranch}
+	case event.KindHook:
+		h := e.Hook
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, h.Event, h.Cwd, h.TranscriptPath, h.ToolName,
+			h.ToolUseID, h.Matcher, h.PayloadBytes}
+	case event.KindMCPCall:
+		m := e.MCPCall
+		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, m.Server, m.Tool, m.RequestID, m.InputBytes,
+			m.OutputBytes, m.InputHash, m.OutputHash, m.DurationMs, m.Error, m.TokenEstimate}
+	}
+	return nil
+}
+
+type sessionKey struct{ client, id string }
+
+type sessionAgg struct {
+	project          string
+	first, last      int64
+	events           int
+	state, cwd, path string
+	parent, model    string
+	epoch            int
+}
+
+// WriteBatch stores valid events and quarantined messages in one transaction. Events already
+// stored are counted as duplicates and left as they are. Sessions and projects seen in the batch
+// are upserted once each.
+func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Rejected) (WriteResult, error) {
+	var res WriteResult
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return res, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+
+	stmts := map[event.Kind]*sql.Stmt{}
+	stmt := func(query string, kind event.Kind) (*sql.Stmt, error) {
+		if st, ok := stmts[kind]; ok {
+			return st, nil
+		}
+		st, err := tx.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		stmts[kind] = st
+		return st, nil
+	}
+	sessions := map[sessionKey]*sessionAgg{}
+	projects := map[string][2]int64{}
+	for i := range evs {
+		e := &evs[i]
+		st, err := stmt(insertSQL[e.Kind], e.Kind)
+		if err != nil {
+			return res, fmt.Errorf("prepare %s: %w", e.Kind, err)
+		}
+		r, err := st.ExecContext(ctx, args(e)...)
+		if err != nil {
+			return res, fmt.Errorf("insert %s %s: %w", e.Kind, e.ID, err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			res.Duplicates++
+			continue
+		}
+		res.Inserted++
+		if e.Kind == event.KindAction && e.Action.Output != "" {
+			st, err := stmt(`INSERT OR IGNORE INTO action_outputs (event_id, output) VALUES (?, ?)`, "action_output")
+			if err != nil {
+				return res, err
+			}
+			if _, err := st.ExecContext(ctx, e.ID, e.Action.Output); err != nil {
+				return res, fmt.Errorf("insert output %s: %w", e.ID, err)
+			}
+		}
+		ts := e.Time.UnixMilli()
+		if e.SessionID != "" {
+			k := sessionKey{e.Client, e.SessionID}
+			a := sessions[k]
+			if a == nil {
+				a = &sessionAgg{first: ts, last: ts}
+				sessions[k] = a
+			}
+			a.first, a.last = min(a.first, ts), max(a.last, ts)
+			a.events++
+			if e.Project != "" {
+				a.project = e.Project
+			}
+			switch {
+			case e.Session != nil:
+				a.state, a.cwd, a.path = e.Session.State, e.Session.Cwd, e.Session.TranscriptPath
+				a.parent, a.model, a.epoch = e.Session.ParentSessionID, e.Session.Model, e.Session.Epoch
+			case e.Hook != nil:
+				if e.Hook.Cwd != "" {
+					a.cwd = e.Hook.Cwd
+				}
+				if e.Hook.TranscriptPath != "" {
+					a.path = e.Hook.TranscriptPath
+				}
+			}
+		}
+		if e.Project != "" {
+			p, ok := projects[e.Project]
+			if !ok {
+				p = [2]int64{ts, ts}
+			}
+			projects[e.Project] = [2]int64{min(p[0], ts), max(p[1], ts)}
+		}
+	}
+	for k, a := range sessions {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state,
+			cwd, transcript_path, parent_session_id, epoch, model, events)
+			VALUES (?, ?, ?, ?, ?, coalesce(nullif(?, ''), 'active'), ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (client, session_id) DO UPDATE SET
+				project = coalesce(nullif(excluded.project, ''), project),
+				first_seen = min(first_seen, excluded.first_seen),
+				last_seen = max(last_seen, excluded.last_seen),
+				state = CASE WHEN ? != '' THEN excluded.state ELSE state END,
+				cwd = coalesce(nullif(excluded.cwd, ''), cwd),
+				transcript_path = coalesce(nullif(excluded.transcript_path, ''), transcript_path),
+				parent_session_id = coalesce(nullif(excluded.parent_session_id, ''), parent_session_id),
+				epoch = max(epoch, excluded.epoch),
+				model = coalesce(nullif(excluded.model, ''), model),
+				events = events + excluded.events`,
+			k.client, k.id, a.project, a.first, a.last, a.state, a.cwd, a.path, a.parent, a.epoch, a.model, a.events, a.state)
+		if err != nil {
+			return res, fmt.Errorf("upsert session %s: %w", k.id, err)
+		}
+	}
+	for path, p := range projects {
+		_, err := tx.ExecContext(ctx, `INSERT INTO projects (path, name, first_seen, last_seen) VALUES (?, ?, ?, ?)
+			ON CONFLICT (path) DO UPDATE SET first_seen = min(first_seen, excluded.first_seen),
+				last_seen = max(last_seen, excluded.last_seen)`, path, filepath.Base(path), p[0], p[1])
+		if err != nil {
+			return res, fmt.Errorf("upsert project %s: %w", path, err)
+		}
+	}
+	now := s.Now().UnixMilli()
+	for _, r := range rejected {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO quarantine (received_at, subject, reason, data) VALUES (?, ?, ?, ?)`,
+			now, r.Subject, r.Reason, r.Data); err != nil {
+			return res, fmt.Errorf("quarantine: %w", err)
+		}
+		res.Quarantined++
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("commit: %w", err)
+	}
+	return res, nil
+}
+
+// IndexOutputs adds tool outputs stored since the last call to the full-text index, at most limit
+// of them, in a transaction of its own. It returns how many it indexed.
+func (s *Store) IndexOutputs(ctx context.Context, limit int) (int, error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var last int64
+	err = tx.QueryRowContext(ctx, `SELECT last_id FROM fts_progress WHERE name = 'tool_output'`).Scan(&last)
+	if err != nil && err != sql.ErrNoRows {
+		return 0, err
+	}
+	var upto sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(rowid) FROM (SELECT rowid FROM action_outputs WHERE rowid > ? ORDER BY rowid LIMIT ?)`,
+		last, limit).Scan(&upto); err != nil {
+		return 0, err
+	}
+	if !upto.Valid {
+		return 0, nil
+	}
+	r, err := tx.ExecContext(ctx, `INSERT INTO tool_output_fts (rowid, output)
+		SELECT rowid, output FROM action_outputs WHERE rowid > ? AND rowid <= ?`, last, upto.Int64)
+	if err != nil {
+		return 0, fmt.Errorf("index outputs: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO fts_progress (name, last_id) VALUES ('tool_output', ?)
+		ON CONFLICT (name) DO UPDATE SET last_id = excluded.last_id`, upto.Int64); err != nil {
+		return 0, err
+	}
+	n, _ := r.RowsAffected()
+	return int(n), tx.Commit()
+}
+
+// Counts returns the number of rows per event table, for status and tests.
+func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, t := range []string{"actions", "token_usage", "api_turns", "compression_events", "session_events",
+		"hook_events", "mcp_calls", "sessions", "projects", "quarantine"} {
+		var n int64
+		if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM "+t).Scan(&n); err != nil {
+			return nil, fmt.Errorf("count %s: %w", t, err)
+		}
+		out[t] = n
+	}
+	return out, nil
+}
