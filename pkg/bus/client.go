@@ -48,8 +48,11 @@ type Options struct {
 	// DrainEvery, when positive, drains the whole spool directory (other processes' files too) at
 	// this interval. The process that hosts the bus sets it; a short-lived producer leaves it zero.
 	DrainEvery time.Duration
-	// Wait makes Connect fail with ErrUnavailable when the first connection attempt fails, instead
-	// of returning a client that keeps trying in the background.
+	// OneShot marks a client that publishes a few events and exits (a hook call). It never drains
+	// the spool, which would slow it down; it leaves that to the long-running processes.
+	OneShot bool
+	// Wait makes Connect fail with ErrUnavailable when the first connection attempt fails. Without
+	// it Connect returns a client that keeps trying in the background.
 	Wait bool
 	// Timeout bounds one publish's wait for the stream's ack. Default 5s.
 	Timeout time.Duration
@@ -127,7 +130,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 			logger.Warn("bus error", "err", err)
 		}),
 	}
-	if !opts.Wait && c.spool != nil {
+	if !opts.Wait {
 		nopts = append(nopts, nats.RetryOnFailedConnect(true))
 	}
 	url := opts.URL
@@ -148,7 +151,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.nc, c.js = nc, js
-	if c.spool != nil {
+	if c.spool != nil && !opts.OneShot {
 		if files, _ := c.spool.Files(); len(files) > 0 {
 			c.spooling.Store(true)
 		}

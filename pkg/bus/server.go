@@ -154,26 +154,43 @@ func (s *Server) ClientURL() string { return s.ns.ClientURL() }
 // Token is the token clients present.
 func (s *Server) Token() string { return s.token }
 
-// Pending returns how many events the writer has not yet acknowledged.
-func (s *Server) Pending(ctx context.Context) (uint64, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token))
+// Stats describes the stream.
+type Stats struct {
+	Published uint64    // events the stream has accepted since it was created
+	Pending   uint64    // events the writer has not yet acknowledged
+	LastEvent time.Time // when the newest event arrived
+}
+
+// Stats reads the stream's and the writer consumer's state.
+func (s *Server) Stats(ctx context.Context) (Stats, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name("observer-stats"))
 	if err != nil {
-		return 0, err
+		return Stats{}, err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 0, err
+		return Stats{}, err
 	}
-	c, err := js.Consumer(ctx, StreamName, WriterConsumer)
+	str, err := js.Stream(ctx, StreamName)
 	if err != nil {
-		return 0, err
+		return Stats{}, err
 	}
-	info, err := c.Info(ctx)
+	si, err := str.Info(ctx)
 	if err != nil {
-		return 0, err
+		return Stats{}, err
 	}
-	return info.NumPending + uint64(info.NumAckPending), nil
+	st := Stats{Published: si.State.LastSeq, LastEvent: si.State.LastTime}
+	c, err := str.Consumer(ctx, WriterConsumer)
+	if err != nil {
+		return st, err
+	}
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Pending = ci.NumPending + uint64(ci.NumAckPending)
+	return st, nil
 }
 
 // Close shuts the server down, letting JetStream flush its files.

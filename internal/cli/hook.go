@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/project"
+)
+
+// hookPayload holds the fields observer keeps from a Claude Code or Codex hook call. Everything
+// else in the payload (tool inputs and outputs, prompts) is read past and never stored: the
+// transcripts are the source for those, scrubbed.
+type hookPayload struct {
+	SessionID        string `json:"session_id"`
+	TranscriptPath   string `json:"transcript_path"`
+	Cwd              string `json:"cwd"`
+	HookEventName    string `json:"hook_event_name"`
+	ToolName         string `json:"tool_name"`
+	ToolUseID        string `json:"tool_use_id"`
+	Source           string `json:"source"`            // SessionStart: startup, resume, clear, compact
+	Trigger          string `json:"trigger"`           // PreCompact: manual, auto
+	NotificationType string `json:"notification_type"` // Notification
+	Reason           string `json:"reason"`            // SessionEnd
+}
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "record a Claude Code or Codex hook call (reads the hook's JSON on stdin)",
+		Description: `Point a client's hooks at this command. It reads the hook payload on stdin, publishes a hook
+event (session id, cwd, transcript path, event name, tool name) and returns at once. It never prints
+anything on stdout and never exits 2, so it can never approve, deny or change a tool call. When the
+bus is down the event is spooled to disk and published when observer runs again.
+
+Exit codes: 0 published or spooled; 65 the payload is not JSON, has no hook_event_name, or is larger
+than [hook] max_payload_bytes; 1 the event could be neither published nor spooled.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "client", Usage: "client that calls the hook: claude-code or codex (default: guessed from the transcript path)"},
+			&cli.Int64Flag{Name: "max-bytes", Usage: "largest payload accepted (default: [hook] max_payload_bytes)"},
+		},
+		Action: runHook,
+	}
+}
+
+func runHook(c *cli.Context) error {
+	e, err := load(c)
+	if err != nil {
+		return err
+	}
+	limit := e.cfg.Hook.MaxPayloadBytes
+	if c.IsSet("max-bytes") {
+		limit = c.Int64("max-bytes")
+	}
+	data, err := io.ReadAll(io.LimitReader(c.App.Reader, limit+1))
+	if err != nil {
+		return withCode(ExitBadInput, fmt.Errorf("hook: read stdin: %w", err))
+	}
+	if int64(len(data)) > limit {
+		io.Copy(io.Discard, c.App.Reader) // let the client finish writing
+		return withCode(ExitBadInput, fmt.Errorf("hook: payload larger than %d bytes ([hook] max_payload_bytes); event dropped", limit))
+	}
+	var p hookPayload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return withCode(ExitBadInput, fmt.Errorf("hook: payload is not a JSON object (%v); event dropped", err))
+	}
+	if p.HookEventName == "" {
+		return withCode(ExitBadInput, fmt.Errorf("hook: payload has no hook_event_name; event dropped"))
+	}
+	client := c.String("client")
+	if client == "" {
+		client = guessClient(p.TranscriptPath)
+	}
+	ev := event.New(event.KindHook, "observerctl")
+	ev.ID = event.RandomID()
+	ev.Client = client
+	ev.SessionID = p.SessionID
+	ev.Project = project.Root(p.Cwd)
+	ev.Host, _ = os.Hostname()
+	ev.User = os.Getenv("USER")
+	ev.Hook = &event.Hook{
+		Event:          p.HookEventName,
+		Cwd:            p.Cwd,
+		TranscriptPath: p.TranscriptPath,
+		ToolName:       p.ToolName,
+		ToolUseID:      p.ToolUseID,
+		Matcher:        firstNonEmpty(p.Source, p.Trigger, p.NotificationType, p.Reason),
+		PayloadBytes:   int64(len(data)),
+	}
+	res, err := publishOne(c.Context, e, &ev, e.cfg.Hook.Timeout.D())
+	if err != nil {
+		return fmt.Errorf("hook: %w", err)
+	}
+	if res == bus.Spooled {
+		e.logger.Debug("bus unreachable; hook event spooled", "dir", e.cfg.SpoolDir())
+	}
+	return nil
+}
+
+func guessClient(transcript string) string {
+	switch {
+	case strings.Contains(transcript, "/.codex/"):
+		return "codex"
+	default:
+		return "claude-code"
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// publishOne publishes one event with a short-lived client, spooling it when the bus is down or
+// has never been started here (no token yet).
+func publishOne(ctx context.Context, e *env, ev *event.Event, timeout time.Duration) (bus.Result, error) {
+	if err := ev.Validate(); err != nil {
+		return 0, withCode(ExitBadInput, err)
+	}
+	token, err := bus.ReadToken(e.cfg.TokenPath())
+	if err != nil {
+		sp, serr := bus.OpenSpool(e.cfg.SpoolDir(), e.logger)
+		if serr != nil {
+			return 0, serr
+		}
+		defer sp.Close()
+		data, merr := event.Marshal(ev)
+		if merr != nil {
+			return 0, withCode(ExitBadInput, merr)
+		}
+		return bus.Spooled, sp.Append(data)
+	}
+	cl, err := bus.Connect(ctx, bus.Options{
+		URL: e.cfg.BusURL(), Token: token, Name: "observerctl", SpoolDir: e.cfg.SpoolDir(),
+		Timeout: timeout, Logger: e.logger, OneShot: true,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	return cl.Publish(ctx, ev)
+}

@@ -1,0 +1,324 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// statusReport is the JSON of `observerctl status --json` (and of the control socket).
+type statusReport struct {
+	Running    bool                     `json:"running"`
+	PID        int                      `json:"pid,omitempty"`
+	Version    string                   `json:"version,omitempty"`
+	Home       string                   `json:"home"`
+	StartedAt  time.Time                `json:"started_at,omitzero"`
+	UptimeS    float64                  `json:"uptime_s"`
+	Bus        *busStatus               `json:"bus,omitempty"`
+	Components []supervisor.ChildStatus `json:"components"`
+}
+
+type busStatus struct {
+	URL       string    `json:"url"`
+	Pending   uint64    `json:"pending"` // published, not yet stored by the writer
+	Published uint64    `json:"published"`
+	LastEvent time.Time `json:"last_event,omitzero"`
+	Spooled   int       `json:"spool_files"`
+}
+
+func (s *statusReport) allHealthy() bool {
+	if !s.Running || len(s.Components) == 0 {
+		return false
+	}
+	for _, c := range s.Components {
+		if c.Health != "ok" {
+			return false
+		}
+	}
+	return true
+}
+
+func buildStatus(ctx context.Context, e *env, srv *bus.Server, sup *supervisor.Supervisor, started time.Time) statusReport {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	now := time.Now()
+	st := statusReport{Running: true, PID: os.Getpid(), Version: Version, Home: e.cfg.Home,
+		StartedAt: started.UTC(), UptimeS: now.Sub(started).Seconds()}
+	bs := &busStatus{URL: e.cfg.BusURL()}
+	busChild := supervisor.ChildStatus{Name: "bus", PID: os.Getpid(), State: supervisor.StateRunning,
+		StartedAt: started.UTC(), UptimeS: st.UptimeS, Health: "ok"}
+	stats, err := srv.Stats(ctx)
+	if err != nil {
+		busChild.Health, busChild.Detail = "unhealthy", err.Error()
+	} else {
+		bs.Pending, bs.Published, bs.LastEvent = stats.Pending, stats.Published, stats.LastEvent
+		busChild.LastEvent, busChild.Events = stats.LastEvent, int64(stats.Published)
+		busChild.Detail = fmt.Sprintf("%d pending for the writer", stats.Pending)
+	}
+	if files, err := filepath.Glob(filepath.Join(e.cfg.SpoolDir(), "*.jsonl")); err == nil {
+		bs.Spooled = len(files)
+	}
+	st.Bus = bs
+	st.Components = append([]supervisor.ChildStatus{busChild}, sup.Status()...)
+	return st
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show each component: pid, uptime, restarts, health, last event",
+		Description: `Exit code 0 when observer runs and every component is healthy, 1 when some component is not,
+69 when observer is not running.`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			cc := &supervisor.ControlClient{Path: socketPath(e)}
+			var st statusReport
+			if err := cc.Status(c.Context, &st); err != nil {
+				if !errors.Is(err, supervisor.ErrNotRunning) {
+					return err
+				}
+				st = statusReport{Running: false, Home: e.cfg.Home, Components: []supervisor.ChildStatus{}}
+				if c.Bool("json") {
+					writeJSON(e.stdout, st)
+					return withCode(ExitUnavailable, errors.New(""))
+				}
+				return withCode(ExitUnavailable, fmt.Errorf("observer is not running (home %s); start it with `observerctl up`", e.cfg.Home))
+			}
+			if c.Bool("json") {
+				writeJSON(e.stdout, st)
+			} else {
+				printStatus(e.stdout, &st)
+			}
+			if !st.allHealthy() {
+				return withCode(ExitFailure, errors.New(""))
+			}
+			return nil
+		},
+	}
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func printStatus(w io.Writer, st *statusReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tPID\tSTATE\tHEALTH\tUPTIME\tRESTARTS\tLAST EVENT\tDETAIL")
+	for _, c := range st.Components {
+		pid := "-"
+		if c.PID > 0 {
+			pid = fmt.Sprint(c.PID)
+		}
+		detail := c.Detail
+		if c.LastExit != "" && c.Health != "ok" {
+			detail = strings.TrimSpace(detail + " last exit: " + c.LastExit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Name, pid, c.State, c.Health,
+			humanDuration(c.UptimeS), c.Restarts, ago(c.LastEvent), detail)
+	}
+	tw.Flush()
+	if st.Bus != nil && st.Bus.Spooled > 0 {
+		fmt.Fprintf(w, "%d spool file(s) waiting to be published\n", st.Bus.Spooled)
+	}
+}
+
+func humanDuration(s float64) string {
+	if s <= 0 {
+		return "-"
+	}
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(time.Minute).String()
+	}
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return humanDuration(time.Since(t).Seconds()) + " ago"
+}
+
+func downCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "down",
+		Usage: "stop observer (components in reverse order, then the bus)",
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			cc := &supervisor.ControlClient{Path: socketPath(e)}
+			if err := cc.Down(c.Context); err != nil {
+				if errors.Is(err, supervisor.ErrNotRunning) {
+					fmt.Fprintln(e.stdout, "observer is not running")
+					return nil
+				}
+				return err
+			}
+			lockPath := filepath.Join(e.cfg.RunDir(), "supervisor.lock")
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				if l, err := lockFile(lockPath); err == nil {
+					l.Close()
+					fmt.Fprintln(e.stdout, "observer stopped")
+					return nil
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return errors.New("observer is still stopping after 60s; see `observerctl logs supervisor`")
+		},
+	}
+}
+
+func restartCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "restart",
+		Usage:     "restart one component",
+		ArgsUsage: "NAME",
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() != 1 {
+				return usageErr("restart needs one component name (writer, proxy, watch, dash)")
+			}
+			name := c.Args().First()
+			cc := &supervisor.ControlClient{Path: socketPath(e)}
+			if err := cc.Restart(c.Context, name); err != nil {
+				switch {
+				case errors.Is(err, supervisor.ErrNotRunning):
+					return withCode(ExitUnavailable, err)
+				case errors.Is(err, supervisor.ErrUnknownComponent):
+					return usageErr("no component %q runs here (see `observerctl status`)", name)
+				}
+				return err
+			}
+			fmt.Fprintf(e.stdout, "restarting %s\n", name)
+			return nil
+		},
+	}
+}
+
+var logNames = []string{"supervisor", "writer", "proxy", "watch", "dash"}
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "logs",
+		Usage:     "print a component's log",
+		ArgsUsage: "NAME (" + strings.Join(logNames, ", ") + "; the bus logs to supervisor)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 100, Usage: "lines to print from the end"},
+		},
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() != 1 {
+				return usageErr("logs needs one name: %s", strings.Join(logNames, ", "))
+			}
+			name := c.Args().First()
+			if name == "bus" {
+				name = "supervisor"
+			}
+			if !slices.Contains(logNames, name) {
+				return usageErr("no log named %q: choose one of %s", name, strings.Join(logNames, ", "))
+			}
+			path := filepath.Join(e.cfg.LogDir(), name+".log")
+			off, err := supervisor.TailFile(e.stdout, path, c.Int("lines"))
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("no log yet at %s (has %s run?)", path, name)
+				}
+				return err
+			}
+			if !c.Bool("follow") {
+				return nil
+			}
+			return follow(c.Context, e.stdout, path, off)
+		},
+	}
+}
+
+// follow prints what is appended to path from offset on, until ctx ends; a rotated or truncated
+// log is followed from its start.
+func follow(ctx context.Context, w io.Writer, path string, off int64) error {
+	buf := make([]byte, 64<<10)
+	for {
+		f, err := os.Open(path)
+		if err == nil {
+			fi, _ := f.Stat()
+			if fi != nil && fi.Size() < off {
+				off = 0
+			}
+			for {
+				n, _ := f.ReadAt(buf, off)
+				if n == 0 {
+					break
+				}
+				w.Write(buf[:n])
+				off += int64(n)
+			}
+			f.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// runWriter is the writer process: it owns the store and consumes the bus until ctx ends.
+func runWriter(ctx context.Context, e *env) error {
+	st, err := store.OpenWriter(ctx, e.cfg.StorePath())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	token, err := waitToken(ctx, e)
+	if err != nil {
+		return nil // stopped while waiting
+	}
+	cl, err := bus.Connect(ctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observer-writer", Logger: e.logger})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second,
+		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
+	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
+	err = w.Run(ctx)
+	s := w.Stats()
+	e.logger.Info("writer stopped", "stored", s.Stored, "duplicates", s.Duplicates, "quarantined", s.Quarantined)
+	return err
+}

@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// components lists the children `up` runs, in start order. The writer is this binary; the others
+// are separate executables looked up beside observerctl, then on PATH, and skipped when absent.
+func components(e *env) ([]supervisor.Spec, []string) {
+	self, _ := os.Executable()
+	specs := []supervisor.Spec{{Name: "writer", Path: self, Args: []string{"writer"}}}
+	var missing []string
+	for _, c := range []struct{ name, bin string }{
+		{"proxy", "observer-proxy"}, {"watch", "observer-watch"}, {"dash", "observer-dash"},
+	} {
+		path := filepath.Join(filepath.Dir(self), c.bin)
+		if _, err := os.Stat(path); err != nil {
+			p, err := exec.LookPath(c.bin)
+			if err != nil {
+				missing = append(missing, c.bin)
+				continue
+			}
+			path = p
+		}
+		specs = append(specs, supervisor.Spec{Name: c.name, Path: path})
+	}
+	for i := range specs {
+		specs[i].Env = []string{"OBSERVER_HOME=" + e.cfg.Home}
+	}
+	return specs, missing
+}
+
+// socketPath is the supervisor's control socket: run/observerctl.sock, or a short path under the
+// temp directory when the home's path is too long for a unix socket.
+func socketPath(e *env) string {
+	p := filepath.Join(e.cfg.RunDir(), "observerctl.sock")
+	if len(p) < 100 {
+		return p
+	}
+	sum := sha256.Sum256([]byte(e.cfg.Home))
+	return filepath.Join(os.TempDir(), fmt.Sprintf("observer-%d-%s.sock", os.Getuid(), hex.EncodeToString(sum[:6])))
+}
+
+func upCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "up",
+		Usage: "start observer: the bus, the writer and every installed component, supervised",
+		Description: `Runs in the foreground until Ctrl-C or ` + "`observerctl down`" + `. It hosts the bus, starts the writer and
+then observer-proxy, observer-watch and observer-dash where they are installed beside observerctl or
+on PATH, each once the previous one reports healthy, and restarts any that exits. Logs go to
+$OBSERVER_HOME/logs/<component>.log.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background and return once everything is healthy"},
+			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long a component may take to stop before it is killed"},
+		},
+		Action: runUp,
+	}
+}
+
+func runUp(c *cli.Context) error {
+	e, err := load(c)
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{e.cfg.RunDir(), e.cfg.LogDir(), e.cfg.SpoolDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	lockPath := filepath.Join(e.cfg.RunDir(), "supervisor.lock")
+	lock, err := lockFile(lockPath)
+	if err != nil {
+		return err
+	}
+	if c.Bool("detach") {
+		lock.Close()
+		return detach(c, e)
+	}
+	defer lock.Close()
+
+	logFile, err := os.OpenFile(filepath.Join(e.cfg.LogDir(), "supervisor.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	// Log to the terminal (or whatever stderr is) and to supervisor.log, once when they are one file.
+	logger := slog.New(slog.NewMultiHandler(e.logger.Handler(), newLogger(logFile, e.cfg.Log.Level).Handler()))
+	if sameFile(e.stderr, logFile) {
+		logger = e.logger
+	}
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
+	if err != nil {
+		return err
+	}
+	srv, err := bus.StartServer(ctx, busConfig(e, token, logger))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-up",
+		SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+
+	specs, missing := components(e)
+	sup := supervisor.New(supervisor.Options{
+		Specs: specs, LogDir: e.cfg.LogDir(), Bus: cl, Logger: logger, Grace: c.Duration("grace"),
+	})
+	started := time.Now()
+	ctrl := &supervisor.Control{
+		Status: func() any {
+			return buildStatus(context.Background(), e, srv, sup, started)
+		},
+		Restart: sup.Restart,
+		Down:    cancel,
+	}
+	if err := ctrl.Listen(socketPath(e)); err != nil {
+		return err
+	}
+	defer ctrl.Close()
+	logger.Info("observer is up", "home", e.cfg.Home, "bus", e.cfg.BusURL(), "store", e.cfg.StorePath(),
+		"components", len(specs), "not_installed", strings.Join(missing, ","))
+	err = sup.Run(ctx)
+	logger.Info("observer is down")
+	return err
+}
+
+func busConfig(e *env, token string, logger *slog.Logger) bus.ServerConfig {
+	return bus.ServerConfig{
+		Dir: e.cfg.BusDir(), Host: e.cfg.Bus.Host, Port: e.cfg.Bus.Port, Token: token,
+		MaxAge: e.cfg.Bus.MaxAge.D(), MaxBytes: e.cfg.Bus.MaxBytes, AckWait: e.cfg.Writer.AckWait.D(), Logger: logger,
+	}
+}
+
+// lockFile takes an exclusive, non-blocking lock; the holder's pid is written into the file.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		data, _ := os.ReadFile(path)
+		f.Close()
+		return nil, fmt.Errorf("observer is already running here (supervisor pid %s); see `observerctl status`", strings.TrimSpace(string(data)))
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return f, nil
+}
+
+// detach starts `observerctl up` in a new session with its output in logs/supervisor.log, and
+// waits until every component is healthy.
+func detach(c *cli.Context, e *env) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(e.cfg.LogDir(), "supervisor.log")
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(self, "--home", e.cfg.Home, "up", "--grace", c.Duration("grace").String())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start supervisor: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	cc := &supervisor.ControlClient{Path: socketPath(e)}
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			var tail strings.Builder
+			supervisor.TailFile(&tail, logPath, 10)
+			return fmt.Errorf("supervisor exited during start-up (%v); last lines of %s:\n%s", err, logPath, tail.String())
+		case <-deadline:
+			return fmt.Errorf("observer did not become healthy within 60s; see `observerctl status` and %s", logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+		var st statusReport
+		if cc.Status(c.Context, &st) != nil {
+			continue
+		}
+		if st.allHealthy() {
+			fmt.Fprintf(e.stdout, "observer is up (supervisor pid %d, home %s)\n", st.PID, st.Home)
+			printStatus(e.stdout, &st)
+			return nil
+		}
+	}
+}
+
+func busCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bus",
+		Usage: "run the bus alone (the command of the observer-bus service unit)",
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
+			if err != nil {
+				return err
+			}
+			srv, err := bus.StartServer(ctx, busConfig(e, token, e.logger))
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observer-bus",
+				SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: e.logger})
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			e.logger.Info("bus is up", "url", e.cfg.BusURL(), "dir", e.cfg.BusDir())
+			<-ctx.Done()
+			return nil
+		},
+	}
+}
+
+func writerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "writer",
+		Usage: "run the store writer alone (the command of the observer-writer service unit)",
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			ctx, cancel := supervisor.WatchParent(ctx)
+			defer cancel()
+			return runWriter(ctx, e)
+		},
+	}
+}
+
+// waitToken waits for the bus's token file, which the bus creates at its first start.
+func waitToken(ctx context.Context, e *env) (string, error) {
+	for {
+		tok, err := bus.ReadToken(e.cfg.TokenPath())
+		if err == nil {
+			return tok, nil
+		}
+		if !errors.Is(err, bus.ErrUnavailable) {
+			return "", err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func sameFile(w any, f *os.File) bool {
+	wf, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err1 := wf.Stat()
+	b, err2 := f.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}

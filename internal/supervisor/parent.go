@@ -1,0 +1,35 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"time"
+)
+
+// WatchParent cancels when the process was started by a supervisor (OBSERVER_SUPERVISOR_PID is
+// set) and that supervisor is no longer its parent: the child was orphaned and must not linger.
+// Outside a supervisor it returns ctx unchanged.
+func WatchParent(ctx context.Context) (context.Context, context.CancelFunc) {
+	want, err := strconv.Atoi(os.Getenv("OBSERVER_SUPERVISOR_PID"))
+	if err != nil || want <= 0 {
+		return context.WithCancel(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != want {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}

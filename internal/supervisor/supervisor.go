@@ -1,0 +1,454 @@
+// Package supervisor runs observer's components as child processes of `observerctl up`.
+//
+// The supervisor hosts the bus itself, then starts each component in order and waits until it
+// reports healthy (its heartbeat on the bus) before starting the next. A child that exits is
+// restarted with exponential backoff (0.5 s doubling to 30 s, reset after a minute of healthy
+// running); five exits within two minutes mark it crash-looping, and it is then retried only every
+// two minutes, loudly. Children are stopped in reverse order: SIGTERM, a grace period, then SIGKILL.
+// They die with the supervisor: on Linux the kernel sends them SIGTERM when it exits (Pdeathsig),
+// and everywhere each child also exits when its parent process changes.
+//
+// One supervisor runs per home, enforced by a lock file; it answers `observerctl status`,
+// `restart` and `down` on a unix socket in the home's run directory (0600).
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// Spec describes one child component.
+type Spec struct {
+	Name string   // writer, proxy, watch, dash
+	Path string   // executable
+	Args []string // arguments after the executable
+	Env  []string // added to the supervisor's environment
+}
+
+// Options configures a supervisor.
+type Options struct {
+	Specs        []Spec
+	LogDir       string
+	Bus          *bus.Client // in-process connection to the hosted bus, for heartbeats
+	Logger       *slog.Logger
+	Grace        time.Duration // SIGTERM to SIGKILL
+	ReadyTimeout time.Duration // how long a child may take to report healthy
+	// HealthTTL is how old a heartbeat may be before the child counts as unhealthy.
+	HealthTTL time.Duration
+}
+
+// Child states.
+const (
+	StateStarting  = "starting"
+	StateRunning   = "running"
+	StateBackoff   = "backoff"
+	StateCrashLoop = "crash-loop"
+	StateStopped   = "stopped"
+)
+
+// ChildStatus is what status shows of one child.
+type ChildStatus struct {
+	Name      string    `json:"name"`
+	PID       int       `json:"pid,omitempty"`
+	State     string    `json:"state"`
+	Health    string    `json:"health"` // ok, unhealthy, unknown
+	StartedAt time.Time `json:"started_at,omitzero"`
+	UptimeS   float64   `json:"uptime_s"`
+	Restarts  int       `json:"restarts"`
+	LastExit  string    `json:"last_exit,omitempty"`
+	LastEvent time.Time `json:"last_event,omitzero"`
+	Events    int64     `json:"events"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+type child struct {
+	spec Spec
+
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	state     string
+	started   time.Time
+	restarts  int
+	lastExit  string
+	health    bus.Health
+	healthAt  time.Time
+	exits     []time.Time
+	restartCh chan struct{}
+	ready     chan struct{} // closed at the first heartbeat of each run
+}
+
+// Supervisor runs the children.
+type Supervisor struct {
+	opts     Options
+	children []*child
+	byName   map[string]*child
+	logger   *slog.Logger
+	wg       sync.WaitGroup
+}
+
+// New makes a supervisor; Run starts it.
+func New(opts Options) *Supervisor {
+	if opts.Grace <= 0 {
+		opts.Grace = 10 * time.Second
+	}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = 30 * time.Second
+	}
+	if opts.HealthTTL <= 0 {
+		opts.HealthTTL = 5 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Supervisor{opts: opts, byName: map[string]*child{}, logger: opts.Logger}
+	for _, sp := range opts.Specs {
+		ch := &child{spec: sp, state: StateStopped, restartCh: make(chan struct{}, 1)}
+		s.children = append(s.children, ch)
+		s.byName[sp.Name] = ch
+	}
+	return s
+}
+
+// Run starts the children in order, each after the previous reported healthy, and keeps them
+// running until ctx ends; then it stops them in reverse order and returns.
+func (s *Supervisor) Run(ctx context.Context) error {
+	if s.opts.Bus != nil {
+		sub, err := s.opts.Bus.SubscribeHealth(s.onHealth)
+		if err != nil {
+			return fmt.Errorf("subscribe to heartbeats: %w", err)
+		}
+		defer sub.Stop()
+	}
+	if err := os.MkdirAll(s.opts.LogDir, 0o700); err != nil {
+		return err
+	}
+	childCtxs := make([]context.CancelFunc, len(s.children))
+	dones := make([]chan struct{}, len(s.children))
+	for i, ch := range s.children {
+		cctx, cancel := context.WithCancel(context.Background())
+		childCtxs[i] = cancel
+		dones[i] = make(chan struct{})
+		ready := make(chan struct{})
+		go func() {
+			defer close(dones[i])
+			s.keep(cctx, ch, ready)
+		}()
+		select {
+		case <-ready:
+		case <-time.After(s.opts.ReadyTimeout):
+			s.logger.Warn("component not healthy in time; starting the next anyway", "component", ch.spec.Name, "waited", s.opts.ReadyTimeout)
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	<-ctx.Done()
+	for i := len(s.children) - 1; i >= 0; i-- {
+		if childCtxs[i] != nil {
+			childCtxs[i]()
+			<-dones[i]
+		}
+	}
+	return nil
+}
+
+func (s *Supervisor) onHealth(h bus.Health) {
+	ch := s.byName[h.Component]
+	if ch == nil {
+		return
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.cmd == nil || ch.cmd.Process == nil || ch.cmd.Process.Pid != h.PID {
+		return // a heartbeat from an older run or another process
+	}
+	ch.health, ch.healthAt = h, time.Now()
+	if ch.ready != nil {
+		select {
+		case <-ch.ready:
+		default:
+			close(ch.ready)
+		}
+	}
+}
+
+// keep runs one child until ctx ends, restarting it with backoff. firstReady is closed the first
+// time the child reports healthy (or gives up starting).
+func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct{}) {
+	var once sync.Once
+	signalReady := func() { once.Do(func() { close(firstReady) }) }
+	defer signalReady()
+	backoff := 500 * time.Millisecond
+	for ctx.Err() == nil {
+		ready := make(chan struct{})
+		exited, err := s.start(ch, ready)
+		if err != nil {
+			s.logger.Error("cannot start component", "component", ch.spec.Name, "err", err)
+			ch.mu.Lock()
+			ch.lastExit = err.Error()
+			ch.mu.Unlock()
+			signalReady()
+		} else {
+			go func() {
+				select {
+				case <-ready:
+					signalReady()
+				case <-exited:
+				}
+			}()
+			restart := false
+			select {
+			case <-ctx.Done():
+				s.stop(ch, exited)
+				return
+			case <-ch.restartCh:
+				s.logger.Info("restarting component on request", "component", ch.spec.Name)
+				s.stop(ch, exited)
+				restart = true
+			case <-exited:
+			}
+			if restart {
+				ch.mu.Lock()
+				ch.restarts++
+				ch.mu.Unlock()
+				backoff = 500 * time.Millisecond
+				continue
+			}
+		}
+		// It exited on its own (or could not start).
+		ch.mu.Lock()
+		ranFor := time.Since(ch.started)
+		now := time.Now()
+		ch.exits = append(ch.exits, now)
+		recent := ch.exits[:0]
+		for _, t := range ch.exits {
+			if now.Sub(t) < 2*time.Minute {
+				recent = append(recent, t)
+			}
+		}
+		ch.exits = recent
+		if ranFor > time.Minute {
+			backoff = 500 * time.Millisecond
+		}
+		delay := backoff
+		ch.state = StateBackoff
+		if len(recent) >= 5 {
+			ch.state = StateCrashLoop
+			delay = 2 * time.Minute
+			s.logger.Error("component is crash-looping; retrying in 2m (see its log)", "component", ch.spec.Name,
+				"exits_in_2m", len(recent), "last_exit", ch.lastExit, "log", s.logPath(ch.spec.Name))
+		} else {
+			s.logger.Warn("component exited; restarting", "component", ch.spec.Name, "exit", ch.lastExit, "in", delay)
+		}
+		ch.restarts++
+		ch.mu.Unlock()
+		backoff = min(backoff*2, 30*time.Second)
+		select {
+		case <-ctx.Done():
+			ch.mu.Lock()
+			ch.state = StateStopped
+			ch.mu.Unlock()
+			return
+		case <-ch.restartCh:
+			backoff = 500 * time.Millisecond
+		case <-time.After(delay):
+		}
+	}
+}
+
+func (s *Supervisor) logPath(name string) string { return filepath.Join(s.opts.LogDir, name+".log") }
+
+// start launches the child with its output appended to its log file. exited is closed when it ends.
+func (s *Supervisor) start(ch *child, ready chan struct{}) (exited chan struct{}, err error) {
+	logf, err := openLog(s.logPath(ch.spec.Name))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(ch.spec.Path, ch.spec.Args...)
+	cmd.Env = append(append(os.Environ(), ch.spec.Env...), fmt.Sprintf("OBSERVER_SUPERVISOR_PID=%d", os.Getpid()))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = childAttr()
+	ch.mu.Lock()
+	ch.state = StateStarting
+	ch.ready = ready
+	ch.health, ch.healthAt = bus.Health{}, time.Time{}
+	if err := cmd.Start(); err != nil {
+		ch.mu.Unlock()
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", ch.spec.Path, err)
+	}
+	ch.cmd = cmd
+	ch.started = time.Now()
+	ch.mu.Unlock()
+	s.logger.Info("component started", "component", ch.spec.Name, "pid", cmd.Process.Pid)
+	exited = make(chan struct{})
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		ch.mu.Lock()
+		ch.lastExit = exitText(err)
+		ch.state = StateStopped
+		ch.mu.Unlock()
+		close(exited)
+	}()
+	go func() {
+		select {
+		case <-ready:
+			ch.mu.Lock()
+			if ch.state == StateStarting {
+				ch.state = StateRunning
+			}
+			ch.mu.Unlock()
+		case <-exited:
+		}
+	}()
+	return exited, nil
+}
+
+// stop sends SIGTERM, waits the grace period, then SIGKILL.
+func (s *Supervisor) stop(ch *child, exited chan struct{}) {
+	ch.mu.Lock()
+	cmd := ch.cmd
+	ch.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(s.opts.Grace):
+		s.logger.Warn("component did not stop in time; killing it", "component", ch.spec.Name, "grace", s.opts.Grace)
+		cmd.Process.Kill()
+		<-exited
+	}
+	s.logger.Info("component stopped", "component", ch.spec.Name)
+}
+
+// Restart asks for a child to be restarted now.
+func (s *Supervisor) Restart(name string) error {
+	ch := s.byName[name]
+	if ch == nil {
+		return fmt.Errorf("%w %q", ErrUnknownComponent, name)
+	}
+	select {
+	case ch.restartCh <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// ErrUnknownComponent reports a name that is not a supervised component.
+var ErrUnknownComponent = errors.New("no such component")
+
+// Status reports every child.
+func (s *Supervisor) Status() []ChildStatus {
+	out := make([]ChildStatus, 0, len(s.children))
+	now := time.Now()
+	for _, ch := range s.children {
+		ch.mu.Lock()
+		st := ChildStatus{Name: ch.spec.Name, State: ch.state, Restarts: ch.restarts, LastExit: ch.lastExit,
+			Health: "unknown", LastEvent: ch.health.LastEvent, Events: ch.health.Events, Detail: ch.health.Detail}
+		if ch.cmd != nil && ch.cmd.Process != nil && ch.state != StateStopped && ch.state != StateBackoff && ch.state != StateCrashLoop {
+			st.PID = ch.cmd.Process.Pid
+			st.StartedAt = ch.started.UTC()
+			st.UptimeS = now.Sub(ch.started).Seconds()
+			switch {
+			case !ch.healthAt.IsZero() && now.Sub(ch.healthAt) <= s.opts.HealthTTL && ch.health.OK:
+				st.Health = "ok"
+			case !ch.healthAt.IsZero() || now.Sub(ch.started) > s.opts.ReadyTimeout:
+				st.Health = "unhealthy"
+			}
+		} else {
+			st.Health = "down"
+		}
+		ch.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// openLog opens a component's log for appending, first moving aside one that has grown past 20 MB.
+func openLog(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > 20<<20 {
+		os.Rename(path, path+".1")
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exit %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// TailFile copies the last n lines of path to w.
+func TailFile(w io.Writer, path string, n int) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	// Read backwards in chunks until n newlines are found.
+	const chunk = 64 << 10
+	var buf []byte
+	off := size
+	lines := 0
+	for off > 0 && lines <= n {
+		step := min(int64(chunk), off)
+		off -= step
+		b := make([]byte, step)
+		if _, err := f.ReadAt(b, off); err != nil && err != io.EOF {
+			return 0, err
+		}
+		buf = append(b, buf...)
+		lines = 0
+		for _, c := range buf {
+			if c == '\n' {
+				lines++
+			}
+		}
+	}
+	// Drop leading lines beyond n.
+	if lines > n {
+		skip := lines - n
+		if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+			skip++
+		}
+		for i, c := range buf {
+			if c == '\n' {
+				skip--
+				if skip == 0 {
+					buf = buf[i+1:]
+					break
+				}
+			}
+		}
+	}
+	_, err = w.Write(buf)
+	return size, err
+}
