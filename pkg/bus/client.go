@@ -121,6 +121,12 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 			logger.Info("bus reconnected")
 			c.trigger()
 		}),
+		// Without Wait, a client started before the bus first connects in the background, and
+		// nats.go reports that as connected, not reconnected.
+		nats.ConnectHandler(func(*nats.Conn) {
+			logger.Info("bus connected")
+			c.trigger()
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				logger.Warn("bus disconnected", "err", err)
@@ -202,9 +208,14 @@ func (c *Client) publishRaw(ctx context.Context, subject, id string, data []byte
 }
 
 func (c *Client) toSpool(data []byte) (Result, error) {
-	c.spooling.Store(true)
+	wasSpooling := c.spooling.Swap(true)
 	if err := c.spool.Append(data); err != nil {
 		return 0, err
+	}
+	if !wasSpooling {
+		// A publish can fail with the connection up (the stream did not answer in time); no
+		// reconnect will come to start the drain then, so ask for one now.
+		c.trigger()
 	}
 	return Spooled, nil
 }

@@ -188,9 +188,13 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 			continue
 		}
 		failures = 0
-		// The consumer acks all up to the last message of the batch.
-		if err := msgs[len(msgs)-1].Ack(); err != nil {
-			c.logger.Warn("ack failed; the batch will be redelivered and de-duplicated", "err", err)
+		// Each message is acked on its own: an "ack all up to here" would also ack older messages
+		// that a killed writer left pending and that are still waiting for redelivery.
+		for _, m := range msgs {
+			if err := m.Ack(); err != nil {
+				c.logger.Warn("ack failed; the event will be redelivered and de-duplicated", "err", err)
+				break
+			}
 		}
 	}
 }

@@ -136,7 +136,7 @@ func (s *Server) ensureStream(ctx context.Context) error {
 	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
 		Durable:       WriterConsumer,
 		Description:   "the store writer",
-		AckPolicy:     jetstream.AckAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       s.cfg.AckWait,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxAckPending: 50000,

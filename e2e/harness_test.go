@@ -1,0 +1,273 @@
+// Package e2e drives the real binaries the way a user does: `observerctl up`, hooks, kill -9.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// binDir holds the binaries built once for the whole package.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "observer-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cmd := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", dir+"/", "./cmd/...")
+	cmd.Dir = ".."
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build binaries:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// suite is one observer home with its own bus port.
+type suite struct {
+	tb   testing.TB
+	home string
+	env  []string
+	up   *exec.Cmd
+	upCh chan error
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newSuite(tb testing.TB, extraEnv ...string) *suite {
+	tb.Helper()
+	home := tb.TempDir()
+	s := &suite{tb: tb, home: home}
+	s.env = append(os.Environ(),
+		"OBSERVER_HOME="+home,
+		fmt.Sprintf("OBSERVER_BUS_PORT=%d", freePort(tb)),
+		"OBSERVER_WRITER_ACK_WAIT=2s",
+		"OBSERVER_LOG_LEVEL=info",
+	)
+	s.env = append(s.env, extraEnv...)
+	tb.Cleanup(s.stop)
+	return s
+}
+
+func (s *suite) bin(name string) string { return filepath.Join(binDir, name) }
+
+// ctl runs observerctl with stdin and returns stdout, stderr and the exit code.
+func (s *suite) ctl(stdin []byte, args ...string) (string, string, int) {
+	cmd := exec.Command(s.bin("observerctl"), args...)
+	cmd.Env = s.env
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		s.tb.Fatalf("run observerctl %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// start runs `observerctl up` in the foreground as a child of the test and waits until healthy.
+func (s *suite) start() {
+	s.tb.Helper()
+	cmd := exec.Command(s.bin("observerctl"), "up", "--grace", "5s")
+	cmd.Env = s.env
+	logf, err := os.OpenFile(filepath.Join(s.home, "up-stderr.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatal(err)
+	}
+	s.up = cmd
+	s.upCh = make(chan error, 1)
+	go func() { s.upCh <- cmd.Wait(); logf.Close() }()
+	s.waitHealthy(30 * time.Second)
+}
+
+type statusJSON struct {
+	Running    bool `json:"running"`
+	PID        int  `json:"pid"`
+	Components []struct {
+		Name     string `json:"name"`
+		PID      int    `json:"pid"`
+		Health   string `json:"health"`
+		Restarts int    `json:"restarts"`
+	} `json:"components"`
+	Bus struct {
+		Pending uint64 `json:"pending"`
+		Spooled int    `json:"spool_files"`
+	} `json:"bus"`
+}
+
+func (s *suite) status() (statusJSON, int) {
+	out, _, code := s.ctl(nil, "status", "--json")
+	var st statusJSON
+	json.Unmarshal([]byte(out), &st)
+	return st, code
+}
+
+func (s *suite) waitHealthy(d time.Duration) statusJSON {
+	s.tb.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.upCh:
+			s.tb.Fatalf("observerctl up exited: %v\n%s", err, s.readFile("up-stderr.log"))
+		default:
+		}
+		if st, code := s.status(); code == 0 {
+			return st
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, errOut, _ := s.ctl(nil, "status")
+	s.tb.Fatalf("suite not healthy after %v:\n%s%s\n%s", d, out, errOut, s.readFile("logs/supervisor.log"))
+	return statusJSON{}
+}
+
+func (s *suite) componentPID(name string) int {
+	st, _ := s.status()
+	for _, c := range st.Components {
+		if c.Name == name {
+			return c.PID
+		}
+	}
+	return 0
+}
+
+func (s *suite) readFile(rel string) string {
+	data, _ := os.ReadFile(filepath.Join(s.home, rel))
+	return string(data)
+}
+
+// kill9 kills the supervisor that hosts the bus.
+func (s *suite) kill9Up() {
+	s.up.Process.Signal(syscall.SIGKILL)
+	<-s.upCh
+	s.up = nil
+}
+
+func (s *suite) stop() {
+	if s.up == nil {
+		return
+	}
+	s.up.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.upCh:
+	case <-time.After(20 * time.Second):
+		s.up.Process.Kill()
+		<-s.upCh
+	}
+	s.up = nil
+}
+
+// db opens the store read-only.
+func (s *suite) db() *sql.DB {
+	s.tb.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(s.home, "observer.db")+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	s.tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func (s *suite) count(query string, args ...any) int {
+	s.tb.Helper()
+	db := s.db()
+	var n int
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return 0
+		}
+		s.tb.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// waitCount waits until query returns want, failing after d.
+func (s *suite) waitCount(d time.Duration, want int, query string, args ...any) {
+	s.tb.Helper()
+	deadline := time.Now().Add(d)
+	got := -1
+	for time.Now().Before(deadline) {
+		if got = s.count(query, args...); got == want {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.tb.Fatalf("%s = %d after %v, want %d", query, got, d, want)
+}
+
+// hookPayload is a Claude Code PreToolUse hook payload with a unique tool_use_id.
+func hookPayload(tag string, i int) []byte {
+	return fmt.Appendf(nil, `{"session_id":"sess-%s-%d","transcript_path":"/home/u/.claude/projects/p/s.jsonl","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"%s-%d","tool_input":{"command":"ls"}}`,
+		tag, i%37, tag, i)
+}
+
+// runHooks calls `observerctl hook` n times with the given parallelism and returns how many exited 0.
+func (s *suite) runHooks(ctx context.Context, tag string, from, n, parallel int, onDone func(done int)) int {
+	s.tb.Helper()
+	jobs := make(chan int)
+	results := make(chan int)
+	for range parallel {
+		go func() {
+			for i := range jobs {
+				_, errOut, code := s.ctl(hookPayload(tag, i), "hook")
+				if code != 0 {
+					s.tb.Errorf("hook %d: exit %d: %s", i, code, errOut)
+				}
+				results <- code
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := from; i < from+n; i++ {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	ok := 0
+	for done := 1; done <= n; done++ {
+		if <-results == 0 {
+			ok++
+		}
+		if onDone != nil {
+			onDone(done)
+		}
+	}
+	return ok
+}

@@ -1,0 +1,336 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+func publish(tb testing.TB, c *bus.Client, ev event.Event, want bus.Result) {
+	tb.Helper()
+	res, err := c.Publish(context.Background(), &ev)
+	if err != nil {
+		tb.Fatalf("Publish %s: %v", ev.Hook.Event, err)
+	}
+	if res != want {
+		tb.Fatalf("Publish %s = %v, want %v", ev.Hook.Event, res, want)
+	}
+}
+
+// consumeIDs reads n events through the writer's consumer and returns their ids in order.
+func consumeIDs(tb testing.TB, c *bus.Client, n int) []string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	var ids []string
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Consume(ctx, bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond},
+			func(_ context.Context, batch []bus.Message) error {
+				for _, m := range batch {
+					ev, err := event.Decode(m.Data)
+					if err != nil {
+						tb.Errorf("consumed an undecodable message: %v", err)
+						continue
+					}
+					ids = append(ids, ev.ID)
+				}
+				if len(ids) >= n {
+					cancel()
+				}
+				return nil
+			})
+	}()
+	if err := <-done; err != nil {
+		tb.Fatalf("Consume: %v", err)
+	}
+	if len(ids) != n {
+		tb.Fatalf("consumed %d events, want %d", len(ids), n)
+	}
+	return ids
+}
+
+func TestClient_SpoolsWhileDownAndDrainsOnReconnect(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bus")
+	port := freePort(t)
+	srv := startServer(t, dir, port)
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	c := connect(t, bus.Options{URL: urlFor(port), SpoolDir: spoolDir, Name: "producer"})
+
+	evs := []event.Event{hookEvent("e0", "c"), hookEvent("e1", "c"), hookEvent("e2", "c"), hookEvent("e3", "c")}
+	publish(t, c, evs[0], bus.Published)
+	if st := stats(t, srv); st.Published != 1 || st.Pending != 1 {
+		t.Fatalf("stats after one publish = %+v", st)
+	}
+
+	srv.Close()
+	publish(t, c, evs[1], bus.Spooled)
+	publish(t, c, evs[2], bus.Spooled)
+	sp, err := bus.OpenSpool(spoolDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs, _ := sp.Files(); len(fs) == 0 {
+		t.Fatal("Publish said Spooled but the spool is empty")
+	}
+
+	srv = startServer(t, dir, port)
+	waitFor(t, "the spool to drain into the restarted bus", func() bool {
+		fs, _ := sp.Files()
+		return len(fs) == 0 && stats(t, srv).Published == 3
+	})
+	// Once drained, Publish goes straight to the bus again.
+	waitFor(t, "Publish to go to the bus", func() bool {
+		res, err := c.Publish(context.Background(), &evs[3])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res == bus.Published
+	})
+	if st := stats(t, srv); st.Published != 4 {
+		t.Errorf("stream holds %d events, want 4 (%+v)", st.Published, st)
+	}
+	w := connect(t, bus.Options{Server: srv, Wait: true, Name: "writer"})
+	got := consumeIDs(t, w, 4)
+	for i, ev := range evs {
+		if got[i] != ev.ID {
+			t.Errorf("consumed %v, want the order e0..e3", got)
+			break
+		}
+	}
+}
+
+// TestClient_DrainsWhenFirstConnectedLate covers a producer started before the bus: its events
+// are spooled, and they must reach the bus once it comes up, without waiting for another event.
+func TestClient_DrainsWhenFirstConnectedLate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bus")
+	port := freePort(t)
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	c := connect(t, bus.Options{URL: urlFor(port), SpoolDir: spoolDir})
+	if c.Connected() {
+		t.Fatal("connected with no bus running")
+	}
+	ev := hookEvent("early", "c")
+	publish(t, c, ev, bus.Spooled)
+
+	srv := startServer(t, dir, port)
+	waitFor(t, "the spooled event to reach the bus", func() bool { return stats(t, srv).Published == 1 })
+	waitFor(t, "Publish to go to the bus", func() bool {
+		e := hookEvent("late", "c")
+		res, err := c.Publish(context.Background(), &e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res == bus.Published
+	})
+}
+
+// TestClient_DrainsAfterFailedPublish covers a publish that fails while the connection stays up
+// (the stream does not answer): the event is spooled, and the spool drains once the stream is
+// back, without waiting for a reconnect.
+func TestClient_DrainsAfterFailedPublish(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{URL: srv.ClientURL(), SpoolDir: t.TempDir(), Timeout: 300 * time.Millisecond})
+
+	nc, err := nats.Connect(srv.ClientURL(), nats.Token(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, bus.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, c, hookEvent("lost-stream", "c"), bus.Spooled)
+	if !c.Connected() {
+		t.Fatal("client disconnected; this test needs a failure with the connection up")
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: bus.StreamName, Subjects: []string{event.SubjectPrefix + ".>"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	str, err := js.Stream(ctx, bus.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the spooled event to reach the stream", func() bool {
+		info, err := str.Info(ctx)
+		return err == nil && info.State.Msgs == 1
+	})
+}
+
+func TestClient_PublishDeduplicatesIDs(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{Server: srv, Wait: true})
+	ev := hookEvent("once", "c")
+	publish(t, c, ev, bus.Published)
+	publish(t, c, ev, bus.Published)
+	if st := stats(t, srv); st.Published != 1 {
+		t.Errorf("stream has %d events after publishing one id twice, want 1", st.Published)
+	}
+	n, err := c.PublishBatch(context.Background(), []event.Event{ev, hookEvent("two", "c"), hookEvent("three", "c")})
+	if err != nil || n != 0 {
+		t.Fatalf("PublishBatch = %d spooled, %v", n, err)
+	}
+	if st := stats(t, srv); st.Published != 3 {
+		t.Errorf("stream has %d events, want 3", st.Published)
+	}
+}
+
+func TestClient_PublishRejects(t *testing.T) {
+	srv := newServer(t)
+	spoolDir := t.TempDir()
+	c := connect(t, bus.Options{Server: srv, Wait: true, SpoolDir: spoolDir})
+
+	bad := hookEvent("bad", "c")
+	bad.ID = ""
+	if _, err := c.Publish(context.Background(), &bad); !errors.Is(err, event.ErrNoID) {
+		t.Errorf("Publish without id = %v, want ErrNoID", err)
+	}
+	huge := hookEvent("huge", "c")
+	huge.Hook.Cwd = strings.Repeat("x", bus.MaxPayload)
+	if _, err := c.Publish(context.Background(), &huge); !errors.Is(err, bus.ErrTooLarge) {
+		t.Errorf("Publish of %d bytes = %v, want ErrTooLarge", bus.MaxPayload, err)
+	}
+	if _, err := c.PublishBatch(context.Background(), []event.Event{hookEvent("ok", "c"), bad}); !errors.Is(err, event.ErrNoID) {
+		t.Errorf("PublishBatch with an invalid event = %v, want ErrNoID", err)
+	}
+	if ents, _ := os.ReadDir(spoolDir); len(ents) != 0 {
+		t.Errorf("rejected events were spooled: %v", ents)
+	}
+	if st := stats(t, srv); st.Published != 0 {
+		t.Errorf("rejected events reached the stream: %+v", st)
+	}
+}
+
+func TestClient_PublishWithoutSpoolFailsWhenDown(t *testing.T) {
+	c := connect(t, bus.Options{URL: urlFor(freePort(t)), Timeout: 200 * time.Millisecond})
+	ev := hookEvent("nowhere", "c")
+	if _, err := c.Publish(context.Background(), &ev); !errors.Is(err, bus.ErrUnavailable) {
+		t.Errorf("Publish with the bus down and no spool = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestConnect_Unavailable(t *testing.T) {
+	start := time.Now()
+	c, err := bus.Connect(context.Background(), bus.Options{URL: urlFor(freePort(t)), Token: testToken, Wait: true})
+	if err == nil {
+		c.Close()
+		t.Fatal("Connect with Wait to a closed port succeeded")
+	}
+	if !errors.Is(err, bus.ErrUnavailable) {
+		t.Errorf("Connect = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Connect took %v to fail", d)
+	}
+}
+
+func TestConnect_WrongToken(t *testing.T) {
+	srv := newServer(t)
+	c, err := bus.Connect(context.Background(), bus.Options{URL: srv.ClientURL(), Token: "wrong", Wait: true})
+	if err == nil {
+		c.Close()
+		t.Fatal("Connect with a wrong token succeeded")
+	}
+	if !strings.Contains(err.Error(), "refused the token") {
+		t.Errorf("Connect = %v, want it to say the token was refused", err)
+	}
+	if errors.Is(err, bus.ErrUnavailable) {
+		t.Errorf("Connect = %v: a refused token is not an unavailable bus", err)
+	}
+}
+
+func TestStartServer(t *testing.T) {
+	t.Run("NeedsToken", func(t *testing.T) {
+		if _, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: t.TempDir(), Port: -1}); err == nil {
+			t.Error("StartServer without a token succeeded")
+		}
+	})
+	t.Run("PortInUse", func(t *testing.T) {
+		p := freePort(t)
+		startServer(t, filepath.Join(t.TempDir(), "bus"), p)
+		_, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: t.TempDir(), Port: p, Token: testToken})
+		if err == nil || !strings.Contains(err.Error(), "cannot listen") {
+			t.Errorf("StartServer on a busy port = %v, want a cannot-listen error", err)
+		}
+	})
+}
+
+func TestLoadOrCreateToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bus.token")
+	tok, err := bus.LoadOrCreateToken(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tok) != 64 || strings.Trim(tok, "0123456789abcdef") != "" {
+		t.Errorf("token %q is not 64 hex chars", tok)
+	}
+	if p := perm(t, path); p != 0o600 {
+		t.Errorf("token file mode = %v, want 0600", p)
+	}
+	again, err := bus.LoadOrCreateToken(path)
+	if err != nil || again != tok {
+		t.Errorf("second LoadOrCreateToken = %q, %v; want %q", again, err, tok)
+	}
+	if read, err := bus.ReadToken(path); err != nil || read != tok {
+		t.Errorf("ReadToken = %q, %v; want %q", read, err, tok)
+	}
+	other, err := bus.LoadOrCreateToken(filepath.Join(t.TempDir(), "bus.token"))
+	if err != nil || other == tok {
+		t.Errorf("a second token file got %q, %v; want a different token", other, err)
+	}
+
+	must(t, os.Chmod(path, 0o644))
+	if got, err := bus.LoadOrCreateToken(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("LoadOrCreateToken on a 0644 file = %q, %v; want a refusal", got, err)
+	}
+
+	empty := filepath.Join(t.TempDir(), "bus.token")
+	must(t, os.WriteFile(empty, []byte("\n"), 0o600))
+	if got, err := bus.LoadOrCreateToken(empty); err == nil {
+		t.Errorf("LoadOrCreateToken on an empty file = %q, want an error", got)
+	}
+
+	if _, err := bus.ReadToken(filepath.Join(t.TempDir(), "none")); !errors.Is(err, bus.ErrUnavailable) {
+		t.Errorf("ReadToken of a missing file = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestLoadOrCreateToken_Concurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bus.token")
+	toks := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range toks {
+		wg.Go(func() {
+			tok, err := bus.LoadOrCreateToken(path)
+			if err != nil {
+				t.Error(err)
+			}
+			toks[i] = tok
+		})
+	}
+	wg.Wait()
+	for _, tok := range toks[1:] {
+		if tok != toks[0] {
+			t.Fatalf("concurrent callers got different tokens: %q", toks)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+const testToken = "test-token"
+
+// freePort returns a loopback port nothing listens on right now.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+// startServer starts a bus on dir and port (-1 picks one) and closes it when the test ends.
+func startServer(tb testing.TB, dir string, port int) *bus.Server {
+	tb.Helper()
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+		Dir: dir, Port: port, Token: testToken, AckWait: 30 * time.Second,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// newServer starts a bus on a fresh temp dir and a free port.
+func newServer(tb testing.TB) *bus.Server {
+	tb.Helper()
+	return startServer(tb, filepath.Join(tb.TempDir(), "bus"), -1)
+}
+
+func connect(tb testing.TB, opts bus.Options) *bus.Client {
+	tb.Helper()
+	if opts.Token == "" {
+		opts.Token = testToken
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = time.Second
+	}
+	c, err := bus.Connect(context.Background(), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+func urlFor(port int) string { return fmt.Sprintf("nats://127.0.0.1:%d", port) }
+
+// hookEvent returns a valid hook event with a deterministic id.
+func hookEvent(name, client string) event.Event {
+	ev := event.New(event.KindHook, "bus-test")
+	ev.ID = event.ID("bus-test", name)
+	ev.Client = client
+	ev.Hook = &event.Hook{Event: name}
+	return ev
+}
+
+func mustEncode(tb testing.TB, ev event.Event) []byte {
+	tb.Helper()
+	data, err := event.Marshal(&ev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// waitFor polls cond until it holds, failing the test after a few seconds.
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(8 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func stats(tb testing.TB, srv *bus.Server) bus.Stats {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := srv.Stats(ctx)
+	if err != nil {
+		tb.Fatalf("Stats: %v", err)
+	}
+	return st
+}
