@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -225,18 +226,27 @@ func LoadOrCreateToken(path string) (string, error) {
 		return "", err
 	}
 	tok := hex.EncodeToString(b[:])
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) {
-		return LoadOrCreateToken(path) // another process made it first
-	}
+	// The token is written to a private temp file first and linked into place whole, so a reader
+	// (another process starting at the same time) never sees the file empty.
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*") // mode 0600
 	if err != nil {
 		return "", fmt.Errorf("create bus token: %w", err)
 	}
+	defer os.Remove(f.Name())
 	if _, err := f.WriteString(tok + "\n"); err != nil {
 		f.Close()
-		return "", err
+		return "", fmt.Errorf("create bus token: %w", err)
 	}
-	return tok, f.Close()
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("create bus token: %w", err)
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return LoadOrCreateToken(path) // another process made it first
+		}
+		return "", fmt.Errorf("create bus token: %w", err)
+	}
+	return tok, nil
 }
 
 // ReadToken reads an existing token without creating one.
