@@ -48,7 +48,7 @@ type Store struct {
 func (s *Store) Path() string { return s.path }
 
 func dsn(path string, readOnly bool) string {
-	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on"
+	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-65536"
 	if readOnly {
 		return "file:" + path + q + "&mode=ro&_query_only=true"
 	}

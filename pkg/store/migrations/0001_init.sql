@@ -1,5 +1,6 @@
--- The core tables. Every event table is keyed by the event id, which makes inserts idempotent, and
--- carries the envelope columns its queries need. Times are integer milliseconds since the epoch (UTC).
+-- The core tables. Every event table has a unique event id, which makes inserts idempotent, and
+-- carries the envelope columns its queries need. Rows append in rowid order; the random ids live
+-- only in a narrow unique index. Times are integer milliseconds since the epoch (UTC).
 
 CREATE TABLE projects (
     path        TEXT PRIMARY KEY,
@@ -26,7 +27,8 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_last_seen ON sessions(last_seen);
 
 CREATE TABLE session_events (
-    event_id          TEXT PRIMARY KEY,
+    id          INTEGER PRIMARY KEY,
+    event_id          TEXT NOT NULL UNIQUE,
     ts                INTEGER NOT NULL,
     client            TEXT NOT NULL,
     session_id        TEXT NOT NULL,
@@ -39,10 +41,11 @@ CREATE TABLE session_events (
     epoch             INTEGER NOT NULL,
     model             TEXT NOT NULL,
     git_branch        TEXT NOT NULL
-) WITHOUT ROWID;
+);
 
 CREATE TABLE actions (
-    event_id     TEXT PRIMARY KEY,
+    id     INTEGER PRIMARY KEY,
+    event_id     TEXT NOT NULL UNIQUE,
     ts           INTEGER NOT NULL,
     client       TEXT NOT NULL,
     session_id   TEXT NOT NULL,
@@ -63,7 +66,7 @@ CREATE TABLE actions (
     output_size  INTEGER NOT NULL,
     model        TEXT NOT NULL,
     transcript   TEXT NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX actions_ts ON actions(ts);
 CREATE INDEX actions_session ON actions(session_id, ts);
 CREATE INDEX actions_type ON actions(type, ts);
@@ -81,7 +84,8 @@ CREATE TABLE fts_progress (
 );
 
 CREATE TABLE token_usage (
-    event_id                 TEXT PRIMARY KEY,
+    id                 INTEGER PRIMARY KEY,
+    event_id                 TEXT NOT NULL UNIQUE,
     ts                       INTEGER NOT NULL,
     client                   TEXT NOT NULL,
     session_id               TEXT NOT NULL,
@@ -100,13 +104,14 @@ CREATE TABLE token_usage (
     cost_usd                 REAL NOT NULL,
     reliability              TEXT NOT NULL,
     origin                   TEXT NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX token_usage_ts ON token_usage(ts);
 CREATE INDEX token_usage_session ON token_usage(session_id);
 CREATE INDEX token_usage_message ON token_usage(message_id);
 
 CREATE TABLE api_turns (
-    event_id                 TEXT PRIMARY KEY,
+    id                 INTEGER PRIMARY KEY,
+    event_id                 TEXT NOT NULL UNIQUE,
     ts                       INTEGER NOT NULL,
     client                   TEXT NOT NULL,
     session_id               TEXT NOT NULL,
@@ -136,13 +141,14 @@ CREATE TABLE api_turns (
     bytes_in                 INTEGER NOT NULL,
     bytes_out                INTEGER NOT NULL,
     partial                  INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX api_turns_ts ON api_turns(ts);
 CREATE INDEX api_turns_session ON api_turns(session_id);
 CREATE INDEX api_turns_message ON api_turns(message_id);
 
 CREATE TABLE compression_events (
-    event_id      TEXT PRIMARY KEY,
+    id      INTEGER PRIMARY KEY,
+    event_id      TEXT NOT NULL UNIQUE,
     ts            INTEGER NOT NULL,
     client        TEXT NOT NULL,
     session_id    TEXT NOT NULL,
@@ -154,11 +160,12 @@ CREATE TABLE compression_events (
     bytes_after   INTEGER NOT NULL,
     tokens_before INTEGER NOT NULL,
     tokens_after  INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX compression_events_ts ON compression_events(ts);
 
 CREATE TABLE hook_events (
-    event_id        TEXT PRIMARY KEY,
+    id        INTEGER PRIMARY KEY,
+    event_id        TEXT NOT NULL UNIQUE,
     ts              INTEGER NOT NULL,
     client          TEXT NOT NULL,
     session_id      TEXT NOT NULL,
@@ -170,12 +177,13 @@ CREATE TABLE hook_events (
     tool_use_id     TEXT NOT NULL,
     matcher         TEXT NOT NULL,
     payload_bytes   INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX hook_events_ts ON hook_events(ts);
 CREATE INDEX hook_events_session ON hook_events(session_id);
 
 CREATE TABLE mcp_calls (
-    event_id       TEXT PRIMARY KEY,
+    id       INTEGER PRIMARY KEY,
+    event_id       TEXT NOT NULL UNIQUE,
     ts             INTEGER NOT NULL,
     client         TEXT NOT NULL,
     session_id     TEXT NOT NULL,
@@ -190,7 +198,7 @@ CREATE TABLE mcp_calls (
     duration_ms    REAL NOT NULL,
     error          TEXT NOT NULL,
     token_estimate INTEGER NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX mcp_calls_ts ON mcp_calls(ts);
 
 -- Freshness and analysis tables, filled by later components.
@@ -206,7 +214,8 @@ CREATE TABLE file_state (
 ) WITHOUT ROWID;
 
 CREATE TABLE failure_context (
-    event_id   TEXT PRIMARY KEY,
+    id   INTEGER PRIMARY KEY,
+    event_id   TEXT NOT NULL UNIQUE,
     ts         INTEGER NOT NULL,
     session_id TEXT NOT NULL,
     project    TEXT NOT NULL,
@@ -214,7 +223,7 @@ CREATE TABLE failure_context (
     target     TEXT NOT NULL,
     error      TEXT NOT NULL,
     context    TEXT NOT NULL
-) WITHOUT ROWID;
+);
 
 CREATE TABLE patterns (
     id          INTEGER PRIMARY KEY,
