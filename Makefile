@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 CMDS     := $(notdir $(wildcard cmd/*))
 
-.PHONY: help build test check e2e bench clean
+.PHONY: help build up install test check e2e bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-8s %s\n", $$1, $$2}'
@@ -15,20 +15,26 @@ build: ## build every binary into ./bin
 	@mkdir -p bin
 	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/ ./cmd/...
 
-test: ## run every test, end-to-end included (the README's test command)
-	$(GO) vet -tags $(TAGS) ./...
-	$(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
+up: build ## build, then start the suite in the foreground on its defaults
+	./bin/observerctl up
 
-check: ## gofmt, vet, and the tests with the race detector
-	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
+PREFIX ?= $(HOME)/.local
+install: build ## copy the binaries to $(PREFIX)/bin
+	install -d $(PREFIX)/bin
+	install -m 0755 bin/* $(PREFIX)/bin/
+
+test: ## vet, then every test with the race detector, end-to-end included (the README's test command)
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -race -tags $(TAGS) -count=1 -timeout 40m ./...
+
+check: ## gofmt, then make test
+	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)
+	$(MAKE) test
 
 e2e: ## run only the end-to-end tests on the real binaries
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m -v ./e2e/...
 
 bench: ## benchmarks: bus-to-store throughput beside raw SQLite, idle memory
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count 1 ./internal/writer/
 	./scripts/bench-pipeline.sh
 
 clean: ## remove ./bin

@@ -2,9 +2,10 @@
 //
 // The supervisor hosts the bus itself, then starts each component in order and waits until it
 // reports healthy (its heartbeat on the bus) before starting the next. A child that exits is
-// restarted with exponential backoff (0.5 s doubling to 30 s, reset after a minute of healthy
-// running); five exits within two minutes mark it crash-looping, and it is then retried only every
-// two minutes, loudly. Children are stopped in reverse order: SIGTERM, a grace period, then SIGKILL.
+// restarted with exponential backoff (Options.BackoffBase, 0.5 s by default, doubling to 30 s, and
+// back to the base after a minute of running); five exits within two minutes mark it
+// crash-looping, and it is then retried only every Options.CrashLoopDelay (two minutes by default),
+// loudly. Children are stopped in reverse order: SIGTERM, a grace period, then SIGKILL.
 // They die with the supervisor: on Linux the kernel sends them SIGTERM when it exits (Pdeathsig),
 // and everywhere each child also exits when its parent process changes.
 //
@@ -28,6 +29,9 @@ import (
 	"github.com/observerhq/observer/pkg/bus"
 )
 
+// maxBackoff caps the restart delay of a child that keeps exiting before it crash-loops.
+const maxBackoff = 30 * time.Second
+
 // Spec describes one child component.
 type Spec struct {
 	Name string   // writer, proxy, watch, dash
@@ -46,6 +50,13 @@ type Options struct {
 	ReadyTimeout time.Duration // how long a child may take to report healthy
 	// HealthTTL is how old a heartbeat may be before the child counts as unhealthy.
 	HealthTTL time.Duration
+	// BackoffBase is the first restart delay after a child exits (default 500ms). It doubles with
+	// each exit up to 30s and falls back to the base once a child ran for more than a minute, or
+	// is restarted on request.
+	BackoffBase time.Duration
+	// CrashLoopDelay is the restart delay once a child exited five times within two minutes
+	// (default 2m).
+	CrashLoopDelay time.Duration
 }
 
 // Child states.
@@ -107,6 +118,12 @@ func New(opts Options) *Supervisor {
 	}
 	if opts.HealthTTL <= 0 {
 		opts.HealthTTL = 5 * time.Second
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = 500 * time.Millisecond
+	}
+	if opts.CrashLoopDelay <= 0 {
+		opts.CrashLoopDelay = 2 * time.Minute
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -190,7 +207,7 @@ func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct
 	var once sync.Once
 	signalReady := func() { once.Do(func() { close(firstReady) }) }
 	defer signalReady()
-	backoff := 500 * time.Millisecond
+	backoff := s.opts.BackoffBase
 	for ctx.Err() == nil {
 		ready := make(chan struct{})
 		exited, err := s.start(ch, ready)
@@ -223,7 +240,7 @@ func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct
 				ch.mu.Lock()
 				ch.restarts++
 				ch.mu.Unlock()
-				backoff = 500 * time.Millisecond
+				backoff = s.opts.BackoffBase
 				continue
 			}
 		}
@@ -240,21 +257,21 @@ func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct
 		}
 		ch.exits = recent
 		if ranFor > time.Minute {
-			backoff = 500 * time.Millisecond
+			backoff = s.opts.BackoffBase
 		}
 		delay := backoff
 		ch.state = StateBackoff
 		if len(recent) >= 5 {
 			ch.state = StateCrashLoop
-			delay = 2 * time.Minute
-			s.logger.Error("component is crash-looping; retrying in 2m (see its log)", "component", ch.spec.Name,
+			delay = s.opts.CrashLoopDelay
+			s.logger.Error("component is crash-looping; retrying later (see its log)", "component", ch.spec.Name, "in", delay,
 				"exits_in_2m", len(recent), "last_exit", ch.lastExit, "log", s.logPath(ch.spec.Name))
 		} else {
 			s.logger.Warn("component exited; restarting", "component", ch.spec.Name, "exit", ch.lastExit, "in", delay)
 		}
 		ch.restarts++
 		ch.mu.Unlock()
-		backoff = min(backoff*2, 30*time.Second)
+		backoff = min(backoff*2, maxBackoff)
 		select {
 		case <-ctx.Done():
 			ch.mu.Lock()
@@ -262,7 +279,7 @@ func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct
 			ch.mu.Unlock()
 			return
 		case <-ch.restartCh:
-			backoff = 500 * time.Millisecond
+			backoff = s.opts.BackoffBase
 		case <-time.After(delay):
 		}
 	}
