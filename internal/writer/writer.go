@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -136,19 +135,9 @@ func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
 }
 
 func (w *Writer) heartbeat(ctx context.Context) {
-	t := time.NewTicker(w.Heartbeat)
-	defer t.Stop()
-	for {
+	w.Bus.Heartbeat(ctx, w.Heartbeat, func() bus.Health {
 		st := w.Stats()
-		w.Bus.PublishHealth(bus.Health{
-			Component: "writer", PID: os.Getpid(), Time: time.Now().UTC(), OK: true,
-			LastEvent: st.LastEvent, Events: st.Stored,
-			Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined),
-		})
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+		return bus.Health{Component: "writer", OK: true, LastEvent: st.LastEvent, Events: st.Stored,
+			Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined)}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -195,6 +196,24 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 				c.logger.Warn("ack failed; the event will be redelivered and de-duplicated", "err", err)
 				break
 			}
+		}
+	}
+}
+
+// Heartbeat publishes fn's report every interval until ctx ends, stamping the component's pid
+// and the time. The supervisor counts a component healthy while its heartbeats arrive.
+func (c *Client) Heartbeat(ctx context.Context, interval time.Duration, fn func() Health) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		h := fn()
+		h.PID = os.Getpid()
+		h.Time = time.Now().UTC()
+		c.PublishHealth(h)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -1,0 +1,315 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// maxJSONCopy bounds the copy of a non-streaming body kept for reading its usage.
+const maxJSONCopy = 64 << 20
+
+// meter wraps an upstream response body. The client reads exactly the upstream's bytes (except
+// the usage-only chat chunk the proxy itself asked for); a copy, decompressed where needed, is
+// parsed for usage as it passes. When the body ends, or the client goes away, done is called once.
+type meter struct {
+	body     io.ReadCloser
+	provider string
+	stream   bool
+	filter   bool // drop usage-only chat chunks from what the client reads
+
+	usage    turnUsage
+	sse      sseSplitter
+	jsonCopy bytes.Buffer
+	tooBig   bool
+
+	// compressed bodies: bytes go through a pipe to a decoder goroutine
+	pw      *io.PipeWriter
+	decoded chan struct{}
+
+	// filter mode: output waiting to be read, and the raw bytes of the event being read
+	pending []byte
+	raw     []byte
+
+	firstByte time.Time
+	bytesOut  int64
+	eof       bool
+	readErr   error
+	once      sync.Once
+	ctx       context.Context // the client's request
+	done      func(m *meter, reason endReason, clientGone bool)
+}
+
+type endReason int
+
+const (
+	endEOF endReason = iota
+	endClosed
+	endReadError
+)
+
+func newMeter(ctx context.Context, body io.ReadCloser, provider string, stream, filter bool, encoding string, done func(*meter, endReason, bool)) *meter {
+	m := &meter{ctx: ctx, body: body, provider: provider, stream: stream, filter: filter, done: done}
+	m.sse.onEvent = func(data []byte) bool { return m.usage.streamEvent(m.provider, data) }
+	enc := strings.ToLower(strings.TrimSpace(encoding))
+	if enc != "" && enc != "identity" && !filter {
+		pr, pw := io.Pipe()
+		m.pw = pw
+		m.decoded = make(chan struct{})
+		go m.decode(enc, pr)
+	}
+	return m
+}
+
+// decode reads the compressed copy and feeds the parser with the plain bytes.
+func (m *meter) decode(enc string, r *io.PipeReader) {
+	defer close(m.decoded)
+	defer r.Close()
+	var dr io.Reader
+	switch enc {
+	case "gzip", "x-gzip":
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			io.Copy(io.Discard, r)
+			return
+		}
+		dr = gz
+	case "deflate":
+		dr = flate.NewReader(r)
+	case "zstd":
+		zr, err := zstd.NewReader(r)
+		if err != nil {
+			io.Copy(io.Discard, r)
+			return
+		}
+		defer zr.Close()
+		dr = zr
+	default: // an encoding we cannot read (br): the usage stays unknown
+		io.Copy(io.Discard, r)
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := dr.Read(buf)
+		if n > 0 {
+			m.parse(buf[:n])
+		}
+		if err != nil {
+			io.Copy(io.Discard, r) // never block the writer side
+			return
+		}
+	}
+}
+
+// parse feeds plain response bytes to the usage parser.
+func (m *meter) parse(p []byte) {
+	if m.stream {
+		m.sse.write(p)
+		return
+	}
+	if m.tooBig {
+		return
+	}
+	if m.jsonCopy.Len()+len(p) > maxJSONCopy {
+		m.tooBig = true
+		m.jsonCopy.Reset()
+		return
+	}
+	m.jsonCopy.Write(p)
+}
+
+func (m *meter) Read(p []byte) (int, error) {
+	if m.filter {
+		return m.readFiltered(p)
+	}
+	n, err := m.body.Read(p)
+	if n > 0 {
+		m.account(p[:n])
+		if m.pw != nil {
+			m.pw.Write(p[:n])
+		} else {
+			m.parse(p[:n])
+		}
+	}
+	if err != nil {
+		m.end(err)
+	}
+	return n, err
+}
+
+func (m *meter) account(p []byte) {
+	if m.firstByte.IsZero() {
+		m.firstByte = time.Now()
+	}
+	m.bytesOut += int64(len(p))
+}
+
+// readFiltered passes whole SSE events through, minus the usage-only chunk the proxy added.
+func (m *meter) readFiltered(p []byte) (int, error) {
+	for len(m.pending) == 0 {
+		if m.eof || m.readErr != nil {
+			if len(m.raw) > 0 { // a last event without its blank line
+				m.pending, m.raw = m.raw, nil
+				break
+			}
+			if m.readErr != nil {
+				return 0, m.readErr
+			}
+			return 0, io.EOF
+		}
+		buf := make([]byte, 32<<10)
+		n, err := m.body.Read(buf)
+		if n > 0 {
+			m.account(buf[:n])
+			m.splitEvents(buf[:n])
+		}
+		if err != nil {
+			if err == io.EOF {
+				m.eof = true
+			} else {
+				m.readErr = err
+			}
+			m.end(err)
+		}
+	}
+	n := copy(p, m.pending)
+	m.pending = m.pending[n:]
+	return n, nil
+}
+
+// splitEvents moves complete events from raw to pending, dropping usage-only chunks.
+func (m *meter) splitEvents(b []byte) {
+	m.raw = append(m.raw, b...)
+	for {
+		i, sep := eventEnd(m.raw)
+		if i < 0 {
+			return
+		}
+		ev := m.raw[:i+sep]
+		drop := false
+		for _, line := range bytes.Split(ev, []byte("\n")) {
+			line = bytes.TrimRight(line, "\r")
+			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				if m.usage.streamEvent(m.provider, bytes.TrimSpace(data)) {
+					drop = true
+				}
+			}
+		}
+		if !drop {
+			m.pending = append(m.pending, ev...)
+		}
+		m.raw = append([]byte(nil), m.raw[i+sep:]...)
+	}
+}
+
+// eventEnd finds the blank line that ends an SSE event: the index of its start and its length.
+func eventEnd(b []byte) (int, int) {
+	for i := 0; i < len(b)-1; i++ {
+		if b[i] != '\n' {
+			continue
+		}
+		if b[i+1] == '\n' {
+			return i, 2
+		}
+		if b[i+1] == '\r' && i+2 < len(b) && b[i+2] == '\n' {
+			return i, 3
+		}
+	}
+	return -1, 0
+}
+
+func (m *meter) end(err error) {
+	reason := endEOF
+	if !errors.Is(err, io.EOF) {
+		reason = endReadError
+		m.readErr = err
+	}
+	m.finish(reason)
+}
+
+func (m *meter) Close() error {
+	err := m.body.Close()
+	m.finish(endClosed)
+	return err
+}
+
+func (m *meter) finish(reason endReason) {
+	m.once.Do(func() {
+		// Read now: the request's context is cancelled anyway once the handler returns.
+		clientGone := m.ctx.Err() != nil
+		if m.pw != nil {
+			m.pw.Close()
+		}
+		go func() {
+			if m.decoded != nil {
+				<-m.decoded
+			}
+			if m.stream {
+				m.sse.flush()
+			} else if !m.tooBig {
+				m.usage.parseJSONBody(m.provider, m.jsonCopy.Bytes())
+			}
+			m.done(m, reason, clientGone)
+		}()
+	})
+}
+
+// sseSplitter turns a byte stream into SSE data payloads, however the bytes are chunked.
+type sseSplitter struct {
+	line    []byte
+	data    []byte
+	hasData bool
+	onEvent func(data []byte) bool
+}
+
+func (s *sseSplitter) write(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.line = append(s.line, p...)
+			return
+		}
+		s.line = append(s.line, p[:i]...)
+		p = p[i+1:]
+		s.handleLine(bytes.TrimRight(s.line, "\r"))
+		s.line = s.line[:0]
+	}
+}
+
+func (s *sseSplitter) handleLine(line []byte) {
+	if len(line) == 0 {
+		s.dispatch()
+		return
+	}
+	if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+		if s.hasData {
+			s.data = append(s.data, '\n')
+		}
+		s.data = append(s.data, bytes.TrimPrefix(data, []byte(" "))...)
+		s.hasData = true
+	}
+}
+
+func (s *sseSplitter) dispatch() {
+	if s.hasData {
+		s.onEvent(s.data)
+	}
+	s.data, s.hasData = s.data[:0], false
+}
+
+// flush handles a last event that had no blank line after it.
+func (s *sseSplitter) flush() {
+	if len(s.line) > 0 {
+		s.handleLine(bytes.TrimRight(s.line, "\r"))
+		s.line = s.line[:0]
+	}
+	s.dispatch()
+}

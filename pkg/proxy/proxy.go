@@ -1,0 +1,434 @@
+// Package proxy is observer-proxy: a reverse proxy in front of the model APIs that reads the exact
+// usage of every turn from the API's own response and publishes one api_turn event per request.
+//
+// What the client gets: exactly what the upstream sent, byte for byte and as it arrives (streams
+// are never buffered), with one exception: for a streaming OpenAI chat request that did not ask for
+// usage, the proxy asks for it upstream (stream_options.include_usage) and removes the extra
+// usage-only chunk before the client sees it.
+//
+// What is recorded: provider, endpoint, model, upstream message or response id, the client and its
+// session id, status, error class and message, latency, time to first byte, the four token buckets
+// stored net (input excludes cached tokens; reasoning stays inside output and is also shown apart),
+// cost, message and tool counts, bytes in and out. Never a header that carries a credential, never a
+// prompt or completion.
+//
+// What it never does: fail or slow a client because of observer. Request bodies are parsed beside
+// the forwarding, events are published from a queue by background workers, and the bus client
+// spools them to disk while the bus is down.
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// Publisher takes the events the proxy produces; *bus.Client is one.
+type Publisher interface {
+	Publish(ctx context.Context, ev *event.Event) (bus.Result, error)
+}
+
+// Coster prices a turn; *pricing.Table is one. known is false for a model without a price.
+type Coster interface {
+	Cost(model string, tok event.Tokens) (usd float64, known bool)
+}
+
+// Config configures a Proxy.
+type Config struct {
+	AnthropicUpstream string
+	OpenAIUpstream    string
+	Publisher         Publisher // nil: events are only counted (benchmarks)
+	Coster            Coster    // nil: costs are 0 and marked unknown
+	Logger            *slog.Logger
+	Host, User        string // stamped on events
+	// Transport reaches the upstreams; nil uses a tuned clone of http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// Proxy is an http.Handler.
+type Proxy struct {
+	cfg       Config
+	upstreams map[string]*url.URL
+	rp        *httputil.ReverseProxy
+	logger    *slog.Logger
+
+	queueMu sync.RWMutex // held for reading while sending to queue; Close takes it to close queue
+	queue   chan *event.Event
+	closed  bool
+	wg      sync.WaitGroup
+
+	requests  atomic.Int64
+	turns     atomic.Int64
+	pubErrors atomic.Int64
+	lastTurn  atomic.Int64
+}
+
+// New makes a proxy and starts its publishing workers; Close stops them after the queue drains.
+func New(cfg Config) (*Proxy, error) {
+	p := &Proxy{cfg: cfg, upstreams: map[string]*url.URL{}, logger: cfg.Logger,
+		queue: make(chan *event.Event, 65536)}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
+	}
+	for name, raw := range map[string]string{Anthropic: cfg.AnthropicUpstream, OpenAI: cfg.OpenAIUpstream} {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("proxy: %s upstream %q is not an http(s) URL", name, raw)
+		}
+		p.upstreams[name] = u
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 256
+		t.MaxIdleConnsPerHost = 64
+		t.IdleConnTimeout = 90 * time.Second
+		// The proxy reads usage from compressed bodies itself and passes them on untouched.
+		t.DisableCompression = true
+		tr = t
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      tr,
+		FlushInterval:  -1,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.errorHandler,
+		ErrorLog:       slogErrorLog(p.logger),
+	}
+	for range 2 {
+		p.wg.Add(1)
+		go p.publishLoop()
+	}
+	return p, nil
+}
+
+// turnCtx travels with a metered request.
+type turnCtx struct {
+	route   route
+	start   time.Time
+	info    chan requestInfo
+	header  http.Header // the client's request headers (never stored)
+	bytesIn int64
+	filter  bool
+}
+
+type ctxKey struct{}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.requests.Add(1)
+	rt := routeFor(r)
+	if !rt.metered {
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, &turnCtx{route: rt, start: time.Now()}))
+		p.rp.ServeHTTP(w, r)
+		return
+	}
+	tc := &turnCtx{route: rt, start: time.Now(), info: make(chan requestInfo, 1), header: r.Header.Clone()}
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		p.writeError(w, rt.provider, http.StatusBadRequest, "invalid_request_error",
+			"observer-proxy: could not read the request body: "+err.Error())
+		return
+	}
+	tc.bytesIn = int64(len(body))
+	if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" && wantsInjectedUsage(body) {
+		if nb, ok := injectIncludeUsage(body); ok {
+			body, tc.filter = nb, true
+		}
+	}
+	go func(b []byte) { tc.info <- parseRequest(b) }(body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tc))
+	p.rp.ServeHTTP(w, r)
+}
+
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	tc := pr.In.Context().Value(ctxKey{}).(*turnCtx)
+	pr.SetURL(p.upstreams[tc.route.provider])
+	pr.Out.Host = ""
+	if tc.filter {
+		// The proxy edits this stream; keep it uncompressed.
+		pr.Out.Header.Set("Accept-Encoding", "identity")
+	} else if ae := pr.Out.Header.Get("Accept-Encoding"); ae != "" {
+		// The proxy can read gzip, deflate and zstd, not brotli: offer the upstream only those.
+		pr.Out.Header.Set("Accept-Encoding", dropEncoding(ae, "br"))
+	}
+}
+
+func dropEncoding(ae, drop string) string {
+	var keep []string
+	for _, part := range strings.Split(ae, ",") {
+		name := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
+		if !strings.EqualFold(name, drop) && name != "" {
+			keep = append(keep, strings.TrimSpace(part))
+		}
+	}
+	if len(keep) == 0 {
+		return "identity"
+	}
+	return strings.Join(keep, ", ")
+}
+
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	tc, _ := resp.Request.Context().Value(ctxKey{}).(*turnCtx)
+	if tc == nil || !tc.route.metered {
+		return nil
+	}
+	ct := resp.Header.Get("Content-Type")
+	stream := strings.HasPrefix(ct, "text/event-stream")
+	ctx := resp.Request.Context()
+	status := resp.StatusCode
+	reqID := firstNonEmpty(resp.Header.Get("request-id"), resp.Header.Get("x-request-id"))
+	if tc.filter && (!stream || resp.Header.Get("Content-Encoding") != "") {
+		tc.filter = false
+	}
+	resp.Body = newMeter(ctx, resp.Body, tc.route.provider, stream, tc.filter, resp.Header.Get("Content-Encoding"),
+		func(m *meter, reason endReason, clientGone bool) {
+			p.record(tc, status, reqID, stream, m, reason, clientGone)
+		})
+	if tc.filter {
+		resp.Header.Del("Content-Length")
+		resp.ContentLength = -1
+	}
+	return nil
+}
+
+// record builds and queues the api_turn event of one request.
+func (p *Proxy) record(tc *turnCtx, status int, reqID string, stream bool, m *meter, reason endReason, clientGone bool) {
+	info := <-tc.info
+	u := &m.usage
+	t := &event.APITurn{
+		Tokens:     u.Tokens,
+		Provider:   tc.route.provider,
+		Endpoint:   tc.route.endpoint,
+		Model:      firstNonEmpty(u.Model, info.Model),
+		MessageID:  u.MessageID,
+		Stream:     stream,
+		Status:     status,
+		StopReason: u.StopReason,
+		LatencyMs:  ms(time.Since(tc.start)),
+		Messages:   info.Messages,
+		Tools:      info.Tools,
+		BytesIn:    tc.bytesIn,
+		BytesOut:   m.bytesOut,
+	}
+	if !m.firstByte.IsZero() {
+		t.TTFBMs = ms(m.firstByte.Sub(tc.start))
+	}
+	t.RequestID = reqID
+	t.ErrorClass, t.ErrorMessage = u.ErrClass, truncate(u.ErrMsg, 2000)
+	switch {
+	case status >= 400 && t.ErrorClass == "":
+		t.ErrorClass = fmt.Sprintf("http_%d", status)
+	case stream && !u.Final:
+		t.Partial = true
+		switch {
+		case reason == endClosed || clientGone:
+			t.ErrorClass, t.ErrorMessage = "client_disconnected", "the client closed the connection before the stream ended"
+		case reason == endReadError:
+			t.ErrorClass, t.ErrorMessage = "upstream_read_error", truncate(errText(m.readErr), 2000)
+		default:
+			t.ErrorClass, t.ErrorMessage = "stream_truncated", "the upstream stream ended before its final event"
+		}
+	case !stream && reason != endEOF && clientGone:
+		t.Partial = true
+		t.ErrorClass, t.ErrorMessage = "client_disconnected", "the client closed the connection before the response ended"
+	}
+	if info.NotJSON && status >= 400 && t.ErrorMessage == "" {
+		t.ErrorMessage = "request body is not JSON"
+	}
+	p.price(t)
+	p.enqueue(tc, info, t)
+}
+
+func (p *Proxy) price(t *event.APITurn) {
+	t.Reliability = event.ReliabilityAccurate
+	if p.cfg.Coster == nil || t.Model == "" {
+		if t.Input+t.Output+t.CacheRead+t.CacheCreation > 0 {
+			t.Reliability = event.ReliabilityUnknown
+		}
+		return
+	}
+	cost, known := p.cfg.Coster.Cost(t.Model, t.Tokens)
+	t.CostUSD = cost
+	if !known {
+		t.Reliability = event.ReliabilityUnknown
+	}
+}
+
+func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
+	ev := event.New(event.KindAPITurn, "observer-proxy")
+	ev.Time = tc.start.UTC()
+	ev.ID = event.RandomID()
+	ev.Client = clientOf(tc.header)
+	ev.SessionID = sessionOf(tc.header, info)
+	ev.Host, ev.User = p.cfg.Host, p.cfg.User
+	ev.APITurn = t
+	p.turns.Add(1)
+	p.lastTurn.Store(time.Now().UnixMilli())
+	if p.cfg.Publisher == nil {
+		return
+	}
+	p.queueMu.RLock()
+	queued := false
+	if !p.closed {
+		select {
+		case p.queue <- &ev:
+			queued = true
+		default:
+		}
+	}
+	p.queueMu.RUnlock()
+	if !queued {
+		// The queue is full or closed: publish from this goroutine, which is not the client's.
+		p.publish(&ev)
+	}
+}
+
+func (p *Proxy) publishLoop() {
+	defer p.wg.Done()
+	for ev := range p.queue {
+		p.publish(ev)
+	}
+}
+
+func (p *Proxy) publish(ev *event.Event) {
+	if _, err := p.cfg.Publisher.Publish(context.Background(), ev); err != nil {
+		p.pubErrors.Add(1)
+		p.logger.Error("api turn not recorded", "id", ev.ID, "err", err)
+	}
+}
+
+// errorHandler answers when the upstream cannot be reached, in the provider's error shape.
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	tc, _ := r.Context().Value(ctxKey{}).(*turnCtx)
+	provider := OpenAI
+	if tc != nil {
+		provider = tc.route.provider
+	}
+	status, class := http.StatusBadGateway, "upstream_unreachable"
+	msg := fmt.Sprintf("observer-proxy: the %s upstream %s could not be reached: %v", provider, p.upstreams[provider].Redacted(), err)
+	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+		status, class, msg = 499, "client_disconnected", "the client closed the connection before the upstream answered"
+	}
+	if status != 499 {
+		p.writeError(w, provider, status, class, msg)
+		p.logger.Warn("upstream unreachable", "provider", provider, "err", err)
+	}
+	if tc == nil || !tc.route.metered {
+		return
+	}
+	info := <-tc.info
+	t := &event.APITurn{Provider: provider, Endpoint: tc.route.endpoint, Model: info.Model, Stream: info.Stream,
+		Status: status, ErrorClass: class, ErrorMessage: truncate(msg, 2000), LatencyMs: ms(time.Since(tc.start)),
+		Messages: info.Messages, Tools: info.Tools, BytesIn: tc.bytesIn, Reliability: event.ReliabilityAccurate}
+	p.enqueue(tc, info, t)
+}
+
+// writeError answers in the provider's error shape, so the client shows a useful message.
+func (p *Proxy) writeError(w http.ResponseWriter, provider string, status int, class, msg string) {
+	var body any
+	if provider == Anthropic {
+		body = map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}}
+	} else {
+		body = map[string]any{"error": map[string]any{"message": msg, "type": class, "code": class, "param": nil}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Observer-Proxy-Error", class)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(body)
+}
+
+func anthropicErrorType(status int) string {
+	switch {
+	case status == http.StatusBadRequest:
+		return "invalid_request_error"
+	case status >= 500:
+		return "api_error"
+	}
+	return "api_error"
+}
+
+// Stats are the proxy's counters since it started.
+type Stats struct {
+	Requests, Turns, PublishErrors int64
+	LastTurn                       time.Time
+	Queued                         int
+}
+
+// Stats returns the counters.
+func (p *Proxy) Stats() Stats {
+	s := Stats{Requests: p.requests.Load(), Turns: p.turns.Load(), PublishErrors: p.pubErrors.Load(), Queued: len(p.queue)}
+	if ms := p.lastTurn.Load(); ms > 0 {
+		s.LastTurn = time.UnixMilli(ms).UTC()
+	}
+	return s
+}
+
+// Close stops the publishing workers after the queued events are handed to the publisher.
+func (p *Proxy) Close() {
+	p.queueMu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.queue)
+	}
+	p.queueMu.Unlock()
+	p.wg.Wait()
+}
+
+func slogErrorLog(l *slog.Logger) *log.Logger { return slog.NewLogLogger(l.Handler(), slog.LevelWarn) }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// IsLoopback reports whether addr listens only on a loopback interface.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

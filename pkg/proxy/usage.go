@@ -1,0 +1,293 @@
+package proxy
+
+import (
+	"encoding/json"
+
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// turnUsage accumulates what the response says about the turn, from a JSON body or from the
+// events of a stream.
+type turnUsage struct {
+	event.Tokens
+	MessageID  string
+	Model      string
+	StopReason string
+	ErrClass   string
+	ErrMsg     string
+	Final      bool // the stream's closing event (or a whole JSON body) was seen
+	Seen       bool // some usage was read
+}
+
+type anthropicUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheCreation            *struct {
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+// apply sets the buckets an Anthropic usage object carries. Anthropic's input_tokens already
+// excludes cache reads and writes. A message_delta repeats input figures in newer API versions;
+// zero figures there never overwrite the message_start ones.
+func (u *turnUsage) applyAnthropic(a *anthropicUsage, final bool) {
+	if a == nil {
+		return
+	}
+	u.Seen = true
+	if a.InputTokens > 0 || !final {
+		u.Input = a.InputTokens
+	}
+	if a.CacheReadInputTokens > 0 || !final {
+		u.CacheRead = a.CacheReadInputTokens
+	}
+	if a.CacheCreationInputTokens > 0 || !final {
+		u.CacheCreation = a.CacheCreationInputTokens
+		u.CacheCreation1h = 0
+		if a.CacheCreation != nil {
+			u.CacheCreation1h = a.CacheCreation.Ephemeral1h
+		}
+	}
+	u.Output = a.OutputTokens
+}
+
+type openAIUsage struct {
+	// Responses API
+	InputTokens        int64 `json:"input_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+	InputTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+	// Chat and completions
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+// applyOpenAI stores OpenAI usage net: OpenAI's input counts include cached tokens, which are
+// moved to CacheRead; reasoning stays inside output and is shown beside it.
+func (u *turnUsage) applyOpenAI(o *openAIUsage) {
+	if o == nil {
+		return
+	}
+	u.Seen = true
+	in, out := o.InputTokens, o.OutputTokens
+	var cached, reasoning int64
+	if o.InputTokensDetails != nil {
+		cached = o.InputTokensDetails.CachedTokens
+	}
+	if o.OutputTokensDetails != nil {
+		reasoning = o.OutputTokensDetails.ReasoningTokens
+	}
+	if in == 0 && out == 0 {
+		in, out = o.PromptTokens, o.CompletionTokens
+		if o.PromptTokensDetails != nil {
+			cached = o.PromptTokensDetails.CachedTokens
+		}
+		if o.CompletionTokensDetails != nil {
+			reasoning = o.CompletionTokensDetails.ReasoningTokens
+		}
+	}
+	u.Input = max(in-cached, 0)
+	u.CacheRead = cached
+	u.Output = out
+	u.Reasoning = reasoning
+}
+
+type apiError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Code    any    `json:"code"`
+}
+
+func (u *turnUsage) applyError(e *apiError) {
+	if e == nil {
+		return
+	}
+	u.ErrClass = e.Type
+	if u.ErrClass == "" {
+		if s, ok := e.Code.(string); ok {
+			u.ErrClass = s
+		}
+	}
+	u.ErrMsg = e.Message
+}
+
+// parseJSONBody reads a whole (non-streaming) response body.
+func (u *turnUsage) parseJSONBody(provider string, body []byte) {
+	var b struct {
+		ID          string          `json:"id"`
+		Type        string          `json:"type"`
+		Model       string          `json:"model"`
+		StopReason  string          `json:"stop_reason"`
+		Status      string          `json:"status"`
+		Usage       json.RawMessage `json:"usage"`
+		Error       json.RawMessage `json:"error"`
+		InputTokens *int64          `json:"input_tokens"` // count_tokens
+		Choices     []struct {
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return
+	}
+	u.Final = true
+	u.MessageID, u.Model = b.ID, b.Model
+	u.StopReason = b.StopReason
+	if u.StopReason == "" && len(b.Choices) > 0 {
+		u.StopReason = b.Choices[0].FinishReason
+	}
+	if u.StopReason == "" && b.Status != "" && b.Status != "completed" {
+		u.StopReason = b.Status
+	}
+	if len(b.Error) > 0 && string(b.Error) != "null" {
+		var e apiError
+		if json.Unmarshal(b.Error, &e) == nil {
+			u.applyError(&e)
+		}
+	}
+	if len(b.Usage) == 0 || string(b.Usage) == "null" {
+		return
+	}
+	if provider == Anthropic {
+		var a anthropicUsage
+		if json.Unmarshal(b.Usage, &a) == nil {
+			u.applyAnthropic(&a, false)
+		}
+		return
+	}
+	var o openAIUsage
+	if json.Unmarshal(b.Usage, &o) == nil {
+		u.applyOpenAI(&o)
+	}
+}
+
+// streamEvent reads one SSE data payload. It returns true when the payload is an OpenAI chat
+// usage-only chunk (empty choices, usage set): the proxy hides that chunk when it asked for it.
+func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bool) {
+	if string(data) == "[DONE]" {
+		u.Final = true
+		return false
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return false
+	}
+	if provider == Anthropic {
+		var ev struct {
+			Type    string `json:"type"`
+			Message *struct {
+				ID    string          `json:"id"`
+				Model string          `json:"model"`
+				Usage *anthropicUsage `json:"usage"`
+			} `json:"message"`
+			Delta *struct {
+				StopReason string `json:"stop_reason"`
+			} `json:"delta"`
+			Usage *anthropicUsage `json:"usage"`
+			Error *apiError       `json:"error"`
+		}
+		if json.Unmarshal(data, &ev) != nil {
+			return false
+		}
+		switch ev.Type {
+		case "message_start":
+			if ev.Message != nil {
+				u.MessageID, u.Model = ev.Message.ID, ev.Message.Model
+				u.applyAnthropic(ev.Message.Usage, false)
+			}
+		case "message_delta":
+			u.applyAnthropic(ev.Usage, true)
+			if ev.Delta != nil && ev.Delta.StopReason != "" {
+				u.StopReason = ev.Delta.StopReason
+			}
+		case "message_stop":
+			u.Final = true
+		case "error":
+			u.applyError(ev.Error)
+			u.Final = true
+		}
+		return false
+	}
+	var ev struct {
+		Type     string `json:"type"`
+		ID       string `json:"id"`
+		Model    string `json:"model"`
+		Response *struct {
+			ID                string       `json:"id"`
+			Model             string       `json:"model"`
+			Status            string       `json:"status"`
+			Usage             *openAIUsage `json:"usage"`
+			Error             *apiError    `json:"error"`
+			IncompleteDetails *struct {
+				Reason string `json:"reason"`
+			} `json:"incomplete_details"`
+		} `json:"response"`
+		Choices []struct {
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage   *openAIUsage `json:"usage"`
+		Error   *apiError    `json:"error"`
+		Message string       `json:"message"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return false
+	}
+	switch {
+	case ev.Response != nil: // Responses API
+		if ev.Response.ID != "" {
+			u.MessageID = ev.Response.ID
+		}
+		if ev.Response.Model != "" {
+			u.Model = ev.Response.Model
+		}
+		switch ev.Type {
+		case "response.completed", "response.incomplete", "response.failed":
+			u.Final = true
+			u.applyOpenAI(ev.Response.Usage)
+			u.applyError(ev.Response.Error)
+			u.StopReason = ev.Response.Status
+			if ev.Response.IncompleteDetails != nil && ev.Response.IncompleteDetails.Reason != "" {
+				u.StopReason = ev.Response.IncompleteDetails.Reason
+			}
+		}
+	case ev.Type == "error":
+		u.Final = true
+		if ev.Error != nil {
+			u.applyError(ev.Error)
+		} else {
+			u.applyError(&apiError{Type: "error", Message: ev.Message})
+		}
+	default: // Chat chunks
+		if ev.ID != "" {
+			u.MessageID = ev.ID
+		}
+		if ev.Model != "" {
+			u.Model = ev.Model
+		}
+		for _, c := range ev.Choices {
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				u.StopReason = *c.FinishReason
+			}
+		}
+		if ev.Usage != nil {
+			u.applyOpenAI(ev.Usage)
+			u.Final = true
+			return len(ev.Choices) == 0
+		}
+		if ev.Error != nil {
+			u.applyError(ev.Error)
+		}
+	}
+	return false
+}
