@@ -30,6 +30,7 @@ type meter struct {
 	sse      sseSplitter
 	jsonCopy bytes.Buffer
 	tooBig   bool
+	lag      []byte // read but not yet parsed
 
 	// compressed bodies: bytes go through a pipe to a decoder goroutine
 	pw      *io.PipeWriter
@@ -130,16 +131,26 @@ func (m *meter) Read(p []byte) (int, error) {
 	if m.filter {
 		return m.readFiltered(p)
 	}
+	// The bytes read last time are parsed now, after the client has been handed them: parsing
+	// stays off the path to the client's first byte.
+	if len(m.lag) > 0 {
+		m.parse(m.lag)
+		m.lag = m.lag[:0]
+	}
 	n, err := m.body.Read(p)
 	if n > 0 {
 		m.account(p[:n])
 		if m.pw != nil {
 			m.pw.Write(p[:n])
 		} else {
-			m.parse(p[:n])
+			m.lag = append(m.lag, p[:n]...)
 		}
 	}
 	if err != nil {
+		if len(m.lag) > 0 {
+			m.parse(m.lag)
+			m.lag = m.lag[:0]
+		}
 		m.end(err)
 	}
 	return n, err
@@ -237,6 +248,10 @@ func (m *meter) end(err error) {
 
 func (m *meter) Close() error {
 	err := m.body.Close()
+	if len(m.lag) > 0 {
+		m.parse(m.lag)
+		m.lag = m.lag[:0]
+	}
 	m.finish(endClosed)
 	return err
 }

@@ -302,10 +302,38 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	}
 }
 
+// BatchPublisher is a Publisher that can also publish many events with one wait for their acks;
+// *bus.Client is one. The proxy uses it when it can.
+type BatchPublisher interface {
+	PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error)
+}
+
 func (p *Proxy) publishLoop() {
 	defer p.wg.Done()
+	bp, batching := p.cfg.Publisher.(BatchPublisher)
+	batch := make([]event.Event, 0, 256)
 	for ev := range p.queue {
-		p.publish(ev)
+		if !batching {
+			p.publish(ev)
+			continue
+		}
+		batch = append(batch[:0], *ev)
+	fill:
+		for len(batch) < cap(batch) {
+			select {
+			case more, ok := <-p.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, *more)
+			default:
+				break fill
+			}
+		}
+		if _, err := bp.PublishBatch(context.Background(), batch); err != nil {
+			p.pubErrors.Add(int64(len(batch)))
+			p.logger.Error("api turns not recorded", "events", len(batch), "err", err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -183,6 +184,17 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 	if len(data) == 0 || data[0] != '{' {
 		return false
 	}
+	// Most events are content deltas that carry no usage: skip them without decoding.
+	typ := eventType(data)
+	switch {
+	case provider == Anthropic && !anthropicEvents[typ]:
+		return false
+	case provider == OpenAI && typ != "" && !openAIEvents[typ]:
+		return false
+	case provider == OpenAI && typ == "" && u.MessageID != "" && !bytes.Contains(data, []byte(`"usage"`)) &&
+		!bytes.Contains(data, []byte(`"finish_reason":"`)) && !bytes.Contains(data, []byte(`"error"`)):
+		return false // a chat content chunk after the first
+	}
 	if provider == Anthropic {
 		var ev struct {
 			Type    string `json:"type"`
@@ -290,4 +302,26 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 		}
 	}
 	return false
+}
+
+var anthropicEvents = map[string]bool{"message_start": true, "message_delta": true, "message_stop": true, "error": true}
+
+var openAIEvents = map[string]bool{"response.created": true, "response.completed": true, "response.incomplete": true,
+	"response.failed": true, "error": true}
+
+// eventType returns the value of a "type" key that opens an event's JSON, as the APIs write it
+// ({"type":"message_delta",...}), or "" when the event does not start that way.
+func eventType(data []byte) string {
+	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"`))
+	if !ok {
+		rest, ok = bytes.CutPrefix(data, []byte(`{"type": "`))
+	}
+	if !ok {
+		return ""
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || end > 64 {
+		return ""
+	}
+	return string(rest[:end])
 }
