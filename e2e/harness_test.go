@@ -68,6 +68,8 @@ func newSuite(tb testing.TB, extraEnv ...string) *suite {
 		"OBSERVER_HOME="+home,
 		fmt.Sprintf("OBSERVER_BUS_PORT=%d", freePort(tb)),
 		"OBSERVER_WRITER_ACK_WAIT=2s",
+		fmt.Sprintf("OBSERVER_PROXY_ADDR=127.0.0.1:%d", freePort(tb)),
+		fmt.Sprintf("OBSERVER_DASH_ADDR=127.0.0.1:%d", freePort(tb)),
 		"OBSERVER_LOG_LEVEL=info",
 	)
 	s.env = append(s.env, extraEnv...)
