@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -410,4 +411,31 @@ func (s *Server) models(w http.ResponseWriter, provider string) {
 		data[i] = obj{"id": id, "object": "model", "created": created.Unix(), "owned_by": "observer-fake"}
 	}
 	writeJSON(w, http.StatusOK, obj{"object": "list", "data": data})
+}
+
+// RoundTrip finds, among the requests to path, a call of tool followed by a final text answering a
+// conversation that holds the tool's result: the proof that a client completed a tool round trip.
+func RoundTrip(reqs []Request, path, tool string) (call, final Request, err error) {
+	i := slices.IndexFunc(reqs, func(r Request) bool {
+		return strings.HasPrefix(r.Path, path) && r.Action == ActionToolCall && r.Tool == tool
+	})
+	if i < 0 {
+		return call, final, fmt.Errorf("no %s call among %v", tool, Summary(reqs))
+	}
+	j := slices.IndexFunc(reqs[i+1:], func(r Request) bool {
+		return strings.HasPrefix(r.Path, path) && r.Action == ActionFinalText && r.ToolResult
+	})
+	if j < 0 {
+		return call, final, fmt.Errorf("no final text after the tool result among %v", Summary(reqs))
+	}
+	return reqs[i], reqs[i+1+j], nil
+}
+
+// Summary lists requests one line each, for error messages.
+func Summary(reqs []Request) []string {
+	var out []string
+	for _, r := range reqs {
+		out = append(out, r.Method+" "+r.Path+" "+r.Action+" "+r.Tool)
+	}
+	return out
 }

@@ -3,11 +3,10 @@ package fakeapi
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
+	"github.com/observerhq/observer/internal/realclient"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -19,8 +18,6 @@ import (
 // realUsage differs from every default so that a number in a client's files can only have come
 // from this test's server.
 var realUsage = Usage{Input: 321, Output: 54, CacheRead: 4321, CacheWrite5m: 222, CacheWrite1h: 111, Reasoning: 7}
-
-const realClientTimeout = 120 * time.Second
 
 // TestRealClients drives the real Claude Code and Codex CLIs against the fake, each through one
 // tool round trip (see the package doc for the command lines). It skips when a client is not
@@ -34,26 +31,20 @@ func TestRealClients(t *testing.T) {
 }
 
 func testClaudeCode(t *testing.T) {
-	bin := findClient(t, "OBSERVER_CLAUDE_BIN", "claude", "npm install -g @anthropic-ai/claude-code@2.1.197")
+	bin := realclient.FindClaude(t)
 	s := New(Config{Usage: realUsage})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
-	home, repo := clientDirs(t)
+	home, repo := realclient.Dirs(t)
 
 	start := time.Now()
-	stdout := runClient(t, repo, []string{
-		"HOME=" + home,
-		"ANTHROPIC_BASE_URL=" + ts.URL,
-		"ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_TELEMETRY=1",
-	}, bin, "-p", "list the files", "--allowedTools", "Bash(ls:*)")
+	stdout := realclient.Run(t, repo, realclient.ClaudeEnv(home, ts.URL), bin, realclient.ClaudeArgs("list the files")...)
 	t.Logf("claude ran in %v", time.Since(start).Round(time.Millisecond))
 	if !strings.Contains(stdout, TextAfterTool) {
 		t.Errorf("claude printed %q, want the final text %q", stdout, TextAfterTool)
 	}
 
-	call, final := roundTrip(t, s.Requests(), "/v1/messages", "Bash")
+	call, final := mustRoundTrip(t, s.Requests(), "/v1/messages", "Bash")
 	session := call.Headers["X-Claude-Code-Session-Id"]
 	if session == "" || final.Headers["X-Claude-Code-Session-Id"] != session {
 		t.Errorf("X-Claude-Code-Session-Id = %q then %q, want one session id on both turns",
@@ -106,20 +97,16 @@ func testClaudeCode(t *testing.T) {
 }
 
 func testCodex(t *testing.T) {
-	bin := findClient(t, "OBSERVER_CODEX_BIN", "codex", "npm install -g @openai/codex@0.171.0")
+	bin := realclient.FindCodex(t)
 	s := New(Config{Usage: realUsage})
 	ts := httptest.NewServer(s)
 	defer ts.Close()
-	home, repo := clientDirs(t)
+	home, repo := realclient.Dirs(t)
 
 	// supports_websockets makes Codex try GET /v1/responses as a WebSocket first; the 426 sends
 	// it to HTTP. Without the key Codex 0.171 goes straight to HTTP for a custom provider.
-	provider := `model_providers.x={name="X",base_url="` + ts.URL + `/v1",env_key="OPENAI_API_KEY",wire_api="responses",supports_websockets=true}`
 	start := time.Now()
-	stdout := runClient(t, repo, []string{"HOME=" + home, "OPENAI_API_KEY=sk-test"},
-		bin, "exec", "-m", "gpt-5.2-codex", "-c", "model_provider=x", "-c", provider,
-		"-c", "analytics.enabled=false", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-		"--json", "list the files")
+	stdout := realclient.Run(t, repo, realclient.CodexEnv(home), bin, realclient.CodexArgs(ts.URL+"/v1", "list the files", true)...)
 	t.Logf("codex ran in %v", time.Since(start).Round(time.Millisecond))
 	if !strings.Contains(stdout, `"type":"command_execution"`) || !strings.Contains(stdout, TextAfterTool) {
 		t.Errorf("codex --json output lacks the command execution or the final text:\n%s", stdout)
@@ -127,9 +114,9 @@ func testCodex(t *testing.T) {
 
 	reqs := s.Requests()
 	if !slices.ContainsFunc(reqs, func(r Request) bool { return r.Method == "GET" && r.Status == 426 }) {
-		t.Errorf("no WebSocket attempt answered 426; requests: %v", summary(reqs))
+		t.Errorf("no WebSocket attempt answered 426; requests: %v", Summary(reqs))
 	}
-	call, final := roundTrip(t, reqs, "/v1/responses", "exec_command")
+	call, final := mustRoundTrip(t, reqs, "/v1/responses", "exec_command")
 	session := call.Headers["Session-Id"]
 	if session == "" || final.Headers["Session-Id"] != session {
 		t.Errorf("session-id = %q then %q, want one session id on both turns", session, final.Headers["Session-Id"])
@@ -182,98 +169,6 @@ func testCodex(t *testing.T) {
 	}
 }
 
-// findClient returns the path of a client CLI from the environment variable env, else from PATH.
-// A missing client skips the test, or fails it when OBSERVER_REQUIRE_CLIENTS=1.
-func findClient(tb testing.TB, env, name, install string) string {
-	tb.Helper()
-	p := os.Getenv(env)
-	var err error
-	if p == "" {
-		p, err = exec.LookPath(name)
-	}
-	if err == nil {
-		if _, err = exec.LookPath("git"); err != nil {
-			name = "git"
-		}
-	}
-	if err != nil {
-		msg := name + " not found (set " + env + " or put it on PATH: " + install + ")"
-		if os.Getenv("OBSERVER_REQUIRE_CLIENTS") == "1" {
-			tb.Fatal(msg + "; OBSERVER_REQUIRE_CLIENTS=1 requires it")
-		}
-		tb.Skip(msg)
-	}
-	return p
-}
-
-// clientDirs makes a temporary HOME and a temporary git repository with two files.
-func clientDirs(tb testing.TB) (home, repo string) {
-	tb.Helper()
-	home, repo = filepath.Join(tb.TempDir(), "home"), filepath.Join(tb.TempDir(), "repo")
-	for _, d := range []string{home, repo} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo\n"), 0o600)
-	os.WriteFile(filepath.Join(repo, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o600)
-	git := exec.Command("git", "init", "-q")
-	git.Dir, git.Env = repo, []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
-	if out, err := git.CombinedOutput(); err != nil {
-		tb.Fatalf("git init: %v\n%s", err, out)
-	}
-	return home, repo
-}
-
-// runClient runs a client in dir with only PATH and env as its environment (so that no key or
-// setting of the developer's leaks in), stdin empty, and fails unless it exits 0 in time.
-func runClient(tb testing.TB, dir string, env []string, bin string, args ...string) string {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), realClientTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		tb.Fatalf("%s did not finish within %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), realClientTimeout, &stdout, &stderr)
-	}
-	if err != nil {
-		tb.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), err, &stdout, &stderr)
-	}
-	return stdout.String()
-}
-
-// roundTrip finds, among the requests to path, a tool call of tool followed by a final text
-// answering a conversation that holds the tool's result.
-func roundTrip(tb testing.TB, reqs []Request, path, tool string) (call, final Request) {
-	tb.Helper()
-	i := slices.IndexFunc(reqs, func(r Request) bool {
-		return strings.HasPrefix(r.Path, path) && r.Action == ActionToolCall && r.Tool == tool
-	})
-	if i < 0 {
-		tb.Fatalf("no %s call among %v", tool, summary(reqs))
-	}
-	j := slices.IndexFunc(reqs[i+1:], func(r Request) bool {
-		return strings.HasPrefix(r.Path, path) && r.Action == ActionFinalText && r.ToolResult
-	})
-	if j < 0 {
-		tb.Fatalf("no final text after the tool result among %v", summary(reqs))
-	}
-	return reqs[i], reqs[i+1+j]
-}
-
-func summary(reqs []Request) []string {
-	var out []string
-	for _, r := range reqs {
-		out = append(out, r.Method+" "+r.Path+" "+r.Action+" "+r.Tool)
-	}
-	return out
-}
-
 func jsonLines(tb testing.TB, path string) [][]byte {
 	tb.Helper()
 	f, err := os.Open(path)
@@ -291,4 +186,13 @@ func jsonLines(tb testing.TB, path string) [][]byte {
 		tb.Fatalf("read %s: %v", path, err)
 	}
 	return out
+}
+
+func mustRoundTrip(tb testing.TB, reqs []Request, path, tool string) (call, final Request) {
+	tb.Helper()
+	call, final, err := RoundTrip(reqs, path, tool)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return call, final
 }

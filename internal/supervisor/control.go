@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"time"
 )
@@ -122,7 +123,7 @@ func (c *ControlClient) Status(ctx context.Context, v any) error {
 
 // Restart asks for a component's restart.
 func (c *ControlClient) Restart(ctx context.Context, name string) error {
-	body, code, err := c.do(ctx, "POST", "/restart?name="+name)
+	body, code, err := c.do(ctx, "POST", "/restart?name="+url.QueryEscape(name))
 	if err != nil {
 		return err
 	}

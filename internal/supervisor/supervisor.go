@@ -246,7 +246,10 @@ func (s *Supervisor) keep(ctx context.Context, ch *child, firstReady chan struct
 		}
 		// It exited on its own (or could not start).
 		ch.mu.Lock()
-		ranFor := time.Since(ch.started)
+		var ranFor time.Duration // a child that could not start did not run, whatever ch.started says
+		if err == nil {
+			ranFor = time.Since(ch.started)
+		}
 		now := time.Now()
 		ch.exits = append(ch.exits, now)
 		recent := ch.exits[:0]
@@ -450,12 +453,12 @@ func TailFile(w io.Writer, path string, n int) (int64, error) {
 			}
 		}
 	}
-	// Drop leading lines beyond n.
+	// Drop leading lines beyond n. An unterminated last line counts as a line.
+	if len(buf) > 0 && buf[len(buf)-1] != '\n' {
+		lines++
+	}
 	if lines > n {
 		skip := lines - n
-		if len(buf) > 0 && buf[len(buf)-1] != '\n' {
-			skip++
-		}
 		for i, c := range buf {
 			if c == '\n' {
 				skip--
@@ -464,6 +467,9 @@ func TailFile(w io.Writer, path string, n int) (int64, error) {
 					break
 				}
 			}
+		}
+		if skip > 0 { // n <= 0: every line goes
+			buf = nil
 		}
 	}
 	_, err = w.Write(buf)

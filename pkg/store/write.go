@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -163,10 +164,14 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			if e.Project != "" {
 				a.project = e.Project
 			}
+			// Within a batch the same rules hold as across batches (the upsert below): a later
+			// value replaces an earlier one only when it is set, and the epoch only grows.
 			switch {
 			case e.Session != nil:
-				a.state, a.cwd, a.path = e.Session.State, e.Session.Cwd, e.Session.TranscriptPath
-				a.parent, a.model, a.epoch = e.Session.ParentSessionID, e.Session.Model, e.Session.Epoch
+				a.state = cmp.Or(e.Session.State, a.state)
+				a.cwd, a.path = cmp.Or(e.Session.Cwd, a.cwd), cmp.Or(e.Session.TranscriptPath, a.path)
+				a.parent, a.model = cmp.Or(e.Session.ParentSessionID, a.parent), cmp.Or(e.Session.Model, a.model)
+				a.epoch = max(a.epoch, e.Session.Epoch)
 			case e.Hook != nil:
 				if e.Hook.Cwd != "" {
 					a.cwd = e.Hook.Cwd

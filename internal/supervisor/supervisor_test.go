@@ -1,0 +1,223 @@
+package supervisor_test
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+func TestSupervisor_Run_StartsInOrderAfterHealthy(t *testing.T) {
+	e := newEnv(t, true)
+	// Each child waits before its first heartbeat, so a supervisor that did not wait for it would
+	// start the next one long before the previous reported ready.
+	var specs []supervisor.Spec
+	for _, name := range []string{"a", "b", "c"} {
+		specs = append(specs, e.spec(t, name, "heartbeat", envReadyDelay+"=200ms"))
+	}
+	opts := e.options(specs...)
+	opts.ReadyTimeout = 10 * time.Second
+	r := start(t, opts)
+
+	e.waitRecords(t, "ready", 3, 10*time.Second)
+	recs := e.records(t)
+	starts, ready := only(recs, "start"), only(recs, "ready")
+	if got := names(starts); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("start order %v, want [a b c]", got)
+	}
+	for i := 1; i < len(starts); i++ {
+		prev := ready[slices.IndexFunc(ready, func(x rec) bool { return x.name == starts[i-1].name })]
+		if !starts[i].at.After(prev.at) {
+			t.Errorf("%s started %v before %s reported ready", starts[i].name, prev.at.Sub(starts[i].at), prev.name)
+		}
+	}
+	for _, st := range r.Status() {
+		if st.State != supervisor.StateRunning {
+			t.Errorf("%s: state %q, want %q", st.Name, st.State, supervisor.StateRunning)
+		}
+	}
+}
+
+func TestSupervisor_Run_RestartsWithBackoffThenCrashLoop(t *testing.T) {
+	e := newEnv(t, false)
+	opts := e.options(e.spec(t, "x", "exit1"))
+	opts.BackoffBase = 20 * time.Millisecond
+	opts.CrashLoopDelay = 500 * time.Millisecond
+	t0 := time.Now()
+	r := start(t, opts)
+
+	// Five quick exits: delays 20, 40, 80, 160 ms between them, then the crash-loop delay.
+	st := r.waitStatus(t, "x", "crash-looping", 5*time.Second, func(st supervisor.ChildStatus) bool {
+		return st.State == supervisor.StateCrashLoop
+	})
+	// With the default 500ms base the four delays alone would take 7.5s.
+	if d := time.Since(t0); d > 3*time.Second {
+		t.Errorf("crash-loop reached after %v; BackoffBase 20ms is not used", d)
+	}
+	if st.Restarts != 5 {
+		t.Errorf("Restarts = %d at the crash loop, want 5", st.Restarts)
+	}
+	if st.LastExit != "exit 1" {
+		t.Errorf("LastExit = %q, want %q", st.LastExit, "exit 1")
+	}
+	if st.PID != 0 || st.Health != "down" {
+		t.Errorf("crash-looping child shows pid %d, health %q; want 0, down", st.PID, st.Health)
+	}
+
+	// It is tried again after the crash-loop delay, and crash-loops again at once.
+	starts := e.waitRecords(t, "start", 6, 5*time.Second)
+	want := []time.Duration{20, 40, 80, 160, 500}
+	for i, d := range want {
+		gap := starts[i+1].at.Sub(starts[i].at)
+		if gap < d*time.Millisecond {
+			t.Errorf("start %d came %v after start %d, want at least %v", i+2, gap, i+1, d*time.Millisecond)
+		}
+	}
+	r.waitStatus(t, "x", "crash-looping with 6 restarts", 5*time.Second, func(st supervisor.ChildStatus) bool {
+		return st.State == supervisor.StateCrashLoop && st.Restarts == 6
+	})
+}
+
+func TestSupervisor_Run_BacksOffWhenChildCannotStart(t *testing.T) {
+	e := newEnv(t, false)
+	opts := e.options(supervisor.Spec{Name: "missing", Path: filepath.Join(e.dir, "no-such-binary")})
+	opts.BackoffBase = 50 * time.Millisecond
+	opts.CrashLoopDelay = time.Hour
+	t0 := time.Now()
+	r := start(t, opts)
+
+	st := r.waitStatus(t, "missing", "crash-looping", 5*time.Second, func(st supervisor.ChildStatus) bool {
+		return st.State == supervisor.StateCrashLoop
+	})
+	// Four growing delays (50+100+200+400ms) come before the fifth failure. A backoff that never
+	// grew would get there after 200ms.
+	if d := time.Since(t0); d < 700*time.Millisecond {
+		t.Errorf("crash-loop after %v, want at least 750ms of doubling backoff", d)
+	}
+	if st.Restarts != 5 {
+		t.Errorf("Restarts = %d, want 5", st.Restarts)
+	}
+	if !strings.Contains(st.LastExit, "no-such-binary") {
+		t.Errorf("LastExit = %q, want the start error naming the executable", st.LastExit)
+	}
+}
+
+func TestSupervisor_Status(t *testing.T) {
+	e := newEnv(t, true)
+	// Five heartbeats 100ms apart after a 300ms pause, then silence while it keeps running.
+	opts := e.options(e.spec(t, "w", "heartbeat", envReadyDelay+"=300ms", envBeats+"=5"))
+	opts.HealthTTL = 300 * time.Millisecond
+	opts.BackoffBase = time.Minute // stay down once it exits
+	s := supervisor.New(opts)
+	if st := s.Status(); len(st) != 1 || st[0].State != supervisor.StateStopped || st[0].Health != "down" {
+		t.Fatalf("Status before Run = %+v, want one stopped child, health down", st)
+	}
+	r := start(t, opts)
+
+	st := r.waitStatus(t, "w", "starting", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.PID != 0 })
+	if st.State != supervisor.StateStarting || st.Health != "unknown" {
+		t.Errorf("before its first heartbeat: state %q health %q, want starting, unknown", st.State, st.Health)
+	}
+	// A heartbeat under its name from another pid (an older run) does not count.
+	if err := e.cl.PublishHealth(bus.Health{Component: "w", PID: st.PID + 1, Time: time.Now(), OK: true, Events: 999}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if st := r.status(t, "w"); st.Events == 999 {
+		t.Errorf("a heartbeat from pid %d was taken for the child's (pid %d): %+v", st.PID+1, st.PID, st)
+	}
+	st = r.waitStatus(t, "w", "healthy", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.Health == "ok" })
+	pid := e.waitRecords(t, "start", 1, time.Second)[0].pid
+	if st.PID != pid || st.State != supervisor.StateRunning {
+		t.Errorf("healthy child: pid %d state %q, want pid %d, running", st.PID, st.State, pid)
+	}
+	if st.StartedAt.IsZero() || st.UptimeS <= 0 || st.Events < 1 {
+		t.Errorf("healthy child: started_at %v uptime %v events %d, want them set", st.StartedAt, st.UptimeS, st.Events)
+	}
+
+	st = r.waitStatus(t, "w", "unhealthy", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.Health != "ok" })
+	if st.Health != "unhealthy" || st.State != supervisor.StateRunning || st.PID != pid {
+		t.Errorf("silent child: health %q state %q pid %d, want unhealthy, running, %d", st.Health, st.State, st.PID, pid)
+	}
+	if st.Events != 5 {
+		t.Errorf("silent child: events %d, want 5 from its last heartbeat", st.Events)
+	}
+
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	st = r.waitStatus(t, "w", "down", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.Health == "down" })
+	if st.State != supervisor.StateBackoff || st.PID != 0 || st.LastExit != "exit 0" || st.Restarts != 1 {
+		t.Errorf("exited child: state %q pid %d last_exit %q restarts %d, want backoff, 0, exit 0, 1",
+			st.State, st.PID, st.LastExit, st.Restarts)
+	}
+}
+
+func TestSupervisor_Restart(t *testing.T) {
+	e := newEnv(t, true)
+	r := start(t, e.options(e.spec(t, "w", "heartbeat")))
+
+	old := r.waitStatus(t, "w", "healthy", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.Health == "ok" })
+	if err := r.Restart("w"); err != nil {
+		t.Fatalf("Restart(w) = %v", err)
+	}
+	st := r.waitStatus(t, "w", "healthy with a new pid", 5*time.Second, func(st supervisor.ChildStatus) bool {
+		return st.Health == "ok" && st.PID != old.PID
+	})
+	if st.Restarts != 1 {
+		t.Errorf("Restarts = %d, want 1", st.Restarts)
+	}
+	stops := only(e.records(t), "stop")
+	if len(stops) != 1 || stops[0].pid != old.PID {
+		t.Errorf("stop records %v, want one from the old pid %d (it was sent SIGTERM)", stops, old.PID)
+	}
+	if alive(old.PID) {
+		t.Errorf("old pid %d still exists after the restart", old.PID)
+	}
+
+	err := r.Restart("nope")
+	if !errors.Is(err, supervisor.ErrUnknownComponent) || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("Restart(nope) = %v, want ErrUnknownComponent naming it", err)
+	}
+}
+
+func TestSupervisor_Run_StopsInReverseOrder(t *testing.T) {
+	e := newEnv(t, true)
+	opts := e.options(
+		e.spec(t, "a", "heartbeat"),
+		e.spec(t, "b", "ignore-term"),
+		e.spec(t, "c", "heartbeat"),
+	)
+	const grace = 400 * time.Millisecond
+	opts.Grace = grace
+	r := start(t, opts)
+	pids := map[string]int{}
+	for _, name := range []string{"a", "b", "c"} {
+		pids[name] = r.waitStatus(t, name, "healthy", 10*time.Second, func(st supervisor.ChildStatus) bool { return st.Health == "ok" }).PID
+	}
+
+	took := r.stop(t, 10*time.Second)
+	if got := names(only(e.records(t), "stop")); !slices.Equal(got, []string{"c", "b", "a"}) {
+		t.Errorf("SIGTERM order %v, want [c b a]", got)
+	}
+	if took < grace {
+		t.Errorf("Run returned %v after the cancel, before b's grace period of %v ran out", took, grace)
+	}
+	for name, pid := range pids {
+		if alive(pid) {
+			t.Errorf("%s (pid %d) still exists after Run returned", name, pid)
+		}
+	}
+	want := map[string]string{"a": "exit 0", "b": "killed by killed", "c": "exit 0"}
+	for _, st := range r.Status() {
+		if st.LastExit != want[st.Name] || st.State != supervisor.StateStopped {
+			t.Errorf("%s: last exit %q state %q, want %q, stopped", st.Name, st.LastExit, st.State, want[st.Name])
+		}
+	}
+}
