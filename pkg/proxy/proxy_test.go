@@ -93,7 +93,7 @@ const anthropicStream = "event: message_start\n" +
 	"event: content_block_stop\n" +
 	`data: {"type":"content_block_stop","index":0}` + "\n\n" +
 	"event: message_delta\n" +
-	`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":45}}` + "\n\n" +
+	`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"input_tokens":100,"cache_creation_input_tokens":300,"cache_read_input_tokens":1000,"output_tokens":45}}` + "\n\n" +
 	"event: message_stop\n" +
 	`data: {"type":"message_stop"}` + "\n\n"
 
@@ -562,5 +562,25 @@ func TestSessionFromUserID(t *testing.T) {
 		if got := sessionFromUserID(in); got != want {
 			t.Errorf("sessionFromUserID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestProxy_EventKeyOrder: usage is read whatever the order of the keys in an event.
+func TestProxy_EventKeyOrder(t *testing.T) {
+	stream := `data: {"message":{"id":"msg_sorted","model":"m","usage":{"input_tokens":5,"output_tokens":1}},"type":"message_start"}` + "\n\n" +
+		`data: {"delta":{"stop_reason":"end_turn"},"type":"message_delta","usage":{"output_tokens":9}}` + "\n\n" +
+		`data: {"type":"message_stop"}` + "\n\n"
+	srv, cp := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, stream)
+	})
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if turn := cp.next(t); turn.MessageID != "msg_sorted" || turn.Input != 5 || turn.Output != 9 || turn.StopReason != "end_turn" {
+		t.Fatalf("turn %+v", turn)
 	}
 }

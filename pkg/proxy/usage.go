@@ -47,11 +47,13 @@ func (u *turnUsage) applyAnthropic(a *anthropicUsage, final bool) {
 	}
 	if a.CacheCreationInputTokens > 0 || !final {
 		u.CacheCreation = a.CacheCreationInputTokens
-		u.CacheCreation1h = 0
-		if a.CacheCreation != nil {
-			u.CacheCreation1h = a.CacheCreation.Ephemeral1h
-		}
 	}
+	// The 5m/1h breakdown comes with message_start; a message_delta that repeats the total
+	// without it keeps the split already read.
+	if a.CacheCreation != nil {
+		u.CacheCreation1h = a.CacheCreation.Ephemeral1h
+	}
+	u.CacheCreation1h = min(u.CacheCreation1h, u.CacheCreation)
 	u.Output = a.OutputTokens
 }
 
@@ -187,7 +189,7 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 	// Most events are content deltas that carry no usage: skip them without decoding.
 	typ := eventType(data)
 	switch {
-	case provider == Anthropic && !anthropicEvents[typ]:
+	case provider == Anthropic && typ != "" && !anthropicEvents[typ]:
 		return false
 	case provider == OpenAI && typ != "" && !openAIEvents[typ]:
 		return false
@@ -310,7 +312,8 @@ var openAIEvents = map[string]bool{"response.created": true, "response.completed
 	"response.failed": true, "error": true}
 
 // eventType returns the value of a "type" key that opens an event's JSON, as the APIs write it
-// ({"type":"message_delta",...}), or "" when the event does not start that way.
+// ({"type":"message_delta",...}), or "" when the event does not start that way (and must then be
+// decoded to be known).
 func eventType(data []byte) string {
 	rest, ok := bytes.CutPrefix(data, []byte(`{"type":"`))
 	if !ok {

@@ -1,0 +1,137 @@
+// Package proxycli is the observer-proxy command: it loads the configuration, connects to the bus
+// (spooling to disk while it is down), serves the proxy and reports its health to the supervisor.
+package proxycli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/pricing"
+	"github.com/observerhq/observer/pkg/proxy"
+)
+
+// Version is set by main.
+var Version = "dev"
+
+// Run runs observer-proxy and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := &cli.App{
+		Name:  "observer-proxy",
+		Usage: "reverse proxy for the model APIs that records the exact usage of every turn",
+		Description: `Point clients at it:
+   Claude Code:  ANTHROPIC_BASE_URL=http://127.0.0.1:8820
+   OpenAI SDKs:  OPENAI_BASE_URL=http://127.0.0.1:8820/v1
+   Codex:        a custom provider (it ignores OPENAI_BASE_URL), see the README.`,
+		Version:        Version,
+		Writer:         stdout,
+		ErrWriter:      stderr,
+		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "home", EnvVars: []string{"OBSERVER_HOME"}, Usage: "observer's data directory", DefaultText: "~/.observer"},
+			&cli.StringFlag{Name: "addr", Usage: "listen address (default: [proxy] addr)"},
+			&cli.StringFlag{Name: "anthropic-upstream", Usage: "where Anthropic requests go (default: [proxy] anthropic_upstream)"},
+			&cli.StringFlag{Name: "openai-upstream", Usage: "where OpenAI requests go (default: [proxy] openai_upstream)"},
+		},
+		Action: serve,
+	}
+	if err := app.RunContext(ctx, args); err != nil {
+		fmt.Fprintf(stderr, "observer-proxy: %v\n", err)
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			return ec.ExitCode()
+		}
+		return 1
+	}
+	return 0
+}
+
+func serve(c *cli.Context) error {
+	home := c.String("home")
+	if home == "" {
+		h, err := config.HomeDir()
+		if err != nil {
+			return err
+		}
+		home = h
+	}
+	home, _ = filepath.Abs(home)
+	cfg, err := config.Load(home)
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream} {
+		if c.IsSet(flag) {
+			*dst = c.String(flag)
+		}
+	}
+	logger := newLogger(c.App.ErrWriter, cfg.Log.Level)
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := supervisor.WatchParent(ctx)
+	defer cancel()
+
+	if !proxy.IsLoopback(cfg.Proxy.Addr) {
+		logger.Warn("the proxy listens beyond loopback: anyone who reaches it can spend your API keys' credit through it", "addr", cfg.Proxy.Addr)
+	}
+	ln, err := net.Listen("tcp", cfg.Proxy.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (change [proxy] addr or OBSERVER_PROXY_ADDR): %w", cfg.Proxy.Addr, err)
+	}
+	token, _ := bus.ReadToken(cfg.TokenPath()) // absent: events spool until the bus has run once
+	host, _ := os.Hostname()
+	cl, err := bus.Connect(ctx, bus.Options{URL: cfg.BusURL(), Token: token, Name: "observer-proxy",
+		SpoolDir: cfg.SpoolDir(), DrainEvery: 5 * time.Second, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	p, err := proxy.New(proxy.Config{
+		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream,
+		Publisher: cl, Coster: pricing.Default(), Logger: logger, Host: host, User: os.Getenv("USER"),
+	})
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	defer p.Close()
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
+		st := p.Stats()
+		return bus.Health{Component: "proxy", OK: true, LastEvent: st.LastTurn, Events: st.Turns,
+			Detail: fmt.Sprintf("%s, %d requests, %d turns", ln.Addr(), st.Requests, st.Turns)}
+	})
+	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	srv.Shutdown(sctx)
+	return nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		lv = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
+}
