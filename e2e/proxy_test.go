@@ -19,7 +19,7 @@ import (
 // proc is a long-running binary started by a test.
 type proc struct {
 	cmd  *exec.Cmd
-	done chan error
+	done chan struct{} // closed when the process has exited
 }
 
 func (s *suite) spawn(name string, args ...string) *proc {
@@ -34,8 +34,8 @@ func (s *suite) spawn(name string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatal(err)
 	}
-	p := &proc{cmd: cmd, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); logf.Close() }()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); logf.Close(); close(p.done) }()
 	s.tb.Cleanup(func() { p.stop() })
 	return p
 }
