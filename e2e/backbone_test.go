@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,9 +206,17 @@ func TestTail_PrintsEventsAtOnce(t *testing.T) {
 	}
 	defer tail.Process.Kill()
 	// Wait for "tailing ..." so the subscription is live.
-	if line, err := bufio.NewReader(stderr).ReadString('\n'); err != nil || !strings.HasPrefix(line, "tailing") {
-		t.Fatalf("tail did not start: %q %v", line, err)
+	errLines := bufio.NewReader(stderr)
+	for {
+		line, err := errLines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("tail did not start: %q %v", line, err)
+		}
+		if strings.HasPrefix(line, "tailing") {
+			break
+		}
 	}
+	go io.Copy(io.Discard, errLines)
 	lines := make(chan []byte, 100)
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -76,8 +76,9 @@ func waitHTTP(tb testing.TB, url string) {
 }
 
 // TestProxy_BusDown60s runs the components the way the service units do (bus, writer and proxy as
-// separate processes), kills the bus for 60 s while requests flow through the proxy, and checks
-// that every request was answered and every turn reaches the store once the bus is back.
+// separate processes, the proxy started first), kills the bus for 60 s while requests flow through
+// the proxy, and checks that every request was answered and every turn reaches the store once the
+// bus is back.
 func TestProxy_BusDown60s(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes over a minute")
@@ -92,10 +93,11 @@ func TestProxy_BusDown60s(t *testing.T) {
 	defer up.Close()
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL)
-	busProc := s.spawn("observerctl", "bus")
-	s.spawn("observerctl", "writer")
+	// The proxy starts first, before the bus has even made its token: its first turns spool.
 	s.spawn("observer-proxy")
 	waitHTTP(t, "http://"+proxyAddr+"/")
+	busProc := s.spawn("observerctl", "bus")
+	s.spawn("observerctl", "writer")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

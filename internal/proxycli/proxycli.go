@@ -92,9 +92,8 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s (change [proxy] addr or OBSERVER_PROXY_ADDR): %w", cfg.Proxy.Addr, err)
 	}
-	token, _ := bus.ReadToken(cfg.TokenPath()) // absent: events spool until the bus has run once
 	host, _ := os.Hostname()
-	cl, err := bus.Connect(ctx, bus.Options{URL: cfg.BusURL(), Token: token, Name: "observer-proxy",
+	cl, err := bus.Connect(ctx, bus.Options{URL: cfg.BusURL(), TokenFile: cfg.TokenPath(), Name: "observer-proxy",
 		SpoolDir: cfg.SpoolDir(), DrainEvery: 5 * time.Second, Logger: logger})
 	if err != nil {
 		return err

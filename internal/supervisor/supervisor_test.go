@@ -194,7 +194,7 @@ func TestSupervisor_Run_StopsInReverseOrder(t *testing.T) {
 		e.spec(t, "b", "ignore-term"),
 		e.spec(t, "c", "heartbeat"),
 	)
-	const grace = 400 * time.Millisecond
+	const grace = 2 * time.Second // a child that handles SIGTERM exits well within it, even under -race on a loaded machine
 	opts.Grace = grace
 	r := start(t, opts)
 	pids := map[string]int{}

@@ -40,7 +40,10 @@ type Options struct {
 	URL    string  // nats://127.0.0.1:4247
 	Server *Server // connect in-process to this server instead of URL
 	Token  string
-	Name   string // shown in the server's connection list, e.g. "observer-proxy"
+	// TokenFile, instead of Token, names the bus token file, read again at every connection
+	// attempt: a long-running producer may start before the bus has created it.
+	TokenFile string
+	Name      string // shown in the server's connection list, e.g. "observer-proxy"
 
 	// SpoolDir enables the disk spool: events that cannot be published go there. Empty disables it,
 	// and Publish then fails while the bus is unreachable.
@@ -108,8 +111,16 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		}
 		c.spool = sp
 	}
+	auth := nats.Token(opts.Token)
+	if opts.TokenFile != "" {
+		// Read at every (re)connect: a producer may start before the bus has made its token.
+		auth = nats.TokenHandler(func() string {
+			tok, _ := ReadToken(opts.TokenFile)
+			return tok
+		})
+	}
 	nopts := []nats.Option{
-		nats.Token(opts.Token),
+		auth,
 		nats.Name(opts.Name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(200 * time.Millisecond),
@@ -124,7 +135,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 		// Without Wait, a client started before the bus first connects in the background, and
 		// nats.go reports that as connected, not reconnected.
 		nats.ConnectHandler(func(*nats.Conn) {
-			logger.Info("bus connected")
+			logger.Debug("bus connected")
 			c.trigger()
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -319,6 +330,9 @@ func (c *Client) drainLoop(ctx context.Context) {
 		case <-retry.C:
 		}
 		if !c.nc.IsConnected() {
+			// Close the current spool file, so the process hosting the bus can publish it
+			// should this client not get back to the bus first.
+			c.spool.Rotate()
 			continue
 		}
 		if _, err := c.DrainSpool(ctx); err != nil && !errors.Is(err, ErrCorruptSpool) {
