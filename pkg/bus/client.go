@@ -87,6 +87,7 @@ type Client struct {
 	logger *slog.Logger
 
 	spooling atomic.Bool // events go to the spool until a drain empties it, to keep their order
+	spoolMu  sync.Mutex  // orders appends against a drain turning spooling off
 	kick     chan struct{}
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -219,8 +220,11 @@ func (c *Client) publishRaw(ctx context.Context, subject, id string, data []byte
 }
 
 func (c *Client) toSpool(data []byte) (Result, error) {
+	c.spoolMu.Lock()
 	wasSpooling := c.spooling.Swap(true)
-	if err := c.spool.Append(data); err != nil {
+	err := c.spool.Append(data)
+	c.spoolMu.Unlock()
+	if err != nil {
 		return 0, err
 	}
 	if !wasSpooling {
@@ -372,9 +376,17 @@ func (c *Client) DrainSpool(ctx context.Context) (DrainReport, error) {
 	if total.Events > 0 {
 		c.logger.Info("spool drained", "events", total.Events, "files", total.Files)
 	}
+	// Spooling ends only when no event of this client waits on disk. An event appended after the
+	// last round sits in a file this client still holds open: drain again rather than strand it.
+	c.spoolMu.Lock()
 	if total.Remaining == 0 {
-		c.spooling.Store(false)
+		if c.spool.HasOpenFile() {
+			defer c.trigger()
+		} else {
+			c.spooling.Store(false)
+		}
 	}
+	c.spoolMu.Unlock()
 	return total, errors.Join(errs...)
 }
 

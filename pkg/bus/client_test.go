@@ -3,10 +3,12 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -334,5 +336,52 @@ func TestLoadOrCreateToken_Concurrent(t *testing.T) {
 		if tok != toks[0] {
 			t.Fatalf("concurrent callers got different tokens: %q", toks)
 		}
+	}
+}
+
+// TestClient_NothingStrandedWhileDrainCatchesUp publishes from several goroutines while the bus
+// goes down and comes back three times: every event must reach the stream, including those
+// spooled while a drain was turning spooling off.
+func TestClient_NothingStrandedWhileDrainCatchesUp(t *testing.T) {
+	port := freePort(t)
+	dir := filepath.Join(t.TempDir(), "bus")
+	srv := startServer(t, dir, port)
+	c := connect(t, bus.Options{URL: urlFor(port), SpoolDir: filepath.Join(t.TempDir(), "spool"), Timeout: 300 * time.Millisecond})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var published atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ev := hookEvent(fmt.Sprintf("strand-%d-%d", g, i), "claude-code")
+				if _, err := c.Publish(context.Background(), &ev); err != nil {
+					t.Error(err)
+					return
+				}
+				published.Add(1)
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	for range 3 {
+		time.Sleep(300 * time.Millisecond)
+		srv.Close()
+		time.Sleep(300 * time.Millisecond)
+		srv = startServer(t, dir, port)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	want := uint64(published.Load())
+	waitFor(t, fmt.Sprintf("%d events in the stream", want), func() bool { return stats(t, srv).Published >= want })
+	if got := stats(t, srv).Published; got != want {
+		t.Fatalf("stream holds %d events, %d were published", got, want)
 	}
 }

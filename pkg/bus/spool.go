@@ -110,6 +110,14 @@ func (s *Spool) closeLocked() error {
 	return err
 }
 
+// HasOpenFile reports whether this spool holds a file open for appending, that is, whether it
+// has appended since its last Rotate.
+func (s *Spool) HasOpenFile() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f != nil
+}
+
 // Close closes the current file. Spooled events stay on disk for a later drain.
 func (s *Spool) Close() error { return s.Rotate() }
 
