@@ -35,7 +35,8 @@ func benchUpstream() *httptest.Server {
 }
 
 // BenchmarkProxy compares, in one run, requests sent straight to the upstream, through a bare
-// httputil.ReverseProxy, and through observer-proxy publishing to a real embedded bus:
+// httputil.ReverseProxy, through observer-proxy publishing to a real embedded bus, and through
+// observer-proxy with no publisher (metering alone):
 // throughput at 16 concurrent clients, and latency p50/p99 (time to first byte for streams) at 1.
 //
 //	go test -run '^$' -bench Proxy -benchtime 1x ./pkg/proxy/
@@ -68,8 +69,16 @@ func BenchmarkProxy(b *testing.B) {
 	defer p.Close()
 	obs := httptest.NewServer(p)
 	defer obs.Close()
+	// The same proxy without a publisher: what metering alone costs, apart from storing events.
+	pm, err := New(Config{AnthropicUpstream: up.URL, OpenAIUpstream: up.URL, Coster: flatCost{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pm.Close()
+	meterOnly := httptest.NewServer(pm)
+	defer meterOnly.Close()
 
-	targets := []struct{ name, url string }{{"direct", up.URL}, {"bare", bare.URL}, {"observer", obs.URL}}
+	targets := []struct{ name, url string }{{"direct", up.URL}, {"bare", bare.URL}, {"observer", obs.URL}, {"meter-only", meterOnly.URL}}
 	for _, stream := range []bool{false, true} {
 		mode := "json"
 		if stream {
@@ -90,7 +99,7 @@ func BenchmarkProxy(b *testing.B) {
 						directP50 = p50
 					case "bare":
 						bareRPS = rps
-					case "observer":
+					case "observer", "meter-only":
 						b.ReportMetric(rps/bareRPS, "x_bare_throughput")
 						b.ReportMetric(float64((p50-directP50).Microseconds())/1000, "added_p50_ms")
 					}

@@ -59,43 +59,49 @@ type requestInfo struct {
 	NotJSON      bool
 }
 
-type requestBody struct {
-	Model    string          `json:"model"`
-	Stream   bool            `json:"stream"`
-	Messages []struct{}      `json:"messages"` // only counted: decoding into struct{} copies nothing
-	Input    json.RawMessage `json:"input"`    // Responses: a string or a list of items
-	Tools    []struct{}      `json:"tools"`
-	Metadata *struct {
-		UserID string `json:"user_id"`
-	} `json:"metadata"`
-	StreamOptions *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	PromptCacheKey string `json:"prompt_cache_key"`
-}
-
 func parseRequest(body []byte) requestInfo {
-	var b requestBody
-	if err := json.Unmarshal(body, &b); err != nil {
+	var info requestInfo
+	var cacheKey string
+	err := eachMember(body, func(key, val []byte) bool {
+		switch {
+		case keyIs(key, "model"):
+			info.Model = str(val)
+		case keyIs(key, "stream"):
+			info.Stream = string(val) == "true"
+		case keyIs(key, "messages"):
+			info.Messages = max(countArray(val), 0)
+		case keyIs(key, "input"): // Responses: a string or a list of items
+			if n := countArray(val); n >= 0 {
+				info.Messages = n
+			} else if len(val) > 0 && val[0] == '"' {
+				info.Messages = 1
+			}
+		case keyIs(key, "tools"):
+			info.Tools = max(countArray(val), 0)
+		case keyIs(key, "metadata"):
+			eachMember(val, func(k, v []byte) bool {
+				if keyIs(k, "user_id") {
+					info.SessionID = sessionFromUserID(str(v))
+				}
+				return true
+			})
+		case keyIs(key, "stream_options"):
+			eachMember(val, func(k, v []byte) bool {
+				if keyIs(k, "include_usage") {
+					info.IncludeUsage = string(v) == "true"
+				}
+				return true
+			})
+		case keyIs(key, "prompt_cache_key"):
+			cacheKey = str(val) // Codex keys its prompt cache by the conversation id
+		}
+		return true
+	})
+	if err != nil {
 		return requestInfo{NotJSON: true}
 	}
-	info := requestInfo{Model: b.Model, Stream: b.Stream, Messages: len(b.Messages), Tools: len(b.Tools)}
-	if len(b.Input) > 0 && b.Input[0] == '[' {
-		var items []struct{}
-		if json.Unmarshal(b.Input, &items) == nil {
-			info.Messages = len(items)
-		}
-	} else if len(b.Input) > 0 {
-		info.Messages = 1
-	}
-	if b.StreamOptions != nil {
-		info.IncludeUsage = b.StreamOptions.IncludeUsage
-	}
-	if b.Metadata != nil {
-		info.SessionID = sessionFromUserID(b.Metadata.UserID)
-	}
-	if info.SessionID == "" && b.PromptCacheKey != "" {
-		info.SessionID = b.PromptCacheKey // Codex keys its prompt cache by the conversation id
+	if info.SessionID == "" {
+		info.SessionID = cacheKey
 	}
 	return info
 }
@@ -109,11 +115,15 @@ func sessionFromUserID(uid string) string {
 		return ""
 	}
 	if strings.HasPrefix(uid, "{") {
-		var m struct {
-			SessionID string `json:"session_id"`
-		}
-		if json.Unmarshal([]byte(uid), &m) == nil {
-			return m.SessionID
+		var id string
+		if eachMember([]byte(uid), func(k, v []byte) bool {
+			if keyIs(k, "session_id") {
+				id = str(v)
+				return false
+			}
+			return true
+		}) == nil {
+			return id
 		}
 	}
 	if m := legacySession.FindStringSubmatch(uid); m != nil {
@@ -156,22 +166,8 @@ func wantsInjectedUsage(body []byte) bool {
 	if !bytes.Contains(body, []byte(`"stream"`)) {
 		return false
 	}
-	var b struct {
-		Stream        bool            `json:"stream"`
-		StreamOptions json.RawMessage `json:"stream_options"`
-	}
-	if json.Unmarshal(body, &b) != nil || !b.Stream {
-		return false
-	}
-	var so struct {
-		IncludeUsage bool `json:"include_usage"`
-	}
-	if len(b.StreamOptions) > 0 && string(b.StreamOptions) != "null" {
-		if json.Unmarshal(b.StreamOptions, &so) == nil && so.IncludeUsage {
-			return false
-		}
-	}
-	return true
+	info := parseRequest(body)
+	return !info.NotJSON && info.Stream && !info.IncludeUsage
 }
 
 // injectIncludeUsage sets stream_options.include_usage in a chat request body, keeping every

@@ -129,49 +129,60 @@ func (u *turnUsage) applyError(e *apiError) {
 
 // parseJSONBody reads a whole (non-streaming) response body.
 func (u *turnUsage) parseJSONBody(provider string, body []byte) {
-	var b struct {
-		ID          string          `json:"id"`
-		Type        string          `json:"type"`
-		Model       string          `json:"model"`
-		StopReason  string          `json:"stop_reason"`
-		Status      string          `json:"status"`
-		Usage       json.RawMessage `json:"usage"`
-		Error       json.RawMessage `json:"error"`
-		InputTokens *int64          `json:"input_tokens"` // count_tokens
-		Choices     []struct {
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-	}
-	if json.Unmarshal(body, &b) != nil {
+	var usage, errVal, choices []byte
+	var status string
+	err := eachMember(body, func(key, val []byte) bool {
+		switch {
+		case keyIs(key, "id"):
+			u.MessageID = str(val)
+		case keyIs(key, "model"):
+			u.Model = str(val)
+		case keyIs(key, "stop_reason"):
+			u.StopReason = str(val)
+		case keyIs(key, "status"):
+			status = str(val)
+		case keyIs(key, "usage"):
+			usage = val
+		case keyIs(key, "error"):
+			errVal = val
+		case keyIs(key, "choices"):
+			choices = val
+		}
+		return true
+	})
+	if err != nil {
 		return
 	}
 	u.Final = true
-	u.MessageID, u.Model = b.ID, b.Model
-	u.StopReason = b.StopReason
-	if u.StopReason == "" && len(b.Choices) > 0 {
-		u.StopReason = b.Choices[0].FinishReason
+	if u.StopReason == "" && len(choices) > 0 {
+		var cs []struct {
+			FinishReason string `json:"finish_reason"`
+		}
+		if json.Unmarshal(choices, &cs) == nil && len(cs) > 0 {
+			u.StopReason = cs[0].FinishReason
+		}
 	}
-	if u.StopReason == "" && b.Status != "" && b.Status != "completed" {
-		u.StopReason = b.Status
+	if u.StopReason == "" && status != "" && status != "completed" {
+		u.StopReason = status
 	}
-	if len(b.Error) > 0 && string(b.Error) != "null" {
+	if len(errVal) > 0 && string(errVal) != "null" {
 		var e apiError
-		if json.Unmarshal(b.Error, &e) == nil {
+		if json.Unmarshal(errVal, &e) == nil {
 			u.applyError(&e)
 		}
 	}
-	if len(b.Usage) == 0 || string(b.Usage) == "null" {
+	if len(usage) == 0 || string(usage) == "null" {
 		return
 	}
 	if provider == Anthropic {
 		var a anthropicUsage
-		if json.Unmarshal(b.Usage, &a) == nil {
+		if json.Unmarshal(usage, &a) == nil {
 			u.applyAnthropic(&a, false)
 		}
 		return
 	}
 	var o openAIUsage
-	if json.Unmarshal(b.Usage, &o) == nil {
+	if json.Unmarshal(usage, &o) == nil {
 		u.applyOpenAI(&o)
 	}
 }
@@ -196,6 +207,10 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 	case provider == OpenAI && typ == "" && u.MessageID != "" && !bytes.Contains(data, []byte(`"usage"`)) &&
 		!bytes.Contains(data, []byte(`"finish_reason":"`)) && !bytes.Contains(data, []byte(`"error"`)):
 		return false // a chat content chunk after the first
+	}
+	if provider == Anthropic && typ != "" {
+		u.anthropicEvent(typ, data)
+		return false
 	}
 	if provider == Anthropic {
 		var ev struct {
@@ -327,4 +342,107 @@ func eventType(data []byte) string {
 		return ""
 	}
 	return string(rest[:end])
+}
+
+// anthropicEvent reads the events that carry usage with the scanner; only the small usage and
+// error objects go through encoding/json.
+func (u *turnUsage) anthropicEvent(typ string, data []byte) {
+	switch typ {
+	case "message_start":
+		eachMember(data, func(key, val []byte) bool {
+			if keyIs(key, "message") {
+				eachMember(val, func(k, v []byte) bool {
+					switch {
+					case keyIs(k, "id"):
+						u.MessageID = str(v)
+					case keyIs(k, "model"):
+						u.Model = str(v)
+					case keyIs(k, "usage"):
+						if a, ok := scanAnthropicUsage(v); ok {
+							u.applyAnthropic(&a, false)
+						}
+					}
+					return true
+				})
+			}
+			return true
+		})
+	case "message_delta":
+		eachMember(data, func(key, val []byte) bool {
+			switch {
+			case keyIs(key, "usage"):
+				if a, ok := scanAnthropicUsage(val); ok {
+					u.applyAnthropic(&a, true)
+				}
+			case keyIs(key, "delta"):
+				eachMember(val, func(k, v []byte) bool {
+					if keyIs(k, "stop_reason") {
+						if r := str(v); r != "" {
+							u.StopReason = r
+						}
+					}
+					return true
+				})
+			}
+			return true
+		})
+	case "message_stop":
+		u.Final = true
+	case "error":
+		eachMember(data, func(key, val []byte) bool {
+			if keyIs(key, "error") {
+				var e apiError
+				if json.Unmarshal(val, &e) == nil {
+					u.applyError(&e)
+				}
+			}
+			return true
+		})
+		u.Final = true
+	}
+}
+
+// scanAnthropicUsage reads an Anthropic usage object with the scanner.
+func scanAnthropicUsage(val []byte) (anthropicUsage, bool) {
+	var a anthropicUsage
+	err := eachMember(val, func(k, v []byte) bool {
+		switch {
+		case keyIs(k, "input_tokens"):
+			a.InputTokens = num(v)
+		case keyIs(k, "output_tokens"):
+			a.OutputTokens = num(v)
+		case keyIs(k, "cache_read_input_tokens"):
+			a.CacheReadInputTokens = num(v)
+		case keyIs(k, "cache_creation_input_tokens"):
+			a.CacheCreationInputTokens = num(v)
+		case keyIs(k, "cache_creation") && len(v) > 0 && v[0] == '{':
+			a.CacheCreation = &struct {
+				Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+				Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+			}{}
+			eachMember(v, func(k2, v2 []byte) bool {
+				switch {
+				case keyIs(k2, "ephemeral_5m_input_tokens"):
+					a.CacheCreation.Ephemeral5m = num(v2)
+				case keyIs(k2, "ephemeral_1h_input_tokens"):
+					a.CacheCreation.Ephemeral1h = num(v2)
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return a, err == nil
+}
+
+// num reads a non-negative integer token count; anything else is 0.
+func num(v []byte) int64 {
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
