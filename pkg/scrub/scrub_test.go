@@ -1,0 +1,63 @@
+package scrub
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestString_RedactsSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, secret, kind string }{
+		{"export ANTHROPIC_API_KEY=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "anthropic-key"},
+		{"OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345 codex", "sk-proj-abcdefghijklmnopqrstuvwxyz012345", "openai-key"},
+		{`curl -H "Authorization: Bearer abcdefghijklmnop1234567890" https://x`, "abcdefghijklmnop1234567890", "bearer"},
+		{"aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE", "aws-access-key"},
+		{"aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret"},
+		{"git clone https://user:hunter2secret@github.com/x/y", "hunter2secret", "url-password"},
+		{"token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB", "github-token"},
+		{"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAAA", "private-key"},
+		{`{"password": "correct-horse-battery"}`, "correct-horse-battery", "secret"},
+		{"key=AIzaSyA-1234567890abcdefghijklmnopqrstu", "AIzaSyA-1234567890abcdefghijklmnopqrstu", "google-key"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"},
+	} {
+		out := String(tc.in)
+		if strings.Contains(out, tc.secret) {
+			t.Errorf("%q: secret left in %q", tc.in, out)
+		}
+		if !strings.Contains(out, "[REDACTED:") {
+			t.Errorf("%q: no redaction mark in %q", tc.in, out)
+		}
+	}
+}
+
+func TestString_LeavesOrdinaryTextAlone(t *testing.T) {
+	for _, s := range []string{
+		"go test ./... -run TestToken",
+		"Read the file pkg/auth/token.go and fix the password reset flow",
+		"ls -la /home/user/project",
+		"https://github.com/observerhq/observer/blob/main/README.md",
+		"the tokens field counts input and output",
+		"",
+	} {
+		if got := String(s); got != s {
+			t.Errorf("String(%q) = %q, want it unchanged", s, got)
+		}
+	}
+}
+
+func TestString_KeepsContext(t *testing.T) {
+	got := String("Authorization: Bearer abcdefghijklmnop1234567890")
+	if got != "Authorization: Bearer [REDACTED:bearer]" {
+		t.Errorf("got %q", got)
+	}
+	got = String("postgres://app:s3cr3tpass@db:5432/x")
+	if got != "postgres://app:[REDACTED:url-password]@db:5432/x" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func BenchmarkString(b *testing.B) {
+	text := strings.Repeat("ordinary tool output with file names and numbers 12345\n", 100)
+	for b.Loop() {
+		String(text)
+	}
+}
