@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+func costCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "cost",
+		Usage: "tokens and dollars, grouped by session, day, model, project or client",
+		Description: `Every model turn is counted once: from the proxy when it saw the turn (exact), else from the
+client's transcript. Days are in local time. The JSON has a "rows" array whose objects carry the
+group keys (session_id, client, day, model, project) and input_tokens (net of cache),
+output_tokens, cache_read_tokens, cache_creation_tokens (5m and 1h writes), cache_creation_1h_tokens,
+reasoning_tokens, cost_usd; and a "total" object.
+
+Exit code 69 when there is no store yet.`,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(cost.Keys, ", ")},
+			&cli.StringFlag{Name: "since", Usage: "only turns since a duration ago (24h, 7d) or a date (2026-11-01)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			var groups []string
+			for _, g := range c.StringSlice("group-by") {
+				for _, part := range strings.Split(g, ",") {
+					if part = strings.TrimSpace(part); part != "" {
+						groups = append(groups, part)
+					}
+				}
+			}
+			since, err := parseSince(c.String("since"), time.Now())
+			if err != nil {
+				return usageErr("--since: %v", err)
+			}
+			if _, err := os.Stat(e.cfg.StorePath()); err != nil {
+				return withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
+			}
+			st, err := store.OpenReader(c.Context, e.cfg.StorePath())
+			if err != nil {
+				return withCode(ExitUnavailable, err)
+			}
+			defer st.Close()
+			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since})
+			if err != nil {
+				if strings.Contains(err.Error(), "cannot group by") {
+					return withCode(ExitUsage, err)
+				}
+				return err
+			}
+			if c.Bool("json") {
+				writeJSON(e.stdout, rep)
+				return nil
+			}
+			printCost(e, rep)
+			return nil
+		},
+	}
+}
+
+// parseSince reads "24h", "7d", "30m" or a date "2006-01-02" (local midnight).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var n int
+		if _, err := fmt.Sscanf(days, "%d", &n); err == nil && n >= 0 && fmt.Sprint(n) == days {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, errors.New("a duration ago must be positive")
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a date (2026-11-01)", s)
+}
+
+func printCost(e *env, rep *cost.Report) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var head []string
+	for _, g := range rep.GroupBy {
+		head = append(head, strings.ToUpper(g))
+	}
+	head = append(head, "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "TURNS", "COST $")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	line := func(keys []string, r cost.Row) {
+		cells := append(keys, n(r.InputTokens), n(r.OutputTokens), n(r.CacheReadTokens), n(r.CacheCreationTokens),
+			n(r.ReasoningTokens), n(r.Turns), fmt.Sprintf("%.4f", r.CostUSD))
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	for _, r := range rep.Rows {
+		var keys []string
+		for _, g := range rep.GroupBy {
+			v := map[string]string{"session": r.SessionID, "day": r.Day, "model": r.Model, "project": r.Project, "client": r.Client}[g]
+			if v == "" {
+				v = "-"
+			}
+			keys = append(keys, v)
+		}
+		line(keys, r)
+	}
+	if len(rep.GroupBy) > 0 {
+		keys := make([]string, len(rep.GroupBy))
+		keys[0] = "TOTAL"
+		line(keys, rep.Total)
+	} else if len(rep.Rows) == 0 {
+		line(nil, rep.Total)
+	}
+	tw.Flush()
+}
+
+// n formats a count with thousands separators.
+func n(v int64) string {
+	s := fmt.Sprint(v)
+	if v < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,155 @@
+// Package cost answers "what did it cost" from the store: token figures and dollars grouped by
+// session, day, model, project or client.
+//
+// Accounting: a model turn seen by the proxy (api_turns, exact) and by a transcript (token_usage,
+// as the client logged it) is counted once, from the proxy; they are joined by the upstream
+// message id. Transcript rows are already one per message (the watcher merges a message's lines
+// and copies by id). The totals are the same whatever the grouping.
+package cost
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Keys that rows can be grouped by.
+var Keys = []string{"session", "day", "model", "project", "client"}
+
+// column is the JSON field of each grouping key.
+var column = map[string]string{
+	"session": "session_id",
+	"day":     "day",
+	"model":   "model",
+	"project": "project",
+	"client":  "client",
+}
+
+// Row is one group. The JSON is the contract `observerctl cost --json` keeps for later tools.
+type Row struct {
+	SessionID             string  `json:"session_id,omitempty"`
+	Client                string  `json:"client,omitempty"`
+	Day                   string  `json:"day,omitempty"`
+	Model                 string  `json:"model,omitempty"`
+	Project               string  `json:"project,omitempty"`
+	InputTokens           int64   `json:"input_tokens"`
+	OutputTokens          int64   `json:"output_tokens"`
+	CacheReadTokens       int64   `json:"cache_read_tokens"`
+	CacheCreationTokens   int64   `json:"cache_creation_tokens"`
+	CacheCreation1hTokens int64   `json:"cache_creation_1h_tokens"`
+	ReasoningTokens       int64   `json:"reasoning_tokens"`
+	CostUSD               float64 `json:"cost_usd"`
+	Turns                 int64   `json:"turns"`
+	ProxyTurns            int64   `json:"proxy_turns"` // of Turns, those measured by the proxy
+}
+
+// Query selects what to report.
+type Query struct {
+	GroupBy []string  // among Keys; empty means one total row
+	Since   time.Time // zero: all time
+}
+
+// Report is the answer: the rows, and their total.
+type Report struct {
+	GroupBy []string `json:"group_by"`
+	Since   string   `json:"since,omitempty"`
+	Rows    []Row    `json:"rows"`
+	Total   Row      `json:"total"`
+}
+
+// turnsSQL is every model turn once: proxy turns, and transcript messages the proxy did not see.
+const turnsSQL = `
+SELECT ts, client, session_id, project, model, input_tokens, output_tokens, cache_read_tokens,
+       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, 1 AS proxy
+  FROM api_turns WHERE ts >= :since
+UNION ALL
+SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
+       t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0
+  FROM token_usage t
+ WHERE t.ts >= :since
+   AND (t.message_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id))`
+
+// Run computes the report.
+func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
+	var keys []string
+	for _, k := range q.GroupBy {
+		if _, ok := column[k]; !ok {
+			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(Keys, ", "))
+		}
+		keys = append(keys, k)
+	}
+	since := int64(0)
+	rep := &Report{GroupBy: keys, Rows: []Row{}}
+	if !q.Since.IsZero() {
+		since = q.Since.UnixMilli()
+		rep.Since = q.Since.UTC().Format(time.RFC3339)
+	}
+	var sel, group []string
+	for _, k := range keys {
+		expr := column[k]
+		if k == "day" {
+			expr = "date(ts / 1000, 'unixepoch', 'localtime')"
+		}
+		sel = append(sel, expr+" AS "+column[k])
+		group = append(group, column[k])
+	}
+	stmt := "SELECT " + strings.Join(append(sel,
+		"sum(input_tokens)", "sum(output_tokens)", "sum(cache_read_tokens)", "sum(cache_creation_tokens)",
+		"sum(cache_creation_1h_tokens)", "sum(reasoning_tokens)", "sum(cost_usd)", "count(*)", "sum(proxy)"), ", ") +
+		" FROM (" + turnsSQL + ")"
+	if len(group) > 0 {
+		stmt += " GROUP BY " + strings.Join(group, ", ") + " ORDER BY sum(cost_usd) DESC, " + strings.Join(group, ", ")
+	}
+	rows, err := db.QueryContext(ctx, stmt, sql.Named("since", since))
+	if err != nil {
+		return nil, fmt.Errorf("cost query: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Row
+		dest := make([]any, 0, len(keys)+9)
+		for _, k := range keys {
+			switch k {
+			case "session":
+				dest = append(dest, &r.SessionID)
+			case "day":
+				dest = append(dest, &r.Day)
+			case "model":
+				dest = append(dest, &r.Model)
+			case "project":
+				dest = append(dest, &r.Project)
+			case "client":
+				dest = append(dest, &r.Client)
+			}
+		}
+		var in, out, cr, cc, cc1, rs, turns, proxy sql.NullInt64
+		var usd sql.NullFloat64
+		dest = append(dest, &in, &out, &cr, &cc, &cc1, &rs, &usd, &turns, &proxy)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r.InputTokens, r.OutputTokens, r.CacheReadTokens = in.Int64, out.Int64, cr.Int64
+		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
+		r.CostUSD, r.Turns, r.ProxyTurns = usd.Float64, turns.Int64, proxy.Int64
+		if r.Turns == 0 {
+			continue // no group rows when there is nothing at all
+		}
+		rep.Rows = append(rep.Rows, r)
+		add(&rep.Total, r)
+	}
+	return rep, rows.Err()
+}
+
+func add(t *Row, r Row) {
+	t.InputTokens += r.InputTokens
+	t.OutputTokens += r.OutputTokens
+	t.CacheReadTokens += r.CacheReadTokens
+	t.CacheCreationTokens += r.CacheCreationTokens
+	t.CacheCreation1hTokens += r.CacheCreation1hTokens
+	t.ReasoningTokens += r.ReasoningTokens
+	t.CostUSD += r.CostUSD
+	t.Turns += r.Turns
+	t.ProxyTurns += r.ProxyTurns
+}
