@@ -26,12 +26,40 @@ type WriteResult struct {
 
 // insertSQL holds one INSERT OR IGNORE per event table; the arguments come from args below.
 var insertSQL = map[event.Kind]string{
-	event.KindAction: `INSERT OR IGNORE INTO actions (event_id, ts, client, session_id, project, source, type, tool,
+	// A tool call and its result are two events with one id: the second fills in what the first
+	// lacked (the result, or the call's type when the result came first). Nothing changes, and no
+	// row counts as written, when the second brings nothing new.
+	event.KindAction: `INSERT INTO actions (event_id, ts, client, session_id, project, source, type, tool,
 		target, tool_use_id, message_id, request_id, agent_id, sidechain, success, error, duration_ms, input_hash,
-		output_size, model, transcript) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-	event.KindTokenUsage: `INSERT OR IGNORE INTO token_usage (event_id, ts, client, session_id, project, source,
+		output_size, model, transcript) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (event_id) DO UPDATE SET
+			ts = min(ts, excluded.ts),
+			type = CASE WHEN type = 'unknown' THEN excluded.type ELSE type END,
+			tool = coalesce(nullif(tool, ''), excluded.tool),
+			target = coalesce(nullif(target, ''), excluded.target),
+			message_id = coalesce(nullif(message_id, ''), excluded.message_id),
+			request_id = coalesce(nullif(request_id, ''), excluded.request_id),
+			model = coalesce(nullif(model, ''), excluded.model),
+			success = coalesce(excluded.success, success),
+			error = coalesce(nullif(excluded.error, ''), error),
+			duration_ms = max(duration_ms, excluded.duration_ms),
+			output_size = max(output_size, excluded.output_size)
+		WHERE (type = 'unknown' AND excluded.type != 'unknown')
+			OR (success IS NULL AND excluded.success IS NOT NULL)
+			OR (target = '' AND excluded.target != '')
+			OR excluded.duration_ms > duration_ms OR excluded.output_size > output_size
+			OR (error = '' AND excluded.error != '')`,
+	// One row per model message: a later event of the same message (a client writes one line per
+	// content block, and its output count grows) replaces the figures when its output is larger.
+	event.KindTokenUsage: `INSERT INTO token_usage (event_id, ts, client, session_id, project, source,
 		message_id, request_id, model, agent_id, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-		cache_creation_1h_tokens, reasoning_tokens, cost_usd, reliability, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		cache_creation_1h_tokens, reasoning_tokens, cost_usd, reliability, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (event_id) DO UPDATE SET
+			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+			cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
+			cache_creation_1h_tokens = excluded.cache_creation_1h_tokens, reasoning_tokens = excluded.reasoning_tokens,
+			cost_usd = excluded.cost_usd
+		WHERE excluded.output_tokens > output_tokens`,
 	event.KindAPITurn: `INSERT OR IGNORE INTO api_turns (event_id, ts, client, session_id, project, provider, endpoint,
 		model, message_id, request_id, stream, status, error_class, error_message, stop_reason, latency_ms, ttfb_ms,
 		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
@@ -103,7 +131,9 @@ type sessionAgg struct {
 }
 
 // WriteBatch stores valid events and quarantined messages in one transaction. Events already
-// stored are counted as duplicates and left as they are. Sessions and projects seen in the batch
+// stored are counted as duplicates and left as they are, except that an action's result merges
+// into its call and a message's usage keeps its largest output (see insertSQL); such a merge
+// counts as inserted. Sessions and projects seen in the batch
 // are upserted once each.
 func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Rejected) (WriteResult, error) {
 	var res WriteResult

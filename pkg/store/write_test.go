@@ -371,3 +371,51 @@ func TestStore_Counts(t *testing.T) {
 		t.Errorf("Counts = %v, want %v", got, want)
 	}
 }
+
+// TestWriteBatch_MergesCallAndResultAndKeepsFinalUsage: the two merges the transcript readers rely on.
+func TestWriteBatch_MergesCallAndResultAndKeepsFinalUsage(t *testing.T) {
+	st := openWriter(t, filepath.Join(t.TempDir(), "observer.db"))
+	ctx := context.Background()
+	yes := true
+	call := event.New(event.KindAction, "test")
+	call.ID, call.Client, call.SessionID = "tool-1", "claude-code", "s"
+	call.Action = &event.Action{Type: event.ActionReadFile, Tool: "Read", Target: "a.go", ToolUseID: "toolu_1"}
+	result := call
+	result.Time = call.Time.Add(2 * time.Second)
+	result.Action = &event.Action{Type: event.ActionUnknown, ToolUseID: "toolu_1", Success: &yes, DurationMs: 2000, OutputSize: 42, Output: "package a"}
+	if _, err := st.WriteBatch(ctx, []event.Event{call}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.WriteBatch(ctx, []event.Event{result}, nil)
+	if err != nil || res.Inserted != 1 {
+		t.Fatalf("merge: %+v %v", res, err)
+	}
+	var typ, tool, target string
+	var success, dur, size int64
+	st.DB.QueryRow(`SELECT type, tool, target, success, duration_ms, output_size FROM actions WHERE event_id = 'tool-1'`).
+		Scan(&typ, &tool, &target, &success, &dur, &size)
+	if typ != "read_file" || tool != "Read" || target != "a.go" || success != 1 || dur != 2000 || size != 42 {
+		t.Fatalf("merged row: %s %s %s %d %d %d", typ, tool, target, success, dur, size)
+	}
+	// The same result again changes nothing and counts as a duplicate.
+	if res, _ := st.WriteBatch(ctx, []event.Event{result, call}, nil); res.Inserted != 0 || res.Duplicates != 2 {
+		t.Fatalf("replay: %+v", res)
+	}
+
+	usage := func(out int64) event.Event {
+		ev := event.New(event.KindTokenUsage, "test")
+		ev.ID, ev.Client, ev.SessionID = "usage-msg_1", "claude-code", "s"
+		ev.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 10, Output: out, CacheRead: 100}, MessageID: "msg_1", CostUSD: float64(out)}
+		return ev
+	}
+	if _, err := st.WriteBatch(ctx, []event.Event{usage(1), usage(45), usage(12)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var out int64
+	var usd float64
+	var rows int
+	st.DB.QueryRow(`SELECT count(*), max(output_tokens), max(cost_usd) FROM token_usage`).Scan(&rows, &out, &usd)
+	if rows != 1 || out != 45 || usd != 45 {
+		t.Fatalf("usage rows %d, output %d, cost %v; want one row with the largest output 45", rows, out, usd)
+	}
+}
