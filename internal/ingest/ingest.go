@@ -1,0 +1,316 @@
+// Package ingest reads transcript files through their adapters and publishes the events, keeping a
+// cursor per file so that nothing is read twice and a stopped run resumes where it left off.
+//
+// Guarantees: only newline-terminated lines are read (a line still being written waits for its
+// newline); a file's cursor moves past a line only after the events of that line were
+// acknowledged by the bus (or spooled to disk); a file that shrank or was replaced (new inode) is
+// read again from its start, and the deterministic event ids make that harmless. Malformed lines
+// are counted and skipped; a line longer than MaxLine is skipped whole.
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// MaxLine is the longest line read; longer ones are counted as malformed and skipped.
+const MaxLine = 64 << 20
+
+// Cursor is how far one file has been read.
+type Cursor struct {
+	Offset    int64           `json:"offset"`
+	Size      int64           `json:"size"`
+	Inode     uint64          `json:"inode"`
+	State     json.RawMessage `json:"state,omitempty"`
+	Lines     int64           `json:"lines"`
+	Malformed int64           `json:"malformed"`
+}
+
+// Cursors are every file's cursor, kept in a JSON file (0600) that one process at a time owns.
+type Cursors struct {
+	path string
+	lock *os.File
+	m    map[string]*Cursor
+}
+
+// ErrBusy reports that another process (the watcher, another scan) owns the cursors.
+var ErrBusy = errors.New("transcripts are being read by another observer process")
+
+// OpenCursors takes the cursors file's lock and loads it.
+func OpenCursors(path string) (*Cursors, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("%w (lock %s)", ErrBusy, path+".lock")
+	}
+	c := &Cursors{path: path, lock: lock, m: map[string]*Cursor{}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		lock.Close()
+		return nil, err
+	default:
+		if err := json.Unmarshal(data, &c.m); err != nil {
+			// A damaged cursor file costs a re-read, never data: ids are deterministic.
+			c.m = map[string]*Cursor{}
+		}
+	}
+	return c, nil
+}
+
+// Save writes the cursors atomically.
+func (c *Cursors) Save() error {
+	data, err := json.Marshal(c.m)
+	if err != nil {
+		return err
+	}
+	tmp := c.path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.path)
+}
+
+// Close releases the lock.
+func (c *Cursors) Close() error { return c.lock.Close() }
+
+// Publisher takes batches of events and returns once they are acknowledged or spooled.
+type Publisher interface {
+	PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error)
+}
+
+// Progress is reported while a scan runs.
+type Progress struct {
+	Files, FilesDone int
+	Bytes, BytesDone int64
+}
+
+// Summary is what a scan did.
+type Summary struct {
+	Files     int              `json:"files"`      // files considered
+	Read      int              `json:"files_read"` // files with new lines
+	Lines     int64            `json:"lines"`
+	Events    int64            `json:"events"`
+	Malformed int64            `json:"malformed"`
+	Unknown   map[string]int64 `json:"unknown_types,omitempty"`
+	Bytes     int64            `json:"bytes"`
+	Seconds   float64          `json:"seconds"`
+	Errors    []string         `json:"errors,omitempty"`
+}
+
+// Scanner reads the adapters' files.
+type Scanner struct {
+	Adapters  []transcript.Adapter
+	Cursors   *Cursors
+	Publisher Publisher // nil with DryRun
+	DryRun    bool      // parse and count, publish nothing, move no cursor
+	Since     time.Time // skip files not modified since
+	Progress  func(Progress)
+	BatchSize int
+	MaxLine   int64 // default MaxLine
+}
+
+type job struct {
+	src  transcript.Source
+	ad   transcript.Adapter
+	size int64
+	ino  uint64
+}
+
+// Scan reads every file once, from its cursor to its last complete line.
+func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	sum := Summary{Unknown: map[string]int64{}}
+	if s.BatchSize <= 0 {
+		s.BatchSize = 2000
+	}
+	if s.MaxLine <= 0 {
+		s.MaxLine = MaxLine
+	}
+	var jobs []job
+	var total int64
+	for _, ad := range s.Adapters {
+		srcs, err := ad.Discover()
+		if err != nil {
+			sum.Errors = append(sum.Errors, fmt.Sprintf("%s: %v", ad.Client(), err))
+			continue
+		}
+		for _, src := range srcs {
+			fi, err := os.Stat(src.Path)
+			if err != nil {
+				continue
+			}
+			if !s.Since.IsZero() && fi.ModTime().Before(s.Since) {
+				continue
+			}
+			var ino uint64
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				ino = uint64(st.Ino)
+			}
+			sum.Files++
+			cur := s.Cursors.m[src.Path]
+			if cur != nil && cur.Inode == ino && cur.Offset == fi.Size() {
+				continue // nothing new: the common case of a re-scan costs a stat
+			}
+			jobs = append(jobs, job{src: src, ad: ad, size: fi.Size(), ino: ino})
+			total += fi.Size()
+			if cur != nil && cur.Inode == ino && cur.Offset <= fi.Size() {
+				total -= cur.Offset
+			}
+		}
+	}
+	sort.Slice(jobs, func(i, j int) bool { return jobs[i].src.Path < jobs[j].src.Path })
+	p := Progress{Files: len(jobs), Bytes: total}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		n, err := s.scanFile(ctx, j, &sum, &p)
+		if err != nil {
+			sum.Errors = append(sum.Errors, fmt.Sprintf("%s: %v", j.src.Path, err))
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+		}
+		if n > 0 {
+			sum.Read++
+		}
+		p.FilesDone++
+		if s.Progress != nil {
+			s.Progress(p)
+		}
+	}
+	if !s.DryRun {
+		if err := s.Cursors.Save(); err != nil {
+			return sum, err
+		}
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	if len(sum.Unknown) == 0 {
+		sum.Unknown = nil
+	}
+	return sum, ctx.Err()
+}
+
+func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
+	cur := s.Cursors.m[j.src.Path]
+	if cur == nil || cur.Inode != j.ino || cur.Offset > j.size {
+		cur = &Cursor{Inode: j.ino} // new, replaced or truncated: from the start
+	}
+	work := *cur
+	parser, err := j.ad.NewParser(j.src, work.State)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Open(j.src.Path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(work.Offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	var batch []event.Event
+	off := work.Offset
+	flush := func() error {
+		if len(batch) > 0 && !s.DryRun {
+			if _, err := s.Publisher.PublishBatch(ctx, batch); err != nil {
+				return err
+			}
+		}
+		sum.Events += int64(len(batch))
+		batch = batch[:0]
+		// Everything up to off is published: the cursor may move.
+		work.Offset, work.Size, work.State = off, j.size, parser.State()
+		if !s.DryRun {
+			c := work
+			s.Cursors.m[j.src.Path] = &c
+		}
+		return nil
+	}
+	var read int64
+	var long []byte   // the start of a line longer than the read buffer
+	var partial int64 // bytes of the current line consumed so far
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			partial += int64(len(chunk))
+			if !tooLong && partial <= s.MaxLine {
+				long = append(long, chunk...)
+			} else {
+				tooLong, long = true, nil
+			}
+			continue
+		}
+		if err != nil { // io.EOF: what is left has no newline yet and waits for it
+			break
+		}
+		lineLen := partial + int64(len(chunk))
+		line := chunk
+		if partial > 0 {
+			line = append(long, chunk...)
+		}
+		wasTooLong := tooLong || lineLen > s.MaxLine
+		long, partial, tooLong = nil, 0, false
+		off += lineLen
+		read += lineLen
+		p.BytesDone += lineLen
+		work.Lines++
+		sum.Lines++
+		sum.Bytes += lineLen
+		if wasTooLong {
+			work.Malformed++
+			sum.Malformed++
+			continue
+		}
+		body := line[:len(line)-1]
+		if len(body) > 0 && body[len(body)-1] == '\r' {
+			body = body[:len(body)-1]
+		}
+		if len(body) == 0 {
+			continue
+		}
+		evs, perr := parser.Record(off-lineLen, body)
+		if perr != nil {
+			work.Malformed++
+			sum.Malformed++
+		}
+		batch = append(batch, evs...)
+		if len(batch) >= s.BatchSize {
+			if err := flush(); err != nil {
+				return read, err
+			}
+			if s.Progress != nil {
+				s.Progress(*p)
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return read, err
+	}
+	for k, v := range parser.Stats().Unknown {
+		sum.Unknown[k] += v
+	}
+	return read, nil
+}

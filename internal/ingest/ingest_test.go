@@ -1,0 +1,165 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// lineAdapter reads files of {"id": "..."} lines, one action event per line.
+type lineAdapter struct{ dir string }
+
+func (a lineAdapter) Client() string { return "test" }
+func (a lineAdapter) Discover() ([]transcript.Source, error) {
+	paths, _ := filepath.Glob(filepath.Join(a.dir, "*.jsonl"))
+	var out []transcript.Source
+	for _, p := range paths {
+		out = append(out, transcript.Source{Client: "test", Path: p, SessionID: "s"})
+	}
+	return out, nil
+}
+func (a lineAdapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {
+	p := &lineParser{}
+	if state != nil {
+		json.Unmarshal(state, &p.seen)
+	}
+	return p, nil
+}
+
+type lineParser struct{ seen int }
+
+func (p *lineParser) Record(off int64, line []byte) ([]event.Event, error) {
+	var r struct{ ID string }
+	if err := json.Unmarshal(line, &r); err != nil || r.ID == "" {
+		return nil, fmt.Errorf("%w: %v", transcript.ErrMalformed, err)
+	}
+	p.seen++
+	ev := event.New(event.KindAction, "test")
+	ev.ID, ev.Client, ev.SessionID = event.ID("test", r.ID), "test", "s"
+	ev.Action = &event.Action{Type: event.ActionRunCommand, Target: r.ID}
+	return []event.Event{ev}, nil
+}
+func (p *lineParser) State() []byte           { b, _ := json.Marshal(p.seen); return b }
+func (p *lineParser) Stats() transcript.Stats { return transcript.Stats{} }
+
+type collect struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (c *collect) PublishBatch(_ context.Context, evs []event.Event) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range evs {
+		c.ids = append(c.ids, e.Action.Target)
+	}
+	return 0, nil
+}
+
+func scan(t *testing.T, dir string, pub *collect, mod func(*Scanner)) Summary {
+	t.Helper()
+	cur, err := OpenCursors(filepath.Join(dir, "state", "cursors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	s := &Scanner{Adapters: []transcript.Adapter{lineAdapter{dir}}, Cursors: cur, Publisher: pub, BatchSize: 2}
+	if mod != nil {
+		mod(s)
+	}
+	sum, err := s.Scan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func write(t *testing.T, path, data string, appendTo bool) {
+	t.Helper()
+	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendTo {
+		flag = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(data)
+	f.Close()
+}
+
+func TestScan_ResumesGrowsTruncatesAndSkipsBadLines(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.jsonl")
+	write(t, a, `{"id":"a1"}`+"\n"+`not json`+"\n"+`{"id":"a2"}`+"\n"+`{"id":"a3`, false) // last line not complete yet
+	pub := &collect{}
+
+	sum := scan(t, dir, pub, nil)
+	if strings.Join(pub.ids, ",") != "a1,a2" || sum.Malformed != 1 || sum.Lines != 3 || sum.Events != 2 {
+		t.Fatalf("first scan: ids %v, %+v", pub.ids, sum)
+	}
+	// Nothing new: nothing published.
+	if sum := scan(t, dir, pub, nil); len(pub.ids) != 2 || sum.Read != 0 {
+		t.Fatalf("re-scan published %v (%+v)", pub.ids, sum)
+	}
+	// The cut line completes and a new one follows: only they are read.
+	write(t, a, `"}`+"\n"+`{"id":"a4"}`+"\n", true)
+	scan(t, dir, pub, nil)
+	if strings.Join(pub.ids, ",") != "a1,a2,a3,a4" {
+		t.Fatalf("after growth: %v", pub.ids)
+	}
+	// A dry run reads but publishes nothing and moves no cursor.
+	write(t, a, `{"id":"a5"}`+"\n", true)
+	if sum := scan(t, dir, pub, func(s *Scanner) { s.DryRun = true; s.Publisher = nil }); sum.Events != 1 || len(pub.ids) != 4 {
+		t.Fatalf("dry run: %+v, published %v", sum, pub.ids)
+	}
+	scan(t, dir, pub, nil)
+	if strings.Join(pub.ids, ",") != "a1,a2,a3,a4,a5" {
+		t.Fatalf("after the dry run: %v", pub.ids)
+	}
+	// Truncated and rewritten: read again from the start.
+	write(t, a, `{"id":"b1"}`+"\n", false)
+	scan(t, dir, pub, nil)
+	if pub.ids[len(pub.ids)-1] != "b1" || len(pub.ids) != 6 {
+		t.Fatalf("after truncation: %v", pub.ids)
+	}
+}
+
+func TestScan_LongLineSkippedWhole(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x", 3<<20) // longer than the read buffer and than MaxLine below
+	write(t, filepath.Join(dir, "a.jsonl"), `{"id":"before"}`+"\n"+`{"id":"`+big+`"}`+"\n"+`{"id":"after"}`+"\n", false)
+	pub := &collect{}
+	sum := scan(t, dir, pub, func(s *Scanner) { s.MaxLine = 2 << 20 })
+	if strings.Join(pub.ids, ",") != "before,after" || sum.Malformed != 1 || sum.Lines != 3 {
+		t.Fatalf("ids %v, %+v", pub.ids, sum)
+	}
+	// A long line under the limit is read whole.
+	dir2 := t.TempDir()
+	write(t, filepath.Join(dir2, "b.jsonl"), `{"id":"`+big+`"}`+"\n", false)
+	pub2 := &collect{}
+	scan(t, dir2, pub2, func(s *Scanner) { s.MaxLine = 4 << 20 })
+	if len(pub2.ids) != 1 || len(pub2.ids[0]) != len(big) {
+		t.Fatalf("long line read as %d ids", len(pub2.ids))
+	}
+}
+
+func TestCursors_OneOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cursors.json")
+	a, err := OpenCursors(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := OpenCursors(path); err == nil {
+		t.Fatal("a second owner opened the cursors")
+	}
+}
