@@ -112,20 +112,11 @@ func runUp(c *cli.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
-	if err != nil {
-		return err
-	}
-	srv, err := bus.StartServer(ctx, busConfig(e, token, logger))
+	srv, cl, err := hostBus(ctx, e, logger, "observerctl-up")
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-up",
-		SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: logger})
-	if err != nil {
-		return err
-	}
 	defer cl.Close()
 
 	specs, missing := components(e)
@@ -149,6 +140,26 @@ func runUp(c *cli.Context) error {
 	err = sup.Run(ctx)
 	logger.Info("observer is down")
 	return err
+}
+
+// hostBus starts the bus in this process (making its token on first start) and connects to it in
+// process; the client drains the spool every 2 s, the hook calls' and everyone else's.
+func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bus.Server, *bus.Client, error) {
+	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := bus.StartServer(ctx, busConfig(e, token, logger))
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: name,
+		SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: logger})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, cl, nil
 }
 
 func busConfig(e *env, token string, logger *slog.Logger) bus.ServerConfig {
@@ -230,20 +241,11 @@ func busCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
-			if err != nil {
-				return err
-			}
-			srv, err := bus.StartServer(ctx, busConfig(e, token, e.logger))
+			srv, cl, err := hostBus(ctx, e, e.logger, "observer-bus")
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
-			cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observer-bus",
-				SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: e.logger})
-			if err != nil {
-				return err
-			}
 			defer cl.Close()
 			e.logger.Info("bus is up", "url", e.cfg.BusURL(), "dir", e.cfg.BusDir())
 			<-ctx.Done()
