@@ -4,23 +4,17 @@ package proxycli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/pkg/bus"
-	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/proxy"
 )
@@ -30,60 +24,35 @@ var Version = "dev"
 
 // Run runs observer-proxy and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := &cli.App{
+	return daemon.Run(ctx, &cli.App{
 		Name:  "observer-proxy",
 		Usage: "reverse proxy for the model APIs that records the exact usage of every turn",
 		Description: `Point clients at it:
    Claude Code:  ANTHROPIC_BASE_URL=http://127.0.0.1:8820
    OpenAI SDKs:  OPENAI_BASE_URL=http://127.0.0.1:8820/v1
    Codex:        a custom provider (it ignores OPENAI_BASE_URL), see the README.`,
-		Version:        Version,
-		Writer:         stdout,
-		ErrWriter:      stderr,
-		ExitErrHandler: func(*cli.Context, error) {},
+		Version: Version,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "home", EnvVars: []string{"OBSERVER_HOME"}, Usage: "observer's data directory", DefaultText: "~/.observer"},
+			daemon.HomeFlag,
 			&cli.StringFlag{Name: "addr", Usage: "listen address (default: [proxy] addr)"},
 			&cli.StringFlag{Name: "anthropic-upstream", Usage: "where Anthropic requests go (default: [proxy] anthropic_upstream)"},
 			&cli.StringFlag{Name: "openai-upstream", Usage: "where OpenAI requests go (default: [proxy] openai_upstream)"},
 		},
 		Action: serve,
-	}
-	if err := app.RunContext(ctx, args); err != nil {
-		fmt.Fprintf(stderr, "observer-proxy: %v\n", err)
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			return ec.ExitCode()
-		}
-		return 1
-	}
-	return 0
+	}, args, stdout, stderr)
 }
 
 func serve(c *cli.Context) error {
-	home := c.String("home")
-	if home == "" {
-		h, err := config.HomeDir()
-		if err != nil {
-			return err
-		}
-		home = h
-	}
-	home, _ = filepath.Abs(home)
-	cfg, err := config.Load(home)
+	ctx, stop, cfg, logger, err := daemon.Start(c)
 	if err != nil {
-		return cli.Exit(err, 64)
+		return err
 	}
+	defer stop()
 	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream} {
 		if c.IsSet(flag) {
 			*dst = c.String(flag)
 		}
 	}
-	logger := newLogger(c.App.ErrWriter, cfg.Log.Level)
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := supervisor.WatchParent(ctx)
-	defer cancel()
 
 	if !proxy.IsLoopback(cfg.Proxy.Addr) {
 		logger.Warn("the proxy listens beyond loopback: anyone who reaches it can spend your API keys' credit through it", "addr", cfg.Proxy.Addr)
@@ -125,12 +94,4 @@ func serve(c *cli.Context) error {
 	defer scancel()
 	srv.Shutdown(sctx)
 	return nil
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		lv = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: lv}))
 }
