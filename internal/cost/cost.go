@@ -2,9 +2,11 @@
 // session, day, model, project or client.
 //
 // Accounting: a model turn seen by the proxy (api_turns, exact) and by a transcript (token_usage,
-// as the client logged it) is counted once, from the proxy; they are joined by the upstream
-// message id. Transcript rows are already one per message (the watcher merges a message's lines
-// and copies by id). The totals are the same whatever the grouping.
+// as the client logged it) is counted once, from the proxy. They are joined by the upstream
+// message id; a transcript row without one (Codex logs none) is taken as the proxy's when the
+// proxy saw a turn of the same session within joinWindow of it. Transcript rows are already one
+// per message (the writer merges a message's lines and copies by id). The totals are the same
+// whatever the grouping.
 package cost
 
 import (
@@ -69,7 +71,15 @@ SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.outpu
        t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0
   FROM token_usage t
  WHERE t.ts >= :since
-   AND (t.message_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id))`
+   AND CASE WHEN t.message_id != ''
+       THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
+       ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
+                                             AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
+       END`
+
+// joinWindow: a transcript row without a message id (Codex logs none) is the proxy's turn when the
+// proxy saw a turn of the same session this close in time.
+const joinWindow = 30 * time.Second
 
 // Run computes the report.
 func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
@@ -102,7 +112,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if len(group) > 0 {
 		stmt += " GROUP BY " + strings.Join(group, ", ") + " ORDER BY sum(cost_usd) DESC, " + strings.Join(group, ", ")
 	}
-	rows, err := db.QueryContext(ctx, stmt, sql.Named("since", since))
+	rows, err := db.QueryContext(ctx, stmt, sql.Named("since", since), sql.Named("window", joinWindow.Milliseconds()))
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}
