@@ -153,7 +153,7 @@ type Session struct {
 	Epoch           int       `json:"epoch,omitempty"` // increments at each compaction
 	Model           string    `json:"model,omitempty"`
 	GitBranch       string    `json:"git_branch,omitempty"`
-	StartedAt       time.Time `json:"started_at,omitempty"`
+	StartedAt       time.Time `json:"started_at,omitzero"`
 }
 
 // Hook is one lifecycle hook call a client made (SessionStart, PreToolUse, Stop, ...).
