@@ -66,6 +66,8 @@ func newSuite(tb testing.TB, extraEnv ...string) *suite {
 	s := &suite{tb: tb, home: home}
 	s.env = append(os.Environ(),
 		"OBSERVER_HOME="+home,
+		// observer-watch reads the clients' history under HOME: keep it to this test's.
+		"HOME="+filepath.Join(home, "clienthome"), "CLAUDE_CONFIG_DIR=", "CODEX_HOME=",
 		fmt.Sprintf("OBSERVER_BUS_PORT=%d", freePort(tb)),
 		"OBSERVER_WRITER_ACK_WAIT=2s",
 		fmt.Sprintf("OBSERVER_PROXY_ADDR=127.0.0.1:%d", freePort(tb)),

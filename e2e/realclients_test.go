@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -103,4 +104,58 @@ func TestRealClients_ThroughProxy(t *testing.T) {
 		t.Errorf("%d of %d turns carry the fake's cache-read and output figures", n, len(turns))
 	}
 	t.Logf("%d api turns checked against the fake API's usage", len(turns))
+}
+
+// TestWatch_CodexLive runs the real Codex CLI through the proxy while observer-watch follows its
+// rollout: the transcript reaches the store within a second of Codex finishing, its token figures
+// equal the fake API's, and `observerctl cost` counts each turn once although both paths saw it.
+func TestWatch_CodexLive(t *testing.T) {
+	codex := realclient.FindCodex(t)
+	usage := fakeapi.Usage{Input: 321, Output: 54, CacheRead: 4321, Reasoning: 7}
+	fake := fakeapi.New(fakeapi.Config{Usage: usage})
+	up := httptest.NewServer(fake)
+	defer up.Close()
+	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	home, repo := realclient.Dirs(t)
+	s := newSuite(t, "HOME="+home, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_OPENAI_UPSTREAM="+up.URL)
+	s.start()
+
+	realclient.Run(t, repo, realclient.CodexEnv(home), codex, realclient.CodexArgs("http://"+proxyAddr+"/v1", "list the files", false)...)
+	done := time.Now()
+	deadline := done.Add(10 * time.Second)
+	for s.count("SELECT count(*) FROM token_usage WHERE client = 'codex'") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rollout's usage did not reach the store within 10s\n%s", s.readFile("logs/watch.log"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("transcript usage in the store %v after codex exited", time.Since(done).Round(time.Millisecond))
+	// Each turn from the transcript equals the fake's usage, net of cache.
+	if n := s.count("SELECT count(*) FROM token_usage WHERE client = 'codex' AND input_tokens = ? AND cache_read_tokens = ? AND output_tokens = ? AND reasoning_tokens = ?",
+		usage.Input, usage.CacheRead, usage.Output, usage.Reasoning); n != 2 {
+		t.Fatalf("%d of the 2 transcript turns carry the fake's figures", n)
+	}
+	// The tool call is in the store, paired with its result.
+	if n := s.count("SELECT count(*) FROM actions WHERE client = 'codex' AND type IN ('run_command', 'search_files', 'read_file') AND success = 1"); n < 1 {
+		rows, _ := s.db().Query("SELECT type, tool, target, coalesce(success, -1), error FROM actions")
+		var have []string
+		for rows.Next() {
+			var a, b, c, e string
+			var d int
+			rows.Scan(&a, &b, &c, &d, &e)
+			have = append(have, fmt.Sprintf("%s %s %q %d %q", a, b, c, d, e))
+		}
+		rows.Close()
+		t.Fatalf("no successful tool call stored from the rollout; actions: %v", have)
+	}
+	s.waitCount(10*time.Second, 2, "SELECT count(*) FROM api_turns WHERE client = 'codex'")
+	out, errOut, code := s.ctl(nil, "cost", "--json")
+	if code != 0 {
+		t.Fatalf("cost: %d %s", code, errOut)
+	}
+	var c costJSON
+	json.Unmarshal([]byte(out), &c)
+	if c.Total.Turns != 2 || c.Total.Input != 2*usage.Input || c.Total.Output != 2*usage.Output {
+		t.Fatalf("cost counts %+v, want 2 turns of the fake's figures (each seen by the proxy and the transcript)", c.Total)
+	}
 }

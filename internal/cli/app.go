@@ -123,7 +123,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			upCommand(), downCommand(), statusCommand(), restartCommand(), logsCommand(), tailCommand(),
-			costCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
+			costCommand(), scanCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
 		},
 		HideVersion: false,
 	}

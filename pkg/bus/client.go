@@ -4,8 +4,10 @@
 // Guarantees:
 //   - Publish returns once the stream has stored the event (the stream's ack) or the event is in the
 //     disk spool. Spooled events are published again, oldest first, when the bus is reachable.
-//     Delivery is at-least-once; the stream drops a re-published id within DuplicateWindow and the
-//     writer is idempotent on the id beyond it.
+//     Delivery is at-least-once; the stream drops a re-published event (same encoded bytes) within
+//     DuplicateWindow and the writer is idempotent on the event id beyond it. The stream keys on the
+//     bytes, not the event id, because two events may share an id on purpose: a tool call and its
+//     result, a message's usage as it grows; the writer merges those.
 //   - The stream keeps an event until the writer acks it, which the writer does only after the
 //     transaction that stored it has committed; a writer killed mid-batch gets the batch again.
 //   - Live subscribers (tail, dashboard) see events as they are published, without acks and without
@@ -16,6 +18,8 @@ package bus
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -200,7 +204,7 @@ func (c *Client) Publish(ctx context.Context, ev *event.Event) (Result, error) {
 	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
 		return c.toSpool(data)
 	}
-	err = c.publishRaw(ctx, ev.Subject(), ev.ID, data)
+	err = c.publishRaw(ctx, ev.Subject(), data)
 	if err == nil {
 		return Published, nil
 	}
@@ -211,11 +215,11 @@ func (c *Client) Publish(ctx context.Context, ev *event.Event) (Result, error) {
 	return c.toSpool(data)
 }
 
-func (c *Client) publishRaw(ctx context.Context, subject, id string, data []byte) error {
+func (c *Client) publishRaw(ctx context.Context, subject string, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	_, err := c.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data},
-		jetstream.WithMsgID(id), jetstream.WithExpectStream(StreamName))
+		jetstream.WithMsgID(msgID(data)), jetstream.WithExpectStream(StreamName))
 	return err
 }
 
@@ -264,7 +268,7 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 	futures := make([]jetstream.PubAckFuture, len(evs))
 	for i := range evs {
 		f, err := c.js.PublishMsgAsync(&nats.Msg{Subject: evs[i].Subject(), Data: datas[i]},
-			jetstream.WithMsgID(evs[i].ID), jetstream.WithExpectStream(StreamName))
+			jetstream.WithMsgID(msgID(datas[i])), jetstream.WithExpectStream(StreamName))
 		if err != nil {
 			if c.spool == nil {
 				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -357,7 +361,7 @@ func (c *Client) DrainSpool(ctx context.Context) (DrainReport, error) {
 	var errs []error
 	for range 10 { // new events may be spooled while draining; a few rounds catch up with them
 		rep, err := c.spool.Drain(ctx, func(ctx context.Context, ev *event.Event, raw []byte) error {
-			return c.publishRaw(ctx, ev.Subject(), ev.ID, raw)
+			return c.publishRaw(ctx, ev.Subject(), raw)
 		})
 		total.Files += rep.Files
 		total.Events += rep.Events
@@ -404,4 +408,12 @@ func (c *Client) Close() {
 		c.nc.FlushTimeout(time.Second)
 	}
 	c.nc.Close()
+}
+
+// msgID is the stream's de-duplication key: a hash of the encoded event. A re-publication of the
+// same event (a retry, a spool replay) is dropped; a later event that shares the event id but
+// carries more (a tool call's result, a message's final usage) is not, and the writer merges it.
+func msgID(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// corpusHome lays the shared corpus out the way the clients keep it on disk, in a fresh HOME.
+func corpusHome(tb testing.TB) string {
+	tb.Helper()
+	script := filepath.Join("..", "..", "shared", "scripts", "gen_history.py")
+	if _, err := os.Stat(filepath.Join("..", "..", "shared", "corpus")); err != nil {
+		tb.Skip("../shared/corpus is absent")
+	}
+	home := tb.TempDir()
+	out, err := exec.Command("python3", script, "small", home).CombinedOutput()
+	if err != nil {
+		tb.Fatalf("gen_history.py small: %v\n%s", err, out)
+	}
+	return home
+}
+
+type costJSON struct {
+	Rows  []map[string]any `json:"rows"`
+	Total struct {
+		Input      int64   `json:"input_tokens"`
+		Output     int64   `json:"output_tokens"`
+		CacheRead  int64   `json:"cache_read_tokens"`
+		CacheWrite int64   `json:"cache_creation_tokens"`
+		Cache1h    int64   `json:"cache_creation_1h_tokens"`
+		Reasoning  int64   `json:"reasoning_tokens"`
+		CostUSD    float64 `json:"cost_usd"`
+		Turns      int64   `json:"turns"`
+	} `json:"total"`
+}
+
+// TestScan_CorpusOnceAndCostsAgree ingests the corpus with `observerctl scan` (nothing running:
+// scan hosts its own bus and writer), checks a second scan changes nothing, and that
+// `observerctl cost --json` gives the same totals whatever the grouping.
+func TestScan_CorpusOnceAndCostsAgree(t *testing.T) {
+	clientHome := corpusHome(t)
+	s := newSuite(t, "HOME="+clientHome, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=")
+	out, errOut, code := s.ctl(nil, "scan", "--json")
+	if code != 0 {
+		t.Fatalf("scan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var sum struct {
+		Files     int   `json:"files"`
+		Read      int   `json:"files_read"`
+		Lines     int64 `json:"lines"`
+		Events    int64 `json:"events"`
+		Malformed int64 `json:"malformed"`
+	}
+	json.Unmarshal([]byte(out), &sum)
+	if sum.Read == 0 || sum.Events == 0 {
+		t.Fatalf("scan read nothing: %s", out)
+	}
+	t.Logf("first scan: %s", strings.TrimSpace(out))
+	counts := func() [3]int {
+		return [3]int{s.count("SELECT count(*) FROM token_usage"), s.count("SELECT count(*) FROM actions"),
+			s.count("SELECT count(*) FROM sessions")}
+	}
+	before := counts()
+	out, _, code = s.ctl(nil, "scan", "--json")
+	json.Unmarshal([]byte(out), &sum)
+	if code != 0 || sum.Read != 0 || sum.Events != 0 {
+		t.Fatalf("second scan read something: exit %d %s", code, out)
+	}
+	if after := counts(); after != before {
+		t.Fatalf("second scan changed the store: %v -> %v", before, after)
+	}
+
+	var totals []costJSON
+	for _, g := range []string{"", "session", "day", "model", "project", "client", "client,model"} {
+		args := []string{"cost", "--json"}
+		if g != "" {
+			args = append(args, "--group-by", g)
+		}
+		out, errOut, code := s.ctl(nil, args...)
+		if code != 0 {
+			t.Fatalf("cost %v: exit %d %s", args, code, errOut)
+		}
+		var c costJSON
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("cost %v: %v\n%s", args, err, out)
+		}
+		totals = append(totals, c)
+	}
+	for i, c := range totals[1:] {
+		// Dollars are summed in another order per grouping: equal to the micro-dollar.
+		if math.Abs(c.Total.CostUSD-totals[0].Total.CostUSD) < 1e-6 {
+			c.Total.CostUSD = totals[0].Total.CostUSD
+		}
+		if c.Total != totals[0].Total {
+			t.Errorf("grouping %d: total %+v differs from the ungrouped %+v", i+1, c.Total, totals[0].Total)
+		}
+	}
+	if totals[0].Total.Turns == 0 || totals[0].Total.Output == 0 {
+		t.Fatalf("no tokens counted: %+v", totals[0].Total)
+	}
+	// One row per message: no message id appears twice among the transcript rows.
+	if n := s.count("SELECT count(*) FROM (SELECT message_id FROM token_usage WHERE message_id != '' GROUP BY client, message_id HAVING count(*) > 1)"); n != 0 {
+		t.Fatalf("%d messages counted more than once", n)
+	}
+	t.Logf("corpus totals: %+v", totals[0].Total)
+}

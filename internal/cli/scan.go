@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/readers"
+	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+func scanCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "scan",
+		Usage: "ingest the existing transcript history (resumable; a second run changes nothing)",
+		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
+observer runs, the events go through its bus; otherwise scan hosts a bus and a writer itself for the
+run. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_sessions.
+
+Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
+writer whose bus cannot be reached.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "client", Usage: "only this client (codex)"},
+			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
+		},
+		Action: runScan,
+	}
+}
+
+func runScan(c *cli.Context) error {
+	e, err := load(c)
+	if err != nil {
+		return err
+	}
+	ads, err := readers.Select(c.String("client"))
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	since, err := parseSince(c.String("since"), time.Now())
+	if err != nil {
+		return usageErr("--since: %v", err)
+	}
+	cur, err := ingest.OpenCursors(filepath.Join(e.cfg.Home, "watch", "cursors.json"))
+	if err != nil {
+		if errors.Is(err, ingest.ErrBusy) {
+			return fmt.Errorf("%w: observer-watch or another scan is reading them now; it ingests everything already", err)
+		}
+		return err
+	}
+	defer cur.Close()
+
+	s := &ingest.Scanner{Adapters: ads, Cursors: cur, DryRun: c.Bool("dry-run"), Since: since}
+	var finish func() error
+	if !s.DryRun {
+		pub, done, err := scanPublisher(c.Context, e)
+		if err != nil {
+			return err
+		}
+		s.Publisher, finish = pub, done
+	}
+	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
+		start := time.Now()
+		s.Progress = func(p ingest.Progress) {
+			mb := float64(p.BytesDone) / (1 << 20)
+			fmt.Fprintf(e.stderr, "\rscanning: %d/%d files, %.1f/%.1f MB (%.0f MB/s)   ", p.FilesDone, p.Files, mb,
+				float64(p.Bytes)/(1<<20), mb/max(time.Since(start).Seconds(), 0.001))
+		}
+	}
+	sum, scanErr := s.Scan(c.Context)
+	if s.Progress != nil {
+		fmt.Fprintln(e.stderr)
+	}
+	if finish != nil {
+		if err := finish(); err != nil && scanErr == nil {
+			scanErr = err
+		}
+	}
+	if c.Bool("json") {
+		writeJSON(e.stdout, sum)
+	} else {
+		verb := "scanned"
+		if s.DryRun {
+			verb = "would ingest (dry run)"
+		}
+		fmt.Fprintf(e.stdout, "%s %d of %d files: %d lines, %d events, %d malformed lines, %.1f MB in %.2fs (%.0f MB/s)\n",
+			verb, sum.Read, sum.Files, sum.Lines, sum.Events, sum.Malformed, float64(sum.Bytes)/(1<<20), sum.Seconds,
+			float64(sum.Bytes)/(1<<20)/max(sum.Seconds, 0.001))
+		for t, n := range sum.Unknown {
+			fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, n)
+		}
+	}
+	if scanErr != nil {
+		return scanErr
+	}
+	if len(sum.Errors) > 0 {
+		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
+	}
+	return nil
+}
+
+// scanPublisher publishes to the running bus, or hosts a bus and a writer for this run when
+// observer is not running. done waits until the writer has stored everything, then stops them.
+func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error, error) {
+	if token, err := bus.ReadToken(e.cfg.TokenPath()); err == nil {
+		cl, err := bus.Connect(ctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-scan",
+			SpoolDir: e.cfg.SpoolDir(), Wait: true, Timeout: 30 * time.Second, Logger: e.logger})
+		if err == nil {
+			return cl, func() error { cl.Close(); return nil }, nil
+		}
+	}
+	st, err := store.OpenWriter(ctx, e.cfg.StorePath())
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return nil, nil, withCode(ExitUnavailable, fmt.Errorf("%w, but its bus at %s does not answer: check `observerctl status`", err, e.cfg.BusURL()))
+		}
+		return nil, nil, err
+	}
+	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: e.cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token,
+		MaxAge: e.cfg.Bus.MaxAge.D(), MaxBytes: e.cfg.Bus.MaxBytes, AckWait: e.cfg.Writer.AckWait.D()})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	pub, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-scan", Wait: true, Timeout: 30 * time.Second})
+	if err != nil {
+		srv.Close()
+		st.Close()
+		return nil, nil, err
+	}
+	wc, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-scan-writer", Wait: true})
+	if err != nil {
+		pub.Close()
+		srv.Close()
+		st.Close()
+		return nil, nil, err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger,
+		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
+	wdone := make(chan struct{})
+	go func() { w.Run(wctx); close(wdone) }()
+	done := func() error {
+		defer func() {
+			cancel()
+			<-wdone
+			wc.Close()
+			pub.Close()
+			srv.Close()
+			st.Close()
+		}()
+		for {
+			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+			stats, err := srv.Stats(sctx)
+			c()
+			if err != nil {
+				return err
+			}
+			if stats.Pending == 0 {
+				return nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return pub, done, nil
+}

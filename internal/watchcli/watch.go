@@ -1,0 +1,168 @@
+// Package watchcli is the observer-watch command: it follows the clients' transcript files as
+// they grow and publishes their events, with the same cursors as `observerctl scan`.
+//
+// Changes are noticed through fsnotify on every directory that holds transcripts (and on the
+// roots, for new project directories), with a poll every PollEvery as the fallback for file
+// systems that do not report changes. Each pass reads only what was appended since the cursor.
+package watchcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/daemon"
+	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/readers"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// Version is set by main.
+var Version = "dev"
+
+// PollEvery is the fallback interval between passes when no file event arrives. A pass over files
+// that did not grow costs a stat each.
+const PollEvery = 500 * time.Millisecond
+
+// Run runs observer-watch and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return daemon.Run(ctx, &cli.App{
+		Name:    "observer-watch",
+		Usage:   "follow the clients' transcripts and publish their events",
+		Version: Version,
+		Flags:   []cli.Flag{daemon.HomeFlag},
+		Action:  watch,
+	}, args, stdout, stderr)
+}
+
+func watch(c *cli.Context) error {
+	ctx, stop, cfg, logger, err := daemon.Start(c)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	cur, err := ingest.OpenCursors(filepath.Join(cfg.Home, "watch", "cursors.json"))
+	if err != nil {
+		return err
+	}
+	defer cur.Close()
+	cl, err := bus.Connect(ctx, bus.Options{URL: cfg.BusURL(), TokenFile: cfg.TokenPath(), Name: "observer-watch",
+		SpoolDir: cfg.SpoolDir(), DrainEvery: 5 * time.Second, Timeout: 10 * time.Second, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ads := readers.All()
+	s := &ingest.Scanner{Adapters: ads, Cursors: cur, Publisher: cl}
+
+	var events, passes, last atomic.Int64
+	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
+		h := bus.Health{Component: "watch", OK: true, Events: events.Load(),
+			Detail: fmt.Sprintf("%d passes, %d events", passes.Load(), events.Load())}
+		if ms := last.Load(); ms > 0 {
+			h.LastEvent = time.UnixMilli(ms).UTC()
+		}
+		return h
+	})
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		logger.Warn("file notifications unavailable; polling only", "err", err, "every", PollEvery)
+		fw = nil
+	} else {
+		defer fw.Close()
+	}
+	watched := map[string]bool{}
+	logger.Info("watch is up", "roots", strings.Join(readers.Roots(), ", "))
+	for {
+		sum, err := s.Scan(ctx)
+		passes.Add(1)
+		if sum.Events > 0 {
+			events.Add(sum.Events)
+			last.Store(time.Now().UnixMilli())
+			logger.Debug("pass", "files_read", sum.Read, "events", sum.Events, "malformed", sum.Malformed)
+		}
+		if sum.Malformed > 0 {
+			logger.Warn("malformed transcript lines skipped", "count", sum.Malformed)
+		}
+		for _, e := range sum.Errors {
+			logger.Warn("transcript not read", "err", e)
+		}
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("pass failed; retrying", "err", err)
+		}
+		if fw != nil {
+			watchDirs(fw, ads, watched, logger)
+		}
+		if !wait(ctx, fw) {
+			return nil
+		}
+	}
+}
+
+// watchDirs adds a watch on every directory that holds a transcript, and on the roots.
+func watchDirs(fw *fsnotify.Watcher, ads []transcript.Adapter, watched map[string]bool, logger *slog.Logger) {
+	dirs := readers.Roots()
+	for _, ad := range ads {
+		srcs, _ := ad.Discover()
+		for _, s := range srcs {
+			dirs = append(dirs, filepath.Dir(s.Path))
+		}
+	}
+	for i, d := range dirs {
+		// A root that does not exist yet (no session so far): watch its nearest existing ancestor,
+		// so its creation starts a pass.
+		for i < len(readers.Roots()) {
+			if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+				break
+			}
+			d = filepath.Dir(d)
+		}
+		if watched[d] {
+			continue
+		}
+		if err := fw.Add(d); err == nil {
+			watched[d] = true
+		} else if !errors.Is(err, os.ErrNotExist) {
+			logger.Debug("cannot watch", "dir", d, "err", err)
+		}
+	}
+}
+
+// wait returns after a file event (gathering the burst that follows it for a moment), after
+// PollEvery, or false when ctx ends.
+func wait(ctx context.Context, fw *fsnotify.Watcher) bool {
+	var evs <-chan fsnotify.Event
+	if fw != nil {
+		evs = fw.Events
+	}
+	t := time.NewTimer(PollEvery)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-evs:
+		time.Sleep(20 * time.Millisecond)
+	drain:
+		for {
+			select {
+			case <-evs:
+			default:
+				break drain
+			}
+		}
+	}
+	return true
+}

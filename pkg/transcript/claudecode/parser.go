@@ -1,0 +1,689 @@
+package claudecode
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/pricing"
+	"github.com/observerhq/observer/pkg/project"
+	"github.com/observerhq/observer/pkg/scrub"
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// Component is the producing component Claude Code events name in their source field.
+const Component = "observer-watch"
+
+// Limits on what a parser keeps and emits.
+const (
+	maxTarget   = 500  // runes
+	maxError    = 2048 // bytes
+	maxOutput   = 8192 // bytes
+	maxPending  = 128  // calls waiting for a result
+	maxMessages = 64   // messages whose last output is remembered
+)
+
+// Parser turns the lines of one transcript file into events. It is not safe for concurrent use.
+type Parser struct {
+	src    transcript.Source
+	prices *pricing.Table
+
+	st    state
+	stats transcript.Stats
+}
+
+var _ transcript.Parser = (*Parser)(nil)
+
+// state is everything a parser needs to resume after the last line it was given. It is JSON.
+type state struct {
+	V         int       `json:"v"`
+	SessionID string    `json:"sid,omitempty"` // last sessionId seen on a line
+	Cwd       string    `json:"cwd,omitempty"`
+	Project   string    `json:"project,omitempty"` // project root of the session
+	LastTime  int64     `json:"t,omitempty"`       // unix nanoseconds of the last timestamp seen
+	Pending   []pending `json:"pending,omitempty"`
+	Outputs   []msgOut  `json:"out,omitempty"`
+}
+
+// pending is a tool call whose result may still come.
+type pending struct {
+	ID        string           `json:"id"`
+	Type      event.ActionType `json:"type"`
+	Tool      string           `json:"tool,omitempty"`
+	Target    string           `json:"target,omitempty"`
+	MessageID string           `json:"msg,omitempty"`
+	RequestID string           `json:"req,omitempty"`
+	Model     string           `json:"model,omitempty"`
+	Time      int64            `json:"t"`
+}
+
+// msgOut is the largest output a message's lines reported so far in this file.
+type msgOut struct {
+	ID     string `json:"id"`
+	Output int64  `json:"o"`
+}
+
+// State returns the parser's resume state.
+func (p *Parser) State() []byte {
+	p.st.V = 1
+	b, err := json.Marshal(&p.st)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// Stats returns what the parser counted.
+func (p *Parser) Stats() transcript.Stats {
+	s := p.stats
+	if len(p.stats.Unknown) > 0 {
+		s.Unknown = make(map[string]int64, len(p.stats.Unknown))
+		for k, v := range p.stats.Unknown {
+			s.Unknown[k] = v
+		}
+	}
+	return s
+}
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: claude-code: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+func (p *Parser) unknown(kind string) {
+	if p.stats.Unknown == nil {
+		p.stats.Unknown = map[string]int64{}
+	}
+	if len(kind) > 64 {
+		kind = kind[:64]
+	}
+	p.stats.Unknown[kind]++
+}
+
+// Record parses one complete line.
+func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
+	p.stats.Lines++
+	evs, err := p.record(line)
+	if err != nil {
+		p.stats.Malformed++
+		return nil, err
+	}
+	p.stats.Events += int64(len(evs))
+	return evs, nil
+}
+
+// line is the part of a transcript line this package reads.
+type line struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	UUID      string          `json:"uuid"`
+	SessionID string          `json:"sessionId"`
+	AgentID   string          `json:"agentId"`
+	Cwd       string          `json:"cwd"`
+	Timestamp json.RawMessage `json:"timestamp"`
+	RequestID string          `json:"requestId"`
+
+	IsSidechain               bool `json:"isSidechain"`
+	IsMeta                    bool `json:"isMeta"`
+	IsCompactSummary          bool `json:"isCompactSummary"`
+	IsVisibleInTranscriptOnly bool `json:"isVisibleInTranscriptOnly"`
+	IsAPIErrorMessage         bool `json:"isApiErrorMessage"`
+
+	Message       json.RawMessage `json:"message"`
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+
+	// system records
+	Content         json.RawMessage `json:"content"`
+	Error           json.RawMessage `json:"error"`
+	APIErrorStatus  json.RawMessage `json:"apiErrorStatus"`
+	RetryAttempt    json.RawMessage `json:"retryAttempt"`
+	MaxRetries      json.RawMessage `json:"maxRetries"`
+	CompactMetadata json.RawMessage `json:"compactMetadata"`
+}
+
+// knownRecords are record types that carry nothing this package reports.
+var knownRecords = map[string]bool{
+	"summary": true, "file-history-snapshot": true, "queue-operation": true, "progress": true,
+	"attachment": true, "custom-title": true, "tag": true, "agent-name": true, "last-prompt": true,
+	"pr-link": true, "turn_end": true,
+}
+
+// knownSystem are system subtypes that carry nothing this package reports.
+var knownSystem = map[string]bool{
+	"turn_duration": true, "stop_hook_summary": true, "informational": true, "local_command": true,
+	"away_summary": true, "init": true,
+}
+
+func (p *Parser) record(raw []byte) ([]event.Event, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if !utf8.Valid(raw) {
+		return nil, malformed("line is not UTF-8")
+	}
+	if raw[0] != '{' {
+		return nil, malformed("line is not a JSON object")
+	}
+	var head struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return nil, malformed("%v", err)
+	}
+	var typ string
+	if len(head.Type) == 0 || json.Unmarshal(head.Type, &typ) != nil || typ == "" {
+		p.unknown("(no type)")
+		return nil, nil
+	}
+	switch typ {
+	case "user", "assistant", "system":
+	default:
+		if !knownRecords[typ] {
+			p.unknown(typ)
+		}
+		return nil, nil
+	}
+	var l line
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, malformed("%s record: %v", typ, err)
+	}
+	if l.Cwd != "" {
+		p.setCwd(l.Cwd)
+	}
+	if l.SessionID != "" {
+		p.st.SessionID = l.SessionID
+	}
+	t, hasTime := p.lineTime(l.Timestamp)
+	var evs []event.Event
+	var err error
+	switch typ {
+	case "user":
+		evs, err = p.user(&l, raw, t)
+	case "assistant":
+		evs, err = p.assistant(&l, raw, t)
+	case "system":
+		evs, err = p.system(&l, raw, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) > 0 && !hasTime {
+		return nil, malformed("%s record has no timestamp", typ)
+	}
+	return evs, nil
+}
+
+// lineTime parses the line's timestamp, falling back to the last one seen.
+func (p *Parser) lineTime(raw json.RawMessage) (time.Time, bool) {
+	var s string
+	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != "" {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() > 1970 && t.Year() < 10000 {
+			t = t.UTC()
+			p.st.LastTime = t.UnixNano()
+			return t, true
+		}
+	}
+	if p.st.LastTime != 0 {
+		return time.Unix(0, p.st.LastTime).UTC(), true
+	}
+	return time.Time{}, false
+}
+
+// ---------------------------------------------------------------------------------------------
+// Envelope and ids
+
+// setCwd records a line's working directory. The project stays the same while the agent only
+// moves inside it (a `cd` into a subdirectory that is not a repository of its own, a nested
+// repository such as a freshly generated app); a cwd outside the project switches to that cwd's
+// project root.
+func (p *Parser) setCwd(cwd string) {
+	if cwd == p.st.Cwd && p.st.Project != "" {
+		return
+	}
+	p.st.Cwd = cwd
+	if p.st.Project != "" && within(p.st.Project, filepath.Clean(cwd)) {
+		return
+	}
+	p.st.Project = project.Root(cwd)
+}
+
+// within reports whether path is root or lies under it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) &&
+		filepath.IsAbs(root) == filepath.IsAbs(path)
+}
+
+func (p *Parser) project() string { return p.st.Project }
+
+// sessionID is the source's session (the parent's, for a subagent file), else the lines'.
+func (p *Parser) sessionID() string {
+	if p.src.SessionID != "" {
+		return p.src.SessionID
+	}
+	return p.st.SessionID
+}
+
+func (p *Parser) agentID(l *line) string {
+	if l.AgentID != "" {
+		return l.AgentID
+	}
+	return p.src.AgentID
+}
+
+func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
+	return event.Event{ID: id, Kind: kind, Time: t, Source: Component, Client: Client, SessionID: p.sessionID(),
+		Project: p.project(), V: event.SchemaVersion}
+}
+
+// lineKey identifies a line: its uuid, or a hash of its content when it has none.
+func lineKey(l *line, raw []byte) string {
+	if l.UUID != "" {
+		return l.UUID
+	}
+	sum := sha256.Sum256(raw)
+	return "line:" + hex.EncodeToString(sum[:12])
+}
+
+// lineAction builds an action keyed by its line (prompts, aborts, errors, compactions).
+func (p *Parser) lineAction(l *line, raw []byte, t time.Time, a *event.Action) event.Event {
+	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), lineKey(l, raw)), t)
+	a.AgentID = p.agentID(l)
+	a.Sidechain = l.IsSidechain
+	a.Transcript = p.src.Path
+	ev.Action = a
+	return ev
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+type message struct {
+	ID      string          `json:"id"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+	Usage   json.RawMessage `json:"usage"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Text      string          `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   *bool           `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// decodeMessage reads a line's message; a missing or null message is an empty one.
+func decodeMessage(raw json.RawMessage) (message, []block, string, error) {
+	var m message
+	if len(raw) == 0 || string(raw) == "null" {
+		return m, nil, "", nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, nil, "", err
+	}
+	blocks, text, err := decodeContent(m.Content)
+	return m, blocks, text, err
+}
+
+// decodeContent reads message content: a string, or an array of blocks.
+func decodeContent(raw json.RawMessage) ([]block, string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return nil, s, err
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, "", err
+		}
+		blocks := make([]block, 0, len(items))
+		for _, it := range items {
+			var b block
+			if len(it) > 0 && it[0] == '{' {
+				if err := json.Unmarshal(it, &b); err != nil {
+					return nil, "", err
+				}
+				blocks = append(blocks, b)
+			}
+		}
+		return blocks, "", nil
+	}
+	return nil, "", fmt.Errorf("content is neither text nor blocks")
+}
+
+// assistant handles one assistant line: its usage, and its tool_use blocks.
+func (p *Parser) assistant(l *line, raw []byte, t time.Time) ([]event.Event, error) {
+	m, blocks, text, err := decodeMessage(l.Message)
+	if err != nil {
+		return nil, malformed("assistant message: %v", err)
+	}
+	var evs []event.Event
+	if l.IsAPIErrorMessage {
+		msg := text
+		for _, b := range blocks {
+			if b.Type == "text" && b.Text != "" {
+				msg = b.Text
+				break
+			}
+		}
+		if msg == "" {
+			msg = jsonText(l.Error)
+		}
+		if status := jsonText(l.APIErrorStatus); status != "" && !strings.Contains(msg, status) {
+			msg = strings.TrimSpace(status + " " + msg)
+		}
+		evs = append(evs, p.lineAction(l, raw, t, &event.Action{Type: event.ActionAPIError, Model: m.Model,
+			RequestID: l.RequestID, Error: clipError(msg)}))
+	}
+	if u, ok := p.usage(l, &m, t); ok {
+		evs = append(evs, u)
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		switch b.Type {
+		case "tool_use", "server_tool_use":
+			if b.ID == "" {
+				continue
+			}
+			evs = append(evs, p.toolCall(l, &m, b, t))
+		case "web_search_tool_result", "web_fetch_tool_result":
+			if b.ToolUseID == "" {
+				continue
+			}
+			evs = append(evs, p.serverResult(l, b, t))
+		}
+	}
+	return evs, nil
+}
+
+// user handles one user line: tool results, a prompt, or an interruption.
+func (p *Parser) user(l *line, raw []byte, t time.Time) ([]event.Event, error) {
+	_, blocks, text, err := decodeMessage(l.Message)
+	if err != nil {
+		return nil, malformed("user message: %v", err)
+	}
+	var results []*block
+	var texts []string
+	images := 0
+	for i := range blocks {
+		switch blocks[i].Type {
+		case "tool_result":
+			if blocks[i].ToolUseID != "" {
+				results = append(results, &blocks[i])
+			}
+		case "text":
+			texts = append(texts, blocks[i].Text)
+		case "image", "document":
+			images++
+		}
+	}
+	if text != "" {
+		texts = append(texts, text)
+	}
+	if len(results) > 0 {
+		var meta json.RawMessage
+		if len(results) == 1 {
+			meta = l.ToolUseResult
+		}
+		evs := make([]event.Event, 0, len(results))
+		for _, b := range results {
+			evs = append(evs, p.toolResult(l, b, meta, t))
+		}
+		return evs, nil
+	}
+	prompt := strings.TrimSpace(strings.Join(texts, "\n"))
+	if reason, ok := interruption(prompt); ok {
+		return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionTurnAborted, Error: reason})}, nil
+	}
+	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.IsSidechain {
+		return nil, nil
+	}
+	target, ok := promptTarget(prompt)
+	if !ok && images == 0 {
+		return nil, nil
+	}
+	if target == "" && images > 0 {
+		target = "[image]"
+	}
+	return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)})}, nil
+}
+
+// interruption recognizes Claude Code's "[Request interrupted by user]" and "[Request interrupted
+// by user for tool use]" markers.
+func interruption(s string) (string, bool) {
+	if !strings.HasPrefix(s, "[Request interrupted by user") {
+		return "", false
+	}
+	reason := strings.TrimPrefix(s, "[")
+	if i := strings.IndexByte(reason, ']'); i >= 0 {
+		reason = reason[:i]
+	}
+	return reason, true
+}
+
+// promptTarget returns what the user typed, or false for text Claude Code wrote itself.
+func promptTarget(s string) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	for _, noise := range []string{"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+		"<bash-stdout>", "<bash-stderr>", "<system-reminder>"} {
+		if strings.HasPrefix(s, noise) {
+			return "", false
+		}
+	}
+	if name := between(s, "<command-name>", "</command-name>"); name != "" {
+		if !strings.HasPrefix(name, "/") {
+			name = "/" + name
+		}
+		if args := strings.TrimSpace(between(s, "<command-args>", "</command-args>")); args != "" {
+			name += " " + args
+		}
+		return name, true
+	}
+	if strings.HasPrefix(s, "<command-message>") {
+		return "", false // a command message without its name: part of a command already counted
+	}
+	if cmd := between(s, "<bash-input>", "</bash-input>"); cmd != "" {
+		return "!" + cmd, true
+	}
+	return s, true
+}
+
+func between(s, open, close string) string {
+	i := strings.Index(s, open)
+	if i < 0 {
+		return ""
+	}
+	rest := s[i+len(open):]
+	j := strings.Index(rest, close)
+	if j < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rest[:j])
+}
+
+// system handles a system line: API errors and compactions.
+func (p *Parser) system(l *line, raw []byte, t time.Time) ([]event.Event, error) {
+	switch l.Subtype {
+	case "api_error":
+		msg := errorText(l.Error)
+		if msg == "" {
+			msg = jsonText(l.Content)
+		}
+		if n, ok := jsonInt(l.RetryAttempt); ok {
+			retry := fmt.Sprintf("retry %d", n)
+			if m, ok := jsonInt(l.MaxRetries); ok {
+				retry += fmt.Sprintf("/%d", m)
+			}
+			msg = strings.TrimSpace(msg + " (" + retry + ")")
+		}
+		return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionAPIError, Error: clipError(msg)})}, nil
+	case "compact_boundary", "microcompact_boundary":
+		var meta struct {
+			Trigger string `json:"trigger"`
+		}
+		if len(l.CompactMetadata) > 0 && l.CompactMetadata[0] == '{' {
+			_ = json.Unmarshal(l.CompactMetadata, &meta) // the trigger is only a label
+		}
+		return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionContextCompacted,
+			Tool: l.Subtype, Target: clipTarget(meta.Trigger)})}, nil
+	case "":
+		return nil, nil // 1.x informational lines ("Running PostToolUse hooks…")
+	default:
+		if !knownSystem[l.Subtype] {
+			p.unknown("system/" + l.Subtype)
+		}
+		return nil, nil
+	}
+}
+
+// errorText finds the message in an API error as Claude Code logs it: a string, or an object
+// {status, message | error: {message | error: {message}}, cause: {code}}.
+func errorText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] != '{' {
+		return jsonText(raw)
+	}
+	var e struct {
+		Status  json.RawMessage `json:"status"`
+		Message string          `json:"message"`
+		Error   json.RawMessage `json:"error"`
+		Cause   *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"cause"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return string(raw)
+	}
+	msg := e.Message
+	if msg == "" && len(e.Error) > 0 {
+		msg = errorText(e.Error)
+	}
+	if msg == "" && e.Cause != nil {
+		msg = strings.TrimSpace(e.Cause.Code + " " + e.Cause.Message)
+	}
+	if msg == "" {
+		msg = string(raw)
+	}
+	if status := jsonText(e.Status); status != "" && status != "0" {
+		msg = status + " " + msg
+	}
+	return msg
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+// jsonText returns a JSON string's value, or the raw JSON of anything else ("" for null).
+func jsonText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// jsonInt reads a JSON number as an int64.
+func jsonInt(raw json.RawMessage) (int64, bool) {
+	var n num
+	if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &n) != nil {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// num is a token count: a JSON number (integral or not) or a numeric string. Anything else, and a
+// negative or absurd value, reads as 0, so one odd field does not lose a line.
+type num int64
+
+func (n *num) UnmarshalJSON(b []byte) error {
+	*n = 0
+	s := strings.TrimSpace(strings.Trim(string(b), `"`))
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if i > 0 && i < 1e15 {
+			*n = num(i)
+		}
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != f || f < 0 || f > 1e15 {
+		return nil
+	}
+	*n = num(f)
+	return nil
+}
+
+func clipTarget(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if utf8.RuneCountInString(s) > maxTarget+256 {
+		s = cutRunes(s, maxTarget+256)
+	}
+	return cutRunes(scrub.String(s), maxTarget)
+}
+
+func clipError(s string) string { return clipBytes(strings.TrimSpace(s), maxError) }
+
+func clipOutput(s string) string { return clipBytes(s, maxOutput) }
+
+// clipBytes scrubs s and keeps at most max bytes. It scrubs a margin beyond the cut so that a
+// secret straddling it is still recognized.
+func clipBytes(s string, max int) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) > max+1024 {
+		s = cutBytes(s, max+1024)
+	}
+	return cutBytes(scrub.String(s), max)
+}
+
+func cutRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// cutBytes keeps at most n bytes of s, not splitting a UTF-8 sequence.
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
