@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/codex"
 )
 
 // All returns every adapter on its default roots.
 func All() []transcript.Adapter {
-	return []transcript.Adapter{codex.New(codex.DefaultHome())}
+	return []transcript.Adapter{claudecode.New(claudecode.DefaultRoots()), codex.New(codex.DefaultHome())}
 }
 
 // Select returns every adapter, or only the one for client.
@@ -33,5 +34,5 @@ func Select(client string) ([]transcript.Adapter, error) {
 
 // Roots lists the directories the adapters read, for watching.
 func Roots() []string {
-	return []string{codex.DefaultHome() + "/sessions", codex.DefaultHome() + "/archived_sessions"}
+	return append(claudecode.DefaultRoots(), codex.DefaultHome()+"/sessions", codex.DefaultHome()+"/archived_sessions")
 }

@@ -64,8 +64,9 @@
 // of file_path, path, url, query, command, pattern found in the input.
 //
 // A tool_result block (in a later user line) is an action event with the SAME id as its call,
-// carrying Success (is_error absent or false), Error (the result text on failure, 2 KB at most),
-// Output (the result text on success, 8 KB at most), OutputSize (the full size of the result) and
+// carrying Success (is_error absent or false), Error (the result text on failure, without its
+// <tool_use_error> tag, 2 KB at most), Output (the result text, failures included, 8 KB at most;
+// an image is "[image]"), OutputSize (the full size of the result, image data included) and
 // DurationMs (the toolUseResult's durationMs, totalDurationMs or durationSeconds when the line
 // holds this one result, else the result's time minus the call's). The parser keeps the calls
 // still waiting for their results (a bounded list, in State) and copies the call's type, tool,
@@ -92,9 +93,12 @@
 // Stats.Unknown and yields nothing. A line that is not UTF-8 or not a JSON object, or whose known
 // record does not decode, is malformed (transcript.ErrMalformed).
 //
-// Every target, error and output goes through scrub.String. Events carry the line's time (UTC),
-// source observer-watch, client claude-code, the session as above, and the project root of the
-// line's cwd (the last cwd seen when a line has none).
+// Every target, error and output goes through scrub.String. Events carry the line's time (UTC; the
+// last time seen when a line has none), source observer-watch, client claude-code, the session as
+// above, and the project: project.Root of the line's cwd (the last cwd seen when a line has none),
+// except that the project stays the same while the cwd only moves inside it (Claude Code logs the
+// shell's cwd, which follows the agent's `cd` into subdirectories and freshly generated nested
+// repositories). File targets are relative to that project root.
 package claudecode
 
 import (

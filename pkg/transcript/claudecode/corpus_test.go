@@ -317,7 +317,7 @@ func TestCorpus_ResultPairing(t *testing.T) {
 		t.Fatalf("failures = %d", len(failed))
 	}
 	for _, a := range failed {
-		if a.Error == "" || a.Output != "" || a.Tool == "" || a.Type == event.ActionUnknown {
+		if a.Error == "" || a.Output == "" || a.Tool == "" || a.Type == event.ActionUnknown {
 			t.Errorf("failure %+v", a)
 		}
 	}

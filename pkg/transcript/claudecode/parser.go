@@ -225,7 +225,8 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 func (p *Parser) lineTime(raw json.RawMessage) (time.Time, bool) {
 	var s string
 	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != "" {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() > 1970 && t.Year() < 10000 {
+		// Years beyond 2261 do not fit in UnixNano, which the state and durations use.
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() > 1970 && t.Year() < 2262 {
 			t = t.UTC()
 			p.st.LastTime = t.UnixNano()
 			return t, true
@@ -389,8 +390,11 @@ func (p *Parser) assistant(l *line, raw []byte, t time.Time) ([]event.Event, err
 		if status := jsonText(l.APIErrorStatus); status != "" && !strings.Contains(msg, status) {
 			msg = strings.TrimSpace(status + " " + msg)
 		}
-		evs = append(evs, p.lineAction(l, raw, t, &event.Action{Type: event.ActionAPIError, Model: m.Model,
-			RequestID: l.RequestID, Error: clipError(msg)}))
+		a := &event.Action{Type: event.ActionAPIError, RequestID: l.RequestID, Error: clipError(msg)}
+		if m.Model != syntheticModel {
+			a.Model = m.Model
+		}
+		evs = append(evs, p.lineAction(l, raw, t, a))
 	}
 	if u, ok := p.usage(l, &m, t); ok {
 		evs = append(evs, u)

@@ -146,7 +146,8 @@ func TestParser_ToolCallAndResult(t *testing.T) {
 		t.Errorf("read result %+v", readRes)
 	}
 	if bashRes.Success == nil || *bashRes.Success || !strings.HasPrefix(bashRes.Error, "Exit code 7") ||
-		strings.Contains(bashRes.Error, "sk-ant-") || bashRes.Output != "" || bashRes.DurationMs != 1500 {
+		strings.Contains(bashRes.Error, "sk-ant-") || strings.Contains(bashRes.Output, "sk-ant-") ||
+		!strings.Contains(bashRes.Output, "<tool_use_error>") || bashRes.DurationMs != 1500 {
 		t.Errorf("bash result %+v", bashRes)
 	}
 	for i, e := range evs {

@@ -213,14 +213,13 @@ func (p *Parser) toolResult(l *line, b *block, meta json.RawMessage, t time.Time
 	if ms, has := metaDuration(meta); has {
 		a.DurationMs = ms
 	}
-	if ok {
-		a.Output = clipOutput(text)
-	} else {
+	if !ok {
 		if text == "" {
 			text = metaError(meta)
 		}
 		a.Error = clipError(stripTag(text, "tool_use_error"))
 	}
+	a.Output = clipOutput(text)
 	return ev
 }
 
