@@ -64,11 +64,11 @@ func runScan(c *cli.Context) error {
 	s := &ingest.Scanner{Adapters: ads, Cursors: cur, DryRun: c.Bool("dry-run"), Since: since}
 	var finish func() error
 	if !s.DryRun {
-		pub, done, err := scanPublisher(c.Context, e)
-		if err != nil {
-			return err
+		s.Connect = func() (ingest.Publisher, error) {
+			pub, done, err := scanPublisher(c.Context, e)
+			finish = done
+			return pub, err
 		}
-		s.Publisher, finish = pub, done
 	}
 	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
 		start := time.Now()

@@ -121,7 +121,10 @@ type Summary struct {
 type Scanner struct {
 	Adapters  []transcript.Adapter
 	Cursors   *Cursors
-	Publisher Publisher // nil with DryRun
+	Publisher Publisher // nil with DryRun, or when Connect makes it
+	// Connect, when set and Publisher is nil, makes the publisher the first time there is something
+	// to publish: a scan with nothing new never starts a bus.
+	Connect func() (Publisher, error)
 	DryRun    bool      // parse and count, publish nothing, move no cursor
 	Since     time.Time // skip files not modified since
 	Progress  func(Progress)
@@ -179,6 +182,13 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		}
 	}
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].src.Path < jobs[j].src.Path })
+	if len(jobs) > 0 && !s.DryRun && s.Publisher == nil && s.Connect != nil {
+		pub, err := s.Connect()
+		if err != nil {
+			return sum, err
+		}
+		s.Publisher = pub
+	}
 	p := Progress{Files: len(jobs), Bytes: total}
 	for _, j := range jobs {
 		if ctx.Err() != nil {
