@@ -124,7 +124,7 @@ type Scanner struct {
 	Publisher Publisher // nil with DryRun, or when Connect makes it
 	// Connect, when set and Publisher is nil, makes the publisher the first time there is something
 	// to publish: a scan with nothing new never starts a bus.
-	Connect func() (Publisher, error)
+	Connect   func() (Publisher, error)
 	DryRun    bool      // parse and count, publish nothing, move no cursor
 	Since     time.Time // skip files not modified since
 	Progress  func(Progress)
