@@ -225,9 +225,7 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 func (p *Parser) lineTime(raw json.RawMessage) (time.Time, bool) {
 	var s string
 	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != "" {
-		// Years beyond 2261 do not fit in UnixNano, which the state and durations use.
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() > 1970 && t.Year() < 2262 {
-			t = t.UTC()
+		if t, ok := transcript.ParseTime(s); ok {
 			p.st.LastTime = t.UnixNano()
 			return t, true
 		}
@@ -658,36 +656,8 @@ func clipError(s string) string { return clipBytes(strings.TrimSpace(s), maxErro
 
 func clipOutput(s string) string { return clipBytes(s, maxOutput) }
 
-// clipBytes scrubs s and keeps at most max bytes. It scrubs a margin beyond the cut so that a
-// secret straddling it is still recognized.
-func clipBytes(s string, max int) string {
-	if s == "" {
-		return ""
-	}
-	if len(s) > max+1024 {
-		s = cutBytes(s, max+1024)
-	}
-	return cutBytes(scrub.String(s), max)
-}
+func clipBytes(s string, max int) string { return transcript.Clip(s, max) }
 
-func cutRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
-}
+func cutRunes(s string, n int) string { return transcript.CutRunes(s, n) }
 
-// cutBytes keeps at most n bytes of s, not splitting a UTF-8 sequence.
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func cutBytes(s string, n int) string { return transcript.CutBytes(s, n) }

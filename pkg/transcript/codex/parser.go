@@ -242,8 +242,7 @@ func (p *Parser) unknown(kind string) {
 func (p *Parser) lineTime(raw json.RawMessage) (time.Time, bool) {
 	var s string
 	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != "" {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil && t.Year() > 1970 && t.Year() < 10000 {
-			t = t.UTC()
+		if t, ok := transcript.ParseTime(s); ok {
 			p.st.LastTime = t.UnixNano()
 			return t, true
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/scrub"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // responseItem is a model input or output item (OpenAI Responses API items, as Codex stores them).
@@ -994,35 +995,8 @@ func clipError(s string) string { return clipBytes(s, maxError) }
 
 func clipOutput(s string) string { return clipBytes(s, maxOutput) }
 
-// clipBytes scrubs s and keeps at most max bytes. It scrubs a margin beyond the cut so a secret
-// that straddles it is still recognized.
-func clipBytes(s string, max int) string {
-	if s == "" {
-		return ""
-	}
-	if len(s) > max+1024 {
-		s = cutBytes(s, max+1024)
-	}
-	return cutBytes(scrub.String(s), max)
-}
+func clipBytes(s string, max int) string { return transcript.Clip(s, max) }
 
-func cutRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
-}
+func cutRunes(s string, n int) string { return transcript.CutRunes(s, n) }
 
-func cutBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func cutBytes(s string, n int) string { return transcript.CutBytes(s, n) }
