@@ -130,6 +130,18 @@ type Scanner struct {
 	Progress  func(Progress)
 	BatchSize int
 	MaxLine   int64 // default MaxLine
+
+	dirs map[string]bool // directories holding the files the last Scan found
+}
+
+// Dirs lists the directories that held transcript files at the last Scan, for a watcher to watch.
+func (s *Scanner) Dirs() []string {
+	out := make([]string, 0, len(s.dirs))
+	for d := range s.dirs {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
 }
 
 type job struct {
@@ -151,6 +163,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 	}
 	var jobs []job
 	var total int64
+	s.dirs = map[string]bool{}
 	for _, ad := range s.Adapters {
 		srcs, err := ad.Discover()
 		if err != nil {
@@ -158,6 +171,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			continue
 		}
 		for _, src := range srcs {
+			s.dirs[filepath.Dir(src.Path)] = true
 			fi, err := os.Stat(src.Path)
 			if err != nil {
 				continue

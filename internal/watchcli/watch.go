@@ -25,7 +25,6 @@ import (
 	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/bus"
-	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Version is set by main.
@@ -64,8 +63,8 @@ func watch(c *cli.Context) error {
 		return err
 	}
 	defer cl.Close()
-	ads := readers.All()
-	s := &ingest.Scanner{Adapters: ads, Cursors: cur, Publisher: cl}
+
+	s := &ingest.Scanner{Adapters: readers.All(), Cursors: cur, Publisher: cl}
 
 	var events, passes, last atomic.Int64
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
@@ -103,7 +102,7 @@ func watch(c *cli.Context) error {
 			logger.Warn("pass failed; retrying", "err", err)
 		}
 		if fw != nil {
-			watchDirs(fw, ads, watched, logger)
+			watchDirs(fw, append(readers.Roots(), s.Dirs()...), watched, logger)
 		}
 		if !wait(ctx, fw) {
 			return nil
@@ -112,14 +111,7 @@ func watch(c *cli.Context) error {
 }
 
 // watchDirs adds a watch on every directory that holds a transcript, and on the roots.
-func watchDirs(fw *fsnotify.Watcher, ads []transcript.Adapter, watched map[string]bool, logger *slog.Logger) {
-	dirs := readers.Roots()
-	for _, ad := range ads {
-		srcs, _ := ad.Discover()
-		for _, s := range srcs {
-			dirs = append(dirs, filepath.Dir(s.Path))
-		}
-	}
+func watchDirs(fw *fsnotify.Watcher, dirs []string, watched map[string]bool, logger *slog.Logger) {
 	for i, d := range dirs {
 		// A root that does not exist yet (no session so far): watch its nearest existing ancestor,
 		// so its creation starts a pass.

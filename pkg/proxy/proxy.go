@@ -147,12 +147,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tc.bytesIn = int64(len(body))
-	if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" && wantsInjectedUsage(body) {
-		if nb, ok := injectIncludeUsage(body); ok {
-			body, tc.filter = nb, true
+	if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" {
+		// The body must be read before forwarding here, to decide whether to ask for usage.
+		info := parseRequest(body)
+		tc.info <- info
+		if !info.NotJSON && info.Stream && !info.IncludeUsage {
+			if nb, ok := injectIncludeUsage(body); ok {
+				body, tc.filter = nb, true
+			}
 		}
+	} else {
+		go func(b []byte) { tc.info <- parseRequest(b) }(body)
 	}
-	go func(b []byte) { tc.info <- parseRequest(b) }(body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tc))

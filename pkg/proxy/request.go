@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -159,19 +158,9 @@ func sessionOf(h http.Header, info requestInfo) string {
 	return info.SessionID
 }
 
-// wantsInjectedUsage reports a streaming chat request that does not ask for usage: the proxy asks
-// for it upstream and hides the extra chunk from the client. A cheap byte check keeps the full
-// parse off the common path.
-func wantsInjectedUsage(body []byte) bool {
-	if !bytes.Contains(body, []byte(`"stream"`)) {
-		return false
-	}
-	info := parseRequest(body)
-	return !info.NotJSON && info.Stream && !info.IncludeUsage
-}
-
-// injectIncludeUsage sets stream_options.include_usage in a chat request body, keeping every
-// other field as it was.
+// injectIncludeUsage sets stream_options.include_usage in a chat request body that streams without
+// asking for usage, keeping every other field as it was: the proxy hides the extra chunk from the
+// client.
 func injectIncludeUsage(body []byte) ([]byte, bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {

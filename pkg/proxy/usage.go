@@ -175,8 +175,7 @@ func (u *turnUsage) parseJSONBody(provider string, body []byte) {
 		return
 	}
 	if provider == Anthropic {
-		var a anthropicUsage
-		if json.Unmarshal(usage, &a) == nil {
+		if a, ok := scanAnthropicUsage(usage); ok {
 			u.applyAnthropic(&a, false)
 		}
 		return
@@ -208,44 +207,17 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 		!bytes.Contains(data, []byte(`"finish_reason":"`)) && !bytes.Contains(data, []byte(`"error"`)):
 		return false // a chat content chunk after the first
 	}
-	if provider == Anthropic && typ != "" {
-		u.anthropicEvent(typ, data)
-		return false
-	}
 	if provider == Anthropic {
-		var ev struct {
-			Type    string `json:"type"`
-			Message *struct {
-				ID    string          `json:"id"`
-				Model string          `json:"model"`
-				Usage *anthropicUsage `json:"usage"`
-			} `json:"message"`
-			Delta *struct {
-				StopReason string `json:"stop_reason"`
-			} `json:"delta"`
-			Usage *anthropicUsage `json:"usage"`
-			Error *apiError       `json:"error"`
+		if typ == "" { // keys in another order: find the type the slow way
+			eachMember(data, func(k, v []byte) bool {
+				if keyIs(k, "type") {
+					typ = str(v)
+					return false
+				}
+				return true
+			})
 		}
-		if json.Unmarshal(data, &ev) != nil {
-			return false
-		}
-		switch ev.Type {
-		case "message_start":
-			if ev.Message != nil {
-				u.MessageID, u.Model = ev.Message.ID, ev.Message.Model
-				u.applyAnthropic(ev.Message.Usage, false)
-			}
-		case "message_delta":
-			u.applyAnthropic(ev.Usage, true)
-			if ev.Delta != nil && ev.Delta.StopReason != "" {
-				u.StopReason = ev.Delta.StopReason
-			}
-		case "message_stop":
-			u.Final = true
-		case "error":
-			u.applyError(ev.Error)
-			u.Final = true
-		}
+		u.anthropicEvent(typ, data)
 		return false
 	}
 	var ev struct {
