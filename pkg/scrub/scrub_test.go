@@ -61,3 +61,53 @@ func BenchmarkString(b *testing.B) {
 		String(text)
 	}
 }
+
+// FuzzPrefilters checks that no rule's prefilter skips text its expression would match.
+func FuzzPrefilters(f *testing.F) {
+	for _, s := range []string{"postgres://app:pw1234@db", "a://b:c@d", "sk-ant-0123456789abcdefghijkl"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, r := range rules {
+			if r.re.MatchString(s) && !r.may(s) {
+				t.Fatalf("rule %s: prefilter skips %q, which the expression matches", r.kind, s)
+			}
+		}
+	})
+}
+
+func BenchmarkString_Code(b *testing.B) {
+	text := strings.Repeat(`	key := cfg.Token // the API key: see docs at https://example.com/x
+	if password == "" { return fmt.Errorf("token: %v", err) }
+`, 80)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		String(text)
+	}
+}
+
+// FuzzFastMatchesExpressions checks the hand-written matchers against the expressions they stand
+// for.
+func FuzzFastMatchesExpressions(f *testing.F) {
+	for _, s := range []string{
+		"Authorization: Bearer abcdefghijklmnop1234567890", "TOKEN\t\tabcdefghijklmnopqrstu token x",
+		`{"PassWord" : 'hunter22'}`, "x-api-key=abcdef", "my_secret_key:abcdefgh", "api_key=secret=abcdefgh",
+		"postgres://app:pw1234@db https://a:b@c/d", "1a://b:c@d", "basic\nQWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+		"passwd =\t'abcdef'", "password=ééé", "xtoken abcdefghijklmnopqrstuvw", "password=abcdefsecret : zzzzzz",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if foldsToASCII(s) {
+			return
+		}
+		for _, r := range rules {
+			if r.fast == nil {
+				continue
+			}
+			if got, want := r.fast(s), r.apply(s); got != want {
+				t.Fatalf("rule %s on %q:\n fast       %q\n expression %q", r.kind, s, got, want)
+			}
+		}
+	})
+}
