@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+
+	"github.com/observerhq/observer/pkg/jsonscan"
 )
 
 // Provider names.
@@ -61,38 +63,38 @@ type requestInfo struct {
 func parseRequest(body []byte) requestInfo {
 	var info requestInfo
 	var cacheKey string
-	err := eachMember(body, func(key, val []byte) bool {
+	err := jsonscan.Members(body, func(key, val []byte) bool {
 		switch {
-		case keyIs(key, "model"):
-			info.Model = str(val)
-		case keyIs(key, "stream"):
+		case jsonscan.Key(key, "model"):
+			info.Model = jsonscan.Str(val)
+		case jsonscan.Key(key, "stream"):
 			info.Stream = string(val) == "true"
-		case keyIs(key, "messages"):
-			info.Messages = max(countArray(val), 0)
-		case keyIs(key, "input"): // Responses: a string or a list of items
-			if n := countArray(val); n >= 0 {
+		case jsonscan.Key(key, "messages"):
+			info.Messages = max(jsonscan.Count(val), 0)
+		case jsonscan.Key(key, "input"): // Responses: a string or a list of items
+			if n := jsonscan.Count(val); n >= 0 {
 				info.Messages = n
 			} else if len(val) > 0 && val[0] == '"' {
 				info.Messages = 1
 			}
-		case keyIs(key, "tools"):
-			info.Tools = max(countArray(val), 0)
-		case keyIs(key, "metadata"):
-			eachMember(val, func(k, v []byte) bool {
-				if keyIs(k, "user_id") {
-					info.SessionID = sessionFromUserID(str(v))
+		case jsonscan.Key(key, "tools"):
+			info.Tools = max(jsonscan.Count(val), 0)
+		case jsonscan.Key(key, "metadata"):
+			jsonscan.Members(val, func(k, v []byte) bool {
+				if jsonscan.Key(k, "user_id") {
+					info.SessionID = sessionFromUserID(jsonscan.Str(v))
 				}
 				return true
 			})
-		case keyIs(key, "stream_options"):
-			eachMember(val, func(k, v []byte) bool {
-				if keyIs(k, "include_usage") {
+		case jsonscan.Key(key, "stream_options"):
+			jsonscan.Members(val, func(k, v []byte) bool {
+				if jsonscan.Key(k, "include_usage") {
 					info.IncludeUsage = string(v) == "true"
 				}
 				return true
 			})
-		case keyIs(key, "prompt_cache_key"):
-			cacheKey = str(val) // Codex keys its prompt cache by the conversation id
+		case jsonscan.Key(key, "prompt_cache_key"):
+			cacheKey = jsonscan.Str(val) // Codex keys its prompt cache by the conversation id
 		}
 		return true
 	})
@@ -115,9 +117,9 @@ func sessionFromUserID(uid string) string {
 	}
 	if strings.HasPrefix(uid, "{") {
 		var id string
-		if eachMember([]byte(uid), func(k, v []byte) bool {
-			if keyIs(k, "session_id") {
-				id = str(v)
+		if jsonscan.Members([]byte(uid), func(k, v []byte) bool {
+			if jsonscan.Key(k, "session_id") {
+				id = jsonscan.Str(v)
 				return false
 			}
 			return true

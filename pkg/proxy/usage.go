@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/jsonscan"
 )
 
 // turnUsage accumulates what the response says about the turn, from a JSON body or from the
@@ -131,21 +132,21 @@ func (u *turnUsage) applyError(e *apiError) {
 func (u *turnUsage) parseJSONBody(provider string, body []byte) {
 	var usage, errVal, choices []byte
 	var status string
-	err := eachMember(body, func(key, val []byte) bool {
+	err := jsonscan.Members(body, func(key, val []byte) bool {
 		switch {
-		case keyIs(key, "id"):
-			u.MessageID = str(val)
-		case keyIs(key, "model"):
-			u.Model = str(val)
-		case keyIs(key, "stop_reason"):
-			u.StopReason = str(val)
-		case keyIs(key, "status"):
-			status = str(val)
-		case keyIs(key, "usage"):
+		case jsonscan.Key(key, "id"):
+			u.MessageID = jsonscan.Str(val)
+		case jsonscan.Key(key, "model"):
+			u.Model = jsonscan.Str(val)
+		case jsonscan.Key(key, "stop_reason"):
+			u.StopReason = jsonscan.Str(val)
+		case jsonscan.Key(key, "status"):
+			status = jsonscan.Str(val)
+		case jsonscan.Key(key, "usage"):
 			usage = val
-		case keyIs(key, "error"):
+		case jsonscan.Key(key, "error"):
 			errVal = val
-		case keyIs(key, "choices"):
+		case jsonscan.Key(key, "choices"):
 			choices = val
 		}
 		return true
@@ -209,9 +210,9 @@ func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bo
 	}
 	if provider == Anthropic {
 		if typ == "" { // keys in another order: find the type the slow way
-			eachMember(data, func(k, v []byte) bool {
-				if keyIs(k, "type") {
-					typ = str(v)
+			jsonscan.Members(data, func(k, v []byte) bool {
+				if jsonscan.Key(k, "type") {
+					typ = jsonscan.Str(v)
 					return false
 				}
 				return true
@@ -321,15 +322,15 @@ func eventType(data []byte) string {
 func (u *turnUsage) anthropicEvent(typ string, data []byte) {
 	switch typ {
 	case "message_start":
-		eachMember(data, func(key, val []byte) bool {
-			if keyIs(key, "message") {
-				eachMember(val, func(k, v []byte) bool {
+		jsonscan.Members(data, func(key, val []byte) bool {
+			if jsonscan.Key(key, "message") {
+				jsonscan.Members(val, func(k, v []byte) bool {
 					switch {
-					case keyIs(k, "id"):
-						u.MessageID = str(v)
-					case keyIs(k, "model"):
-						u.Model = str(v)
-					case keyIs(k, "usage"):
+					case jsonscan.Key(k, "id"):
+						u.MessageID = jsonscan.Str(v)
+					case jsonscan.Key(k, "model"):
+						u.Model = jsonscan.Str(v)
+					case jsonscan.Key(k, "usage"):
 						if a, ok := scanAnthropicUsage(v); ok {
 							u.applyAnthropic(&a, false)
 						}
@@ -340,16 +341,16 @@ func (u *turnUsage) anthropicEvent(typ string, data []byte) {
 			return true
 		})
 	case "message_delta":
-		eachMember(data, func(key, val []byte) bool {
+		jsonscan.Members(data, func(key, val []byte) bool {
 			switch {
-			case keyIs(key, "usage"):
+			case jsonscan.Key(key, "usage"):
 				if a, ok := scanAnthropicUsage(val); ok {
 					u.applyAnthropic(&a, true)
 				}
-			case keyIs(key, "delta"):
-				eachMember(val, func(k, v []byte) bool {
-					if keyIs(k, "stop_reason") {
-						if r := str(v); r != "" {
+			case jsonscan.Key(key, "delta"):
+				jsonscan.Members(val, func(k, v []byte) bool {
+					if jsonscan.Key(k, "stop_reason") {
+						if r := jsonscan.Str(v); r != "" {
 							u.StopReason = r
 						}
 					}
@@ -361,8 +362,8 @@ func (u *turnUsage) anthropicEvent(typ string, data []byte) {
 	case "message_stop":
 		u.Final = true
 	case "error":
-		eachMember(data, func(key, val []byte) bool {
-			if keyIs(key, "error") {
+		jsonscan.Members(data, func(key, val []byte) bool {
+			if jsonscan.Key(key, "error") {
 				var e apiError
 				if json.Unmarshal(val, &e) == nil {
 					u.applyError(&e)
@@ -377,26 +378,26 @@ func (u *turnUsage) anthropicEvent(typ string, data []byte) {
 // scanAnthropicUsage reads an Anthropic usage object with the scanner.
 func scanAnthropicUsage(val []byte) (anthropicUsage, bool) {
 	var a anthropicUsage
-	err := eachMember(val, func(k, v []byte) bool {
+	err := jsonscan.Members(val, func(k, v []byte) bool {
 		switch {
-		case keyIs(k, "input_tokens"):
+		case jsonscan.Key(k, "input_tokens"):
 			a.InputTokens = num(v)
-		case keyIs(k, "output_tokens"):
+		case jsonscan.Key(k, "output_tokens"):
 			a.OutputTokens = num(v)
-		case keyIs(k, "cache_read_input_tokens"):
+		case jsonscan.Key(k, "cache_read_input_tokens"):
 			a.CacheReadInputTokens = num(v)
-		case keyIs(k, "cache_creation_input_tokens"):
+		case jsonscan.Key(k, "cache_creation_input_tokens"):
 			a.CacheCreationInputTokens = num(v)
-		case keyIs(k, "cache_creation") && len(v) > 0 && v[0] == '{':
+		case jsonscan.Key(k, "cache_creation") && len(v) > 0 && v[0] == '{':
 			a.CacheCreation = &struct {
 				Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
 				Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
 			}{}
-			eachMember(v, func(k2, v2 []byte) bool {
+			jsonscan.Members(v, func(k2, v2 []byte) bool {
 				switch {
-				case keyIs(k2, "ephemeral_5m_input_tokens"):
+				case jsonscan.Key(k2, "ephemeral_5m_input_tokens"):
 					a.CacheCreation.Ephemeral5m = num(v2)
-				case keyIs(k2, "ephemeral_1h_input_tokens"):
+				case jsonscan.Key(k2, "ephemeral_1h_input_tokens"):
 					a.CacheCreation.Ephemeral1h = num(v2)
 				}
 				return true

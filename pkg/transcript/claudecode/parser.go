@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/scrub"
@@ -121,32 +122,110 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 
 // line is the part of a transcript line this package reads.
 type line struct {
-	Type      string          `json:"type"`
-	Subtype   string          `json:"subtype"`
-	UUID      string          `json:"uuid"`
-	SessionID string          `json:"sessionId"`
-	AgentID   string          `json:"agentId"`
-	Cwd       string          `json:"cwd"`
-	Timestamp json.RawMessage `json:"timestamp"`
-	RequestID string          `json:"requestId"`
+	Type      string
+	Subtype   string
+	UUID      string
+	SessionID string
+	AgentID   string
+	Cwd       string
+	Timestamp json.RawMessage
+	RequestID string
 
-	IsSidechain               bool `json:"isSidechain"`
-	IsMeta                    bool `json:"isMeta"`
-	IsCompactSummary          bool `json:"isCompactSummary"`
-	IsVisibleInTranscriptOnly bool `json:"isVisibleInTranscriptOnly"`
-	IsAPIErrorMessage         bool `json:"isApiErrorMessage"`
+	IsSidechain               bool
+	IsMeta                    bool
+	IsCompactSummary          bool
+	IsVisibleInTranscriptOnly bool
+	IsAPIErrorMessage         bool
 
-	Message       json.RawMessage `json:"message"`
-	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	Message       json.RawMessage
+	ToolUseResult json.RawMessage
 
 	// system records
-	Content         json.RawMessage `json:"content"`
-	Error           json.RawMessage `json:"error"`
-	APIErrorStatus  json.RawMessage `json:"apiErrorStatus"`
-	RetryAttempt    json.RawMessage `json:"retryAttempt"`
-	MaxRetries      json.RawMessage `json:"maxRetries"`
-	CompactMetadata json.RawMessage `json:"compactMetadata"`
+	Content         json.RawMessage
+	Error           json.RawMessage
+	APIErrorStatus  json.RawMessage
+	RetryAttempt    json.RawMessage
+	MaxRetries      json.RawMessage
+	CompactMetadata json.RawMessage
 }
+
+// decode reads a line in one pass that checks its syntax and decodes only the small fields: the
+// message and the tool result stay raw until a record type needs them. A field of the wrong type
+// reads as empty.
+func (l *line) decode(raw []byte) error {
+	var bad []byte // the first field of the wrong type
+	str := func(k, v []byte) string {
+		s, ok := jsonscan.String(v)
+		if !ok && !jsonscan.Null(v) && bad == nil {
+			bad = k
+		}
+		return s
+	}
+	boolean := func(k, v []byte) bool {
+		b, ok := jsonscan.Bool(v)
+		if !ok && !jsonscan.Null(v) && bad == nil {
+			bad = k
+		}
+		return b
+	}
+	err := jsonscan.Members(raw, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "type":
+			l.Type = str(k, v)
+		case "subtype":
+			l.Subtype = str(k, v)
+		case "uuid":
+			l.UUID = str(k, v)
+		case "sessionId":
+			l.SessionID = str(k, v)
+		case "agentId":
+			l.AgentID = str(k, v)
+		case "cwd":
+			l.Cwd = str(k, v)
+		case "timestamp":
+			l.Timestamp = v
+		case "requestId":
+			l.RequestID = str(k, v)
+		case "isSidechain":
+			l.IsSidechain = boolean(k, v)
+		case "isMeta":
+			l.IsMeta = boolean(k, v)
+		case "isCompactSummary":
+			l.IsCompactSummary = boolean(k, v)
+		case "isVisibleInTranscriptOnly":
+			l.IsVisibleInTranscriptOnly = boolean(k, v)
+		case "isApiErrorMessage":
+			l.IsAPIErrorMessage = boolean(k, v)
+		case "message":
+			l.Message = v
+		case "toolUseResult":
+			l.ToolUseResult = v
+		case "content":
+			l.Content = v
+		case "error":
+			l.Error = v
+		case "apiErrorStatus":
+			l.APIErrorStatus = v
+		case "retryAttempt":
+			l.RetryAttempt = v
+		case "maxRetries":
+			l.MaxRetries = v
+		case "compactMetadata":
+			l.CompactMetadata = v
+		}
+		return true
+	})
+	if err == nil && bad != nil {
+		err = errFieldType{string(bad)}
+	}
+	return err
+}
+
+// errFieldType reports a field of the wrong type: it makes a record the parser reads malformed,
+// and one it skips does not matter.
+type errFieldType struct{ key string }
+
+func (e errFieldType) Error() string { return "field " + e.key + " has the wrong type" }
 
 // knownRecords are record types that carry nothing this package reports.
 var knownRecords = map[string]bool{
@@ -172,14 +251,13 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 	if raw[0] != '{' {
 		return nil, malformed("line is not a JSON object")
 	}
-	var head struct {
-		Type json.RawMessage `json:"type"`
+	var l line
+	fieldErr := l.decode(raw)
+	if _, ok := fieldErr.(errFieldType); fieldErr != nil && !ok {
+		return nil, malformed("%v", fieldErr)
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, malformed("%v", err)
-	}
-	var typ string
-	if len(head.Type) == 0 || json.Unmarshal(head.Type, &typ) != nil || typ == "" {
+	typ := l.Type
+	if typ == "" {
 		p.unknown("(no type)")
 		return nil, nil
 	}
@@ -191,9 +269,8 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 		}
 		return nil, nil
 	}
-	var l line
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, malformed("%s record: %v", typ, err)
+	if fieldErr != nil {
+		return nil, malformed("%s record: %v", typ, fieldErr)
 	}
 	if l.Cwd != "" {
 		p.setCwd(l.Cwd)
@@ -223,8 +300,7 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 
 // lineTime parses the line's timestamp, falling back to the last one seen.
 func (p *Parser) lineTime(raw json.RawMessage) (time.Time, bool) {
-	var s string
-	if len(raw) > 0 && json.Unmarshal(raw, &s) == nil && s != "" {
+	if s := jsonscan.Str(raw); s != "" {
 		if t, ok := transcript.ParseTime(s); ok {
 			p.st.LastTime = t.UnixNano()
 			return t, true
@@ -326,10 +402,23 @@ type block struct {
 // decodeMessage reads a line's message; a missing or null message is an empty one.
 func decodeMessage(raw json.RawMessage) (message, []block, string, error) {
 	var m message
-	if len(raw) == 0 || string(raw) == "null" {
+	if jsonscan.Null(raw) {
 		return m, nil, "", nil
 	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	err := jsonscan.Members(raw, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "id":
+			m.ID = jsonscan.Str(v)
+		case "model":
+			m.Model = jsonscan.Str(v)
+		case "content":
+			m.Content = v
+		case "usage":
+			m.Usage = v
+		}
+		return true
+	})
+	if err != nil {
 		return m, nil, "", err
 	}
 	blocks, text, err := decodeContent(m.Content)
@@ -338,33 +427,56 @@ func decodeMessage(raw json.RawMessage) (message, []block, string, error) {
 
 // decodeContent reads message content: a string, or an array of blocks.
 func decodeContent(raw json.RawMessage) ([]block, string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if jsonscan.Null(raw) {
 		return nil, "", nil
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return nil, s, err
+		s, ok := jsonscan.String(raw)
+		if !ok {
+			return nil, "", jsonscan.ErrSyntax
+		}
+		return nil, s, nil
 	case '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, "", err
-		}
-		blocks := make([]block, 0, len(items))
-		for _, it := range items {
-			var b block
-			if len(it) > 0 && it[0] == '{' {
-				if err := json.Unmarshal(it, &b); err != nil {
-					return nil, "", err
-				}
-				blocks = append(blocks, b)
+		var blocks []block
+		err := jsonscan.Elements(raw, func(it []byte) bool {
+			if it[0] == '{' {
+				blocks = append(blocks, decodeBlock(it))
 			}
-		}
-		return blocks, "", nil
+			return true
+		})
+		return blocks, "", err
 	}
 	return nil, "", fmt.Errorf("content is neither text nor blocks")
+}
+
+// decodeBlock reads one content block (its syntax is already checked).
+func decodeBlock(raw []byte) block {
+	var b block
+	jsonscan.Members(raw, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "type":
+			b.Type = jsonscan.Str(v)
+		case "id":
+			b.ID = jsonscan.Str(v)
+		case "name":
+			b.Name = jsonscan.Str(v)
+		case "input":
+			b.Input = v
+		case "text":
+			b.Text = jsonscan.Str(v)
+		case "tool_use_id":
+			b.ToolUseID = jsonscan.Str(v)
+		case "is_error":
+			if e, ok := jsonscan.Bool(v); ok {
+				b.IsError = &e
+			}
+		case "content":
+			b.Content = v
+		}
+		return true
+	})
+	return b
 }
 
 // assistant handles one assistant line: its usage, and its tool_use blocks.

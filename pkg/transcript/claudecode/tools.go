@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/jsonscan"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolTypes maps Claude Code's built-in tools to the taxonomy. mcp__* tools are mcp_call; the rest
@@ -74,10 +76,53 @@ type toolInput struct {
 	Questions    json.RawMessage `json:"questions"`
 }
 
+// decodeInput reads the fields of a tool's input that name its target, and nothing else of it (a
+// Write's content, an Edit's strings).
+func decodeInput(raw json.RawMessage) (toolInput, bool) {
+	var in toolInput
+	if len(raw) == 0 || raw[0] != '{' {
+		return in, false
+	}
+	err := jsonscan.Members(raw, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "file_path":
+			in.FilePath = jsonscan.Str(v)
+		case "notebook_path":
+			in.NotebookPath = jsonscan.Str(v)
+		case "path":
+			in.Path = jsonscan.Str(v)
+		case "command":
+			in.Command = jsonscan.Str(v)
+		case "pattern":
+			in.Pattern = jsonscan.Str(v)
+		case "url":
+			in.URL = jsonscan.Str(v)
+		case "query":
+			in.Query = jsonscan.Str(v)
+		case "subagent_type":
+			in.SubagentType = jsonscan.Str(v)
+		case "description":
+			in.Description = jsonscan.Str(v)
+		case "bash_id":
+			in.BashID = jsonscan.Str(v)
+		case "shell_id":
+			in.ShellID = jsonscan.Str(v)
+		case "task_id":
+			in.TaskID = jsonscan.Str(v)
+		case "skill":
+			in.Skill = jsonscan.Str(v)
+		case "questions":
+			in.Questions = v
+		}
+		return true
+	})
+	return in, err == nil
+}
+
 // target returns what a tool call acts on, before scrubbing and clipping.
 func (p *Parser) target(name string, raw json.RawMessage) string {
-	var in toolInput
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &in) != nil {
+	in, ok := decodeInput(raw)
+	if !ok {
 		return ""
 	}
 	switch name {
@@ -242,74 +287,103 @@ func (p *Parser) serverResult(l *line, b *block, t time.Time) event.Event {
 	return ev
 }
 
-// resultText returns a tool result's text (text blocks joined; an image counts as "[image]") and
-// the full size of the result in bytes (an image's encoded data included).
+// resultText returns the start of a tool result's text (text blocks joined; an image counts as
+// "[image]"), up to resultBudget bytes — enough for the output and the error kept — and the full size
+// of the result in bytes (an image's encoded data included), counted without decoding the rest.
 func resultText(raw json.RawMessage) (string, int64) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if jsonscan.Null(raw) {
 		return "", 0
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s, int64(len(s))
+		if s, size, ok := jsonscan.StringPrefix(raw, resultBudget); ok {
+			return s, size
 		}
 	case '[':
-		var items []struct {
-			Type   string `json:"type"`
-			Text   string `json:"text"`
-			Source *struct {
-				Data string `json:"data"`
-			} `json:"source"`
-		}
-		if json.Unmarshal(raw, &items) == nil {
-			var parts []string
-			var size int64
-			for _, it := range items {
-				switch it.Type {
-				case "text":
-					parts = append(parts, it.Text)
-					size += int64(len(it.Text))
-				case "image":
-					parts = append(parts, "[image]")
-					if it.Source != nil {
-						size += int64(len(it.Source.Data))
-					}
+		var text strings.Builder
+		var size int64
+		n := 0
+		add := func(part string, partSize int64) {
+			if n > 0 {
+				size++
+				if text.Len() < resultBudget {
+					text.WriteByte('\n')
 				}
 			}
-			if len(parts) > 1 {
-				size += int64(len(parts) - 1)
+			n++
+			size += partSize
+			if text.Len() < resultBudget {
+				text.WriteString(part)
 			}
-			return strings.Join(parts, "\n"), size
+		}
+		err := jsonscan.Elements(raw, func(it []byte) bool {
+			var typ string
+			var body, data []byte
+			jsonscan.Members(it, func(k, v []byte) bool {
+				switch {
+				case jsonscan.Key(k, "type"):
+					typ = jsonscan.Str(v)
+				case jsonscan.Key(k, "text"):
+					body = v
+				case jsonscan.Key(k, "source"):
+					jsonscan.Members(v, func(k, v []byte) bool {
+						if jsonscan.Key(k, "data") {
+							data = v
+						}
+						return true
+					})
+				}
+				return true
+			})
+			switch typ {
+			case "text":
+				s, sz, _ := jsonscan.StringPrefix(body, max(resultBudget-text.Len(), 0))
+				add(s, sz)
+			case "image":
+				_, sz, _ := jsonscan.StringPrefix(data, 0)
+				add("[image]", sz)
+			}
+			return true
+		})
+		if err == nil {
+			return transcript.CutBytes(text.String(), resultBudget), size
 		}
 	}
-	return string(raw), int64(len(raw))
+	return transcript.CutBytes(string(raw), resultBudget), int64(len(raw))
 }
 
+// resultBudget is how much of a result's text is decoded: the output kept, and the margin Clip
+// scrubs beyond it.
+const resultBudget = maxOutput + 1024
+
 // metaDuration reads the duration a toolUseResult reports: durationMs (Glob, Grep, WebFetch),
-// totalDurationMs (Task) or durationSeconds (WebSearch).
+// totalDurationMs (Task) or durationSeconds (WebSearch). It decodes nothing else of the result,
+// which can hold whole files.
 func metaDuration(meta json.RawMessage) (int64, bool) {
-	meta = bytes.TrimSpace(meta)
 	if len(meta) == 0 || meta[0] != '{' {
 		return 0, false
 	}
-	var m struct {
-		DurationMs      json.RawMessage `json:"durationMs"`
-		TotalDurationMs json.RawMessage `json:"totalDurationMs"`
-		DurationSeconds json.RawMessage `json:"durationSeconds"`
-	}
-	if json.Unmarshal(meta, &m) != nil {
+	var ms, total, secs json.RawMessage
+	if jsonscan.Members(meta, func(k, v []byte) bool {
+		switch {
+		case jsonscan.Key(k, "durationMs"):
+			ms = v
+		case jsonscan.Key(k, "totalDurationMs"):
+			total = v
+		case jsonscan.Key(k, "durationSeconds"):
+			secs = v
+		}
+		return true
+	}) != nil {
 		return 0, false
 	}
-	if ms, ok := jsonInt(m.DurationMs); ok && ms > 0 {
+	if ms, ok := jsonInt(ms); ok && ms > 0 {
 		return ms, true
 	}
-	if ms, ok := jsonInt(m.TotalDurationMs); ok && ms > 0 {
+	if ms, ok := jsonInt(total); ok && ms > 0 {
 		return ms, true
 	}
-	var s float64
-	if len(m.DurationSeconds) > 0 && json.Unmarshal(m.DurationSeconds, &s) == nil && s > 0 && s < 1e9 {
+	if s, ok := jsonscan.Float(secs); ok && s > 0 && s < 1e9 {
 		return int64(s*1000 + 0.5), true
 	}
 	return 0, false
