@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +44,20 @@ type Cursor struct {
 type Cursors struct {
 	path string
 	lock *os.File
+	mu   sync.Mutex // m is read by the scan and written by its publishing goroutine
 	m    map[string]*Cursor
+}
+
+func (c *Cursors) get(path string) *Cursor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[path]
+}
+
+func (c *Cursors) set(path string, cur *Cursor) {
+	c.mu.Lock()
+	c.m[path] = cur
+	c.mu.Unlock()
 }
 
 // ErrBusy reports that another process (the watcher, another scan) owns the cursors.
@@ -79,7 +94,9 @@ func OpenCursors(path string) (*Cursors, error) {
 
 // Save writes the cursors atomically.
 func (c *Cursors) Save() error {
+	c.mu.Lock()
 	data, err := json.Marshal(c.m)
+	c.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -132,6 +149,7 @@ type Scanner struct {
 	MaxLine   int64 // default MaxLine
 
 	dirs map[string]bool // directories holding the files the last Scan found
+	pipe *pipe           // publishes the batches of the running Scan
 }
 
 // Dirs lists the directories that held transcript files at the last Scan, for a watcher to watch.
@@ -184,7 +202,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 				ino = uint64(st.Ino)
 			}
 			sum.Files++
-			cur := s.Cursors.m[src.Path]
+			cur := s.Cursors.get(src.Path)
 			if cur != nil && cur.Inode == ino && cur.Offset == fi.Size() {
 				continue // nothing new: the common case of a re-scan costs a stat
 			}
@@ -202,6 +220,9 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			return sum, err
 		}
 		s.Publisher = pub
+	}
+	if !s.DryRun && len(jobs) > 0 {
+		s.pipe = startPipe(ctx, s.Publisher, s.Cursors)
 	}
 	p := Progress{Files: len(jobs), Bytes: total}
 	for _, j := range jobs {
@@ -223,6 +244,12 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			s.Progress(p)
 		}
 	}
+	if s.pipe != nil {
+		if err := s.pipe.close(); err != nil && !errors.Is(err, context.Canceled) {
+			sum.Errors = append(sum.Errors, fmt.Sprintf("publish: %v", err))
+		}
+		s.pipe = nil
+	}
 	if !s.DryRun {
 		if err := s.Cursors.Save(); err != nil {
 			return sum, err
@@ -236,7 +263,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 }
 
 func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
-	cur := s.Cursors.m[j.src.Path]
+	cur := s.Cursors.get(j.src.Path)
 	if cur == nil || cur.Inode != j.ino || cur.Offset > j.size {
 		cur = &Cursor{Inode: j.ino} // new, replaced or truncated: from the start
 	}
@@ -257,20 +284,18 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	var batch []event.Event
 	off := work.Offset
 	flush := func() error {
-		if len(batch) > 0 && !s.DryRun {
-			if _, err := s.Publisher.PublishBatch(ctx, batch); err != nil {
-				return err
-			}
-		}
 		sum.Events += int64(len(batch))
-		batch = batch[:0]
-		// Everything up to off is published: the cursor may move.
 		work.Offset, work.Size, work.State = off, j.size, parser.State()
-		if !s.DryRun {
-			c := work
-			s.Cursors.m[j.src.Path] = &c
+		if s.DryRun {
+			batch = batch[:0]
+			return nil
 		}
-		return nil
+		// The pipe publishes the batch while the next one is read, and moves the cursor to off
+		// once the bus has acknowledged everything up to it.
+		c := work
+		err := s.pipe.send(ctx, pubJob{path: j.src.Path, events: batch, cursor: &c})
+		batch = nil
+		return err
 	}
 	var read int64
 	var long []byte   // the start of a line longer than the read buffer
@@ -337,4 +362,65 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 		sum.Unknown[k] += v
 	}
 	return read, nil
+}
+
+// pipe publishes a scan's batches in order on its own goroutine, so that reading the next batch
+// overlaps waiting for the bus to acknowledge the last one. A file's cursor moves only after the
+// batch that ends at it was acknowledged; after a failure nothing more is published and no cursor
+// moves, so the next scan reads from the last acknowledged line.
+type pipe struct {
+	jobs   chan pubJob
+	done   chan struct{}
+	err    error // set by the goroutine before done closes; failed reports it early
+	failed atomic.Bool
+}
+
+type pubJob struct {
+	path   string
+	events []event.Event
+	cursor *Cursor
+}
+
+// pipeDepth is how many batches may wait for the bus while the scan reads on.
+const pipeDepth = 2
+
+func startPipe(ctx context.Context, pub Publisher, cur *Cursors) *pipe {
+	p := &pipe{jobs: make(chan pubJob, pipeDepth), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		for j := range p.jobs {
+			if p.err != nil {
+				continue
+			}
+			if len(j.events) > 0 {
+				if _, err := pub.PublishBatch(ctx, j.events); err != nil {
+					p.err = err
+					p.failed.Store(true)
+					continue
+				}
+			}
+			cur.set(j.path, j.cursor)
+		}
+	}()
+	return p
+}
+
+// send queues a batch; it reports a failure of an earlier one.
+func (p *pipe) send(ctx context.Context, j pubJob) error {
+	if p.failed.Load() {
+		return errors.New("publishing stopped after an error")
+	}
+	select {
+	case p.jobs <- j:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close waits for every queued batch and returns the first error.
+func (p *pipe) close() error {
+	close(p.jobs)
+	<-p.done
+	return p.err
 }
