@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/lifecycle"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/project"
@@ -40,6 +41,11 @@ func hookCommand() *cli.Command {
 event (session id, cwd, transcript path, event name, tool name) and returns at once. It never prints
 anything on stdout and never exits 2, so it can never approve, deny or change a tool call. When the
 bus is down the event is spooled to disk and published when observer runs again.
+
+SessionStart, Stop and SessionEnd also publish the session's new state beside the hook event:
+started (SessionStart, except after a compaction), finalized (Stop, SessionEnd). The session shows in
+the store at once, with its cwd and transcript path; its next transcript record makes it active.
+Claude Code calls Stop at the end of every turn, so a session is finalized between turns.
 
 Exit codes: 0 published or spooled; 65 the payload is not JSON, has no hook_event_name, or is larger
 than [hook] max_payload_bytes; 1 the event could be neither published nor spooled.`,
@@ -95,7 +101,11 @@ func runHook(c *cli.Context) error {
 		Matcher:        firstNonEmpty(p.Source, p.Trigger, p.NotificationType, p.Reason),
 		PayloadBytes:   int64(len(data)),
 	}
-	res, err := publishOne(c.Context, e, &ev, e.cfg.Hook.Timeout.D())
+	evs := []event.Event{ev}
+	if s, ok := hookSession(&ev); ok {
+		evs = append(evs, s)
+	}
+	res, err := publishEvents(c.Context, e, e.cfg.Hook.Timeout.D(), evs...)
 	if err != nil {
 		return fmt.Errorf("hook: %w", err)
 	}
@@ -103,6 +113,25 @@ func runHook(c *cli.Context) error {
 		e.logger.Debug("bus unreachable; hook event spooled", "dir", e.cfg.SpoolDir())
 	}
 	return nil
+}
+
+// hookSession returns the session event a lifecycle hook publishes beside its hook event: the
+// writer takes the session's state from session events only. Its id derives from the hook's, and
+// it carries the hook's time, so the writer orders it against the watcher's session events.
+func hookSession(h *event.Event) (event.Event, bool) {
+	state := lifecycle.HookState(h.Hook)
+	if state == "" || h.SessionID == "" {
+		return event.Event{}, false
+	}
+	s := *h
+	s.ID = event.ID("observerctl", string(event.KindSession), h.ID)
+	s.Kind = event.KindSession
+	s.Hook = nil
+	s.Session = &event.Session{State: state, Cwd: h.Hook.Cwd, TranscriptPath: h.Hook.TranscriptPath}
+	if state == event.SessionStarted {
+		s.Session.StartedAt = h.Time
+	}
+	return s, true
 }
 
 func guessClient(transcript string) string {
@@ -126,8 +155,16 @@ func firstNonEmpty(s ...string) string {
 // publishOne publishes one event with a short-lived client, spooling it when the bus is down or
 // has never been started here (no token yet).
 func publishOne(ctx context.Context, e *env, ev *event.Event, timeout time.Duration) (bus.Result, error) {
-	if err := ev.Validate(); err != nil {
-		return 0, withCode(ExitBadInput, err)
+	return publishEvents(ctx, e, timeout, *ev)
+}
+
+// publishEvents publishes events in order with a short-lived client, spooling them when the bus is
+// down or has never been started here (no token yet). The result is Spooled when any was spooled.
+func publishEvents(ctx context.Context, e *env, timeout time.Duration, evs ...event.Event) (bus.Result, error) {
+	for i := range evs {
+		if err := evs[i].Validate(); err != nil {
+			return 0, withCode(ExitBadInput, err)
+		}
 	}
 	token, err := bus.ReadToken(e.cfg.TokenPath())
 	if err != nil {
@@ -136,11 +173,16 @@ func publishOne(ctx context.Context, e *env, ev *event.Event, timeout time.Durat
 			return 0, serr
 		}
 		defer sp.Close()
-		data, merr := event.Marshal(ev)
-		if merr != nil {
-			return 0, withCode(ExitBadInput, merr)
+		for i := range evs {
+			data, merr := event.Marshal(&evs[i])
+			if merr != nil {
+				return 0, withCode(ExitBadInput, merr)
+			}
+			if err := sp.Append(data); err != nil {
+				return 0, err
+			}
 		}
-		return bus.Spooled, sp.Append(data)
+		return bus.Spooled, nil
 	}
 	cl, err := bus.Connect(ctx, bus.Options{
 		URL: e.cfg.BusURL(), Token: token, Name: "observerctl", SpoolDir: e.cfg.SpoolDir(),
@@ -150,5 +192,15 @@ func publishOne(ctx context.Context, e *env, ev *event.Event, timeout time.Durat
 		return 0, err
 	}
 	defer cl.Close()
-	return cl.Publish(ctx, ev)
+	res := bus.Published
+	for i := range evs {
+		r, err := cl.Publish(ctx, &evs[i])
+		if err != nil {
+			return 0, err
+		}
+		if r == bus.Spooled {
+			res = bus.Spooled
+		}
+	}
+	return res, nil
 }

@@ -4,6 +4,10 @@
 // Changes are noticed through fsnotify on every directory that holds transcripts (and on the
 // roots, for new project directories), with a poll every PollEvery as the fallback for file
 // systems that do not report changes. Each pass reads only what was appended since the cursor.
+//
+// While it follows sessions live the watcher also publishes their lifecycle (active, idle,
+// finalized, epochs; timings [watch] idle_after and finalize_after), classifies the freshness of
+// live file reads, and follows the transcripts hooks announce: see live.go.
 package watchcli
 
 import (
@@ -14,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -64,7 +69,12 @@ func watch(c *cli.Context) error {
 	}
 	defer cl.Close()
 
-	s := &ingest.Scanner{Adapters: readers.All(), Cursors: cur, Publisher: cl}
+	lv, err := newLive(cfg, cl, logger, readers.All(), readers.Roots())
+	if err != nil {
+		return err
+	}
+	defer lv.close()
+	s := &ingest.Scanner{Adapters: readers.All(), Cursors: cur, Publisher: lv.publisher(cl)}
 
 	var events, passes, last atomic.Int64
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
@@ -85,6 +95,7 @@ func watch(c *cli.Context) error {
 	watched := map[string]bool{}
 	logger.Info("watch is up", "roots", strings.Join(readers.Roots(), ", "))
 	for {
+		lv.beforePass(s)
 		sum, err := s.Scan(ctx)
 		passes.Add(1)
 		if sum.Events > 0 {
@@ -101,10 +112,13 @@ func watch(c *cli.Context) error {
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("pass failed; retrying", "err", err)
 		}
-		if fw != nil {
-			watchDirs(fw, append(readers.Roots(), s.Dirs()...), watched, logger)
+		if ctx.Err() == nil {
+			events.Add(int64(lv.afterPass(ctx, cl)))
 		}
-		if !wait(ctx, fw) {
+		if fw != nil {
+			watchDirs(fw, slices.Concat(readers.Roots(), lv.hooked.extraRoots(), s.Dirs()), watched, logger)
+		}
+		if !wait(ctx, fw, lv.wakeup()) {
 			return nil
 		}
 	}
@@ -132,9 +146,9 @@ func watchDirs(fw *fsnotify.Watcher, dirs []string, watched map[string]bool, log
 	}
 }
 
-// wait returns after a file event (gathering the burst that follows it for a moment), after
-// PollEvery, or false when ctx ends.
-func wait(ctx context.Context, fw *fsnotify.Watcher) bool {
+// wait returns after a file event (gathering the burst that follows it for a moment), a hook's
+// arrival (wake), after PollEvery, or false when ctx ends.
+func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}) bool {
 	var evs <-chan fsnotify.Event
 	if fw != nil {
 		evs = fw.Events
@@ -145,6 +159,7 @@ func wait(ctx context.Context, fw *fsnotify.Watcher) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
+	case <-wake:
 	case <-evs:
 		time.Sleep(20 * time.Millisecond)
 	drain:

@@ -28,6 +28,7 @@ type Config struct {
 	Proxy  Proxy  `toml:"proxy"`
 	Dash   Dash   `toml:"dash"`
 	Hook   Hook   `toml:"hook"`
+	Watch  Watch  `toml:"watch"`
 	Log    Log    `toml:"log"`
 
 	// Home is the directory the configuration was loaded from; not a key.
@@ -67,6 +68,12 @@ type Hook struct {
 	Timeout         Duration `toml:"timeout" comment:"Longest a hook call waits for the bus before it spools the event."`
 }
 
+// Watch configures observer-watch's session lifecycle.
+type Watch struct {
+	IdleAfter     Duration `toml:"idle_after" comment:"A session with no new transcript record for this long is idle."`
+	FinalizeAfter Duration `toml:"finalize_after" comment:"A session with no new transcript record for this long is finalized."`
+}
+
 // Log configures logging of every component.
 type Log struct {
 	Level string `toml:"level" comment:"debug, info, warn or error."`
@@ -95,6 +102,10 @@ func Default() Config {
 		Hook: Hook{
 			MaxPayloadBytes: 256 << 20,
 			Timeout:         Duration(2 * time.Second),
+		},
+		Watch: Watch{
+			IdleAfter:     Duration(time.Minute),
+			FinalizeAfter: Duration(5 * time.Minute),
 		},
 		Log: Log{Level: "info"},
 	}

@@ -462,3 +462,25 @@ func TestConfig_Paths(t *testing.T) {
 		}
 	}
 }
+
+// The watcher's lifecycle timings: 1m and 5m unless the file or OBSERVER_WATCH_* say otherwise.
+func TestLoad_WatchTimings(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Watch.IdleAfter.D() != time.Minute || cfg.Watch.FinalizeAfter.D() != 5*time.Minute {
+		t.Errorf("default watch timings = %v, %v; want 1m, 5m", cfg.Watch.IdleAfter.D(), cfg.Watch.FinalizeAfter.D())
+	}
+	writeConfig(t, home, "[watch]\nidle_after = '30s'\nfinalize_after = '10m'\n")
+	t.Setenv("OBSERVER_WATCH_FINALIZE_AFTER", "3s")
+	if cfg, err = config.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Watch.IdleAfter.D() != 30*time.Second || cfg.Watch.FinalizeAfter.D() != 3*time.Second {
+		t.Errorf("watch timings = %v, %v; want 30s from the file, 3s from the environment",
+			cfg.Watch.IdleAfter.D(), cfg.Watch.FinalizeAfter.D())
+	}
+}

@@ -76,7 +76,24 @@ type Action struct {
 	OutputSize int64      `json:"output_size,omitempty"`
 	Model      string     `json:"model,omitempty"`
 	Transcript string     `json:"transcript,omitempty"` // source file, for tracing back
+	// Freshness classifies a read_file result seen live by observer-watch: one of the Fresh*
+	// constants, empty when not classified (history, a failed read, a target outside any project).
+	Freshness string `json:"freshness,omitempty"`
+	// ContentHash is the sha256 (hex) of the file a live read_file, edit_file or write_file result
+	// left on disk, taken when observer-watch saw the result; ContentSize is its size in bytes.
+	ContentHash string `json:"content_hash,omitempty"`
+	ContentSize int64  `json:"content_size,omitempty"`
 }
+
+// Freshness classes of a read_file result (Action.Freshness). Package internal/freshness states
+// how each is decided.
+const (
+	FreshnessFresh            = "fresh"
+	FreshnessStale            = "stale"
+	FreshnessChangedByAgent   = "changed_by_agent"
+	FreshnessChangedElsewhere = "changed_elsewhere"
+	FreshnessMissing          = "missing"
+)
 
 // Tokens are the four billing buckets plus the breakdowns shown beside them. Input is net: it
 // excludes cache reads and cache writes. Reasoning is already inside Output.

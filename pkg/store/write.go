@@ -28,10 +28,12 @@ type WriteResult struct {
 var insertSQL = map[event.Kind]string{
 	// A tool call and its result are two events with one id: the second fills in what the first
 	// lacked (the result, or the call's type when the result came first). Nothing changes, and no
-	// row counts as written, when the second brings nothing new.
+	// row counts as written, when the second brings nothing new. The freshness class and content
+	// hash come with the result (observer-watch adds them); the first ones stored stay.
 	event.KindAction: `INSERT INTO actions (event_id, ts, client, session_id, project, source, type, tool,
 		target, tool_use_id, message_id, request_id, agent_id, sidechain, success, error, duration_ms, input_hash,
-		output_size, model, transcript) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		output_size, model, transcript, freshness, content_hash, content_size)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (event_id) DO UPDATE SET
 			ts = min(ts, excluded.ts),
 			type = CASE WHEN type = 'unknown' THEN excluded.type ELSE type END,
@@ -43,12 +45,17 @@ var insertSQL = map[event.Kind]string{
 			success = coalesce(excluded.success, success),
 			error = coalesce(nullif(excluded.error, ''), error),
 			duration_ms = max(duration_ms, excluded.duration_ms),
-			output_size = max(output_size, excluded.output_size)
+			output_size = max(output_size, excluded.output_size),
+			freshness = coalesce(nullif(freshness, ''), excluded.freshness),
+			content_size = CASE WHEN content_hash = '' THEN excluded.content_size ELSE content_size END,
+			content_hash = coalesce(nullif(content_hash, ''), excluded.content_hash)
 		WHERE (type = 'unknown' AND excluded.type != 'unknown')
 			OR (success IS NULL AND excluded.success IS NOT NULL)
 			OR (target = '' AND excluded.target != '')
 			OR excluded.duration_ms > duration_ms OR excluded.output_size > output_size
-			OR (error = '' AND excluded.error != '')`,
+			OR (error = '' AND excluded.error != '')
+			OR (freshness = '' AND excluded.freshness != '')
+			OR (content_hash = '' AND excluded.content_hash != '')`,
 	// One row per model message: a later event of the same message (a client writes one line per
 	// content block, and its output count grows) replaces the figures when its output is larger.
 	event.KindTokenUsage: `INSERT INTO token_usage (event_id, ts, client, session_id, project, source,
@@ -87,7 +94,7 @@ func args(e *event.Event) []any {
 		}
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, string(a.Type), a.Tool, a.Target,
 			a.ToolUseID, a.MessageID, a.RequestID, a.AgentID, a.Sidechain, success, a.Error, a.DurationMs,
-			a.InputHash, a.OutputSize, a.Model, a.Transcript}
+			a.InputHash, a.OutputSize, a.Model, a.Transcript, a.Freshness, a.ContentHash, a.ContentSize}
 	case event.KindTokenUsage:
 		u := e.TokenUsage
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, u.MessageID, u.RequestID, u.Model,
@@ -126,15 +133,75 @@ type sessionAgg struct {
 	first, last      int64
 	events           int
 	state, cwd, path string
+	stateAt          int64 // time of the session event whose state this is
 	parent, model    string
 	epoch            int
 }
 
+// stateRank orders the states of session events that carry the same time: the watcher reports
+// active, idle and finalized at the time of the same last record, in that order.
+func stateRank(state string) int {
+	switch state {
+	case event.SessionStarted:
+		return 1
+	case event.SessionActive:
+		return 2
+	case event.SessionIdle:
+		return 3
+	case event.SessionFinalized:
+		return 4
+	}
+	return 0
+}
+
+// stateRankSQL is stateRank in SQL, for the column or value x.
+func stateRankSQL(x string) string {
+	return fmt.Sprintf(`(CASE %[1]s WHEN 'started' THEN 1 WHEN 'active' THEN 2 WHEN 'idle' THEN 3
+		WHEN 'finalized' THEN 4 ELSE 0 END)`, x)
+}
+
+// newerState reports whether a session state reported at ts replaces the state cur reported at
+// curAt: the later time wins; at the same time, the state further along the lifecycle.
+func newerState(state string, ts int64, cur string, curAt int64) bool {
+	return cur == "" || ts > curAt || ts == curAt && stateRank(state) >= stateRank(cur)
+}
+
+// sessionUpsertSQL upserts a session row from a batch's aggregate. The state follows newerState
+// against the stored state_at, so session events that arrive out of order leave the newest state.
+var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state,
+	state_at, cwd, transcript_path, parent_session_id, epoch, model, events)
+	VALUES (?1, ?2, ?3, ?4, ?5, coalesce(nullif(?6, ''), 'active'), ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+	ON CONFLICT (client, session_id) DO UPDATE SET
+		project = coalesce(nullif(excluded.project, ''), project),
+		first_seen = min(first_seen, excluded.first_seen),
+		last_seen = max(last_seen, excluded.last_seen),
+		state = CASE WHEN ?6 != '' AND ` + newerStateSQL + ` THEN excluded.state ELSE state END,
+		state_at = CASE WHEN ?6 != '' AND ` + newerStateSQL + ` THEN excluded.state_at ELSE state_at END,
+		cwd = coalesce(nullif(excluded.cwd, ''), cwd),
+		transcript_path = coalesce(nullif(excluded.transcript_path, ''), transcript_path),
+		parent_session_id = coalesce(nullif(excluded.parent_session_id, ''), parent_session_id),
+		epoch = max(epoch, excluded.epoch),
+		model = coalesce(nullif(excluded.model, ''), model),
+		events = events + excluded.events`
+
+var newerStateSQL = `(excluded.state_at > state_at OR (excluded.state_at = state_at AND ` +
+	stateRankSQL("excluded.state") + ` >= ` + stateRankSQL("state") + `))`
+
+// fileStateSQL keeps, per project, path and session, the content the session last saw of a file
+// (the hash observer-watch took at its last read, edit or write); an older event never replaces a
+// newer one.
+const fileStateSQL = `INSERT INTO file_state (project, path, session_id, hash, size, seen_at, event_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (project, path, session_id) DO UPDATE SET
+		hash = excluded.hash, size = excluded.size, seen_at = excluded.seen_at, event_id = excluded.event_id
+	WHERE excluded.seen_at >= seen_at`
+
 // WriteBatch stores valid events and quarantined messages in one transaction. Events already
 // stored are counted as duplicates and left as they are, except that an action's result merges
 // into its call and a message's usage keeps its largest output (see insertSQL); such a merge
-// counts as inserted. Sessions and projects seen in the batch
-// are upserted once each.
+// counts as inserted. Sessions and projects seen in the batch are upserted once each; a session's
+// state is that of its newest session event (by event time, see newerState), whatever order the
+// events arrive in. An action that carries a content hash (or a missing file) updates file_state.
 func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Rejected) (WriteResult, error) {
 	var res WriteResult
 	tx, err := s.DB.BeginTx(ctx, nil)
@@ -172,6 +239,18 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			continue
 		}
 		res.Inserted++
+		if e.Kind == event.KindAction && (e.Action.ContentHash != "" || e.Action.Freshness == event.FreshnessMissing) &&
+			e.Action.Target != "" {
+			st, err := stmt(fileStateSQL, "file_state")
+			if err != nil {
+				return res, err
+			}
+			a := e.Action
+			if _, err := st.ExecContext(ctx, e.Project, a.Target, e.SessionID, a.ContentHash, a.ContentSize,
+				e.Time.UnixMilli(), e.ID); err != nil {
+				return res, fmt.Errorf("file state %s: %w", e.ID, err)
+			}
+		}
 		if e.Kind == event.KindAction && e.Action.Output != "" {
 			st, err := stmt(`INSERT OR IGNORE INTO action_outputs (event_id, output) VALUES (?, ?)`, "action_output")
 			if err != nil {
@@ -198,7 +277,9 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			// value replaces an earlier one only when it is set, and the epoch only grows.
 			switch {
 			case e.Session != nil:
-				a.state = cmp.Or(e.Session.State, a.state)
+				if e.Session.State != "" && newerState(e.Session.State, ts, a.state, a.stateAt) {
+					a.state, a.stateAt = e.Session.State, ts
+				}
 				a.cwd, a.path = cmp.Or(e.Session.Cwd, a.cwd), cmp.Or(e.Session.TranscriptPath, a.path)
 				a.parent, a.model = cmp.Or(e.Session.ParentSessionID, a.parent), cmp.Or(e.Session.Model, a.model)
 				a.epoch = max(a.epoch, e.Session.Epoch)
@@ -220,21 +301,12 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 		}
 	}
 	for k, a := range sessions {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state,
-			cwd, transcript_path, parent_session_id, epoch, model, events)
-			VALUES (?, ?, ?, ?, ?, coalesce(nullif(?, ''), 'active'), ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (client, session_id) DO UPDATE SET
-				project = coalesce(nullif(excluded.project, ''), project),
-				first_seen = min(first_seen, excluded.first_seen),
-				last_seen = max(last_seen, excluded.last_seen),
-				state = CASE WHEN ? != '' THEN excluded.state ELSE state END,
-				cwd = coalesce(nullif(excluded.cwd, ''), cwd),
-				transcript_path = coalesce(nullif(excluded.transcript_path, ''), transcript_path),
-				parent_session_id = coalesce(nullif(excluded.parent_session_id, ''), parent_session_id),
-				epoch = max(epoch, excluded.epoch),
-				model = coalesce(nullif(excluded.model, ''), model),
-				events = events + excluded.events`,
-			k.client, k.id, a.project, a.first, a.last, a.state, a.cwd, a.path, a.parent, a.epoch, a.model, a.events, a.state)
+		st, err := stmt(sessionUpsertSQL, "session_upsert")
+		if err != nil {
+			return res, err
+		}
+		_, err = st.ExecContext(ctx, k.client, k.id, a.project, a.first, a.last, a.state, a.stateAt, a.cwd, a.path,
+			a.parent, a.epoch, a.model, a.events)
 		if err != nil {
 			return res, fmt.Errorf("upsert session %s: %w", k.id, err)
 		}
