@@ -12,9 +12,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/lifecycle"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -62,12 +64,21 @@ func runScan(c *cli.Context) error {
 	defer cur.Close()
 
 	s := &ingest.Scanner{Adapters: ads, Cursors: cur, DryRun: c.Bool("dry-run"), Since: since}
+	// Sessions follow the same lifecycle as under the watcher (which holds the cursors' lock
+	// whenever it runs, so the two never share the state file): history comes out finalized at
+	// its last record, with the epochs of its compactions.
+	life := lifecycle.New(lifecycle.Config{IdleAfter: e.cfg.Watch.IdleAfter.D(), FinalizeAfter: e.cfg.Watch.FinalizeAfter.D()})
+	lifePath := filepath.Join(e.cfg.Home, "watch", "lifecycle.json")
+	if err := life.Load(lifePath); err != nil {
+		e.logger.Warn("session states not loaded; starting over", "err", err)
+	}
+	var pub ingest.Publisher
 	var finish func() error
 	if !s.DryRun {
 		s.Connect = func() (ingest.Publisher, error) {
-			pub, done, err := scanPublisher(c.Context, e)
-			finish = done
-			return pub, err
+			p, done, err := scanPublisher(c.Context, e)
+			finish, pub = done, p
+			return observing{next: p, life: life}, err
 		}
 	}
 	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
@@ -81,6 +92,21 @@ func runScan(c *cli.Context) error {
 	sum, scanErr := s.Scan(c.Context)
 	if s.Progress != nil {
 		fmt.Fprintln(e.stderr)
+	}
+	if pub != nil && scanErr == nil {
+		if evs, commit := life.Tick(); len(evs) > 0 {
+			if _, err := pub.PublishBatch(c.Context, evs); err != nil {
+				scanErr = fmt.Errorf("session states: %w", err)
+			} else {
+				commit()
+				sum.Events += int64(len(evs))
+			}
+		}
+		if life.Dirty() {
+			if err := life.Save(lifePath); err != nil {
+				e.logger.Warn("session states not saved", "err", err)
+			}
+		}
 	}
 	if finish != nil {
 		if err := finish(); err != nil && scanErr == nil {
@@ -108,6 +134,22 @@ func runScan(c *cli.Context) error {
 		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
 	}
 	return nil
+}
+
+// observing publishes a scan's batches, with the epoch events their compactions call for, and lets
+// the lifecycle tracker keep what they taught it once they are published.
+type observing struct {
+	next ingest.Publisher
+	life *lifecycle.Tracker
+}
+
+func (o observing) PublishBatch(ctx context.Context, evs []event.Event) (int, error) {
+	extra, commit := o.life.Observe(evs)
+	n, err := o.next.PublishBatch(ctx, append(evs[:len(evs):len(evs)], extra...))
+	if err == nil {
+		commit()
+	}
+	return n, err
 }
 
 // scanPublisher publishes to the running bus, or hosts a bus and a writer for this run when
