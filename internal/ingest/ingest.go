@@ -10,6 +10,8 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,12 +20,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -44,8 +48,9 @@ type Cursor struct {
 type Cursors struct {
 	path string
 	lock *os.File
-	mu   sync.Mutex // m is read by the scan and written by its publishing goroutine
-	m    map[string]*Cursor
+	mu    sync.Mutex // m is read by the scan and written by its publishing goroutine
+	m     map[string]*Cursor
+	dirty bool // m changed since it was loaded or saved
 }
 
 func (c *Cursors) get(path string) *Cursor {
@@ -57,6 +62,7 @@ func (c *Cursors) get(path string) *Cursor {
 func (c *Cursors) set(path string, cur *Cursor) {
 	c.mu.Lock()
 	c.m[path] = cur
+	c.dirty = true
 	c.mu.Unlock()
 }
 
@@ -84,22 +90,86 @@ func OpenCursors(path string) (*Cursors, error) {
 		lock.Close()
 		return nil, err
 	default:
-		if err := json.Unmarshal(data, &c.m); err != nil {
-			// A damaged cursor file costs a re-read, never data: ids are deterministic.
-			c.m = map[string]*Cursor{}
+		if m, err := decodeCursors(data); err == nil {
+			c.m = m
 		}
+		// A damaged cursor file costs a re-read, never data: ids are deterministic.
 	}
 	return c, nil
 }
 
-// Save writes the cursors atomically.
+// decodeCursors reads the cursors file. It is read at every start of a scan and can hold a MB of
+// parser states, which stay raw: encoding/json took most of a no-op scan's time over it.
+func decodeCursors(data []byte) (map[string]*Cursor, error) {
+	m := map[string]*Cursor{}
+	var bad error
+	err := jsonscan.Members(data, func(k, v []byte) bool {
+		path, ok := jsonscan.String(k)
+		if !ok {
+			bad = jsonscan.ErrSyntax
+			return false
+		}
+		c := &Cursor{}
+		err := jsonscan.Members(v, func(k, v []byte) bool {
+			var ok bool
+			switch {
+			case jsonscan.Key(k, "offset"):
+				c.Offset, ok = jsonscan.Int(v)
+			case jsonscan.Key(k, "size"):
+				c.Size, ok = jsonscan.Int(v)
+			case jsonscan.Key(k, "inode"):
+				var n int64
+				n, ok = jsonscan.Int(v)
+				if !ok { // above 2^63
+					u, err := strconv.ParseUint(string(v), 10, 64)
+					n, ok = int64(u), err == nil
+				}
+				c.Inode = uint64(n)
+			case jsonscan.Key(k, "lines"):
+				c.Lines, ok = jsonscan.Int(v)
+			case jsonscan.Key(k, "malformed"):
+				c.Malformed, ok = jsonscan.Int(v)
+			case jsonscan.Key(k, "state"):
+				c.State, ok = bytes.Clone(v), true
+			default:
+				ok = true
+			}
+			if !ok {
+				bad = fmt.Errorf("cursor of %s: bad %s", path, k)
+			}
+			return ok
+		})
+		if err != nil {
+			bad = err
+		}
+		m[path] = c
+		return bad == nil
+	})
+	return m, cmp.Or(bad, err)
+}
+
+// Save writes the cursors atomically, if they changed.
 func (c *Cursors) Save() error {
 	c.mu.Lock()
-	data, err := json.Marshal(c.m)
-	c.mu.Unlock()
-	if err != nil {
-		return err
+	if !c.dirty {
+		c.mu.Unlock()
+		return nil
 	}
+	data, err := json.Marshal(c.m)
+	c.dirty = false
+	c.mu.Unlock()
+	if err == nil {
+		err = c.write(data)
+	}
+	if err != nil {
+		c.mu.Lock()
+		c.dirty = true
+		c.mu.Unlock()
+	}
+	return err
+}
+
+func (c *Cursors) write(data []byte) error {
 	tmp := c.path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
 		return err
