@@ -65,17 +65,26 @@ type Report struct {
 const turnsSQL = `
 SELECT ts, client, session_id, project, model, input_tokens, output_tokens, cache_read_tokens,
        cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, 1 AS proxy
-  FROM api_turns WHERE ts >= :since
+  FROM api_turns WHERE %[1]s
 UNION ALL
 SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
        t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0
   FROM token_usage t
- WHERE t.ts >= :since
+ WHERE %[2]s
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
        ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
                                              AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
        END`
+
+// sinceCond is the time condition of the turns: none for all time, where reading the whole table
+// beats walking the time index row by row (17 ms against 46 ms for 21,000 turns).
+func sinceCond(col string, since int64) string {
+	if since == 0 {
+		return "1"
+	}
+	return col + " >= :since"
+}
 
 // joinWindow: a transcript row without a message id (Codex logs none) is the proxy's turn when the
 // proxy saw a turn of the same session this close in time.
@@ -108,7 +117,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	stmt := "SELECT " + strings.Join(append(sel,
 		"sum(input_tokens)", "sum(output_tokens)", "sum(cache_read_tokens)", "sum(cache_creation_tokens)",
 		"sum(cache_creation_1h_tokens)", "sum(reasoning_tokens)", "sum(cost_usd)", "count(*)", "sum(proxy)"), ", ") +
-		" FROM (" + turnsSQL + ")"
+		" FROM (" + fmt.Sprintf(turnsSQL, sinceCond("ts", since), sinceCond("t.ts", since)) + ")"
 	if len(group) > 0 {
 		stmt += " GROUP BY " + strings.Join(group, ", ") + " ORDER BY sum(cost_usd) DESC, " + strings.Join(group, ", ")
 	}
