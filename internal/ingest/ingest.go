@@ -46,8 +46,8 @@ type Cursor struct {
 
 // Cursors are every file's cursor, kept in a JSON file (0600) that one process at a time owns.
 type Cursors struct {
-	path string
-	lock *os.File
+	path  string
+	lock  *os.File
 	mu    sync.Mutex // m is read by the scan and written by its publishing goroutine
 	m     map[string]*Cursor
 	dirty bool // m changed since it was loaded or saved
@@ -202,6 +202,26 @@ type Summary struct {
 	Bytes     int64            `json:"bytes"`
 	Seconds   float64          `json:"seconds"`
 	Errors    []string         `json:"errors,omitempty"`
+	// MalformedFiles names the files that gave malformed lines in this scan.
+	MalformedFiles map[string]MalformedFile `json:"malformed_files,omitempty"`
+}
+
+// MalformedFile is one file's malformed lines: those this scan read, and all its lines read so far
+// that were malformed (the count its cursor keeps, so a re-read after a crash does not inflate it).
+type MalformedFile struct {
+	Lines int64 `json:"lines"`
+	Total int64 `json:"total"`
+}
+
+// noteMalformed records a file's malformed lines of this scan, if any.
+func (sum *Summary) noteMalformed(path string, lines, total int64) {
+	if lines <= 0 {
+		return
+	}
+	if sum.MalformedFiles == nil {
+		sum.MalformedFiles = map[string]MalformedFile{}
+	}
+	sum.MalformedFiles[path] = MalformedFile{Lines: lines, Total: total}
 }
 
 // Scanner reads the adapters' files.
@@ -338,6 +358,7 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 		cur = &Cursor{Inode: j.ino} // new, replaced or truncated: from the start
 	}
 	work := *cur
+	defer func() { sum.noteMalformed(j.src.Path, work.Malformed-cur.Malformed, work.Malformed) }()
 	parser, err := j.ad.NewParser(j.src, work.State)
 	if err != nil {
 		return 0, err
