@@ -371,7 +371,9 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	if _, err := f.Seek(work.Offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
+	// A pass reads up to the size the file had when the pass began: a file growing faster than it
+	// is published cannot keep one pass (and the cursors it saves at its end) going forever.
+	r := bufio.NewReaderSize(io.LimitReader(f, j.size-work.Offset), 1<<20)
 	var batch []event.Event
 	off := work.Offset
 	flush := func() error {

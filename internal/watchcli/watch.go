@@ -4,6 +4,8 @@
 // Changes are noticed through fsnotify on every directory that holds transcripts (and on the
 // roots, for new project directories), with a poll every PollEvery as the fallback for file
 // systems that do not report changes. Each pass reads only what was appended since the cursor.
+// Malformed lines never stop a file: they are skipped and logged at warn level per file, with the
+// pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total).
 //
 // While it follows sessions live the watcher also publishes their lifecycle (active, idle,
 // finalized, epochs; timings [watch] idle_after and finalize_after), classifies the freshness of
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,9 +106,7 @@ func watch(c *cli.Context) error {
 			last.Store(time.Now().UnixMilli())
 			logger.Debug("pass", "files_read", sum.Read, "events", sum.Events, "malformed", sum.Malformed)
 		}
-		if sum.Malformed > 0 {
-			logger.Warn("malformed transcript lines skipped", "count", sum.Malformed)
-		}
+		reportMalformed(logger, sum)
 		for _, e := range sum.Errors {
 			logger.Warn("transcript not read", "err", e)
 		}
@@ -122,6 +123,28 @@ func watch(c *cli.Context) error {
 			return nil
 		}
 	}
+}
+
+// reportMalformed logs, per file, the malformed lines a pass skipped (invalid JSON or UTF-8, a
+// line longer than ingest.MaxLine): count is this pass's, file_total every one the file's cursor
+// has passed, which a re-read after a crash does not inflate.
+func reportMalformed(logger *slog.Logger, sum ingest.Summary) {
+	files := slices.Sorted(maps.Keys(sum.MalformedFiles))
+	for _, path := range files {
+		m := sum.MalformedFiles[path]
+		logger.Warn("malformed transcript lines skipped", "file", path, "count", m.Lines, "file_total", m.Total)
+	}
+	if n := sum.Malformed - malformedIn(sum); n > 0 {
+		logger.Warn("malformed transcript lines skipped", "count", n) // not attributed to a file
+	}
+}
+
+func malformedIn(sum ingest.Summary) int64 {
+	var n int64
+	for _, m := range sum.MalformedFiles {
+		n += m.Lines
+	}
+	return n
 }
 
 // watchDirs adds a watch on every directory that holds a transcript, and on the roots.
