@@ -29,6 +29,7 @@ type Config struct {
 	Dash   Dash   `toml:"dash"`
 	Hook   Hook   `toml:"hook"`
 	Watch  Watch  `toml:"watch"`
+	MCP    MCP    `toml:"mcp"`
 	Log    Log    `toml:"log"`
 
 	// Home is the directory the configuration was loaded from; not a key.
@@ -59,7 +60,8 @@ type Proxy struct {
 
 // Dash configures observer-dash.
 type Dash struct {
-	Addr string `toml:"addr" comment:"Listen address of the dashboard."`
+	Addr  string `toml:"addr" comment:"Listen address of the dashboard."`
+	Token string `toml:"token" comment:"Access token the dashboard requires (as a bearer header, or once as ?token= which sets a cookie). Required when addr is not a loopback address; empty otherwise."`
 }
 
 // Hook configures `observerctl hook`.
@@ -72,6 +74,18 @@ type Hook struct {
 type Watch struct {
 	IdleAfter     Duration `toml:"idle_after" comment:"A session with no new transcript record for this long is idle."`
 	FinalizeAfter Duration `toml:"finalize_after" comment:"A session with no new transcript record for this long is finalized."`
+}
+
+// MCP configures `observer-mcp wrap`, the proxy in front of another MCP server. Lists are TOML
+// arrays in the file; in the environment a value that starts with "[" is a TOML array, anything
+// else a comma-separated list (OBSERVER_MCP_HIDE=write_file,move_file).
+type MCP struct {
+	CallTimeout Duration `toml:"call_timeout" comment:"Longest the proxy waits for the wrapped server to answer a request before it answers the client with an error."`
+	RawPayloads bool     `toml:"raw_payloads" comment:"Whether the trace tools return the calls' arguments and results (redacted) instead of sizes and hashes only."`
+	Redact      []string `toml:"redact" comment:"Regular expressions whose matches are replaced by [REDACTED] in whatever the proxy keeps (payloads, error texts), on top of the built-in secret scrubbing."`
+	Hide        []string `toml:"hide" comment:"Tools of the wrapped server (or trace tools) left out of tools/list; calling one is an error."`
+	MaxTools    int      `toml:"max_tools" comment:"Most tools of the wrapped server shown in tools/list, in its order; 0 shows all."`
+	History     int      `toml:"history" comment:"Calls the trace tools remember per wrap process (oldest dropped first)."`
 }
 
 // Log configures logging of every component.
@@ -106,6 +120,12 @@ func Default() Config {
 		Watch: Watch{
 			IdleAfter:     Duration(time.Minute),
 			FinalizeAfter: Duration(5 * time.Minute),
+		},
+		MCP: MCP{
+			CallTimeout: Duration(120 * time.Second),
+			Redact:      []string{},
+			Hide:        []string{},
+			History:     1000,
 		},
 		Log: Log{Level: "info"},
 	}
@@ -271,10 +291,41 @@ func setValue(v reflect.Value, s string) error {
 			return fmt.Errorf("not a boolean")
 		}
 		v.SetBool(b)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("unsupported type %s", v.Type())
+		}
+		list, err := parseList(s)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(list))
 	default:
 		return fmt.Errorf("unsupported type %s", v.Type())
 	}
 	return nil
+}
+
+// parseList reads a list of strings from the environment: a TOML array when s starts with "[" (for
+// items holding commas, such as regular expressions), else comma-separated items, trimmed, empty
+// ones dropped.
+func parseList(s string) ([]string, error) {
+	list := []string{}
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") {
+		var doc struct {
+			V []string `toml:"v"`
+		}
+		if err := toml.Unmarshal([]byte("v = "+t), &doc); err != nil {
+			return nil, fmt.Errorf("a value starting with [ must be a TOML array of strings: %v", err)
+		}
+		return append(list, doc.V...), nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			list = append(list, item)
+		}
+	}
+	return list, nil
 }
 
 // forEachKey calls fn once per section (key == "") and then once per key of that section.

@@ -484,3 +484,47 @@ func TestLoad_WatchTimings(t *testing.T) {
 			cfg.Watch.IdleAfter.D(), cfg.Watch.FinalizeAfter.D())
 	}
 }
+
+// The [mcp] section: defaults, the file, and list values from the environment in both forms.
+func TestLoad_MCP(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MCP.CallTimeout.D() != 120*time.Second || cfg.MCP.RawPayloads || len(cfg.MCP.Hide) != 0 ||
+		len(cfg.MCP.Redact) != 0 || cfg.MCP.MaxTools != 0 || cfg.MCP.History != 1000 {
+		t.Errorf("default [mcp] = %+v", cfg.MCP)
+	}
+	writeConfig(t, home, "[mcp]\ncall_timeout = '5s'\nraw_payloads = true\nhide = ['write_file']\nredact = ['acct-[0-9]{4,8}']\nmax_tools = 3\n")
+	if cfg, err = config.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	want := config.MCP{CallTimeout: config.Duration(5 * time.Second), RawPayloads: true, Hide: []string{"write_file"},
+		Redact: []string{"acct-[0-9]{4,8}"}, MaxTools: 3, History: 1000}
+	if !reflect.DeepEqual(cfg.MCP, want) {
+		t.Errorf("[mcp] from the file = %+v, want %+v", cfg.MCP, want)
+	}
+
+	for _, tc := range []struct {
+		env  string
+		want []string
+	}{
+		{"write_file, move_file,,", []string{"write_file", "move_file"}},
+		{`['a{1,2}', "b"]`, []string{"a{1,2}", "b"}},
+		{"", []string{}},
+	} {
+		t.Setenv("OBSERVER_MCP_HIDE", tc.env)
+		if cfg, err = config.Load(home); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cfg.MCP.Hide, tc.want) {
+			t.Errorf("OBSERVER_MCP_HIDE=%q: hide = %q, want %q", tc.env, cfg.MCP.Hide, tc.want)
+		}
+	}
+	t.Setenv("OBSERVER_MCP_REDACT", "['unterminated")
+	if _, err := config.Load(home); err == nil || !strings.Contains(err.Error(), "OBSERVER_MCP_REDACT") {
+		t.Errorf("Load with a broken TOML array = %v, want an error naming OBSERVER_MCP_REDACT", err)
+	}
+}
