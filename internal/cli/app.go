@@ -62,8 +62,10 @@ const exitHelp = `EXIT CODES:
    0   success (hook: the event was published or spooled)
    1   failure
    64  usage error (unknown command or flag, bad value)
-   65  bad input (hook payload not JSON or too large, unknown event kind, corrupt spool lines)
-   69  unavailable (observer is not running, or the bus cannot be reached)
+   65  bad input (hook payload not JSON or too large, unknown event kind, corrupt spool lines; init: a
+       client config it cannot edit)
+   69  unavailable (observer is not running, or the bus cannot be reached; init: no client or no
+       observer-mcp found)
    observerctl never exits 2, which a client's hook runner reads as "block the tool call".`
 
 // Run runs observerctl with args (args[0] is the program name) and returns the exit code.
@@ -124,6 +126,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			upCommand(), downCommand(), statusCommand(), restartCommand(), logsCommand(), tailCommand(),
 			costCommand(), scanCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
+			initCommand(), uninstallCommand(),
 		},
 		HideVersion: false,
 	}

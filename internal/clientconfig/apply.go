@@ -1,0 +1,605 @@
+package clientconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Edit is one value wanted at a key path of a config file.
+type Edit struct {
+	Path   []string
+	Value  any    // see Member
+	Reason string // why, for the user and the manifest: "observer MCP server", "wrap github"
+}
+
+// Target is one client config file and the plan for it. A file has one Target: plans for the same
+// file (an MCP server and hooks, say) are joined into one Plan.
+type Target struct {
+	Client string // claude-code, codex, cursor
+	File   string // absolute path
+	Format Format
+	// Plan looks at the current document and returns the edits to make, and notes for the user
+	// (an entry already wrapped, ...). A Plan error stops everything before anything is written.
+	Plan func(d *Doc) (edits []Edit, notes []string, err error)
+}
+
+// Options are Apply's and Undo's settings.
+type Options struct {
+	Home   string // $OBSERVER_HOME, where the manifest lives
+	DryRun bool   // compute and diff, write nothing
+	Force  bool   // Undo: restore keys even when they changed since they were set
+	Now    func() time.Time
+	// BeforeWrite, when set, runs once every file is planned and checked and before anything is
+	// written (also in a dry run); its error stops Apply with nothing written.
+	BeforeWrite func() error
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// FileReport is what happened to one file.
+type FileReport struct {
+	Client  string
+	File    string
+	Lines   []string // one line per key: "added mcpServers.observer", "unchanged ...", notes
+	Diff    string   // unified diff of the change ("" when none)
+	Backup  string   // the backup written before the change
+	Changed bool     // the file was (or, with DryRun, would be) written
+	Removed bool     // the file was created by Apply and removed by Undo
+	Kept    int      // Undo: changes left in place because they changed since
+}
+
+// ManifestName is the manifest's file name in $OBSERVER_HOME.
+const ManifestName = "install.json"
+
+// Manifest records what Apply changed, for Undo.
+type Manifest struct {
+	Version int          `json:"version"`
+	Files   []FileRecord `json:"files"`
+}
+
+// FileRecord is one edited file.
+type FileRecord struct {
+	Client      string   `json:"client"`
+	Path        string   `json:"path"`
+	Format      Format   `json:"format"`
+	CreatedFile bool     `json:"created_file,omitempty"` // the file did not exist before
+	Changes     []Change `json:"changes"`
+	Backups     []string `json:"backups,omitempty"`
+}
+
+// Change is one key path set by Apply. Op is "set", the only operation so far: a later one (an
+// element appended to a list of hooks, say) gets its own Op and its own undo.
+type Change struct {
+	Op             string          `json:"op"`
+	Path           []string        `json:"path"`
+	Reason         string          `json:"reason"`
+	Existed        bool            `json:"existed"`
+	Previous       json.RawMessage `json:"previous,omitempty"`      // the value before, as JSON
+	PreviousText   string          `json:"previous_text,omitempty"` // its exact text in the file
+	Installed      json.RawMessage `json:"installed"`               // the value set, as JSON
+	CreatedParents int             `json:"created_parents,omitempty"`
+}
+
+// ManifestPath returns the manifest's path in home.
+func ManifestPath(home string) string { return filepath.Join(home, ManifestName) }
+
+// LoadManifest reads home's manifest; a missing one is empty.
+func LoadManifest(home string) (*Manifest, error) {
+	path := ManifestPath(home)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Manifest{Version: 1}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%w %s: %v (move it away to start over)", ErrMalformed, path, err)
+	}
+	if m.Version != 1 {
+		return nil, fmt.Errorf("%w %s: version %d is not one this observerctl knows", ErrMalformed, path, m.Version)
+	}
+	return &m, nil
+}
+
+func (m *Manifest) save(home string) error {
+	path := ManifestPath(home)
+	if len(m.Files) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, append(data, '\n'), 0o600)
+}
+
+func (m *Manifest) file(path string) *FileRecord {
+	for i := range m.Files {
+		if m.Files[i].Path == path {
+			return &m.Files[i]
+		}
+	}
+	return nil
+}
+
+func (r *FileRecord) change(path []string) *Change {
+	for i := range r.Changes {
+		if slices.Equal(r.Changes[i].Path, path) {
+			return &r.Changes[i]
+		}
+	}
+	return nil
+}
+
+// ancestor returns the change that added a value holding path, if any.
+func (r *FileRecord) ancestor(path []string) *Change {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if !c.Existed && len(c.Path) < len(path) && slices.Equal(c.Path, path[:len(c.Path)]) {
+			return c
+		}
+	}
+	return nil
+}
+
+// loaded is one file read for editing.
+type loaded struct {
+	report   FileReport
+	real     string // the file written: File with symlinks resolved
+	orig     []byte // nil when the file does not exist
+	exists   bool
+	mode     fs.FileMode
+	doc      *Doc
+	before   any
+	paths    [][]string // key paths edited
+	record   FileRecord // the manifest record after the change
+	drop     bool       // Undo: the record is done with
+	removeIt bool       // Undo: remove the file (Apply created it, and it is empty again)
+}
+
+// read loads a file, which may be missing.
+func read(client, file string, f Format) (*loaded, error) {
+	l := &loaded{report: FileReport{Client: client, File: file}, real: file, mode: 0o600}
+	if r, err := filepath.EvalSymlinks(file); err == nil {
+		l.real = r
+	}
+	data, err := os.ReadFile(l.real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		fi, err := os.Stat(l.real)
+		if err != nil {
+			return nil, err
+		}
+		l.orig, l.exists, l.mode = data, true, fi.Mode().Perm()
+	}
+	doc, err := ParseDoc(f, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: it is not valid %s (%v); fix or move it, then run again", ErrMalformed, file, f, err)
+	}
+	l.doc, l.before = doc, doc.Tree()
+	return l, nil
+}
+
+// Apply plans every target, checks the results, and then (unless DryRun) writes the files that
+// change, a backup of each first, and records the changes in the manifest.
+func Apply(targets []Target, opts Options) ([]FileReport, error) {
+	man, err := LoadManifest(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	var files []*loaded
+	for i, t := range targets {
+		if slices.ContainsFunc(targets[:i], func(o Target) bool { return o.File == t.File }) {
+			return nil, fmt.Errorf("two targets for %s: join their plans into one", t.File)
+		}
+		l, err := read(t.Client, t.File, t.Format)
+		if err != nil {
+			return nil, err
+		}
+		edits, notes, err := t.Plan(l.doc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.File, err)
+		}
+		rec := FileRecord{Client: t.Client, Path: t.File, Format: t.Format, CreatedFile: !l.exists}
+		if old := man.file(t.File); old != nil {
+			rec = *old
+			rec.Changes = slices.Clone(old.Changes)
+		}
+		for _, e := range edits {
+			line, err := applyEdit(l, &rec, e)
+			if err != nil {
+				return nil, fmt.Errorf("%w %s: %v", ErrMalformed, t.File, err)
+			}
+			l.report.Lines = append(l.report.Lines, line)
+		}
+		l.report.Lines = append(l.report.Lines, notes...)
+		l.record = rec
+		if err := l.check(); err != nil {
+			return nil, err
+		}
+		files = append(files, l)
+	}
+	return finish(files, man, opts)
+}
+
+// applyEdit makes one edit and updates the file's manifest record.
+func applyEdit(l *loaded, rec *FileRecord, e Edit) (string, error) {
+	what := DisplayPath(e.Path)
+	cur, exists := l.doc.Lookup(e.Path...)
+	if exists && equal(cur, e.Value) {
+		return "unchanged " + what, nil
+	}
+	if anc := rec.ancestor(e.Path); anc != nil {
+		// Inside a value Apply added: that value is ours as a whole, and stays one change.
+		if _, err := l.doc.Set(e.Path, e.Value); err != nil {
+			return "", fmt.Errorf("set %s: %v", what, err)
+		}
+		v, _ := l.doc.Lookup(anc.Path...)
+		anc.Installed = toJSON(v)
+		l.paths = append(l.paths, e.Path)
+		return "changed " + what + " (" + e.Reason + ")", nil
+	}
+	ch := rec.change(e.Path)
+	if ch == nil {
+		rec.Changes = append(rec.Changes, Change{Op: "set", Path: e.Path, Existed: exists})
+		ch = &rec.Changes[len(rec.Changes)-1]
+		if exists {
+			raw, ok := l.doc.Raw(e.Path)
+			if !ok {
+				return "", fmt.Errorf("%s exists and cannot be replaced in place", what)
+			}
+			ch.Previous, ch.PreviousText = toJSON(cur), string(raw)
+		}
+	}
+	created, err := l.doc.Set(e.Path, e.Value)
+	if err != nil {
+		return "", fmt.Errorf("set %s: %v", what, err)
+	}
+	if !ch.Existed && ch.CreatedParents == 0 {
+		ch.CreatedParents = created
+	}
+	ch.Installed, ch.Reason = toJSON(e.Value), e.Reason
+	l.paths = append(l.paths, e.Path)
+	verb := "added "
+	if exists {
+		verb = "changed "
+	}
+	return verb + what + " (" + e.Reason + ")", nil
+}
+
+// check verifies the edited text: it parses, and apart from the edited paths it holds what the
+// original held.
+func (l *loaded) check() error {
+	after, err := ParseDoc(l.doc.Format, l.doc.Bytes())
+	if err != nil {
+		return fmt.Errorf("internal error: the edited %s would not parse (%v); nothing written", l.report.File, err)
+	}
+	if !equal(prune(l.before, l.paths), prune(after.Tree(), l.paths)) {
+		return fmt.Errorf("internal error: editing %s would change keys it should not; nothing written", l.report.File)
+	}
+	return nil
+}
+
+// finish diffs every file and, unless DryRun, writes the changed ones and the manifest.
+func finish(files []*loaded, man *Manifest, opts Options) ([]FileReport, error) {
+	if opts.BeforeWrite != nil {
+		if err := opts.BeforeWrite(); err != nil {
+			return nil, err
+		}
+	}
+	var reports []FileReport
+	for _, l := range files {
+		newData := l.doc.Bytes()
+		// Only an edit makes a write: an empty file parsed as {} is not rewritten as "{}".
+		l.report.Changed = l.removeIt || len(l.paths) > 0 && !bytes.Equal(newData, l.orig)
+		if l.report.Changed {
+			after := newData
+			if l.removeIt {
+				after = nil
+			}
+			l.report.Diff = Unified(l.report.File, l.report.File+" (after)", l.orig, after)
+		}
+		reports = append(reports, l.report)
+	}
+	if opts.DryRun {
+		return reports, nil
+	}
+	for i, l := range files {
+		if l.report.Changed {
+			backup, err := l.write(opts.now())
+			if err != nil {
+				return reports, err
+			}
+			reports[i].Backup, reports[i].Removed = backup, l.removeIt
+			if backup != "" {
+				l.record.Backups = append(l.record.Backups, backup)
+			}
+		}
+		man.put(l.record, l.drop)
+		if err := man.save(opts.Home); err != nil {
+			return reports, fmt.Errorf("write the manifest %s: %w (the config files are written; their backups are beside them)", ManifestPath(opts.Home), err)
+		}
+	}
+	return reports, nil
+}
+
+// put stores rec in the manifest, or removes it when it is done with or empty.
+func (m *Manifest) put(rec FileRecord, drop bool) {
+	m.Files = slices.DeleteFunc(m.Files, func(r FileRecord) bool { return r.Path == rec.Path })
+	if !drop && len(rec.Changes) > 0 {
+		m.Files = append(m.Files, rec)
+	}
+}
+
+// write backs the file up, then writes (or removes) it, unless it changed since it was read.
+func (l *loaded) write(now time.Time) (string, error) {
+	cur, err := os.ReadFile(l.real)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !l.exists:
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", l.report.File, err)
+	case !l.exists || !bytes.Equal(cur, l.orig):
+		return "", fmt.Errorf("%s %w (is the client running and saving it?); nothing written to it, run again", l.report.File, ErrChanged)
+	}
+	var backup string
+	// A file removed by Undo held only what Apply put in it: nothing of the user's to back up.
+	if l.exists && !l.removeIt {
+		if backup, err = writeBackup(l.report.File, l.orig, now); err != nil {
+			return "", err
+		}
+	}
+	if l.removeIt {
+		return backup, os.Remove(l.real)
+	}
+	if err := os.MkdirAll(filepath.Dir(l.real), 0o700); err != nil {
+		return "", err
+	}
+	return backup, writeAtomic(l.real, l.doc.Bytes(), l.mode)
+}
+
+// writeBackup copies data to file.observer-backup-<UTC time> (mode 0600), never over an
+// existing file.
+func writeBackup(file string, data []byte, now time.Time) (string, error) {
+	base := file + ".observer-backup-" + now.UTC().Format("20060102T150405.000Z")
+	for n := 1; ; n++ {
+		name := base
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", base, n)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("back up %s: %w", file, err)
+		}
+		_, err = f.Write(data)
+		if err2 := f.Close(); err == nil {
+			err = err2
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", fmt.Errorf("back up %s: %w", file, err)
+		}
+		return name, nil
+	}
+}
+
+// writeAtomic writes data to a temporary file beside path and renames it over path, so that a
+// reader sees the old file or the new one, never half of one.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".observer-tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if dir, err := os.Open(filepath.Dir(path)); err == nil {
+		dir.Sync()
+		dir.Close()
+	}
+	return nil
+}
+
+// prune returns a copy of tree without the given paths, and without the objects on those paths
+// that are empty (an object created only to hold an edited key is not a difference).
+func prune(tree any, paths [][]string) any {
+	t := deepCopy(tree)
+	for _, p := range paths {
+		for n := len(p); n > 0; n-- {
+			parent, _ := lookup(t, p[:n-1])
+			m, isMap := parent.(map[string]any)
+			if !isMap {
+				continue
+			}
+			if sub, isMap := m[p[n-1]].(map[string]any); n == len(p) || isMap && len(sub) == 0 {
+				delete(m, p[n-1])
+				continue
+			}
+			break
+		}
+	}
+	return t
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = deepCopy(x)
+		}
+		return out
+	}
+	return v
+}
+
+// Undo restores what the manifest says Apply changed: each key gets back its previous text, or is
+// removed when it did not exist (with the objects Apply created for it, when they are empty
+// again), newest change first. A key whose value is no longer the one Apply set was changed by
+// someone since: it is left as it is, and kept in the manifest, unless opts.Force.
+func Undo(opts Options) ([]FileReport, error) {
+	man, err := LoadManifest(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	var files []*loaded
+	for _, rec := range man.Files {
+		l, err := read(rec.Client, rec.Path, rec.Format)
+		if err != nil {
+			return nil, err
+		}
+		l.record = rec
+		if !l.exists {
+			l.report.Lines = append(l.report.Lines, "the file is gone: nothing to restore")
+			l.drop = true
+			files = append(files, l)
+			continue
+		}
+		dirty, err := dirtyGroups(l.doc, rec.Changes)
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %v", ErrMalformed, rec.Path, err)
+		}
+		var kept []Change
+		for i := len(rec.Changes) - 1; i >= 0; i-- {
+			ch := rec.Changes[i]
+			if dirty[groupOf(ch)] && !opts.Force {
+				kept = append([]Change{ch}, kept...)
+				l.report.Lines = append(l.report.Lines, "left "+DisplayPath(ch.Path)+
+					" as it is: it (or a key set with it) changed since init; uninstall --force restores it anyway")
+				continue
+			}
+			line, err := undoChange(l, ch)
+			if err != nil {
+				return nil, fmt.Errorf("%w %s: %v", ErrMalformed, rec.Path, err)
+			}
+			l.report.Lines = append(l.report.Lines, line)
+		}
+		l.record.Changes, l.report.Kept = kept, len(kept)
+		l.drop = len(kept) == 0
+		if rec.CreatedFile && l.drop && isEmpty(l.doc.Tree()) {
+			l.removeIt = true
+			l.report.Lines = append(l.report.Lines, "removed the file, which init had created")
+		}
+		if err := l.check(); err != nil {
+			return nil, err
+		}
+		files = append(files, l)
+	}
+	return finish(files, man, opts)
+}
+
+// groupOf names the unit a change is undone in: the keys set for one reason in one object (a
+// wrapped server's command and args) are restored together or not at all.
+func groupOf(ch Change) string {
+	return ch.Reason + "\x00" + DisplayPath(ch.Path[:len(ch.Path)-1])
+}
+
+// dirtyGroups finds the groups with a key whose value is no longer the one Apply set.
+func dirtyGroups(d *Doc, changes []Change) (map[string]bool, error) {
+	dirty := map[string]bool{}
+	for _, ch := range changes {
+		if ch.Op != "set" {
+			return nil, fmt.Errorf("the manifest has a change of kind %q, which this observerctl cannot undo", ch.Op)
+		}
+		installed, err := decodeJSON(ch.Installed)
+		if err != nil {
+			return nil, fmt.Errorf("the manifest's value for %s: %v", DisplayPath(ch.Path), err)
+		}
+		if cur, ok := d.Lookup(ch.Path...); !undone(d, ch) && (!ok || !equal(cur, installed)) {
+			dirty[groupOf(ch)] = true
+		}
+	}
+	return dirty, nil
+}
+
+// undone reports whether the key is already as it was before the change (someone removed the
+// entry init added, say).
+func undone(d *Doc, ch Change) bool {
+	cur, ok := d.Lookup(ch.Path...)
+	if !ch.Existed {
+		return !ok
+	}
+	prev, err := decodeJSON(ch.Previous)
+	return ok && err == nil && equal(cur, prev)
+}
+
+// undoChange reverts one change.
+func undoChange(l *loaded, ch Change) (string, error) {
+	what := DisplayPath(ch.Path)
+	if undone(l.doc, ch) {
+		return "already as before init: " + what, nil
+	}
+	l.paths = append(l.paths, ch.Path)
+	if ch.Existed {
+		if err := l.doc.SetRaw(ch.Path, []byte(ch.PreviousText)); err != nil {
+			return "", fmt.Errorf("restore %s: %v", what, err)
+		}
+		return "restored " + what, nil
+	}
+	if err := l.doc.Delete(ch.Path); err != nil {
+		return "", fmt.Errorf("remove %s: %v", what, err)
+	}
+	for n := 1; n <= ch.CreatedParents && n < len(ch.Path); n++ {
+		parent := ch.Path[:len(ch.Path)-n]
+		if v, ok := l.doc.Lookup(parent...); !ok || !isEmpty(v) {
+			break
+		}
+		if err := l.doc.Delete(parent); err != nil {
+			return "", fmt.Errorf("remove %s: %v", DisplayPath(parent), err)
+		}
+	}
+	return "removed " + what, nil
+}
+
+func isEmpty(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && len(m) == 0
+}
