@@ -1,0 +1,192 @@
+package mcpserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/observerhq/observer/internal/freshness"
+)
+
+// act is one action in a list answer.
+type act struct {
+	ID     int64  `json:"id"`
+	Ago    string `json:"ago,omitempty"`
+	Sess   string `json:"sess,omitempty"`
+	Type   string `json:"type,omitempty"`
+	Target string `json:"target,omitempty"`
+	OK     *bool  `json:"ok,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Fresh  string `json:"fresh,omitempty"` // the watcher's class of a live read
+	At     bool   `json:"at,omitempty"`    // the action list_actions_around was asked about
+
+	ts                  int64 // kept for follow-up queries, not shown
+	fullTarget, project string
+}
+
+// mtimeSlack: an action's time is its call's, a little before the tool touched the file, so a
+// modification time up to this much later is the action's own.
+const mtimeSlack = 2000
+
+type freshAnswer struct {
+	Path     string `json:"path"`
+	State    string `json:"state"`        // fresh, changed, missing, unseen
+	By       string `json:"by,omitempty"` // hash: content compared; mtime: only the modification time
+	Size     int64  `json:"size,omitempty"`
+	Modified string `json:"modified,omitempty"` // the file's modification time, as an age
+	Seen     *act   `json:"seen,omitempty"`     // the last content hash recorded
+	Read     *act   `json:"read,omitempty"`     // the last read
+	Write    *act   `json:"write,omitempty"`    // the last edit or write
+	Note     string `json:"note,omitempty"`
+}
+
+// fileFreshness compares the file on disk with what the store last recorded of it: the content
+// hash observer-watch took at the last live read, edit or write (file_state), else, for history
+// read without hashes, the modification time against the last recorded read or write.
+func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, error) {
+	proj, err := s.projectOf(ctx, db, in.Project)
+	if err != nil {
+		return nil, err
+	}
+	sess := ""
+	if in.Session != "" {
+		x, err := s.sessionOf(ctx, db, in.Session, "")
+		if err != nil {
+			return nil, err
+		}
+		sess = x.ID
+	}
+	relF, absF := fileForms(proj, in.Path)
+	if absF == "" {
+		return nil, errors.New("path is relative and the project is unknown: pass an absolute path")
+	}
+	now := s.now()
+	ans := freshAnswer{Path: relF}
+	read, readTS, err := lastOn(ctx, db, now, proj, relF, absF, `'read_file'`, sess)
+	if err != nil {
+		return nil, err
+	}
+	write, writeTS, err := lastOn(ctx, db, now, proj, relF, absF, `'edit_file','write_file'`, sess)
+	if err != nil {
+		return nil, err
+	}
+	ans.Read, ans.Write = read, write
+
+	q := `SELECT session_id, hash, size, seen_at FROM file_state WHERE project = ? AND path IN (?, ?)`
+	args := []any{proj, relF, absF}
+	if sess != "" {
+		q += ` AND session_id = ?`
+		args = append(args, sess)
+	}
+	var seenSess, seenHash string
+	var seenSize, seenAt int64
+	err = db.QueryRowContext(ctx, q+` ORDER BY seen_at DESC LIMIT 1`, args...).Scan(&seenSess, &seenHash, &seenSize, &seenAt)
+	hasSeen := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	if hasSeen {
+		ans.Seen = &act{Ago: ago(now, seenAt), Sess: short(seenSess)}
+	}
+
+	fi, statErr := os.Stat(absF)
+	switch {
+	case errors.Is(statErr, fs.ErrNotExist):
+		ans.State = "missing"
+		return ans, nil
+	case statErr != nil:
+		return nil, statErr
+	}
+	ans.Size, ans.Modified = fi.Size(), ago(now, fi.ModTime().UnixMilli())
+	switch {
+	case hasSeen && seenHash != "":
+		hash, _, err := freshness.HashFile(absF)
+		if err != nil {
+			return nil, err
+		}
+		ans.State, ans.By = "changed", "hash"
+		if hash == seenHash {
+			ans.State = "fresh"
+		}
+	case hasSeen: // recorded as missing, on disk now
+		ans.State, ans.By = "changed", "hash"
+	case read != nil || write != nil:
+		ans.State, ans.By = "fresh", "mtime"
+		if fi.ModTime().UnixMilli() > max(readTS, writeTS)+mtimeSlack {
+			ans.State = "changed"
+		}
+	default:
+		ans.State, ans.Note = "unseen", "no recorded session read or wrote it"
+	}
+	return ans, nil
+}
+
+// lastOn returns the newest action of the given types (a quoted SQL list) on a file.
+func lastOn(ctx context.Context, db *dbh, now int64, proj, relF, absF, types, sess string) (*act, int64, error) {
+	// +type: the file's few actions through actions(project, target, ts), not the project's every
+	// read newest first through actions(project, type, ts) until one is of this file.
+	q := `SELECT id, ts, session_id, type, success FROM actions WHERE project = ? AND target IN (?, ?) AND +type IN (` +
+		types + `)`
+	args := []any{proj, relF, absF}
+	if sess != "" {
+		q += ` AND session_id = ?`
+		args = append(args, sess)
+	}
+	var a act
+	var ts int64
+	var sid string
+	var ok sql.NullBool
+	err := db.QueryRowContext(ctx, q+` ORDER BY ts DESC, id DESC LIMIT 1`, args...).Scan(&a.ID, &ts, &sid, &a.Type, &ok)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	a.Ago, a.Sess, a.OK = ago(now, ts), short(sid), okOf(ok)
+	if !strings.Contains(types, ",") {
+		a.Type = "" // the field name says it
+	}
+	return &a, ts, nil
+}
+
+type historyAnswer struct {
+	Path string `json:"path"`
+	N    int    `json:"n"` // all recorded actions on the file; acts holds the newest
+	Acts []act  `json:"acts"`
+}
+
+func (s *Server) fileHistory(ctx context.Context, db *dbh, in historyArgs) (any, error) {
+	proj, err := s.projectOf(ctx, db, in.Project)
+	if err != nil {
+		return nil, err
+	}
+	relF, absF := fileForms(proj, in.Path)
+	ans := historyAnswer{Path: relF, Acts: []act{}}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND target IN (?, ?)`,
+		proj, relF, absF).Scan(&ans.N); err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, ts, session_id, type, success, error, freshness FROM actions
+		WHERE project = ? AND target IN (?, ?) ORDER BY ts DESC, id DESC LIMIT ?`, proj, relF, absF, limit(in.Limit, 20))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	now := s.now()
+	for rows.Next() {
+		var a act
+		var ts int64
+		var sid, errText string
+		var ok sql.NullBool
+		if err := rows.Scan(&a.ID, &ts, &sid, &a.Type, &ok, &errText, &a.Fresh); err != nil {
+			return nil, err
+		}
+		a.Ago, a.Sess, a.OK, a.Err = ago(now, ts), short(sid), okOf(ok), clip(errText, 120)
+		ans.Acts = append(ans.Acts, a)
+	}
+	return ans, rows.Err()
+}
