@@ -63,7 +63,11 @@ type Report struct {
 
 // turnsSQL is every model turn once: proxy turns, and transcript messages the proxy did not see.
 const turnsSQL = `
-SELECT ts, client, session_id, project, model, input_tokens, output_tokens, cache_read_tokens,
+SELECT ts, client, session_id,
+       CASE WHEN project != '' THEN project
+            ELSE coalesce((SELECT s.project FROM sessions s WHERE s.client = api_turns.client
+                           AND s.session_id = api_turns.session_id), '') END AS project,
+       model, input_tokens, output_tokens, cache_read_tokens,
        cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, 1 AS proxy
   FROM api_turns WHERE %[1]s
 UNION ALL
@@ -85,6 +89,8 @@ func sinceCond(col string, since int64) string {
 	}
 	return col + " >= :since"
 }
+
+// A proxy turn carries no project (the proxy does not know the client's cwd): it takes its session's.
 
 // joinWindow: a transcript row without a message id (Codex logs none) is the proxy's turn when the
 // proxy saw a turn of the same session this close in time.

@@ -63,6 +63,13 @@ func TestRun_EachTurnOnceWhateverTheGrouping(t *testing.T) {
 	if len(rep.Rows) != 2 || rep.Rows[0].Client != "codex" || rep.Rows[0].Turns != 2 {
 		t.Errorf("rows by client: %+v", rep.Rows)
 	}
+	// A proxy turn has no project: it counts under its session's.
+	rep, _ = Run(ctx, st.DB, Query{GroupBy: []string{"project"}})
+	for _, r := range rep.Rows {
+		if r.Project == "" || r.Project == "/p" && r.Turns != 2 || r.Project == "/q" && r.Turns != 2 {
+			t.Errorf("rows by project: %+v", rep.Rows)
+		}
+	}
 	rep, _ = Run(ctx, st.DB, Query{Since: t0.Add(30 * time.Minute)})
 	if rep.Total.Turns != 2 {
 		t.Errorf("since: %+v", rep.Total)

@@ -59,7 +59,9 @@ func (w *Writer) Run(ctx context.Context) error {
 		go w.heartbeat(ctx)
 	}
 	indexKick := make(chan struct{}, 1)
-	go w.indexLoop(ctx, indexKick)
+	indexed := make(chan struct{})
+	go func() { w.indexLoop(ctx, indexKick); close(indexed) }()
+	defer func() { cancel(); <-indexed }() // the store stays open until the last catch-up is done
 	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
 		if err := w.Handle(ctx, batch); err != nil {
 			return err
@@ -102,36 +104,47 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	return nil
 }
 
+// indexLoop fills the full-text index of tool outputs off the insert path, every 2 s while outputs
+// arrive. It starts with a catch-up (a previous writer may have stopped with outputs unindexed)
+// and ends with one, bounded in time, so that a short-lived writer (the one `observerctl scan`
+// hosts) leaves everything it stored searchable.
 func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
-	pending := false
+	pending := true
 	for {
 		select {
 		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			w.indexAll(fctx)
+			cancel()
 			return
 		case <-kick:
 			pending = true
 			continue
 		case <-t.C:
 		}
-		if !pending {
-			continue
-		}
-		for ctx.Err() == nil {
-			n, err := w.Store.IndexOutputs(ctx, 5000)
-			if err != nil {
-				if !errors.Is(err, context.Canceled) {
-					w.Logger.Warn("full-text indexing failed; will retry", "err", err)
-				}
-				break
-			}
-			if n < 5000 {
-				pending = false
-				break
-			}
+		if pending {
+			pending = !w.indexAll(ctx)
 		}
 	}
+}
+
+// indexAll indexes every output not indexed yet; it reports whether it got to the end.
+func (w *Writer) indexAll(ctx context.Context) bool {
+	for ctx.Err() == nil {
+		n, err := w.Store.IndexOutputs(ctx, 5000)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				w.Logger.Warn("full-text indexing failed; will retry", "err", err)
+			}
+			return false
+		}
+		if n < 5000 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Writer) heartbeat(ctx context.Context) {

@@ -127,3 +127,46 @@ func TestStore_SecondWriterIsRefused(t *testing.T) {
 		t.Fatal("second writer opened the store")
 	}
 }
+
+// A writer stopped soon after storing tool outputs (as the one `observerctl scan` hosts is) leaves
+// them searchable: its index loop catches up before Run returns.
+func TestWriter_IndexesOutputsBeforeItStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := startBus(t)
+	st, err := store.OpenWriter(context.Background(), filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	evs := make([]event.Event, 300)
+	ok := true
+	for i := range evs {
+		ev := event.New(event.KindAction, "test")
+		ev.ID = event.ID("writer-test-output", fmt.Sprint(i))
+		ev.Client, ev.SessionID, ev.Project = "claude-code", "s1", "/work/p"
+		ev.Action = &event.Action{Type: event.ActionRunCommand, Tool: "Bash", Target: "go test", Success: &ok,
+			Output: fmt.Sprintf("line %d: needle%d found", i, i)}
+		evs[i] = ev
+	}
+	if _, err := c.PublishBatch(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, st, "action_outputs", int64(len(evs)))
+	cancel() // well before the 2 s indexing tick
+	<-done
+	var n int
+	if err := st.DB.QueryRow(`SELECT count(*) FROM tool_output_fts WHERE tool_output_fts MATCH 'needle299'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("search for the last output: %d hits, err %v", n, err)
+	}
+	if err := st.DB.QueryRow(`SELECT count(*) FROM tool_output_fts WHERE tool_output_fts MATCH 'found'`).Scan(&n); err != nil || n != len(evs) {
+		t.Fatalf("indexed %d outputs, want %d (err %v)", n, len(evs), err)
+	}
+}
