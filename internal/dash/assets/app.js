@@ -1,0 +1,695 @@
+// observer-dash: the page. Plain script, no build step; talks only to this origin's /api.
+// State lives in the URL (tab, window, project, client and the tab's own keys), so every view is
+// a deep link and the back button works.
+(function () {
+  "use strict";
+
+  const TABS = [
+    ["overview", "Overview"], ["cost", "Cost"], ["sessions", "Sessions"], ["actions", "Actions"], ["live", "Live"],
+    ["tools", "Tools"], ["compression", "Compression"], ["analysis", "Analysis", true],
+    ["discovery", "Discovery", true], ["patterns", "Patterns", true], ["settings", "Settings", true],
+  ];
+  const COMING = {
+    analysis: "Spend against the prior period, dollars per turn, burn rate per active hour, cache savings and hit rate, the most expensive sessions with the reason, an hour-of-day heatmap, and sessions that could have used a cheaper model.",
+    discovery: "Stale re-reads (across parent and subagents too), repeated commands with nothing changed between them, files touched by several clients.",
+    patterns: "Recurring failures and habits found in your sessions.",
+    settings: "View and edit config.toml and the pricing overrides (writes need the page's CSRF token).",
+  };
+  const WINDOWS = ["1h", "24h", "7d", "30d", "90d", "all"];
+  const DEFAULT_WINDOW = "24h";
+  const ACTION_TYPES = ["read_file", "write_file", "edit_file", "run_command", "search_text", "search_files", "web_search",
+    "web_fetch", "mcp_call", "spawn_subagent", "todo_update", "ask_user", "task_complete", "user_prompt", "api_error",
+    "turn_aborted", "context_compacted", "system_prompt", "unknown"];
+  // URL keys beyond the filters, per tab; switching tabs drops the others.
+  const TAB_KEYS = { sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"] };
+
+  const HELP = {
+    cost: ["Cost", "US dollars at list prices (pkg/pricing), each model turn counted once: from observer-proxy when it saw the turn, else from the client's transcript. The same figure as `observerctl cost --json` for the window."],
+    tokens: ["Tokens", "Input + output + cache read + cache write tokens of the window's model turns. Reasoning tokens are inside output."],
+    input: ["Input", "Prompt tokens billed at the input price, net of cache reads and writes."],
+    output: ["Output", "Generated tokens, reasoning included."],
+    cache_read: ["Cache read", "Prompt tokens served from the provider's prompt cache, billed at the cache-read price."],
+    cache_write: ["Cache write", "Prompt tokens written to the prompt cache (5-minute and 1-hour writes), billed at the cache-write prices."],
+    buckets: ["Cost by billing bucket", "Each day's recorded dollars shared among input, output, cache read and cache write in the proportions of its tokens at each model's list price. The stack always adds up to the recorded cost."],
+    turns: ["Turns", "Model requests: proxy turns plus transcript messages the proxy did not see."],
+    sessions: ["Sessions", "Client sessions seen in the window (their last event falls in it)."],
+    api_turns: ["API turns", "Requests observer-proxy forwarded to a model API in the window (exact usage)."],
+    token_rows: ["Token rows", "Usage records read from transcripts in the window, one per model message."],
+    actions: ["Actions", "What the agents did or were told: tool calls with their results, prompts, errors."],
+    failures: ["Failures", "Actions whose result reported an error."],
+    activity: ["Actions vs failures", "Actions and failed actions per hour (windows up to 48 h) or per local day."],
+    reliability: ["Reliability", "accurate: every turn measured by observer-proxy; approximate: from transcripts; unreliable: from transcripts whose client logs streaming placeholders (Claude Code); mixed: both; unknown price: the price table lacks the model, its dollars are 0."],
+    models: ["Top models", "Models by cost in the window."],
+    clients: ["Activity per client", "Sessions, actions, failures, turns and cost of each AI client in the window."],
+    timeline: ["Timeline", "The session's actions and model turns in time order, a page at a time from the server. Click a tool call to see its result."],
+    mix: ["Action mix", "Actions per type and hour or day; the eight commonest types keep their colour, the rest are summed as other."],
+    tools: ["Tools per client", "Calls of each raw tool name per client: failures, calls whose result was never seen, success rate among the calls with a result, mean duration where the client reports one."],
+    compression: ["Compression", "Requests observer-proxy rewrote to spend fewer tokens: bytes and tokens before and after, by mechanism and model."],
+    live: ["Live", "Events as they are published on the bus, newest first; nothing is replayed. The store has the history."],
+    window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
+  };
+
+  const $ = (sel) => document.querySelector(sel);
+  const nf = new Intl.NumberFormat("en-US");
+  const usd2 = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  const usd4 = new Intl.NumberFormat("en-US", { minimumFractionDigits: 4, maximumFractionDigits: 4 });
+
+  // ---- state and URL ----
+
+  function readState() {
+    const p = new URLSearchParams(location.search);
+    const s = {};
+    for (const [k, v] of p) s[k] = v;
+    s.tab = TABS.some((t) => t[0] === s.tab) ? s.tab : "overview";
+    s.window = s.window || DEFAULT_WINDOW;
+    return s;
+  }
+  let state = readState();
+
+  function stateURL(s) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(s)) {
+      if (v === "" || v == null || (k === "tab" && v === "overview") || (k === "window" && v === DEFAULT_WINDOW)) continue;
+      p.set(k, v);
+    }
+    const q = p.toString();
+    return location.pathname + (q ? "?" + q : "");
+  }
+
+  function go(patch) {
+    const next = Object.assign({}, state, patch);
+    if (patch.tab && patch.tab !== state.tab) {
+      for (const keys of Object.values(TAB_KEYS)) for (const k of keys) if (!(k in patch)) delete next[k];
+    }
+    state = next;
+    history.pushState(null, "", stateURL(state));
+    render();
+  }
+  window.addEventListener("popstate", () => { state = readState(); render(); });
+
+  // ---- DOM ----
+
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null || v === false) continue;
+      if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "class") el.className = v;
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid == null || kid === false) continue;
+      el.append(kid instanceof Node ? kid : String(kid));
+    }
+    return el;
+  }
+
+  // put and add skip null and false kids, as h does (replaceChildren would print "null").
+  const kidsOf = (kids) => kids.flat(Infinity).filter((k) => k != null && k !== false);
+  function put(el, ...kids) { el.replaceChildren(...kidsOf(kids)); }
+  function add(el, ...kids) { el.append(...kidsOf(kids)); }
+
+  function showBanner(msg) { const b = $("#banner"); b.textContent = msg; b.hidden = false; }
+  function hideBanner() { $("#banner").hidden = true; }
+
+  // ---- formatting ----
+
+  const fmtInt = (n) => nf.format(n || 0);
+  function fmtUSD(x) {
+    x = x || 0;
+    return "$" + (x !== 0 && Math.abs(x) < 1 ? usd4 : usd2).format(x);
+  }
+  function fmtCompact(n) {
+    n = n || 0;
+    const a = Math.abs(n);
+    if (a >= 1e9) return (n / 1e9).toFixed(2) + "B";
+    if (a >= 1e6) return (n / 1e6).toFixed(2) + "M";
+    if (a >= 1e4) return (n / 1e3).toFixed(1) + "k";
+    return fmtInt(n);
+  }
+  const pad = (n) => String(n).padStart(2, "0");
+  function fmtTime(ms) {
+    if (!ms) return "";
+    const d = new Date(ms);
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  }
+  function fmtDur(ms) {
+    if (!ms) return "";
+    if (ms < 1000) return ms + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(1) + " s";
+    return (ms / 60000).toFixed(1) + " min";
+  }
+  const shortID = (id) => (id && id.length > 12 ? id.slice(0, 8) + "…" : id || "");
+  const baseName = (p) => (p ? p.replace(/\/+$/, "").split("/").pop() || p : "—");
+  const tokensOf = (t) => (t.input_tokens || 0) + (t.output_tokens || 0) + (t.cache_read_tokens || 0) + (t.cache_creation_tokens || 0);
+  const cssVar = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+
+  // ---- API ----
+
+  async function api(path, params) {
+    const u = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(params || {})) if (v !== "" && v != null) u.searchParams.set(k, v);
+    const r = await fetch(u, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    let body;
+    try { body = await r.json(); } catch (e) { body = { error: r.status + " " + r.statusText }; }
+    if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+    return body;
+  }
+  const filterParams = () => ({ window: state.window, project: state.project, client: state.client });
+
+  // ---- help drawer ----
+
+  function helpBtn(key) {
+    return h("button", { type: "button", class: "q", "aria-label": "What is " + HELP[key][0] + "?", onclick: () => openHelp(key) }, "?");
+  }
+  function openHelp(key) {
+    const list = $("#help-list");
+    if (!list.childElementCount) {
+      for (const [k, [term, def]] of Object.entries(HELP)) list.append(h("dt", { id: "help-" + k }, term), h("dd", {}, def));
+    }
+    for (const dt of list.querySelectorAll("dt")) dt.classList.toggle("hl", dt.id === "help-" + key);
+    $("#help").hidden = false;
+    if (key) document.getElementById("help-" + key).scrollIntoView({ block: "nearest" });
+  }
+  function closeHelp() { $("#help").hidden = true; }
+  $("#help-open").addEventListener("click", () => ($("#help").hidden ? openHelp("") : closeHelp()));
+  $("#help-close").addEventListener("click", closeHelp);
+  document.addEventListener("keydown", (e) => {
+    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName);
+    if (e.key === "?" && !typing) { $("#help").hidden ? openHelp("") : closeHelp(); e.preventDefault(); }
+    if (e.key === "Escape") closeHelp();
+  });
+
+  // ---- charts (uPlot) ----
+
+  let cleanup = [];
+
+  // chart draws bars over an ordinal x axis: one evenly wide slot per bucket that has data,
+  // however sparse the days are; labels name the slots.
+  function chart(container, series, labels, ys, opts) {
+    const el = h("div", { class: "chart" });
+    container.append(el);
+    if (!labels.length) { el.append(h("p", { class: "muted" }, "Nothing in this window.")); return; }
+    const width = () => Math.max(el.clientWidth || container.clientWidth || 320, 240);
+    const fg = cssVar("--fg"), grid = cssVar("--line");
+    const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
+    const xs = labels.map((_, i) => i);
+    const label = (v) => (Number.isInteger(v) && labels[v] !== undefined ? labels[v] : "");
+    const u = new uPlot({
+      width: width(), height: 220,
+      scales: { x: { time: false, range: () => [-0.5, labels.length - 0.5] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.05 : 1] } },
+      axes: [
+        Object.assign({ space: 70, incrs: [1, 2, 3, 5, 7, 10, 14, 30, 60, 90, 180, 365], values: (u, vals) => vals.map(label) }, axis),
+        Object.assign({ size: 60, values: (u, vals) => vals.map(opts.fmt) }, axis),
+      ],
+      series: [{ label: opts.unit || "bucket", value: (u, v) => (v == null ? "—" : label(v)) }].concat(series.map((s) => ({
+        label: s.label, stroke: s.color, fill: s.color, width: 1, points: { show: false },
+        paths: uPlot.paths.bars({ size: [0.7, 48] }),
+        value: (u, v, si, idx) => (idx == null ? "—" : opts.fmt(s.raw ? s.raw[idx] : v)),
+      }))),
+      legend: { live: true },
+      cursor: { points: { show: false } },
+    }, [xs].concat(ys), el);
+    const ro = new ResizeObserver(() => u.setSize({ width: width(), height: 220 }));
+    ro.observe(el);
+    cleanup.push(() => { ro.disconnect(); u.destroy(); });
+  }
+
+  // stackedChart draws each bucket as the running sum, tallest first, so the bars read as a
+  // stack; the legend shows each bucket's own value.
+  function stackedChart(container, points, buckets, fmt) {
+    stacked(container, points.map((p) => p.day), buckets.map((b) => ({ label: b.label, color: b.color, raw: points.map((p) => p[b.key] || 0) })), fmt, "day");
+  }
+
+  // stacked draws series (each {label, color, raw}) as a stack over the labels.
+  function stacked(container, labels, series, fmt, unit) {
+    let run = labels.map(() => 0);
+    const layers = series.map((s) => {
+      run = run.map((v, i) => v + s.raw[i]);
+      return Object.assign({}, s, { sum: run.slice() });
+    });
+    layers.reverse();
+    chart(container, layers, labels, layers.map((l) => l.sum), { fmt, unit });
+  }
+
+  const PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d"];
+
+  // ---- common pieces ----
+
+  function card(label, value, opts) {
+    opts = opts || {};
+    return h("div", { class: "card", "data-metric": opts.metric },
+      h("div", { class: "label" }, label, opts.help ? helpBtn(opts.help) : null),
+      h("div", { class: "value", "data-value": opts.raw != null ? String(opts.raw) : null, title: opts.title }, value),
+      opts.sub ? h("div", { class: "sub" }, opts.sub) : null);
+  }
+
+  function panel(title, helpKey, ...kids) {
+    return h("section", { class: "panel" }, h("h2", {}, title, helpKey ? helpBtn(helpKey) : null), kids);
+  }
+
+  function table(cols, rows, opts) {
+    opts = opts || {};
+    if (!rows.length) return h("p", { class: "muted" }, opts.empty || "Nothing in this window.");
+    return h("div", { class: "table-wrap" }, h("table", { "data-table": opts.name },
+      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { class: c.num ? "num" : null }, c.label)))),
+      h("tbody", {}, rows.map((r) => h("tr", { class: opts.onrow ? "click" : null, onclick: opts.onrow ? () => opts.onrow(r) : null, tabindex: opts.onrow ? "0" : null, onkeydown: opts.onrow ? (e) => { if (e.key === "Enter") opts.onrow(r); } : null },
+        cols.map((c) => h("td", { class: [c.num ? "num" : "", c.cls || ""].join(" ").trim() || null, title: c.title ? c.title(r) : null }, c.get(r))))))));
+  }
+
+  function noStore() {
+    return h("div", { class: "empty", "data-empty": "no-store" },
+      h("p", {}, "No data yet."),
+      h("p", {}, "Start observer with ", h("code", {}, "observerctl up"), " or ingest your history with ", h("code", {}, "observerctl scan"), "."));
+  }
+
+  function emptyWindow() {
+    return h("div", { class: "empty", "data-empty": "window" }, "Nothing in this window. ",
+      state.window !== "all" ? h("a", { href: stateURL(Object.assign({}, state, { window: "all" })), onclick: (e) => { e.preventDefault(); go({ window: "all" }); } }, "Show all time") : null);
+  }
+
+  function relPill(rel) {
+    return h("span", { class: "pill " + rel.replace(/\s+/g, "-"), title: "reliability" }, rel);
+  }
+
+  const BUCKETS = () => [
+    { key: "input_usd", label: "input", color: cssVar("--c-input") },
+    { key: "output_usd", label: "output", color: cssVar("--c-output") },
+    { key: "cache_read_usd", label: "cache read", color: cssVar("--c-cache-read") },
+    { key: "cache_write_usd", label: "cache write", color: cssVar("--c-cache-write") },
+  ];
+
+  function costCards(d, extra) {
+    return h("div", { class: "cards" },
+      card("Cost", fmtUSD(d.total.cost_usd), { raw: d.total.cost_usd, metric: "cost", help: "cost", title: String(d.total.cost_usd) }),
+      card("Tokens", fmtCompact(tokensOf(d.total)), { raw: tokensOf(d.total), metric: "tokens", help: "tokens", title: fmtInt(tokensOf(d.total)) }),
+      card("Input", fmtInt(d.total.input_tokens), { raw: d.total.input_tokens, metric: "input_tokens", help: "input", sub: fmtUSD(d.buckets.input_usd) }),
+      card("Output", fmtInt(d.total.output_tokens), { raw: d.total.output_tokens, metric: "output_tokens", help: "output", sub: fmtUSD(d.buckets.output_usd) }),
+      card("Cache read", fmtInt(d.total.cache_read_tokens), { raw: d.total.cache_read_tokens, metric: "cache_read_tokens", help: "cache_read", sub: fmtUSD(d.buckets.cache_read_usd) }),
+      card("Cache write", fmtInt(d.total.cache_creation_tokens), { raw: d.total.cache_creation_tokens, metric: "cache_creation_tokens", help: "cache_write", sub: fmtUSD(d.buckets.cache_write_usd) }),
+      card("Turns", fmtInt(d.total.turns), { raw: d.total.turns, metric: "turns", help: "turns", sub: fmtInt(d.total.proxy_turns) + " via proxy" }),
+      extra);
+  }
+
+  // modelTable lists models with their reliability; compact keeps one tokens column (half-width panels).
+  function modelTable(models, name, compact) {
+    const max = Math.max(...models.map((m) => m.cost_usd), 0) || 1;
+    const tokens = compact ? [{ label: "Tokens", num: true, get: (m) => fmtCompact(tokensOf(m)), title: (m) => fmtInt(tokensOf(m)) }] : [
+      { label: "Input", num: true, get: (m) => fmtInt(m.input_tokens) },
+      { label: "Output", num: true, get: (m) => fmtInt(m.output_tokens) },
+      { label: "Cache read", num: true, get: (m) => fmtInt(m.cache_read_tokens) },
+      { label: "Cache write", num: true, get: (m) => fmtInt(m.cache_creation_tokens) },
+    ];
+    return table([
+      { label: "Model", get: (m) => m.model || "(none)", cls: "mono wrap" },
+      { label: "Reliability", get: (m) => relPill(m.reliability) },
+      { label: "Turns", num: true, get: (m) => fmtInt(m.turns) },
+      tokens,
+      { label: "Cost", num: true, get: (m) => fmtUSD(m.cost_usd), title: (m) => `input ${fmtUSD(m.input_usd)} · output ${fmtUSD(m.output_usd)} · cache read ${fmtUSD(m.cache_read_usd)} · cache write ${fmtUSD(m.cache_write_usd)}` },
+      compact ? null : { label: "", get: (m) => h("div", { class: "bar", "data-w": m.cost_usd / max }) },
+    ].flat().filter(Boolean), models, { name });
+  }
+
+  // Bars get their width after insertion (style attributes are forbidden by the page's CSP).
+  function sizeBars(root) {
+    for (const b of root.querySelectorAll(".bar[data-w]")) b.style.width = Math.round(Number(b.dataset.w) * 120) + "px";
+  }
+
+  // ---- views ----
+
+  const VIEWS = {};
+
+  VIEWS.overview = async (view, live) => {
+    const d = await api("/api/overview", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const c = d.counts;
+    put(view,
+      h("div", { class: "cards" },
+        card("Sessions", fmtInt(c.sessions), { raw: c.sessions, metric: "sessions", help: "sessions" }),
+        card("API turns", fmtInt(c.api_turns), { raw: c.api_turns, metric: "api_turns", help: "api_turns" }),
+        card("Token rows", fmtInt(c.token_rows), { raw: c.token_rows, metric: "token_rows", help: "token_rows" }),
+        card("Actions", fmtInt(c.actions), { raw: c.actions, metric: "actions", help: "actions" }),
+        card("Failures", fmtInt(c.failures), { raw: c.failures, metric: "failures", help: "failures", sub: c.actions ? (100 * c.failures / c.actions).toFixed(1) + "%" : "" })),
+      costCards(d));
+    if (!c.sessions && !c.actions && !d.total.turns) return add(view, emptyWindow());
+    const charts = h("div", { class: "grid" });
+    const costPanel = panel("Cost over time by billing bucket", "buckets");
+    const actPanel = panel("Actions vs failures per " + d.activity_unit, "activity");
+    charts.append(costPanel, actPanel);
+    add(view, charts,
+      h("div", { class: "grid" },
+        panel("Top models", "models", modelTable(d.top_models, "top-models", true),
+          d.models_in_total > d.top_models.length ? h("p", { class: "muted" }, `${d.models_in_total - d.top_models.length} more on the Cost tab.`) : null),
+        panel("Activity per client", "clients", table([
+          { label: "Client", get: (r) => r.client || "(none)" },
+          { label: "Sessions", num: true, get: (r) => fmtInt(r.sessions) },
+          { label: "Actions", num: true, get: (r) => fmtInt(r.actions) },
+          { label: "Failures", num: true, get: (r) => fmtInt(r.failures) },
+          { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
+          { label: "Tokens", num: true, get: (r) => fmtCompact(r.tokens) },
+          { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd) },
+        ], d.clients, { name: "clients" }))));
+    stackedChart(costPanel, d.cost_over_time, BUCKETS(), fmtUSD);
+    chart(actPanel, [
+      { label: "actions", color: cssVar("--c-actions") },
+      { label: "failures", color: cssVar("--c-failures") },
+    ], d.activity.map((p) => p.label), [d.activity.map((p) => p.actions), d.activity.map((p) => p.failures)], { fmt: fmtInt, unit: d.activity_unit });
+    sizeBars(view);
+  };
+
+  VIEWS.cost = async (view, live) => {
+    const d = await api("/api/cost", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    put(view, costCards(d));
+    if (!d.total.turns) return add(view, emptyWindow());
+    const over = panel("Cost per day by billing bucket", "buckets");
+    const group = (title, rows, name) => panel(title, null, table([
+      { label: name === "projects" ? "Project" : "Client", cls: "wrap", get: (r) => (name === "projects" ? [h("div", {}, baseName(r.key)), h("div", { class: "mono muted" }, r.key)] : r.key || "(none)") },
+      { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
+      { label: "Tokens", num: true, get: (r) => fmtCompact(tokensOf(r)) },
+      { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd) },
+    ], rows, { name }));
+    add(view,
+      h("div", { class: "grid" }, panel("Per model", "reliability", modelTable(d.models, "models"),
+        h("dl", { class: "legend" }, Object.entries(d.legend).map(([k, v]) => [h("dt", {}, relPill(k)), h("dd", {}, v)])))),
+      h("div", { class: "grid" }, over),
+      h("div", { class: "grid" }, group("Per project", d.projects, "projects"), group("Per client", d.clients, "cost-clients")));
+    stackedChart(over, d.days, BUCKETS(), fmtUSD);
+    sizeBars(view);
+  };
+
+  VIEWS.sessions = async (view, live) => {
+    if (state.session) return sessionDetail(view, live);
+    const page = Number(state.page || 1);
+    const d = await api("/api/sessions", Object.assign(filterParams(), { page, sort: state.sort || "", limit: 50 }));
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const pages = Math.max(1, Math.ceil(d.total / d.limit));
+    put(view,
+      h("div", { class: "toolbar" },
+        h("label", {}, "Sort ", h("select", { id: "s-sort", onchange: (e) => go({ sort: e.target.value === "last_seen" ? "" : e.target.value, page: "" }) },
+          h("option", { value: "last_seen", selected: d.sort === "last_seen" }, "latest first"),
+          h("option", { value: "cost", selected: d.sort === "cost" }, "cost"))),
+        h("span", { class: "muted" }, `${fmtInt(d.total)} sessions seen in the window · tokens and cost are the window's`)),
+      d.total ? table([
+        { label: "Session", get: (s) => shortID(s.session_id), cls: "mono", title: (s) => s.session_id },
+        { label: "Client", get: (s) => s.client },
+        { label: "Project", get: (s) => baseName(s.project), title: (s) => s.project },
+        { label: "Last seen", get: (s) => fmtTime(s.last_seen) },
+        { label: "State", get: (s) => s.state },
+        { label: "Actions", num: true, get: (s) => fmtInt(s.actions) },
+        { label: "Failures", num: true, get: (s) => (s.failures ? h("span", { class: "bad" }, fmtInt(s.failures)) : "0") },
+        { label: "Turns", num: true, get: (s) => fmtInt(s.turns) },
+        { label: "Tokens", num: true, get: (s) => fmtCompact(s.tokens) },
+        { label: "Cost", num: true, get: (s) => fmtUSD(s.cost_usd) },
+      ], d.sessions, { name: "sessions", onrow: (s) => go({ session: s.session_id, sclient: s.client }) }) : emptyWindow(),
+      h("div", { class: "pager" },
+        h("button", { type: "button", disabled: page <= 1, onclick: () => go({ page: page > 2 ? String(page - 1) : "" }) }, "‹ Newer"),
+        h("span", { class: "muted" }, `page ${page} of ${pages}`),
+        h("button", { type: "button", disabled: page >= pages, onclick: () => go({ page: String(page + 1) }) }, "Older ›")));
+  };
+
+  async function sessionDetail(view, live) {
+    const id = state.session, client = state.sclient || "";
+    const d = await api("/api/sessions/" + encodeURIComponent(id), { client });
+    if (!live()) return;
+    const s = d.session;
+    const tl = h("ol", { class: "timeline", "data-timeline": "" });
+    const more = h("button", { type: "button", hidden: true }, "Load more");
+    put(view,
+      h("p", {}, h("a", { href: stateURL(Object.assign({}, state, { session: "", sclient: "" })), onclick: (e) => { e.preventDefault(); go({ session: "", sclient: "" }); } }, "‹ All sessions")),
+      h("h2", { class: "mono", "data-session": s.session_id }, s.session_id),
+      h("p", { class: "muted" }, `${s.client} · ${s.project || "no project"} · ${s.state} · ${fmtTime(s.first_seen)} → ${fmtTime(s.last_seen)}`,
+        s.parent_session_id ? [" · parent ", h("a", { href: "#", onclick: (e) => { e.preventDefault(); go({ session: s.parent_session_id, sclient: s.client }); } }, shortID(s.parent_session_id))] : null),
+      h("div", { class: "cards" },
+        card("Cost", fmtUSD(d.total.cost_usd), { raw: d.total.cost_usd, metric: "cost", help: "cost" }),
+        card("Tokens", fmtCompact(tokensOf(d.total)), { raw: tokensOf(d.total), help: "tokens" }),
+        card("Turns", fmtInt(d.total.turns), { help: "turns" }),
+        card("Actions", fmtInt(s.actions), { help: "actions" }),
+        card("Failures", fmtInt(s.failures), { help: "failures" }),
+        card("Subagents", fmtInt(d.subagents))),
+      h("div", { class: "grid" },
+        panel("Actions by type", "actions", table([
+          { label: "Type", get: (r) => r.name },
+          { label: "Count", num: true, get: (r) => fmtInt(r.count) },
+          { label: "Failed", num: true, get: (r) => (r.failures ? h("span", { class: "bad" }, fmtInt(r.failures)) : "0") },
+        ], d.action_types, { name: "action-types", empty: "No actions." })),
+        panel("Tools", null, table([
+          { label: "Tool", get: (r) => r.name || "(none)", cls: "mono" },
+          { label: "Calls", num: true, get: (r) => fmtInt(r.count) },
+          { label: "Failed", num: true, get: (r) => (r.failures ? h("span", { class: "bad" }, fmtInt(r.failures)) : "0") },
+        ], d.tools.filter((t) => t.name), { name: "session-tools", empty: "No tool calls." })),
+        panel("Tokens per model", "reliability", modelTable(d.models, "session-models", true))),
+      d.child_sessions.length ? panel("Child sessions", null, table([
+        { label: "Session", get: (c) => shortID(c.session_id), cls: "mono" },
+        { label: "First seen", get: (c) => fmtTime(c.first_seen) },
+      ], d.child_sessions, { onrow: (c) => go({ session: c.session_id, sclient: c.client }) })) : null,
+      panel("Timeline", "timeline", tl, more));
+    sizeBars(view);
+    let cursor = "";
+    const load = async () => {
+      more.disabled = true;
+      const page = await api("/api/sessions/" + encodeURIComponent(id) + "/timeline", { client: s.client, cursor, limit: 100 });
+      if (!live()) return;
+      for (const it of page.items) tl.append(timelineItem(it));
+      if (!page.items.length && !cursor) tl.append(h("li", { class: "muted" }, "No steps recorded."));
+      cursor = page.next_cursor;
+      more.hidden = !cursor;
+      more.disabled = false;
+    };
+    more.addEventListener("click", () => load().catch((e) => showBanner(e.message)));
+    await load();
+  }
+
+  function timelineItem(it) {
+    const t = h("span", { class: "t" }, fmtTime(it.t).slice(11));
+    if (it.kind === "usage") {
+      return h("li", { class: "usage", "data-kind": "usage" }, t, `${it.model || "model"} turn: in ${fmtInt(it.input_tokens)} · out ${fmtInt(it.output_tokens)} · cache read ${fmtInt(it.cache_read_tokens)} · cache write ${fmtInt(it.cache_creation_tokens)} · ${fmtUSD(it.cost_usd)}`);
+    }
+    const failed = it.success === false;
+    const head = [t, h("strong", { class: failed ? "bad" : null }, it.type), " ", it.tool ? h("span", { class: "mono muted" }, it.tool) : null, " ",
+      h("span", {}, (it.target || "").slice(0, 200)), failed ? h("span", { class: "bad" }, " failed") : null];
+    const expandable = it.tool || it.output || it.error;
+    if (!expandable) return h("li", { "data-kind": "action" }, head);
+    return h("li", { "data-kind": "action" }, h("details", {},
+      h("summary", {}, head),
+      h("div", { class: "kv" }, [it.tool_use_id ? "id " + it.tool_use_id : null, it.duration_ms ? fmtDur(it.duration_ms) : null,
+        it.output_size ? fmtInt(it.output_size) + " bytes out" : null, it.agent_id ? "subagent " + it.agent_id : null,
+        it.freshness ? "read: " + it.freshness : null, it.model].filter(Boolean).join(" · ")),
+      it.target && (it.target.length > 200 || it.target_truncated) ? h("pre", { "data-part": "target" }, it.target + (it.target_truncated ? "\n…" : "")) : null,
+      it.error ? h("pre", { class: "bad", "data-part": "error" }, it.error) : null,
+      it.output ? h("pre", { "data-part": "output" }, it.output + (it.output_truncated ? "\n… (truncated)" : "")) : h("div", { class: "kv" }, "no output stored")));
+  }
+
+  VIEWS.actions = async (view, live) => {
+    const params = () => Object.assign(filterParams(), { type: state.type || "", failed: state.failed || "", session: state.session || "", tool: state.tool || "", limit: 100 });
+    const d = await api("/api/actions", params());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const cols = [
+      { label: "Time", get: (a) => fmtTime(a.t) },
+      { label: "Client", get: (a) => a.client },
+      { label: "Session", get: (a) => h("a", { href: "#", onclick: (e) => { e.preventDefault(); go({ tab: "sessions", session: a.session_id, sclient: a.client }); } }, shortID(a.session_id)), cls: "mono" },
+      { label: "Type", get: (a) => a.type },
+      { label: "Tool", get: (a) => a.tool, cls: "mono" },
+      { label: "Target", get: (a) => (a.target || "").slice(0, 160), cls: "wrap mono", title: (a) => a.target },
+      { label: "Result", get: (a) => (a.success === false ? h("span", { class: "bad", title: a.error }, "failed") : a.success ? h("span", { class: "ok" }, "ok") : "") },
+      { label: "Duration", num: true, get: (a) => fmtDur(a.duration_ms) },
+    ];
+    const typeSel = h("select", { id: "a-type", onchange: (e) => go({ type: e.target.value }) },
+      h("option", { value: "" }, "all types"), ACTION_TYPES.map((t) => h("option", { value: t, selected: state.type === t }, t)));
+    const failed = h("input", { type: "checkbox", id: "a-failed", checked: state.failed === "1", onchange: (e) => go({ failed: e.target.checked ? "1" : "" }) });
+    const tool = h("input", { type: "search", id: "a-tool", placeholder: "tool (exact)", value: state.tool || "", size: 12, onchange: (e) => go({ tool: e.target.value.trim() }) });
+    const sess = h("input", { type: "search", id: "a-session", placeholder: "session id", value: state.session || "", size: 14, onchange: (e) => go({ session: e.target.value.trim() }) });
+    const body = h("div", {});
+    const more = h("button", { type: "button", hidden: !d.next_cursor }, "Older ›");
+    put(view, h("div", { class: "toolbar" }, h("label", {}, "Type ", typeSel), h("label", {}, failed, " failed only"), tool, sess), body, h("div", { class: "pager" }, more));
+    let items = d.items, cursor = d.next_cursor;
+    const draw = () => body.replaceChildren(items.length ? table(cols, items, { name: "actions" }) : emptyWindow());
+    draw();
+    more.addEventListener("click", async () => {
+      more.disabled = true;
+      try {
+        const next = await api("/api/actions", Object.assign(params(), { cursor }));
+        if (!live()) return;
+        items = items.concat(next.items);
+        cursor = next.next_cursor;
+        draw();
+        more.hidden = !cursor;
+      } catch (e) { showBanner(e.message); }
+      more.disabled = false;
+    });
+  };
+
+  VIEWS.tools = async (view, live) => {
+    const d = await api("/api/tools", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    if (!d.labels.length) return put(view, emptyWindow());
+    const mix = panel("Action mix per " + d.unit, "mix");
+    put(view,
+      h("div", { class: "grid" }, mix),
+      panel("Tools per client", "tools", table([
+        { label: "Client", get: (r) => r.client },
+        { label: "Tool", get: (r) => r.tool, cls: "mono wrap" },
+        { label: "Calls", num: true, get: (r) => fmtInt(r.calls) },
+        { label: "Failed", num: true, get: (r) => (r.failures ? h("span", { class: "bad" }, fmtInt(r.failures)) : "0") },
+        { label: "No result", num: true, get: (r) => fmtInt(r.unknown) },
+        { label: "Success", num: true, get: (r) => (r.calls > r.unknown ? (100 * r.success_rate).toFixed(1) + "%" : "—") },
+        { label: "Avg duration", num: true, get: (r) => fmtDur(Math.round(r.avg_duration_ms)) },
+      ], d.tools, { name: "tools", empty: "No tool calls in this window." })));
+    stacked(mix, d.labels, d.mix.map((m, i) => ({ label: m.type, color: PALETTE[i % PALETTE.length], raw: m.counts })), fmtInt, d.unit);
+  };
+
+  VIEWS.compression = async (view, live) => {
+    const d = await api("/api/compression", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const t = d.total;
+    put(view,
+      h("div", { class: "cards" },
+        card("Compressed requests", fmtInt(t.events), { raw: t.events, metric: "compressions", help: "compression" }),
+        card("Bytes saved", fmtCompact(t.bytes_before - t.bytes_after), { raw: t.bytes_before - t.bytes_after, help: "compression", sub: t.events ? (100 * t.saved_ratio).toFixed(1) + "% of " + fmtCompact(t.bytes_before) : "" }),
+        card("Tokens saved", fmtCompact(t.tokens_before - t.tokens_after), { raw: t.tokens_before - t.tokens_after, help: "compression" })),
+      t.events ? [
+        panel("Savings by mechanism and model", "compression", table([
+          { label: "Mechanism", get: (r) => r.mechanism },
+          { label: "Model", get: (r) => r.model || "(none)", cls: "mono" },
+          { label: "Requests", num: true, get: (r) => fmtInt(r.events) },
+          { label: "Bytes before", num: true, get: (r) => fmtInt(r.bytes_before) },
+          { label: "Bytes after", num: true, get: (r) => fmtInt(r.bytes_after) },
+          { label: "Saved", num: true, get: (r) => (100 * r.saved_ratio).toFixed(1) + "%" },
+          { label: "Tokens saved", num: true, get: (r) => fmtInt(r.tokens_before - r.tokens_after) },
+        ], d.groups, { name: "compression" })),
+        panel("Latest", null, table([
+          { label: "Time", get: (e) => fmtTime(e.t) },
+          { label: "Client", get: (e) => e.client },
+          { label: "Mechanism", get: (e) => e.mechanism },
+          { label: "Model", get: (e) => e.model, cls: "mono" },
+          { label: "Bytes", num: true, get: (e) => fmtInt(e.bytes_before) + " → " + fmtInt(e.bytes_after) },
+        ], d.recent, { name: "compression-recent" })),
+      ] : h("div", { class: "empty", "data-empty": "compression" }, "No compressed requests in this window. observer-proxy records one each time it rewrites a request to spend fewer tokens."));
+  };
+
+  VIEWS.live = async (view, live) => {
+    const dot = h("span", { class: "dot" });
+    const stat = h("span", { id: "live-status" }, "connecting…");
+    const count = h("span", { class: "muted", id: "live-count" }, "0 events");
+    const list = h("ol", { class: "live-list", id: "live-list" });
+    let paused = false, n = 0;
+    const pause = h("button", { type: "button", onclick: () => { paused = !paused; pause.textContent = paused ? "Resume" : "Pause"; } }, "Pause");
+    const clear = h("button", { type: "button", onclick: () => { list.replaceChildren(); } }, "Clear");
+    put(view, panel("Live", "live",
+      h("div", { class: "toolbar" }, dot, stat, count, pause, clear,
+        h("span", { class: "muted" }, state.client || state.project ? "filtered by the client and project above" : "all events")),
+      list));
+    const u = new URL("/api/live", location.origin);
+    if (state.client) u.searchParams.set("client", state.client);
+    if (state.project) u.searchParams.set("project", state.project);
+    const es = new EventSource(u);
+    cleanup.push(() => es.close());
+    const setStatus = (ok, text) => { dot.className = "dot " + (ok ? "on" : "off"); stat.textContent = text; };
+    const onStatus = (e) => {
+      const s = JSON.parse(e.data);
+      setStatus(s.bus_connected, s.bus_connected ? "following the bus" : "bus not reachable; waiting");
+    };
+    es.addEventListener("hello", onStatus);
+    es.addEventListener("status", onStatus);
+    es.addEventListener("dropped", (e) => list.prepend(h("li", { class: "muted" }, `… ${JSON.parse(e.data).dropped} events skipped (the page fell behind)`)));
+    es.addEventListener("error", () => setStatus(false, "disconnected; retrying"));
+    es.addEventListener("message", (e) => {
+      const ev = JSON.parse(e.data);
+      n++;
+      count.textContent = fmtInt(n) + (n === 1 ? " event" : " events");
+      if (paused) return;
+      const time = new Date(ev.time);
+      list.prepend(h("li", { class: ev.failed ? "failed" : null, "data-id": ev.id, title: ev.summary },
+        `${pad(time.getHours())}:${pad(time.getMinutes())}:${pad(time.getSeconds())}  ${ev.kind.padEnd(11)}  ${(ev.client || "-").padEnd(12)}  ${shortID(ev.session_id || "-").padEnd(9)}  ${ev.summary}`));
+      while (list.childElementCount > 500) list.lastElementChild.remove();
+    });
+    if (!live()) es.close();
+  };
+
+  for (const [key, , soon] of TABS) {
+    if (!soon) continue;
+    VIEWS[key] = async (view) => {
+      put(view, h("div", { class: "panel soon-panel", "data-coming": key },
+        h("h2", {}, TABS.find((t) => t[0] === key)[1] + " — coming"),
+        h("p", {}, COMING[key]),
+        h("p", { class: "muted" }, "This view is not built yet; it shows no data rather than made-up figures.")));
+    };
+  }
+
+  // ---- chrome: tabs, filters, status ----
+
+  function renderTabs() {
+    const nav = $("#tabs");
+    nav.replaceChildren(...TABS.map(([key, label, soon]) => h("a", {
+      href: stateURL(Object.assign({}, state, { tab: key })), "data-tab": key, class: soon ? "soon" : null,
+      "aria-current": state.tab === key ? "page" : null,
+      onclick: (e) => { e.preventDefault(); go({ tab: key }); },
+    }, label)));
+  }
+
+  let filtersLoaded = null;
+  async function loadFilters() {
+    const f = await api("/api/filters");
+    const proj = $("#f-project"), cl = $("#f-client");
+    for (const p of f.projects) proj.append(h("option", { value: p.path, title: p.path }, p.name + " — " + p.path));
+    for (const c of f.clients) cl.append(h("option", { value: c }, c));
+  }
+  function ensureOption(sel, value, label) {
+    if (value && ![...sel.options].some((o) => o.value === value)) sel.append(h("option", { value }, label || value));
+    sel.value = value || "";
+  }
+  function syncFilters() {
+    const w = $("#f-window");
+    if (!w.options.length) for (const v of WINDOWS) w.append(h("option", { value: v }, v === "all" ? "all time" : "last " + v));
+    ensureOption(w, state.window);
+    ensureOption($("#f-project"), state.project || "");
+    ensureOption($("#f-client"), state.client || "");
+  }
+  for (const [id, key] of [["#f-window", "window"], ["#f-project", "project"], ["#f-client", "client"]]) {
+    $(id).addEventListener("change", (e) => go({ [key]: e.target.value, page: "" }));
+  }
+
+  async function pollStatus() {
+    try {
+      const s = await api("/api/status");
+      $("#status").textContent = (s.store ? "store ready" : "no store yet") + " · " + (s.bus_connected ? "live bus connected" : "live bus not connected");
+    } catch (e) {
+      $("#status").textContent = "dashboard unreachable";
+    }
+  }
+
+  // ---- render ----
+
+  let seq = 0;
+  async function render() {
+    const mine = ++seq;
+    const live = () => mine === seq;
+    for (const f of cleanup) f();
+    cleanup = [];
+    renderTabs();
+    syncFilters();
+    hideBanner();
+    const view = $("#view");
+    view.removeAttribute("data-ready");
+    put(view, h("p", { class: "muted" }, "Loading…"));
+    try {
+      await VIEWS[state.tab](view, live);
+    } catch (e) {
+      if (!live()) return;
+      put(view, );
+      showBanner(e.message);
+    }
+    if (live()) view.setAttribute("data-ready", state.tab);
+  }
+
+  filtersLoaded = loadFilters().then(syncFilters).catch((e) => showBanner("filters: " + e.message));
+  render();
+  pollStatus();
+  setInterval(pollStatus, 10000);
+})();

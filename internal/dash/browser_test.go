@@ -1,0 +1,341 @@
+package dash
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/observerhq/observer/internal/cost"
+)
+
+// The browser tests drive the real page in headless Chromium (chromedp): every tab renders
+// without a console error, the totals on screen are cost.Run's, an event published on the bus
+// shows on the Live tab within a second. Screenshots of every tab go to $OBSERVER_ARTIFACTS/dash
+// when set, else to the test's temporary directory. Without Chromium the tests skip, unless
+// OBSERVER_REQUIRE_CLIENTS=1 (CI), where they fail.
+
+// chromiumPath finds a Chromium or Chrome on PATH.
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// browser is one headless Chromium tab whose console is recorded.
+type browser struct {
+	ctx context.Context
+	mu  sync.Mutex
+	log []chromedp.ConsoleMessage
+}
+
+func newBrowser(tb testing.TB) *browser {
+	tb.Helper()
+	path := chromiumPath()
+	if path == "" {
+		if os.Getenv("OBSERVER_REQUIRE_CLIENTS") == "1" {
+			tb.Fatal("no chromium on PATH, and OBSERVER_REQUIRE_CLIENTS=1 makes the browser tests mandatory (apt-get install chromium)")
+		}
+		tb.Skip("no chromium on PATH: install Debian's chromium to run the dashboard's browser tests")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.UserDataDir(tb.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	tb.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser on a context without a timeout
+		tb.Fatalf("start %s: %v", path, err)
+	}
+	b := &browser{ctx: ctx}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.log = append(b.log, m)
+			b.mu.Unlock()
+		}
+	}()
+	return b
+}
+
+// errors returns the console errors and uncaught exceptions so far.
+func (b *browser) errors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, m := range b.log {
+		if m.Type == "error" || m.IsException() {
+			out = append(out, m.String())
+		}
+	}
+	return out
+}
+
+// run runs one action with a time limit (the browser itself lives on).
+func run[T any](tb testing.TB, b *browser, what string, a chromedp.Action[T]) T {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		tb.Fatalf("%s: %v (console: %v)", what, err, b.errors())
+	}
+	return v
+}
+
+// open navigates to the page and waits until the tab has rendered.
+func (b *browser) open(tb testing.TB, url, tab string) {
+	tb.Helper()
+	run(tb, b, "navigate "+url, chromedp.Navigate(url))
+	b.waitReady(tb, tab)
+}
+
+func (b *browser) waitReady(tb testing.TB, tab string) {
+	tb.Helper()
+	run(tb, b, "render "+tab, chromedp.WaitReady(fmt.Sprintf(`#view[data-ready="%s"]`, tab)))
+	if banner := run(tb, b, "banner", chromedp.Evaluate[string](`document.getElementById("banner").hidden ? "" : document.getElementById("banner").textContent`)); banner != "" {
+		tb.Fatalf("tab %s shows an error: %s", tab, banner)
+	}
+	// A value the script failed to compute shows as null, undefined or NaN somewhere in the text.
+	if bad := run(tb, b, "broken values", chromedp.Evaluate[string](brokenText)); bad != "" {
+		tb.Fatalf("tab %s shows a broken value: %s", tab, bad)
+	}
+}
+
+const brokenText = `(() => {
+  const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = w.nextNode()); ) {
+    if (/(^|[^A-Za-z_])(null|undefined|NaN)([^A-Za-z_]|$)/.test(n.textContent) && !n.parentElement.closest("pre, .mono, .wrap, [data-kind]")) {
+      return n.parentElement.tagName + ": " + n.textContent.slice(0, 120);
+    }
+  }
+  return "";
+})()`
+
+func artifactDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	if a := os.Getenv("OBSERVER_ARTIFACTS"); a != "" {
+		dir = filepath.Join(a, "dash")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+func (b *browser) screenshot(tb testing.TB, dir, name string) {
+	tb.Helper()
+	png := run(tb, b, "screenshot", chromedp.FullScreenshot(100))
+	if len(png) < 1000 {
+		tb.Fatalf("screenshot %s: %d bytes", name, len(png))
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// usd formats dollars as the page does.
+func usd(x float64) string {
+	digits := 2
+	if x != 0 && math.Abs(x) < 1 {
+		digits = 4
+	}
+	s := strconv.FormatFloat(x, 'f', digits, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	return "$" + group(whole) + "." + frac
+}
+
+// group puts thousands separators into an integer, as the page does (en-US).
+func group(s string) string {
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+var tabs = []string{"overview", "cost", "sessions", "actions", "live", "analysis", "tools", "compression", "discovery", "patterns", "settings"}
+
+// TestBrowser drives the dashboard on the corpus store in headless Chromium.
+func TestBrowser(t *testing.T) {
+	path := corpusStore(t)
+	b := newBrowser(t)
+	srv := startServer(t, Options{StorePath: path, Version: "test"})
+	pub := liveBus(t, srv.Server)
+	st := openReader(t, path)
+	dir := artifactDir(t)
+	t.Logf("screenshots in %s", dir)
+
+	t.Run("EveryTabRenders", func(t *testing.T) {
+		for _, tab := range tabs {
+			b.open(t, srv.URL+"/?window=all&tab="+tab, tab)
+			var check string
+			switch tab {
+			case "overview", "cost":
+				check = `document.querySelectorAll('[data-metric="cost"] .value').length === 1 && document.querySelectorAll(".uplot").length > 0`
+			case "sessions":
+				check = `document.querySelectorAll('table[data-table="sessions"] tbody tr').length > 0`
+			case "actions":
+				check = `document.querySelectorAll('table[data-table="actions"] tbody tr').length === 100`
+			case "tools":
+				check = `document.querySelectorAll('table[data-table="tools"] tbody tr').length > 0 && document.querySelectorAll(".uplot").length === 1`
+			case "compression":
+				// The corpus has no proxy traffic: the tab says so rather than show zeros as data.
+				check = `!!document.querySelector('[data-empty="compression"]') && document.querySelector('[data-metric="compressions"] .value').textContent === "0"`
+			case "live":
+				check = `document.getElementById("live-status").textContent === "following the bus"`
+			default:
+				check = fmt.Sprintf(`!!document.querySelector('[data-coming="%s"]')`, tab)
+			}
+			run(t, b, tab+" content", chromedp.Poll[bool](check, chromedp.WithPollingTimeout(5*time.Second)))
+			b.screenshot(t, dir, tab)
+		}
+	})
+
+	t.Run("HelpDrawer", func(t *testing.T) {
+		b.open(t, srv.URL+"/?window=all", "overview")
+		run(t, b, "press ?", chromedp.KeyEvent("?"))
+		n := run(t, b, "definitions", chromedp.Evaluate[int](`document.getElementById("help").hidden ? -1 : document.querySelectorAll("#help dt").length`))
+		if n < 10 {
+			t.Fatalf("the help drawer shows %d definitions after ?", n)
+		}
+		// Every ? button beside a figure opens its own definition.
+		run(t, b, "close", chromedp.KeyEvent("\x1b"))
+		run(t, b, "click the cost ?", chromedp.Click(`[data-metric="cost"] .q`))
+		if hl := run(t, b, "highlighted", chromedp.Text(`#help dt.hl`)); hl != "Cost" {
+			t.Fatalf("the cost ? highlights %q", hl)
+		}
+	})
+
+	t.Run("SessionDetailTimeline", func(t *testing.T) {
+		b.open(t, srv.URL+"/?window=all&tab=sessions&sort=cost", "sessions")
+		run(t, b, "open the costliest session", chromedp.Click(`table[data-table="sessions"] tbody tr`))
+		b.waitReady(t, "sessions")
+		run(t, b, "timeline", chromedp.WaitReady(`[data-timeline] li details`))
+		loc := run(t, b, "location", chromedp.Location())
+		if !strings.Contains(loc, "session=") {
+			t.Fatalf("the detail view is not a deep link: %s", loc)
+		}
+		run(t, b, "expand a tool call", chromedp.Click(`[data-timeline] li details summary`))
+		if open := run(t, b, "expanded", chromedp.Evaluate[bool](`document.querySelector("[data-timeline] li details").open`)); !open {
+			t.Fatal("the tool call did not expand")
+		}
+		b.screenshot(t, dir, "session-detail")
+		// The deep link renders the same view on its own.
+		b.open(t, loc, "sessions")
+		run(t, b, "timeline after reload", chromedp.WaitReady(`[data-timeline] li`))
+	})
+
+	t.Run("TotalsEqualCostRun", func(t *testing.T) {
+		for _, c := range []struct{ tab, query string }{
+			{"overview", "window=all"}, {"cost", "window=all"}, {"overview", "window=3650d"}, {"cost", "window=all&client=codex"},
+		} {
+			b.open(t, srv.URL+"/?tab="+c.tab+"&"+c.query, c.tab)
+			f := filters{Client: map[bool]string{true: "codex"}[strings.Contains(c.query, "client=codex")]}
+			if strings.Contains(c.query, "3650d") {
+				f.Since, _ = parseWindow("3650d", time.Now())
+			}
+			rows, want, err := costRows(context.Background(), st.DB, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Client == "" {
+				rep, err := cost.Run(context.Background(), st.DB, cost.Query{Since: f.Since})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = rep.Total
+			} else if len(rows) == 0 {
+				t.Fatal("no codex rows in the corpus")
+			}
+			for metric, w := range map[string]string{
+				"cost": usd(want.CostUSD), "input_tokens": group(fmt.Sprint(want.InputTokens)), "output_tokens": group(fmt.Sprint(want.OutputTokens)),
+				"cache_read_tokens": group(fmt.Sprint(want.CacheReadTokens)), "cache_creation_tokens": group(fmt.Sprint(want.CacheCreationTokens)),
+				"turns": group(fmt.Sprint(want.Turns)),
+			} {
+				got := run(t, b, metric, chromedp.Text(fmt.Sprintf(`[data-metric="%s"] .value`, metric)))
+				if got != w {
+					t.Errorf("%s %s: %s shows %q, cost.Run says %q", c.tab, c.query, metric, got, w)
+				}
+			}
+			raw := run(t, b, "raw cost", chromedp.Evaluate[string](`document.querySelector('[data-metric="cost"] .value').dataset.value`))
+			if v, err := strconv.ParseFloat(raw, 64); err != nil || math.Abs(v-want.CostUSD) > 1e-6 {
+				t.Errorf("%s %s: cost %q, cost.Run says %.9f", c.tab, c.query, raw, want.CostUSD)
+			}
+		}
+	})
+
+	t.Run("LiveEventWithinASecond", func(t *testing.T) {
+		b.open(t, srv.URL+"/?tab=live", "live")
+		run(t, b, "live connected", chromedp.Poll[bool](`document.getElementById("live-status").textContent === "following the bus"`, chromedp.WithPollingTimeout(5*time.Second)))
+		ev := testAction("claude-code", "live-session", "make test", false)
+		start := time.Now()
+		if _, err := pub.Publish(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer cancel()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`!!document.querySelector('#live-list li[data-id="%s"]')`, ev.ID), chromedp.WithPollingInterval(5*time.Millisecond))); err != nil {
+			t.Fatalf("the event never showed: %v", err)
+		}
+		took := time.Since(start)
+		t.Logf("bus to Live tab: %v", took)
+		if took > time.Second {
+			t.Errorf("the event took %v to show, want under a second", took)
+		}
+		text := run(t, b, "row", chromedp.Text(fmt.Sprintf(`#live-list li[data-id="%s"]`, ev.ID)))
+		if !strings.Contains(text, "make test") || !strings.Contains(text, "FAILED") {
+			t.Errorf("live row %q lacks the command or its failure", text)
+		}
+		b.screenshot(t, dir, "live-event")
+	})
+
+	t.Run("PhoneAndDark", func(t *testing.T) {
+		run(t, b, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+		for _, tab := range []string{"overview", "sessions"} {
+			b.open(t, srv.URL+"/?window=all&tab="+tab, tab)
+			// Wide tables scroll inside their panel; the page itself does not scroll sideways.
+			if w := run(t, b, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+				t.Errorf("%s at phone width: the page is %d px wider than the screen", tab, w)
+			}
+			b.screenshot(t, dir, "phone-"+tab)
+		}
+		run(t, b, "desktop", chromedp.EmulateViewport(1280, 900))
+		light := run(t, b, "light", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+		if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+			t.Fatal(err)
+		}
+		b.open(t, srv.URL+"/?window=all", "overview")
+		dark := run(t, b, "dark", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))
+		if dark == light {
+			t.Errorf("dark scheme background %s is the light one", dark)
+		}
+		b.screenshot(t, dir, "overview-dark")
+		chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+	})
+
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

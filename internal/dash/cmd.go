@@ -1,0 +1,69 @@
+package dash
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/daemon"
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// Version is set by main.
+var Version = "dev"
+
+// Run runs observer-dash and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return daemon.Run(ctx, &cli.App{
+		Name:  "observer-dash",
+		Usage: "the dashboard: a local web page over the store, with a live tail",
+		Description: `Serves http://127.0.0.1:8081 by default ([dash] addr, OBSERVER_DASH_ADDR). Listening beyond loopback
+needs [dash] token (OBSERVER_DASH_TOKEN); open the page once with ?token=<token>.`,
+		Version: Version,
+		Flags: []cli.Flag{
+			daemon.HomeFlag,
+			&cli.StringFlag{Name: "addr", Usage: "listen address (default: [dash] addr)"},
+		},
+		Action: serve,
+	}, args, stdout, stderr)
+}
+
+func serve(c *cli.Context) error {
+	ctx, stop, cfg, logger, err := daemon.Start(c)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if c.IsSet("addr") {
+		cfg.Dash.Addr = c.String("addr")
+	}
+	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Version: Version, Logger: logger})
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	defer s.Close()
+	ln, err := s.Listen()
+	if err != nil {
+		return err
+	}
+	cl, err := bus.Connect(ctx, bus.Options{URL: cfg.BusURL(), TokenFile: cfg.TokenPath(), Name: "observer-dash", Logger: logger})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer cl.Close()
+	go s.Live().Follow(ctx, cl, logger)
+	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
+		h := bus.Health{Component: "dash", OK: true, Events: s.Live().Published(), LastEvent: s.Live().LastEvent(),
+			Detail: fmt.Sprintf("http://%s, %d requests, %d live views", ln.Addr(), s.Requests(), s.Live().Clients())}
+		if !s.Live().Connected() {
+			h.Detail += ", live tail not subscribed yet"
+		}
+		return h
+	})
+	logger.Info("dashboard is up", "url", "http://"+ln.Addr().String(), "store", cfg.StorePath())
+	return s.Serve(ctx, ln)
+}

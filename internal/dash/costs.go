@@ -1,0 +1,319 @@
+package dash
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/observerhq/observer/internal/cost"
+)
+
+// costRows runs cost.Run over the window grouped by keys, plus project and client when the filters
+// name them, and keeps the rows the filters select. total adds the kept rows: with no project or
+// client filter it is cost.Run's own total, the one `observerctl cost --json` prints.
+func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []cost.Row, total cost.Row, err error) {
+	keys = slices.Clone(keys)
+	if f.Project != "" && !slices.Contains(keys, "project") {
+		keys = append(keys, "project")
+	}
+	if f.Client != "" && !slices.Contains(keys, "client") {
+		keys = append(keys, "client")
+	}
+	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: keys, Since: f.Since})
+	if err != nil {
+		return nil, total, err
+	}
+	if f.Project == "" && f.Client == "" {
+		return rep.Rows, rep.Total, nil
+	}
+	for _, r := range rep.Rows {
+		if (f.Project == "" || r.Project == f.Project) && (f.Client == "" || r.Client == f.Client) {
+			rows = append(rows, r)
+			addRow(&total, r)
+		}
+	}
+	return rows, total, nil
+}
+
+// addRow adds r's figures into t (the group keys stay t's).
+func addRow(t *cost.Row, r cost.Row) {
+	t.InputTokens += r.InputTokens
+	t.OutputTokens += r.OutputTokens
+	t.CacheReadTokens += r.CacheReadTokens
+	t.CacheCreationTokens += r.CacheCreationTokens
+	t.CacheCreation1hTokens += r.CacheCreation1hTokens
+	t.ReasoningTokens += r.ReasoningTokens
+	t.CostUSD += r.CostUSD
+	t.Turns += r.Turns
+	t.ProxyTurns += r.ProxyTurns
+}
+
+// Buckets are dollars split by billing bucket.
+type Buckets struct {
+	Input      float64 `json:"input_usd"`
+	Output     float64 `json:"output_usd"`
+	CacheRead  float64 `json:"cache_read_usd"`
+	CacheWrite float64 `json:"cache_write_usd"`
+}
+
+func (b *Buckets) add(o Buckets) {
+	b.Input += o.Input
+	b.Output += o.Output
+	b.CacheRead += o.CacheRead
+	b.CacheWrite += o.CacheWrite
+}
+
+// split shares a group's recorded dollars among the billing buckets in the proportions of its
+// tokens at the model's list price (see the package doc). A model without a price has no dollars
+// to share; a group whose weights are all zero is shared by token counts.
+func (s *Server) split(r cost.Row) Buckets {
+	if r.CostUSD == 0 {
+		return Buckets{}
+	}
+	cw5 := max(r.CacheCreationTokens-r.CacheCreation1hTokens, 0)
+	w := [4]float64{float64(r.InputTokens), float64(r.OutputTokens), float64(r.CacheReadTokens), float64(r.CacheCreationTokens)}
+	if p, _, ok := s.opts.Prices.Lookup(r.Model); ok {
+		priced := [4]float64{w[0] * p.Input, w[1] * p.Output, w[2] * p.CacheRead, float64(cw5)*p.CacheWrite5m + float64(r.CacheCreation1hTokens)*p.CacheWrite1h}
+		if priced[0]+priced[1]+priced[2]+priced[3] > 0 {
+			w = priced
+		}
+	}
+	sum := w[0] + w[1] + w[2] + w[3]
+	if sum == 0 {
+		return Buckets{Input: r.CostUSD}
+	}
+	return Buckets{Input: r.CostUSD * w[0] / sum, Output: r.CostUSD * w[1] / sum, CacheRead: r.CostUSD * w[2] / sum, CacheWrite: r.CostUSD * w[3] / sum}
+}
+
+// Totals is a cost row as the API shows it: tokens by bucket, dollars, turns.
+type Totals struct {
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_creation_tokens"`
+	CacheWrite1h     int64   `json:"cache_creation_1h_tokens"`
+	ReasoningTokens  int64   `json:"reasoning_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	Turns            int64   `json:"turns"`
+	ProxyTurns       int64   `json:"proxy_turns"`
+}
+
+func totalsOf(r cost.Row) Totals {
+	return Totals{r.InputTokens, r.OutputTokens, r.CacheReadTokens, r.CacheCreationTokens, r.CacheCreation1hTokens,
+		r.ReasoningTokens, r.CostUSD, r.Turns, r.ProxyTurns}
+}
+
+// dayStart turns cost.Run's local day label into the Unix time of its midnight.
+func dayStart(day string) int64 {
+	t, err := time.ParseInLocation("2006-01-02", day, time.Local)
+	if err != nil {
+		return 0
+	}
+	return t.Unix()
+}
+
+// Reliability labels of a model's figures.
+const (
+	ReliabilityAccurate     = "accurate"      // every turn measured by the proxy
+	ReliabilityApproximate  = "approximate"   // from transcripts
+	ReliabilityUnreliable   = "unreliable"    // from transcripts known to log placeholders (Claude Code)
+	ReliabilityMixed        = "mixed"         // some turns from the proxy, some from transcripts
+	ReliabilityUnknownPrice = "unknown price" // no price for the model: its dollars are 0
+)
+
+// ModelCost is one row of /api/cost.
+type ModelCost struct {
+	Model string `json:"model"`
+	Totals
+	Buckets
+	Reliability string `json:"reliability"`
+	PriceKnown  bool   `json:"price_known"`
+	PriceKey    string `json:"price_key,omitempty"` // the price table entry the model matched
+}
+
+// transcriptReliability returns, per model, the worst reliability its transcript rows in the
+// window carry (unreliable over approximate).
+func transcriptReliability(ctx context.Context, db *sql.DB, f filters) (map[string]string, error) {
+	w, args := filterWhere(f, "ts")
+	rows, err := db.QueryContext(ctx, "SELECT model, reliability, count(*) FROM token_usage"+w+" GROUP BY model, reliability", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var model, rel string
+		var n int64
+		if err := rows.Scan(&model, &rel, &n); err != nil {
+			return nil, err
+		}
+		if out[model] != ReliabilityUnreliable {
+			if rel == ReliabilityUnreliable {
+				out[model] = rel
+			} else {
+				out[model] = ReliabilityApproximate
+			}
+		}
+	}
+	return out, rows.Err()
+}
+
+func (s *Server) modelCost(r cost.Row, transcript map[string]string) ModelCost {
+	mc := ModelCost{Model: r.Model, Totals: totalsOf(r), Buckets: s.split(r)}
+	_, key, ok := s.opts.Prices.Lookup(r.Model)
+	mc.PriceKnown, mc.PriceKey = ok, key
+	switch {
+	case !ok:
+		mc.Reliability = ReliabilityUnknownPrice
+	case r.ProxyTurns == r.Turns:
+		mc.Reliability = ReliabilityAccurate
+	case r.ProxyTurns > 0:
+		mc.Reliability = ReliabilityMixed
+	case transcript[r.Model] == ReliabilityUnreliable:
+		mc.Reliability = ReliabilityUnreliable
+	default:
+		mc.Reliability = ReliabilityApproximate
+	}
+	return mc
+}
+
+// costAPI answers /api/cost: per model, the four buckets in tokens and dollars, the cost and
+// how far to trust it; per project and per client, the totals.
+func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
+	f := q.filters()
+	if err := q.done(); err != nil {
+		return nil, err
+	}
+	out := struct {
+		filters
+		Store    bool              `json:"store"`
+		Total    Totals            `json:"total"`
+		Buckets  Buckets           `json:"buckets"`
+		Models   []ModelCost       `json:"models"`
+		Projects []groupCost       `json:"projects"`
+		Clients  []groupCost       `json:"clients"`
+		Days     []dayCost         `json:"days"`
+		Legend   map[string]string `json:"legend"`
+	}{filters: f, Models: []ModelCost{}, Projects: []groupCost{}, Clients: []groupCost{}, Days: []dayCost{}, Legend: reliabilityLegend}
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return out, err
+	}
+	out.Store = true
+	rows, total, err := costRows(ctx, db, f, "day", "model", "project", "client")
+	if err != nil {
+		return nil, err
+	}
+	rel, err := transcriptReliability(ctx, db, f)
+	if err != nil {
+		return nil, err
+	}
+	out.Total = totalsOf(total)
+	byModel, modelBuckets := map[string]*cost.Row{}, map[string]*Buckets{}
+	byProject, byClient := map[string]*groupCost{}, map[string]*groupCost{}
+	days := map[string]*dayCost{}
+	for _, r := range rows {
+		b := s.split(r)
+		out.Buckets.add(b)
+		m := byModel[r.Model]
+		if m == nil {
+			m = &cost.Row{Model: r.Model}
+			byModel[r.Model] = m
+			modelBuckets[r.Model] = &Buckets{}
+		}
+		addRow(m, r)
+		// A model's buckets add its groups' splits, as the totals do.
+		modelBuckets[r.Model].add(b)
+		groupInto(byProject, r.Project, r, b)
+		groupInto(byClient, r.Client, r, b)
+		dayInto(days, r.Day, r, b)
+	}
+	for _, m := range byModel {
+		mc := s.modelCost(*m, rel)
+		mc.Buckets = *modelBuckets[m.Model]
+		out.Models = append(out.Models, mc)
+	}
+	slices.SortFunc(out.Models, func(a, b ModelCost) int { return cmpCost(a.CostUSD, b.CostUSD, a.Model, b.Model) })
+	out.Projects = sortedGroups(byProject)
+	out.Clients = sortedGroups(byClient)
+	out.Days = sortedDays(days)
+	return out, nil
+}
+
+var reliabilityLegend = map[string]string{
+	ReliabilityAccurate:     "every turn measured by observer-proxy from the API's own usage figures",
+	ReliabilityApproximate:  "from the client's transcripts, as the client logged its usage",
+	ReliabilityUnreliable:   "from transcripts whose client logs streaming placeholders; observer keeps each message's final figures, but they may still be short",
+	ReliabilityMixed:        "some turns from observer-proxy, the rest from transcripts",
+	ReliabilityUnknownPrice: "the price table has no price for this model: its tokens are counted, its dollars are 0",
+}
+
+// groupCost is the totals of one project or client.
+type groupCost struct {
+	Key string `json:"key"`
+	Totals
+	Buckets
+	row cost.Row
+}
+
+func groupInto(m map[string]*groupCost, key string, r cost.Row, b Buckets) {
+	g := m[key]
+	if g == nil {
+		g = &groupCost{Key: key}
+		m[key] = g
+	}
+	addRow(&g.row, r)
+	g.Buckets.add(b)
+}
+
+func sortedGroups(m map[string]*groupCost) []groupCost {
+	out := make([]groupCost, 0, len(m))
+	for _, g := range m {
+		g.Totals = totalsOf(g.row)
+		out = append(out, *g)
+	}
+	slices.SortFunc(out, func(a, b groupCost) int { return cmpCost(a.CostUSD, b.CostUSD, a.Key, b.Key) })
+	return out
+}
+
+// cmpCost orders by dollars, highest first, then by name.
+func cmpCost(a, b float64, ka, kb string) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return strings.Compare(ka, kb)
+}
+
+// dayCost is one local day of cost over time.
+type dayCost struct {
+	Day     string  `json:"day"`
+	T       int64   `json:"t"` // Unix seconds of the day's local midnight
+	CostUSD float64 `json:"cost_usd"`
+	Tokens  int64   `json:"tokens"`
+	Buckets
+}
+
+func dayInto(m map[string]*dayCost, day string, r cost.Row, b Buckets) {
+	d := m[day]
+	if d == nil {
+		d = &dayCost{Day: day, T: dayStart(day)}
+		m[day] = d
+	}
+	d.CostUSD += r.CostUSD
+	d.Tokens += r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheCreationTokens
+	d.Buckets.add(b)
+}
+
+func sortedDays(m map[string]*dayCost) []dayCost {
+	out := make([]dayCost, 0, len(m))
+	for _, d := range m {
+		out = append(out, *d)
+	}
+	slices.SortFunc(out, func(a, b dayCost) int { return strings.Compare(a.Day, b.Day) })
+	return out
+}

@@ -1,0 +1,272 @@
+package dash
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// The live tail: one bus subscription (Follow) feeds a Hub, which hands each event, summarised, to
+// every browser on /api/live whose filters match. Delivery is best effort, as on the bus's live
+// subjects: a browser that falls more than liveBuffer events behind loses the overflow and is told
+// how many it lost (an SSE "dropped" event); nothing is replayed after a reconnection, the
+// history is in the store.
+const (
+	liveBuffer     = 256
+	maxLiveClients = 64
+	livePing       = 10 * time.Second
+)
+
+// LiveEvent is what a browser receives of an event: the envelope and a one-line summary; never a
+// tool's output or a prompt's whole text.
+type LiveEvent struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Time      time.Time `json:"time"`
+	Source    string    `json:"source,omitempty"`
+	Client    string    `json:"client,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	Project   string    `json:"project,omitempty"`
+	Summary   string    `json:"summary"`
+	Failed    bool      `json:"failed,omitempty"`
+}
+
+// Hub fans live events out to the browsers.
+type Hub struct {
+	mu        sync.Mutex
+	subs      map[*liveSub]struct{}
+	connected atomic.Pointer[func() bool]
+	published atomic.Int64
+	last      atomic.Int64 // ms of the last event
+}
+
+type liveSub struct {
+	ch                    chan []byte
+	client, project, kind string
+	dropped               atomic.Int64
+}
+
+// NewHub makes an empty hub.
+func NewHub() *Hub { return &Hub{subs: map[*liveSub]struct{}{}} }
+
+// Connected reports whether the hub's bus subscription is live.
+func (h *Hub) Connected() bool {
+	f := h.connected.Load()
+	return f != nil && (*f)()
+}
+
+// Clients counts the browsers following the tail.
+func (h *Hub) Clients() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// Published counts the events received since the start; LastEvent is the time of the latest.
+func (h *Hub) Published() int64 { return h.published.Load() }
+
+// LastEvent is when the latest event arrived; zero before the first.
+func (h *Hub) LastEvent() time.Time {
+	if ms := h.last.Load(); ms > 0 {
+		return time.UnixMilli(ms).UTC()
+	}
+	return time.Time{}
+}
+
+// Publish hands ev to every matching browser, without waiting for any.
+func (h *Hub) Publish(ev event.Event) {
+	h.published.Add(1)
+	h.last.Store(time.Now().UnixMilli())
+	le := summarize(&ev)
+	data, err := json.Marshal(le)
+	if err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		if (s.client != "" && s.client != le.Client) || (s.project != "" && s.project != le.Project) || (s.kind != "" && s.kind != le.Kind) {
+			continue
+		}
+		select {
+		case s.ch <- data:
+		default:
+			s.dropped.Add(1)
+		}
+	}
+}
+
+func (h *Hub) add(s *liveSub) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) >= maxLiveClients {
+		return false
+	}
+	h.subs[s] = struct{}{}
+	return true
+}
+
+func (h *Hub) remove(s *liveSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, s)
+}
+
+// Follow subscribes the hub to every event on the bus, retrying every second while the bus is
+// unreachable, until ctx ends. The subscription survives reconnections (the bus client
+// re-subscribes).
+func (h *Hub) Follow(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
+	var subscribed atomic.Bool
+	f := func() bool { return subscribed.Load() && cl.Connected() }
+	h.connected.Store(&f)
+	for {
+		sub, err := cl.Subscribe(bus.Filter{}, func(ev event.Event, _ []byte, err error) {
+			if err == nil {
+				h.Publish(ev)
+			}
+		})
+		if err == nil {
+			subscribed.Store(true)
+			logger.Debug("live tail subscribed")
+			<-ctx.Done()
+			sub.Stop()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// summarize keeps what the Live tab shows of an event.
+func summarize(ev *event.Event) LiveEvent {
+	le := LiveEvent{ID: ev.ID, Kind: string(ev.Kind), Time: ev.Time, Source: ev.Source, Client: ev.Client,
+		SessionID: ev.SessionID, Project: ev.Project}
+	var what string
+	switch {
+	case ev.Action != nil:
+		a := ev.Action
+		what = strings.TrimSpace(fmt.Sprintf("%s %s %s", a.Type, a.Tool, clip(a.Target, 300)))
+		if a.Success != nil && !*a.Success {
+			le.Failed = true
+			what += " FAILED " + clip(a.Error, 200)
+		}
+	case ev.TokenUsage != nil:
+		u := ev.TokenUsage
+		what = fmt.Sprintf("%s in=%d out=%d cache_read=%d cache_write=%d $%.4f", u.Model, u.Input, u.Output, u.CacheRead, u.CacheCreation, u.CostUSD)
+	case ev.APITurn != nil:
+		t := ev.APITurn
+		what = fmt.Sprintf("%s %s %d %s in=%d out=%d %.0fms $%.4f", t.Provider, t.Model, t.Status, t.Endpoint, t.Input, t.Output, t.LatencyMs, t.CostUSD)
+		le.Failed = t.Status >= 400 || t.ErrorClass != ""
+	case ev.Compression != nil:
+		x := ev.Compression
+		what = fmt.Sprintf("%s %d -> %d bytes", x.Mechanism, x.BytesBefore, x.BytesAfter)
+	case ev.Session != nil:
+		what = strings.TrimSpace(ev.Session.State + " " + ev.Session.Cwd)
+	case ev.Hook != nil:
+		what = strings.TrimSpace(ev.Hook.Event + " " + ev.Hook.ToolName + " " + ev.Hook.Matcher)
+	case ev.MCPCall != nil:
+		m := ev.MCPCall
+		what = strings.TrimSpace(fmt.Sprintf("%s/%s %.0fms %s", m.Server, m.Tool, m.DurationMs, clip(m.Error, 200)))
+		le.Failed = m.Error != ""
+	}
+	le.Summary = what
+	return le
+}
+
+// clip shortens s to n bytes at a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// liveSSE streams /api/live as Server-Sent Events: "hello" first (with the bus state), then one
+// unnamed event per bus event (JSON LiveEvent), "dropped" when the browser fell behind, and
+// "status" every livePing.
+func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request) {
+	if len(r.URL.RawQuery) > maxQueryBytes {
+		writeError(w, http.StatusBadRequest, "", "query string too long")
+		return
+	}
+	vals, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "", "malformed query string: "+err.Error())
+		return
+	}
+	q := &query{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
+	sub := &liveSub{ch: make(chan []byte, liveBuffer), client: q.name("client"), project: q.str("project"), kind: q.name("kind")}
+	if sub.kind != "" && !event.Kind(sub.kind).Valid() {
+		q.fail(badParam("kind", "%q is not an event kind", sub.kind))
+	}
+	if err := q.done(); err != nil {
+		ae := err.(*apiError)
+		writeError(w, ae.Status, ae.Param, ae.Msg)
+		return
+	}
+	if !s.live.add(sub) {
+		writeError(w, http.StatusServiceUnavailable, "", fmt.Sprintf("too many live views open (%d): close one", maxLiveClients))
+		return
+	}
+	defer s.live.remove(sub)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	status := func(name string) error {
+		fmt.Fprintf(w, "event: %s\ndata: {\"bus_connected\":%t,\"events\":%d}\n\n", name, s.live.Connected(), s.live.Published())
+		return rc.Flush()
+	}
+	fmt.Fprint(w, "retry: 2000\n\n")
+	if status("hello") != nil {
+		return
+	}
+	ping := time.NewTicker(livePing)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ping.C:
+			if status("status") != nil {
+				return
+			}
+		case data := <-sub.ch:
+			if n := sub.dropped.Swap(0); n > 0 {
+				fmt.Fprintf(w, "event: dropped\ndata: {\"dropped\":%d}\n\n", n)
+			}
+			fmt.Fprintf(w, "data: %s\n\n", data)
+			// Send what else is waiting in the same write.
+			for more := true; more; {
+				select {
+				case data = <-sub.ch:
+					fmt.Fprintf(w, "data: %s\n\n", data)
+				default:
+					more = false
+				}
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package dash
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/observerhq/observer/internal/cost"
+)
+
+// conds builds a WHERE clause from the filters and extra conditions, with named arguments.
+type conds struct {
+	parts []string
+	args  []any
+}
+
+func (c *conds) add(cond string, args ...any) {
+	c.parts = append(c.parts, cond)
+	c.args = append(c.args, args...)
+}
+
+func (c *conds) sql() string {
+	if len(c.parts) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c.parts, " AND ")
+}
+
+// filterConds holds the filters' conditions on a table with the envelope columns, its time column
+// named tsCol.
+func filterConds(f filters, tsCol string) *conds {
+	c := &conds{}
+	if ms := f.sinceMs(); ms > 0 {
+		c.add(tsCol+" >= :since", sql.Named("since", ms))
+	}
+	if f.Project != "" {
+		c.add("project = :project", sql.Named("project", f.Project))
+	}
+	if f.Client != "" {
+		c.add("client = :client", sql.Named("client", f.Client))
+	}
+	return c
+}
+
+func filterWhere(f filters, tsCol string) (string, []any) {
+	c := filterConds(f, tsCol)
+	return c.sql(), c.args
+}
+
+// Counts are the Overview's headline figures for the window.
+type Counts struct {
+	Sessions  int64 `json:"sessions"`
+	APITurns  int64 `json:"api_turns"`
+	TokenRows int64 `json:"token_rows"`
+	Actions   int64 `json:"actions"`
+	Failures  int64 `json:"failures"`
+}
+
+// activityPoint is one bucket of actions over time.
+type activityPoint struct {
+	Label    string `json:"label"`
+	T        int64  `json:"t"` // Unix seconds of the bucket's start
+	Actions  int64  `json:"actions"`
+	Failures int64  `json:"failures"`
+}
+
+// clientActivity is one client's share of the window.
+type clientActivity struct {
+	Client   string  `json:"client"`
+	Sessions int64   `json:"sessions"`
+	Actions  int64   `json:"actions"`
+	Failures int64   `json:"failures"`
+	Turns    int64   `json:"turns"`
+	Tokens   int64   `json:"tokens"`
+	CostUSD  float64 `json:"cost_usd"`
+}
+
+// overview answers /api/overview.
+func (s *Server) overview(ctx context.Context, q *query) (any, error) {
+	f := q.filters()
+	if err := q.done(); err != nil {
+		return nil, err
+	}
+	out := struct {
+		filters
+		Store         bool             `json:"store"`
+		Counts        Counts           `json:"counts"`
+		Total         Totals           `json:"total"`
+		Buckets       Buckets          `json:"buckets"`
+		CostOverTime  []dayCost        `json:"cost_over_time"`
+		ActivityUnit  string           `json:"activity_unit"` // hour or day
+		Activity      []activityPoint  `json:"activity"`
+		TopModels     []ModelCost      `json:"top_models"`
+		Clients       []clientActivity `json:"clients"`
+		ModelsInTotal int              `json:"models_in_total"`
+	}{filters: f, CostOverTime: []dayCost{}, Activity: []activityPoint{}, TopModels: []ModelCost{}, Clients: []clientActivity{}, ActivityUnit: activityUnit(f, q.now)}
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return out, err
+	}
+	out.Store = true
+	if out.Counts, err = counts(ctx, db, f); err != nil {
+		return nil, err
+	}
+	rows, total, err := costRows(ctx, db, f, "day", "model", "client")
+	if err != nil {
+		return nil, err
+	}
+	out.Total = totalsOf(total)
+	days := map[string]*dayCost{}
+	byModel := map[string]*cost.Row{}
+	modelBuckets := map[string]*Buckets{}
+	clients := map[string]*clientActivity{}
+	for _, r := range rows {
+		b := s.split(r)
+		out.Buckets.add(b)
+		dayInto(days, r.Day, r, b)
+		if byModel[r.Model] == nil {
+			byModel[r.Model], modelBuckets[r.Model] = &cost.Row{Model: r.Model}, &Buckets{}
+		}
+		addRow(byModel[r.Model], r)
+		modelBuckets[r.Model].add(b)
+		c := clientOf(clients, r.Client)
+		c.Turns += r.Turns
+		c.Tokens += r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheCreationTokens
+		c.CostUSD += r.CostUSD
+	}
+	out.CostOverTime = sortedDays(days)
+	rel, err := transcriptReliability(ctx, db, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range byModel {
+		mc := s.modelCost(*m, rel)
+		mc.Buckets = *modelBuckets[m.Model]
+		out.TopModels = append(out.TopModels, mc)
+	}
+	slices.SortFunc(out.TopModels, func(a, b ModelCost) int { return cmpCost(a.CostUSD, b.CostUSD, a.Model, b.Model) })
+	out.ModelsInTotal = len(out.TopModels)
+	out.TopModels = out.TopModels[:min(len(out.TopModels), 8)]
+	if out.Activity, err = activity(ctx, db, f, out.ActivityUnit); err != nil {
+		return nil, err
+	}
+	if err := clientCounts(ctx, db, f, clients); err != nil {
+		return nil, err
+	}
+	for _, c := range clients {
+		out.Clients = append(out.Clients, *c)
+	}
+	slices.SortFunc(out.Clients, func(a, b clientActivity) int {
+		return cmp.Or(cmp.Compare(b.Actions+b.Turns, a.Actions+a.Turns), strings.Compare(a.Client, b.Client))
+	})
+	return out, nil
+}
+
+func clientOf(m map[string]*clientActivity, client string) *clientActivity {
+	c := m[client]
+	if c == nil {
+		c = &clientActivity{Client: client}
+		m[client] = c
+	}
+	return c
+}
+
+// counts reads the headline figures. A session counts when it was seen in the window.
+func counts(ctx context.Context, db *sql.DB, f filters) (Counts, error) {
+	var c Counts
+	qs := []struct {
+		table, ts string
+		dst       []any
+		sel       string
+	}{
+		{"sessions", "last_seen", []any{&c.Sessions}, "count(*)"},
+		{"api_turns", "ts", []any{&c.APITurns}, "count(*)"},
+		{"token_usage", "ts", []any{&c.TokenRows}, "count(*)"},
+		{"actions", "ts", []any{&c.Actions, &c.Failures}, "count(*), coalesce(sum(success = 0), 0)"},
+	}
+	for _, x := range qs {
+		w, args := filterWhere(f, x.ts)
+		if err := db.QueryRowContext(ctx, "SELECT "+x.sel+" FROM "+x.table+w, args...).Scan(x.dst...); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// activityUnit buckets by hour up to two days, by day beyond.
+func activityUnit(f filters, now time.Time) string {
+	if f.span(now) <= 48*time.Hour {
+		return "hour"
+	}
+	return "day"
+}
+
+// activity counts actions and failures per local hour or day.
+func activity(ctx context.Context, db *sql.DB, f filters, unit string) ([]activityPoint, error) {
+	format, layout := "%Y-%m-%d", "2006-01-02"
+	if unit == "hour" {
+		format, layout = "%Y-%m-%d %H:00", "2006-01-02 15:04"
+	}
+	w, args := filterWhere(f, "ts")
+	rows, err := db.QueryContext(ctx, "SELECT strftime('"+format+"', ts / 1000, 'unixepoch', 'localtime') AS b, count(*), coalesce(sum(success = 0), 0) FROM actions"+w+" GROUP BY b ORDER BY b", args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []activityPoint{}
+	for rows.Next() {
+		var p activityPoint
+		if err := rows.Scan(&p.Label, &p.Actions, &p.Failures); err != nil {
+			return nil, err
+		}
+		if t, err := time.ParseInLocation(layout, p.Label, time.Local); err == nil {
+			p.T = t.Unix()
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// clientCounts adds each client's sessions, actions and failures in the window.
+func clientCounts(ctx context.Context, db *sql.DB, f filters, m map[string]*clientActivity) error {
+	w, args := filterWhere(f, "last_seen")
+	rows, err := db.QueryContext(ctx, "SELECT client, count(*) FROM sessions"+w+" GROUP BY client", args...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var client string
+		var n int64
+		if err := rows.Scan(&client, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		clientOf(m, client).Sessions = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	w, args = filterWhere(f, "ts")
+	rows, err = db.QueryContext(ctx, "SELECT client, count(*), coalesce(sum(success = 0), 0) FROM actions"+w+" GROUP BY client", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var client string
+		var n, fails int64
+		if err := rows.Scan(&client, &n, &fails); err != nil {
+			return err
+		}
+		c := clientOf(m, client)
+		c.Actions, c.Failures = n, fails
+	}
+	return rows.Err()
+}
+
+// filtersAPI answers /api/filters: the projects and clients to choose from.
+func (s *Server) filtersAPI(ctx context.Context, q *query) (any, error) {
+	if err := q.done(); err != nil {
+		return nil, err
+	}
+	type project struct {
+		Path     string `json:"path"`
+		Name     string `json:"name"`
+		LastSeen int64  `json:"last_seen"`
+	}
+	out := struct {
+		Store    bool      `json:"store"`
+		Projects []project `json:"projects"`
+		Clients  []string  `json:"clients"`
+		Windows  []string  `json:"windows"`
+	}{Projects: []project{}, Clients: []string{}, Windows: []string{"1h", "24h", "7d", "30d", "90d", "all"}}
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return out, err
+	}
+	out.Store = true
+	rows, err := db.QueryContext(ctx, "SELECT path, name, last_seen FROM projects ORDER BY last_seen DESC LIMIT 1000")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var p project
+		if err := rows.Scan(&p.Path, &p.Name, &p.LastSeen); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out.Projects = append(out.Projects, p)
+	}
+	rows.Close()
+	// Clients: the distinct values of the sessions' primary key prefix, one index seek each.
+	rows, err = db.QueryContext(ctx, "SELECT DISTINCT client FROM sessions ORDER BY client")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		out.Clients = append(out.Clients, c)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,232 @@
+package dash
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+)
+
+// toolRow is one client's use of one tool in the window.
+type toolRow struct {
+	Client        string  `json:"client"`
+	Tool          string  `json:"tool"`
+	Calls         int64   `json:"calls"`
+	Failures      int64   `json:"failures"`
+	Unknown       int64   `json:"unknown"` // calls whose result was not seen
+	SuccessRate   float64 `json:"success_rate"`
+	AvgDurationMs float64 `json:"avg_duration_ms"`
+}
+
+// mixSeries is one action type's count per bucket.
+type mixSeries struct {
+	Type   string  `json:"type"`
+	Total  int64   `json:"total"`
+	Counts []int64 `json:"counts"`
+}
+
+// maxMixTypes is how many action types the mix chart draws; the rest are summed as "other".
+const maxMixTypes = 8
+
+// toolsAPI answers /api/tools: per client, each tool's volume, failures and success rate, and
+// the mix of action types per hour or day.
+func (s *Server) toolsAPI(ctx context.Context, q *query) (any, error) {
+	f := q.filters()
+	if err := q.done(); err != nil {
+		return nil, err
+	}
+	out := struct {
+		filters
+		Store  bool        `json:"store"`
+		Tools  []toolRow   `json:"tools"`
+		Unit   string      `json:"unit"`
+		Labels []string    `json:"labels"`
+		Mix    []mixSeries `json:"mix"`
+	}{filters: f, Tools: []toolRow{}, Unit: activityUnit(f, q.now), Labels: []string{}, Mix: []mixSeries{}}
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return out, err
+	}
+	out.Store = true
+	c := filterConds(f, "ts")
+	c.add("tool != ''")
+	rows, err := db.QueryContext(ctx, `SELECT client, tool, count(*), coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0),
+       coalesce(avg(CASE WHEN duration_ms > 0 THEN duration_ms END), 0)
+  FROM actions`+c.sql()+` GROUP BY client, tool ORDER BY count(*) DESC, client, tool LIMIT 500`, c.args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var r toolRow
+		if err := rows.Scan(&r.Client, &r.Tool, &r.Calls, &r.Failures, &r.Unknown, &r.AvgDurationMs); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if known := r.Calls - r.Unknown; known > 0 {
+			r.SuccessRate = float64(known-r.Failures) / float64(known)
+		}
+		out.Tools = append(out.Tools, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out.Labels, out.Mix, err = actionMix(ctx, db, f, out.Unit)
+	return out, err
+}
+
+// actionMix counts actions per type and local hour or day; the maxMixTypes largest types keep
+// their own series.
+func actionMix(ctx context.Context, db *sql.DB, f filters, unit string) ([]string, []mixSeries, error) {
+	format := "%Y-%m-%d"
+	if unit == "hour" {
+		format = "%Y-%m-%d %H:00"
+	}
+	w, args := filterWhere(f, "ts")
+	rows, err := db.QueryContext(ctx, "SELECT strftime('"+format+"', ts / 1000, 'unixepoch', 'localtime') AS b, type, count(*) FROM actions"+w+" GROUP BY b, type ORDER BY b", args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	labels := []string{}
+	byType := map[string]map[int]int64{}
+	totals := map[string]int64{}
+	for rows.Next() {
+		var b, typ string
+		var n int64
+		if err := rows.Scan(&b, &typ, &n); err != nil {
+			return nil, nil, err
+		}
+		if len(labels) == 0 || labels[len(labels)-1] != b {
+			labels = append(labels, b)
+		}
+		if byType[typ] == nil {
+			byType[typ] = map[int]int64{}
+		}
+		byType[typ][len(labels)-1] += n
+		totals[typ] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	types := make([]string, 0, len(totals))
+	for t := range totals {
+		types = append(types, t)
+	}
+	slices.SortFunc(types, func(a, b string) int { return cmp.Or(cmp.Compare(totals[b], totals[a]), cmp.Compare(a, b)) })
+	series := []mixSeries{}
+	var other *mixSeries
+	for i, t := range types {
+		target := &mixSeries{Type: t, Counts: make([]int64, len(labels))}
+		if i >= maxMixTypes {
+			if other == nil {
+				other = &mixSeries{Type: "other", Counts: make([]int64, len(labels))}
+			}
+			target = other
+		}
+		for j, n := range byType[t] {
+			target.Counts[j] += n
+			target.Total += n
+		}
+		if i < maxMixTypes {
+			series = append(series, *target)
+		}
+	}
+	if other != nil {
+		series = append(series, *other)
+	}
+	return labels, series, nil
+}
+
+// compressionRow sums one mechanism's savings on one model.
+type compressionRow struct {
+	Mechanism    string  `json:"mechanism"`
+	Model        string  `json:"model"`
+	Events       int64   `json:"events"`
+	BytesBefore  int64   `json:"bytes_before"`
+	BytesAfter   int64   `json:"bytes_after"`
+	TokensBefore int64   `json:"tokens_before"`
+	TokensAfter  int64   `json:"tokens_after"`
+	SavedRatio   float64 `json:"saved_ratio"` // of the bytes
+}
+
+// compressionEvent is one recent request the proxy rewrote.
+type compressionEvent struct {
+	T            int64  `json:"t"` // ms
+	Client       string `json:"client"`
+	SessionID    string `json:"session_id"`
+	Mechanism    string `json:"mechanism"`
+	Provider     string `json:"provider"`
+	Model        string `json:"model"`
+	BytesBefore  int64  `json:"bytes_before"`
+	BytesAfter   int64  `json:"bytes_after"`
+	TokensBefore int64  `json:"tokens_before"`
+	TokensAfter  int64  `json:"tokens_after"`
+}
+
+// compressionAPI answers /api/compression: what the proxy's request compression saved, by
+// mechanism and model, and the latest events.
+func (s *Server) compressionAPI(ctx context.Context, q *query) (any, error) {
+	f := q.filters()
+	if err := q.done(); err != nil {
+		return nil, err
+	}
+	out := struct {
+		filters
+		Store  bool               `json:"store"`
+		Total  compressionRow     `json:"total"`
+		Groups []compressionRow   `json:"groups"`
+		Recent []compressionEvent `json:"recent"`
+	}{filters: f, Groups: []compressionRow{}, Recent: []compressionEvent{}}
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return out, err
+	}
+	out.Store = true
+	w, args := filterWhere(f, "ts")
+	rows, err := db.QueryContext(ctx, `SELECT mechanism, model, count(*), sum(bytes_before), sum(bytes_after), sum(tokens_before), sum(tokens_after)
+  FROM compression_events`+w+` GROUP BY mechanism, model ORDER BY sum(bytes_before) - sum(bytes_after) DESC, mechanism, model`, args...)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var r compressionRow
+		if err := rows.Scan(&r.Mechanism, &r.Model, &r.Events, &r.BytesBefore, &r.BytesAfter, &r.TokensBefore, &r.TokensAfter); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		r.SavedRatio = savedRatio(r.BytesBefore, r.BytesAfter)
+		out.Groups = append(out.Groups, r)
+		out.Total.Events += r.Events
+		out.Total.BytesBefore += r.BytesBefore
+		out.Total.BytesAfter += r.BytesAfter
+		out.Total.TokensBefore += r.TokensBefore
+		out.Total.TokensAfter += r.TokensAfter
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out.Total.SavedRatio = savedRatio(out.Total.BytesBefore, out.Total.BytesAfter)
+	rows, err = db.QueryContext(ctx, `SELECT ts, client, session_id, mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after
+  FROM compression_events`+w+` ORDER BY ts DESC, id DESC LIMIT 50`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e compressionEvent
+		if err := rows.Scan(&e.T, &e.Client, &e.SessionID, &e.Mechanism, &e.Provider, &e.Model, &e.BytesBefore, &e.BytesAfter, &e.TokensBefore, &e.TokensAfter); err != nil {
+			return nil, err
+		}
+		out.Recent = append(out.Recent, e)
+	}
+	return out, rows.Err()
+}
+
+func savedRatio(before, after int64) float64 {
+	if before <= 0 {
+		return 0
+	}
+	return float64(before-after) / float64(before)
+}
