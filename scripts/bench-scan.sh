@@ -16,7 +16,7 @@ if [ -n "${HISTORY:-}" ]; then
 else
 	python3 ../shared/scripts/gen_history.py scaled "$work/home" "$COPIES" >/dev/null
 fi
-mb=$(du -smL "$work/home" | cut -f1)
+mb=$(du -smcL "$work/home/.claude" "$work/home/.codex" 2>/dev/null | tail -1 | cut -f1)
 HOME_ORIG=$HOME
 export HOME=$work/home OBSERVER_HOME=$work/observer CLAUDE_CONFIG_DIR= CODEX_HOME=
 export OBSERVER_BUS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -44,7 +44,7 @@ done | med | xargs printf "cost --json: %s ms (median of 5, --group-by session, 
 # ccusage@20.0.24 from npm (installed once into a cache directory), on the same files.
 ccdir=${CCUSAGE_DIR:-$HOME_ORIG/.cache/observer-bench/ccusage}
 if [ ! -x "$ccdir/node_modules/.bin/ccusage" ] && command -v npm >/dev/null; then
-	npm install --silent --prefix "$ccdir" ccusage@20.0.24 >/dev/null 2>&1 || true
+	HOME=$HOME_ORIG npm install --silent --prefix "$ccdir" ccusage@20.0.24 >/dev/null 2>&1 || true
 fi
 if [ -x "$ccdir/node_modules/.bin/ccusage" ]; then
 	for i in 1 2 3; do
