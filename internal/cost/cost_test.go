@@ -78,3 +78,95 @@ func TestRun_EachTurnOnceWhateverTheGrouping(t *testing.T) {
 		t.Error("grouping by an unknown key was accepted")
 	}
 }
+
+// TestRun_Filters checks each filter alone and together against turns counted by hand, and that
+// the totals of a filtered report are the same under every grouping, hour included.
+func TestRun_Filters(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
+	tok := event.Tokens{Input: 10, Output: 1}
+	evs := []event.Event{
+		// c1 (/p): a proxy turn without a project (it takes /p from its session, which the
+		// transcript row registers), and a transcript row.
+		turn("p1", "claude-code", "c1", "m1", "msg_1", t0, tok, 1),
+		usage("u1", "claude-code", "c1", "/p", "m1", "msg_2", t0.Add(90*time.Minute), tok, 2),
+		// c2 (/q), same client, an hour later and the day after.
+		usage("u2", "claude-code", "c2", "/q", "m1", "msg_3", t0.Add(3*time.Hour), tok, 4),
+		usage("u3", "claude-code", "c2", "/q", "m2", "msg_4", t0.Add(24*time.Hour), tok, 8),
+		// x1 (/p) of another client.
+		usage("u4", "codex", "x1", "/p", "m3", "", t0.Add(2*time.Hour), tok, 16),
+	}
+	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		q    Query
+		usd  float64 // the sum of the selected turns' dollars: each turn's is a distinct power of 2
+	}{
+		{"all", Query{}, 31},
+		{"since", Query{Since: t0.Add(time.Hour)}, 2 + 4 + 8 + 16},
+		{"until", Query{Until: t0.Add(2 * time.Hour)}, 1 + 2},
+		{"until is exclusive", Query{Until: t0.Add(3 * time.Hour)}, 1 + 2 + 16},
+		{"since and until", Query{Since: t0.Add(time.Hour), Until: t0.Add(4 * time.Hour)}, 2 + 4 + 16},
+		{"project takes the proxy turn's from its session", Query{Project: "/p"}, 1 + 2 + 16},
+		{"project", Query{Project: "/q"}, 4 + 8},
+		{"client", Query{Client: "codex"}, 16},
+		{"session", Query{SessionID: "c1"}, 1 + 2},
+		{"session and client", Query{SessionID: "c1", Client: "codex"}, 0},
+		{"project and client", Query{Project: "/p", Client: "claude-code"}, 1 + 2},
+		{"everything", Query{Since: t0, Until: t0.Add(2 * time.Hour), Project: "/p", Client: "claude-code", SessionID: "c1"}, 1 + 2},
+		{"unknown project", Query{Project: "/nowhere"}, 0},
+	}
+	for _, c := range cases {
+		var first *Row
+		for _, g := range [][]string{nil, {"session"}, {"day"}, {"hour"}, {"model"}, {"project"}, {"client"}, {"hour", "model", "project"}} {
+			q := c.q
+			q.GroupBy = g
+			rep, err := Run(ctx, st.DB, q)
+			if err != nil {
+				t.Fatalf("%s by %v: %v", c.name, g, err)
+			}
+			if rep.Total.CostUSD != c.usd {
+				t.Errorf("%s by %v: $%v, want $%v (rows %+v)", c.name, g, rep.Total.CostUSD, c.usd, rep.Rows)
+			}
+			if first == nil {
+				first = &rep.Total
+			} else if rep.Total != *first {
+				t.Errorf("%s: total by %v %+v differs from the ungrouped %+v", c.name, g, rep.Total, *first)
+			}
+			if c.q.Project != "" {
+				for _, r := range rep.Rows {
+					if r.Project != "" && r.Project != c.q.Project {
+						t.Errorf("%s by %v: a row of project %q", c.name, g, r.Project)
+					}
+				}
+			}
+		}
+	}
+	// Hours are local, labelled like days with the hour appended.
+	rep, err := Run(ctx, st.DB, Query{GroupBy: []string{"hour"}, Client: "claude-code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, ev := range []struct {
+		at  time.Time
+		usd float64
+	}{{t0, 1}, {t0.Add(90 * time.Minute), 2}, {t0.Add(3 * time.Hour), 4}, {t0.Add(24 * time.Hour), 8}} {
+		want[ev.at.Local().Format("2006-01-02T15")] += ev.usd
+	}
+	if len(rep.Rows) != len(want) {
+		t.Fatalf("rows by hour: %+v, want %v", rep.Rows, want)
+	}
+	for _, r := range rep.Rows {
+		if want[r.Hour] != r.CostUSD || r.Day != "" {
+			t.Errorf("hour %q: $%v, want $%v", r.Hour, r.CostUSD, want[r.Hour])
+		}
+	}
+}

@@ -10,31 +10,29 @@ import (
 	"github.com/observerhq/observer/internal/cost"
 )
 
-// costRows runs cost.Run over the window grouped by keys, plus project and client when the filters
-// name them, and keeps the rows the filters select. total adds the kept rows: with no project or
-// client filter it is cost.Run's own total, the one `observerctl cost --json` prints.
+// costRows runs cost.Run over the filters' window, project and client, grouped by keys. cost.Run
+// applies the filters itself (in SQL, before its proxy/transcript join), so each turn is counted
+// once and total is exactly what `observerctl cost --json` reports for the same selection.
 func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []cost.Row, total cost.Row, err error) {
-	keys = slices.Clone(keys)
-	if f.Project != "" && !slices.Contains(keys, "project") {
-		keys = append(keys, "project")
-	}
-	if f.Client != "" && !slices.Contains(keys, "client") {
-		keys = append(keys, "client")
-	}
-	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: keys, Since: f.Since})
+	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: keys, Since: f.Since, Project: f.Project, Client: f.Client})
 	if err != nil {
 		return nil, total, err
 	}
-	if f.Project == "" && f.Client == "" {
-		return rep.Rows, rep.Total, nil
+	return rep.Rows, rep.Total, nil
+}
+
+// timeKey is the cost.Run grouping key of cost over time: hours up to two days (as the activity
+// chart), days beyond.
+func timeKey(f filters, now time.Time) string {
+	return activityUnit(f, now)
+}
+
+// bucketOf is a row's cost-over-time label: its local hour or its local day.
+func bucketOf(r cost.Row) string {
+	if r.Hour != "" {
+		return r.Hour
 	}
-	for _, r := range rep.Rows {
-		if (f.Project == "" || r.Project == f.Project) && (f.Client == "" || r.Client == f.Client) {
-			rows = append(rows, r)
-			addRow(&total, r)
-		}
-	}
-	return rows, total, nil
+	return r.Day
 }
 
 // addRow adds r's figures into t (the group keys stay t's).
@@ -105,9 +103,14 @@ func totalsOf(r cost.Row) Totals {
 		r.ReasoningTokens, r.CostUSD, r.Turns, r.ProxyTurns}
 }
 
-// dayStart turns cost.Run's local day label into the Unix time of its midnight.
-func dayStart(day string) int64 {
-	t, err := time.ParseInLocation("2006-01-02", day, time.Local)
+// bucketStart turns cost.Run's local day ("2006-01-02") or hour ("2006-01-02T15") label into the
+// Unix time of its start.
+func bucketStart(label string) int64 {
+	layout := "2006-01-02"
+	if len(label) > len(layout) {
+		layout = "2006-01-02T15"
+	}
+	t, err := time.ParseInLocation(layout, label, time.Local)
 	if err != nil {
 		return 0
 	}
@@ -137,7 +140,16 @@ type ModelCost struct {
 // window carry (unreliable over approximate).
 func transcriptReliability(ctx context.Context, db *sql.DB, f filters) (map[string]string, error) {
 	w, args := filterWhere(f, "ts")
-	rows, err := db.QueryContext(ctx, "SELECT model, reliability, count(*) FROM token_usage"+w+" GROUP BY model, reliability", args...)
+	return reliabilityOf(ctx, db, w, args...)
+}
+
+// sessionReliability is transcriptReliability for one session's rows of all time.
+func sessionReliability(ctx context.Context, db *sql.DB, client, sessionID string) (map[string]string, error) {
+	return reliabilityOf(ctx, db, " WHERE session_id = ? AND client = ?", sessionID, client)
+}
+
+func reliabilityOf(ctx context.Context, db *sql.DB, where string, args ...any) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT model, reliability, count(*) FROM token_usage"+where+" GROUP BY model, reliability", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +207,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		Projects []groupCost       `json:"projects"`
 		Clients  []groupCost       `json:"clients"`
 		Days     []dayCost         `json:"days"`
+		CostUnit string            `json:"days_unit"` // hour or day: the buckets of days
 		Legend   map[string]string `json:"legend"`
 	}{filters: f, Models: []ModelCost{}, Projects: []groupCost{}, Clients: []groupCost{}, Days: []dayCost{}, Legend: reliabilityLegend}
 	db, err := s.db(ctx)
@@ -202,7 +215,8 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	rows, total, err := costRows(ctx, db, f, "day", "model", "project", "client")
+	out.CostUnit = timeKey(f, q.now)
+	rows, total, err := costRows(ctx, db, f, out.CostUnit, "model", "project", "client")
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +242,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		modelBuckets[r.Model].add(b)
 		groupInto(byProject, r.Project, r, b)
 		groupInto(byClient, r.Client, r, b)
-		dayInto(days, r.Day, r, b)
+		dayInto(days, bucketOf(r), r, b)
 	}
 	for _, m := range byModel {
 		mc := s.modelCost(*m, rel)
@@ -289,10 +303,11 @@ func cmpCost(a, b float64, ka, kb string) int {
 	return strings.Compare(ka, kb)
 }
 
-// dayCost is one local day of cost over time.
+// dayCost is one local day, or one local hour for windows up to two days, of cost over time.
 type dayCost struct {
-	Day     string  `json:"day"`
-	T       int64   `json:"t"` // Unix seconds of the day's local midnight
+	Day     string  `json:"day"`            // the bucket's label: "2026-11-30", or "2026-11-30T14" by hour
+	Hour    string  `json:"hour,omitempty"` // the hour's label when the bucket is an hour
+	T       int64   `json:"t"`              // Unix seconds of the bucket's local start
 	CostUSD float64 `json:"cost_usd"`
 	Tokens  int64   `json:"tokens"`
 	Buckets
@@ -301,7 +316,10 @@ type dayCost struct {
 func dayInto(m map[string]*dayCost, day string, r cost.Row, b Buckets) {
 	d := m[day]
 	if d == nil {
-		d = &dayCost{Day: day, T: dayStart(day)}
+		d = &dayCost{Day: day, T: bucketStart(day)}
+		if len(day) > len("2006-01-02") {
+			d.Hour = day
+		}
 		m[day] = d
 	}
 	d.CostUSD += r.CostUSD

@@ -8,12 +8,13 @@
 //
 // Figures: every token and dollar figure comes from internal/cost.Run, the computation behind
 // `observerctl cost`, so the dashboard's totals for a window equal `observerctl cost --json
-// --since <window>`. cost.Run filters by time only; the project and client filters are applied to
-// its grouped rows, which keeps each turn counted once. Days are local days, as in cost.Run. The
-// split of a day's dollars into the four billing buckets (input, output, cache read, cache write)
-// prices each (day, model) group's tokens at the model's current list price and shares the group's
-// recorded dollars in those proportions: the stack always adds up to the recorded cost, and the
-// split is exact except where long-context or dated prices applied.
+// --since <window>` with the same project and client: cost.Run applies all three filters in SQL
+// and counts each turn once. Cost over time is by local hour for windows up to two days, by local
+// day beyond, as in cost.Run. The split of a bucket's dollars into the four billing buckets
+// (input, output, cache read, cache write) prices each (bucket, model) group's tokens at the
+// model's current list price and shares the group's recorded dollars in those proportions: the
+// stack always adds up to the recorded cost, and the split is exact except where long-context or
+// dated prices applied.
 //
 // API: every endpoint is a GET taking the filters window (24h, 7d, 30m, 2w, all), project (a
 // project path) and client; parameters are checked strictly, and anything malformed, unknown or
@@ -222,6 +223,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/tools", s.api(s.toolsAPI))
 	mux.HandleFunc("GET /api/compression", s.api(s.compressionAPI))
 	mux.HandleFunc("GET /api/live", s.liveSSE)
+	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Settings
 	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
 	})

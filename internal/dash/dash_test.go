@@ -826,3 +826,98 @@ func TestAPI_Compression(t *testing.T) {
 		t.Fatalf("groups %+v", d.Groups)
 	}
 }
+
+// TestAPI_CostOverTimeByHour: windows up to two days chart cost by local hour, longer ones by
+// local day, and either way the buckets add up to cost.Run's total for the same filters; a proxy
+// turn, which carries no project, counts under its session's project; a session's detail is that
+// session's turns only.
+func TestAPI_CostOverTimeByHour(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "observer.db")
+	st, err := store.OpenWriter(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	var evs []event.Event
+	usage := func(id, session, project string, at time.Time, usd float64) {
+		ev := event.New(event.KindTokenUsage, "test")
+		ev.ID, ev.Client, ev.SessionID, ev.Project, ev.Time = id, "claude-code", session, project, at
+		ev.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 100, Output: 10}, Model: "claude-sonnet-4-5", MessageID: "msg_" + id, CostUSD: usd}
+		evs = append(evs, ev)
+	}
+	usage("u1", "s1", "/a", now.Add(-30*time.Minute), 1)
+	usage("u2", "s1", "/a", now.Add(-3*time.Hour), 2)
+	usage("u3", "s2", "/b", now.Add(-5*time.Hour), 4)
+	usage("u4", "s2", "/b", now.Add(-5*24*time.Hour), 8)
+	turn := event.New(event.KindAPITurn, "observer-proxy")
+	turn.ID, turn.Client, turn.SessionID, turn.Time = "p1", "claude-code", "s1", now.Add(-2*time.Hour)
+	turn.APITurn = &event.APITurn{Tokens: event.Tokens{Input: 50}, Provider: "anthropic", Model: "claude-sonnet-4-5", MessageID: "msg_p1", Status: 200, CostUSD: 16}
+	evs = append(evs, turn)
+	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	srv := startServer(t, Options{StorePath: path})
+
+	for _, c := range []struct {
+		params string
+		unit   string
+		usd    float64
+	}{
+		{"window=24h", "hour", 1 + 2 + 4 + 16},
+		{"window=48h&project=/a", "hour", 1 + 2 + 16},
+		{"window=7d", "day", 1 + 2 + 4 + 8 + 16},
+		{"window=7d&project=/b", "day", 4 + 8},
+	} {
+		var ov struct {
+			Total        Totals    `json:"total"`
+			Unit         string    `json:"activity_unit"`
+			CostOverTime []dayCost `json:"cost_over_time"`
+		}
+		mustGet(t, srv.URL, "/api/overview?"+c.params, &ov)
+		var co struct {
+			Total Totals    `json:"total"`
+			Unit  string    `json:"days_unit"`
+			Days  []dayCost `json:"days"`
+		}
+		mustGet(t, srv.URL, "/api/cost?"+c.params, &co)
+		if ov.Total.CostUSD != c.usd || co.Total.CostUSD != c.usd {
+			t.Errorf("%s: overview $%v, cost $%v, want $%v", c.params, ov.Total.CostUSD, co.Total.CostUSD, c.usd)
+		}
+		if ov.Unit != c.unit || co.Unit != c.unit {
+			t.Errorf("%s: units %q and %q, want %q", c.params, ov.Unit, co.Unit, c.unit)
+		}
+		for _, series := range [][]dayCost{ov.CostOverTime, co.Days} {
+			var sum float64
+			for _, d := range series {
+				sum += d.CostUSD
+				start := time.Unix(d.T, 0)
+				label := start.Format("2006-01-02")
+				if c.unit == "hour" {
+					label = start.Format("2006-01-02T15")
+					if d.Hour != d.Day {
+						t.Errorf("%s: hour bucket %+v", c.params, d)
+					}
+				}
+				if d.Day != label || d.T == 0 {
+					t.Errorf("%s: bucket %q starts at %v", c.params, d.Day, start)
+				}
+			}
+			if math.Abs(sum-c.usd) > 1e-9 {
+				t.Errorf("%s: buckets %+v add up to $%v, want $%v", c.params, series, sum, c.usd)
+			}
+		}
+		if c.unit == "hour" && len(ov.CostOverTime) < 3 {
+			t.Errorf("%s: %d hourly buckets for turns in 3+ distinct hours", c.params, len(ov.CostOverTime))
+		}
+	}
+	var d struct {
+		Total  Totals      `json:"total"`
+		Models []ModelCost `json:"models"`
+	}
+	mustGet(t, srv.URL, "/api/sessions/s1?client=claude-code", &d)
+	if d.Total.CostUSD != 1+2+16 || d.Total.Turns != 3 || d.Total.ProxyTurns != 1 || len(d.Models) != 1 || d.Models[0].Reliability != ReliabilityMixed {
+		t.Errorf("session s1: %+v, models %+v", d.Total, d.Models)
+	}
+}

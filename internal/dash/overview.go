@@ -90,8 +90,8 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 		Counts        Counts           `json:"counts"`
 		Total         Totals           `json:"total"`
 		Buckets       Buckets          `json:"buckets"`
-		CostOverTime  []dayCost        `json:"cost_over_time"`
-		ActivityUnit  string           `json:"activity_unit"` // hour or day
+		CostOverTime  []dayCost        `json:"cost_over_time"` // by activity_unit
+		ActivityUnit  string           `json:"activity_unit"`  // hour or day
 		Activity      []activityPoint  `json:"activity"`
 		TopModels     []ModelCost      `json:"top_models"`
 		Clients       []clientActivity `json:"clients"`
@@ -105,7 +105,7 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 	if out.Counts, err = counts(ctx, db, f); err != nil {
 		return nil, err
 	}
-	rows, total, err := costRows(ctx, db, f, "day", "model", "client")
+	rows, total, err := costRows(ctx, db, f, timeKey(f, q.now), "model", "client")
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 	for _, r := range rows {
 		b := s.split(r)
 		out.Buckets.add(b)
-		dayInto(days, r.Day, r, b)
+		dayInto(days, bucketOf(r), r, b)
 		if byModel[r.Model] == nil {
 			byModel[r.Model], modelBuckets[r.Model] = &cost.Row{Model: r.Model}, &Buckets{}
 		}

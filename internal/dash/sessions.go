@@ -249,24 +249,22 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 		out.Session.Actions += t.Count
 		out.Session.Failures += t.Failures
 	}
-	// The session's turns of all time; cost.Run has no session condition, so its rows are picked.
-	rows, _, err := costRows(ctx, db, filters{Window: "all"}, "session", "client", "model")
+	// The session's turns of all time, per model.
+	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"model"}, SessionID: sess.SessionID, Client: sess.Client})
 	if err != nil {
 		return nil, err
 	}
-	rel, err := transcriptReliability(ctx, db, filters{Window: "all"})
+	rel, err := sessionReliability(ctx, db, sess.Client, sess.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	var total cost.Row
-	for _, r := range rows {
-		if r.SessionID == sess.SessionID && r.Client == sess.Client {
-			mc := s.modelCost(r, rel)
-			out.Models = append(out.Models, mc)
-			out.Buckets.add(mc.Buckets)
-			addRow(&total, r)
-		}
+	for _, r := range rep.Rows {
+		r.SessionID, r.Client = sess.SessionID, sess.Client
+		mc := s.modelCost(r, rel)
+		out.Models = append(out.Models, mc)
+		out.Buckets.add(mc.Buckets)
 	}
+	total := rep.Total
 	out.Total = totalsOf(total)
 	out.Session.Totals = out.Total
 	out.Session.Tokens = total.InputTokens + total.OutputTokens + total.CacheReadTokens + total.CacheCreationTokens

@@ -6,22 +6,16 @@
 
   const TABS = [
     ["overview", "Overview"], ["cost", "Cost"], ["sessions", "Sessions"], ["actions", "Actions"], ["live", "Live"],
-    ["tools", "Tools"], ["compression", "Compression"], ["analysis", "Analysis", true],
-    ["discovery", "Discovery", true], ["patterns", "Patterns", true], ["settings", "Settings", true],
+    ["tools", "Tools"], ["compression", "Compression"], ["analysis", "Analysis"],
+    ["discovery", "Discovery"], ["patterns", "Patterns"], ["settings", "Settings"],
   ];
-  const COMING = {
-    analysis: "Spend against the prior period, dollars per turn, burn rate per active hour, cache savings and hit rate, the most expensive sessions with the reason, an hour-of-day heatmap, and sessions that could have used a cheaper model.",
-    discovery: "Stale re-reads (across parent and subagents too), repeated commands with nothing changed between them, files touched by several clients.",
-    patterns: "Recurring failures and habits found in your sessions.",
-    settings: "View and edit config.toml and the pricing overrides (writes need the page's CSRF token).",
-  };
   const WINDOWS = ["1h", "24h", "7d", "30d", "90d", "all"];
   const DEFAULT_WINDOW = "24h";
   const ACTION_TYPES = ["read_file", "write_file", "edit_file", "run_command", "search_text", "search_files", "web_search",
     "web_fetch", "mcp_call", "spawn_subagent", "todo_update", "ask_user", "task_complete", "user_prompt", "api_error",
     "turn_aborted", "context_compacted", "system_prompt", "unknown"];
   // URL keys beyond the filters, per tab; switching tabs drops the others.
-  const TAB_KEYS = { sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"] };
+  const TAB_KEYS = { analysis: ["heat"], sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"] };
 
   const HELP = {
     cost: ["Cost", "US dollars at list prices (pkg/pricing), each model turn counted once: from observer-proxy when it saw the turn, else from the client's transcript. The same figure as `observerctl cost --json` for the window."],
@@ -46,6 +40,26 @@
     tools: ["Tools per client", "Calls of each raw tool name per client: failures, calls whose result was never seen, success rate among the calls with a result, mean duration where the client reports one."],
     compression: ["Compression", "Requests observer-proxy rewrote to spend fewer tokens: bytes and tokens before and after, by mechanism and model."],
     live: ["Live", "Events as they are published on the bus, newest first; nothing is replayed. The store has the history."],
+    change: ["vs prior period", "The window's cost against the period of the same length just before it (a 7-day window against the 7 days before). All time has no prior period."],
+    per_turn: ["$ / turn", "The window's cost divided by its model turns."],
+    burn: ["Burn rate", "The window's cost divided by its active hours: local clock hours with at least one model turn. Idle hours do not dilute it."],
+    cache_savings: ["Cache savings", "What the cache-read tokens would have cost at each model's input price, minus what they cost at its cache-read price (current list prices, pkg/pricing)."],
+    cache_hit: ["Cache hit rate", "Cache-read tokens / (input + cache-read + cache-write tokens): the share of the prompt served from the cache."],
+    expensive: ["Most expensive sessions", "The window's ten costliest sessions. Why: the billing bucket with the largest share of the session's cost (input, output, cache reads, cache writes) and that share."],
+    heatmap: ["Weekday × hour heatmap", "Model turns (or cost) per local weekday and hour of day over the window; the darker the cell, the busier. Hover a cell for both figures."],
+    cheaper: ["Cheaper model", "A session's use of a Claude or GPT model priced above its family's small model (claude-haiku-4-5, gpt-5-mini), with at most 10 tool calls in the session and at most 800 output tokens per turn: light work. Would cost: the same tokens at the small model's list prices; Saving: cost minus that. An estimate: the small model might have needed more turns."],
+    stale_rereads: ["Stale re-reads", "A session reading a file again after it changed. Reads observer-watch classified live count as stale when the file changed since the session last saw it (by a command, the user or another process). History carries no classification: any later read of the same file in the same session counts as an unclassified re-read, whether or not the file changed. Subagents belong to their parent's session."],
+    unclassified_rereads: ["Unclassified re-reads", "Second and later reads of the same file in the same session (parent and subagents together) that were not classified live, so whether the file changed in between is unknown."],
+    cross_agent: ["Re-read across agents", "Files read by more than one agent of the same session (the parent and its subagents, or several subagents), where one re-reads what another already read."],
+    repeated_commands: ["Repeated commands", "A shell command run again, identical, in the same session with no edit or write of any file by the session (or its subagents) since its previous run: its result could not have changed because of the agent."],
+    shared_files: ["Files shared by clients", "A project's file read, edited or written by more than one AI client in the window."],
+    patterns: ["Patterns", "Habits found in the sessions. When the store's patterns table has rows they are shown as recorded; otherwise they are derived from the window's actions as simple counts. Support: how many times (or sessions) the pattern was seen, at least 2. Confidence: the support ratio given under each kind."],
+    p_command_pair: ["Command pairs", "Command B run right after command A in a session, commands compared by program and subcommand (\"go test\", \"git status\"). Confidence: times B followed A / times A was followed by any command. Derived."],
+    p_co_edit: ["Files edited together", "Two files edited or written in the same session. Support: sessions editing both; confidence: that / sessions editing the less edited of the two. Derived."],
+    p_edit_then_test: ["Edit then test", "Per project, a run of edits whose next command is a test command (go test, pytest, npm test, cargo test, jest, vitest, make test, ...). Support: such edit runs; confidence: that / edit runs followed by any command. Derived."],
+    p_hot_file: ["Hot files", "Files read or edited in the most sessions. Support: sessions touching the file; confidence: that / the project's sessions that touched any file. Derived."],
+    settings: ["config.toml", "The configuration file beside the store (<home>/config.toml). Save checks it with the same loader the components use (unknown keys and bad values are refused, the file is left as it was), then replaces it atomically with mode 0600 and keeps the previous content as config.toml.bak. Saving needs the page's CSRF token. Components read the file when they start: restart them to apply it."],
+    pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides: models whose price here differs from, or is missing in, the built-in table. config.toml has no pricing section yet, so overrides cannot be set from this page."],
     window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
   };
 
@@ -612,15 +626,177 @@
     if (!live()) es.close();
   };
 
-  for (const [key, , soon] of TABS) {
-    if (!soon) continue;
-    VIEWS[key] = async (view) => {
-      put(view, h("div", { class: "panel soon-panel", "data-coming": key },
-        h("h2", {}, TABS.find((t) => t[0] === key)[1] + " — coming"),
-        h("p", {}, COMING[key]),
-        h("p", { class: "muted" }, "This view is not built yet; it shows no data rather than made-up figures.")));
-    };
+  const pct = (x) => (x == null ? "—" : (x > 0 ? "+" : "") + x.toFixed(1) + "%");
+  const sessLink = (r) => h("a", { href: stateURL({ tab: "sessions", window: state.window, session: r.session_id, sclient: r.client }), onclick: (e) => { e.preventDefault(); go({ tab: "sessions", session: r.session_id, sclient: r.client }); }, class: "mono", title: r.session_id }, shortID(r.session_id));
+  const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
+  // heatmap draws weekday × hour cells whose opacity is the share of the busiest cell.
+  function heatmap(grid, metric) {
+    const max = Math.max(...grid.flat().map((c) => c[metric]), 0) || 1;
+    const fmt = metric === "cost_usd" ? fmtUSD : fmtInt;
+    return h("div", { class: "table-wrap" }, h("table", { class: "heatmap", "data-table": "heatmap" },
+      h("thead", {}, h("tr", {}, h("th", {}, ""), Array.from({ length: 24 }, (_, i) => h("th", { class: "num" }, String(i))))),
+      h("tbody", {}, grid.map((row, d) => h("tr", {}, h("th", {}, WEEKDAYS[d]),
+        row.map((c, hr) => h("td", { class: "cell", "data-heat": c[metric] / max, title: `${WEEKDAYS[d]} ${pad(hr)}:00 · ${fmtInt(c.turns)} turns · ${fmtUSD(c.cost_usd)}` })))))));
   }
+  function sizeHeat(root) {
+    for (const c of root.querySelectorAll("[data-heat]")) c.style.opacity = String(0.08 + 0.92 * Number(c.dataset.heat));
+  }
+
+  VIEWS.analysis = async (view, live) => {
+    const d = await api("/api/analysis", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const t = d.total;
+    put(view, h("div", { class: "cards" },
+      card("Cost", fmtUSD(t.cost_usd), { raw: t.cost_usd, metric: "cost", help: "cost", title: String(t.cost_usd) }),
+      card("vs prior period", d.prior ? pct(d.change_pct) : "—", { raw: d.change_pct, metric: "change", help: "change", sub: d.prior ? "prior " + fmtUSD(d.prior.cost_usd) : "no prior period for all time" }),
+      card("$ / turn", fmtUSD(d.per_turn_usd), { raw: d.per_turn_usd, metric: "per_turn", help: "per_turn", sub: fmtInt(t.turns) + " turns" }),
+      card("Burn rate", fmtUSD(d.burn_per_active_hour_usd) + "/h", { raw: d.burn_per_active_hour_usd, metric: "burn", help: "burn", sub: fmtInt(d.active_hours) + " active hours" }),
+      card("Cache savings", fmtUSD(d.cache_savings_usd), { raw: d.cache_savings_usd, metric: "cache_savings", help: "cache_savings" }),
+      card("Cache hit rate", (100 * d.cache_hit_rate).toFixed(1) + "%", { raw: d.cache_hit_rate, metric: "cache_hit", help: "cache_hit" })));
+    if (!t.turns) return add(view, emptyWindow());
+    const metric = state.heat === "cost" ? "cost_usd" : "turns";
+    add(view,
+      h("div", { class: "grid" }, panel("Most expensive sessions", "expensive", table([
+        { label: "Session", get: sessLink },
+        { label: "Client", get: (r) => r.client },
+        { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
+        { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd), title: (r) => `input ${fmtUSD(r.input_usd)} · output ${fmtUSD(r.output_usd)} · cache read ${fmtUSD(r.cache_read_usd)} · cache write ${fmtUSD(r.cache_write_usd)}` },
+        { label: "Why", get: (r) => r.reason },
+      ], d.top_sessions, { name: "expensive" }))),
+      h("div", { class: "grid" }, panel("When: " + (metric === "turns" ? "turns" : "cost") + " by weekday and local hour", "heatmap",
+        h("div", { class: "toolbar" }, h("label", {}, "Show ", h("select", { id: "heat-metric", onchange: (e) => go({ heat: e.target.value === "turns" ? "" : e.target.value }) },
+          h("option", { value: "turns", selected: metric === "turns" }, "turns"), h("option", { value: "cost", selected: metric === "cost_usd" }, "cost")))),
+        heatmap(d.heatmap, metric))),
+      h("div", { class: "grid" }, panel("Could have used a cheaper model", "cheaper",
+        h("p", { class: "muted" }, "Rule: " + d.cheaper_rule + "."),
+        table([
+          { label: "Session", get: sessLink },
+          { label: "Model", get: (r) => r.model, cls: "mono" },
+          { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
+          { label: "Tool calls", num: true, get: (r) => fmtInt(r.tool_calls) },
+          { label: "Output/turn", num: true, get: (r) => fmtInt(Math.round(r.output_per_turn)) },
+          { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd) },
+          { label: "With", get: (r) => r.cheaper_model, cls: "mono" },
+          { label: "Would cost", num: true, get: (r) => fmtUSD(r.cheaper_cost_usd) },
+          { label: "Saving", num: true, get: (r) => fmtUSD(r.saving_usd) },
+        ], d.cheaper, { name: "cheaper", empty: "No session in this window matches the rule." }))));
+    sizeHeat(view);
+  };
+
+  VIEWS.discovery = async (view, live) => {
+    const d = await api("/api/discovery", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const t = d.totals;
+    put(view, h("div", { class: "cards" },
+      card("Stale re-reads", fmtInt(t.stale_rereads), { raw: t.stale_rereads, metric: "stale_rereads", help: "stale_rereads" }),
+      card("Unclassified re-reads", fmtInt(t.unclassified_rereads), { raw: t.unclassified_rereads, metric: "unclassified_rereads", help: "unclassified_rereads" }),
+      card("Files re-read across agents", fmtInt(t.cross_agent_files), { raw: t.cross_agent_files, metric: "cross_agent", help: "cross_agent" }),
+      card("Repeated commands", fmtInt(t.repeated_commands), { raw: t.repeated_commands, metric: "repeated_commands", help: "repeated_commands" }),
+      card("Files shared by clients", fmtInt(t.shared_files), { raw: t.shared_files, metric: "shared_files", help: "shared_files" })),
+      h("div", { class: "grid" }, panel("Re-reads", "stale_rereads", table([
+        { label: "Session", get: sessLink },
+        { label: "Client", get: (r) => r.client },
+        { label: "File", get: (r) => r.target, cls: "mono wrap", title: (r) => r.project },
+        { label: "Reads", num: true, get: (r) => fmtInt(r.reads) },
+        { label: "Stale", num: true, get: (r) => (r.stale ? h("span", { class: "bad" }, fmtInt(r.stale)) : "0") },
+        { label: "Unclassified", num: true, get: (r) => fmtInt(r.unclassified) },
+        { label: "Agents", num: true, get: (r) => fmtInt(r.agents) },
+        { label: "Finding", get: (r) => r.label },
+      ], d.rereads, { name: "rereads", empty: "No file was read twice by a session in this window." }))),
+      h("div", { class: "grid" }, panel("Repeated commands", "repeated_commands", table([
+        { label: "Session", get: sessLink },
+        { label: "Client", get: (r) => r.client },
+        { label: "Command", get: (r) => r.command, cls: "mono wrap" },
+        { label: "Runs", num: true, get: (r) => fmtInt(r.runs) },
+        { label: "Repeats", num: true, get: (r) => fmtInt(r.repeats) },
+      ], d.repeats, { name: "repeats", empty: "No command was run again with nothing edited in between." }))),
+      h("div", { class: "grid" }, panel("Files touched by several clients", "shared_files", table([
+        { label: "Project", get: (r) => baseName(r.project), title: (r) => r.project },
+        { label: "File", get: (r) => r.target, cls: "mono wrap" },
+        { label: "Clients", get: (r) => r.clients.join(", ") },
+        { label: "Actions", num: true, get: (r) => fmtInt(r.actions) },
+        { label: "Last", get: (r) => fmtTime(r.last_ts) },
+      ], d.shared_files, { name: "shared", empty: "No file in this window was touched by more than one client." }))));
+  };
+
+  const PATTERN_KINDS = { command_pair: "Command pairs", co_edit: "Files edited together", edit_then_test: "Edit then test", hot_file: "Hot files" };
+
+  VIEWS.patterns = async (view, live) => {
+    const d = await api("/api/patterns", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    put(view, h("p", { class: "muted", "data-source": d.source }, d.source === "stored"
+      ? "Patterns recorded in the store's patterns table."
+      : "Derived from this window's actions (the store's patterns table is empty): simple counts, see the definitions.", helpBtn("patterns")));
+    if (!d.patterns.length) return add(view, h("div", { class: "empty", "data-empty": "patterns" }, "No pattern seen twice in this window."));
+    const kinds = [...new Set(d.patterns.map((p) => p.kind))];
+    for (const k of kinds) {
+      add(view, h("div", { class: "grid" }, panel(PATTERN_KINDS[k] || k, PATTERN_KINDS[k] ? "p_" + k : "patterns", table([
+        { label: "Pattern", get: (p) => p.key, cls: "mono wrap" },
+        { label: "Project", get: (p) => baseName(p.project), title: (p) => p.project },
+        { label: "Support", num: true, get: (p) => fmtInt(p.support) },
+        { label: "Confidence", num: true, get: (p) => (100 * p.confidence).toFixed(0) + "%" },
+        { label: "Detail", get: (p) => p.detail, cls: "wrap" },
+        { label: "Last seen", get: (p) => fmtTime(p.last_seen) },
+      ], d.patterns.filter((p) => p.kind === k), { name: "patterns-" + k }))));
+    }
+  };
+
+  const priceCols = [
+    { label: "Model", get: (p) => p.model, cls: "mono" },
+    { label: "Input", num: true, get: (p) => "$" + p.input },
+    { label: "Output", num: true, get: (p) => "$" + p.output },
+    { label: "Cache read", num: true, get: (p) => "$" + p.cache_read },
+    { label: "Cache write 5m", num: true, get: (p) => "$" + p.cache_write_5m },
+    { label: "Cache write 1h", num: true, get: (p) => "$" + p.cache_write_1h },
+  ];
+
+  VIEWS.settings = async (view, live) => {
+    const d = await api("/api/settings");
+    if (!live()) return;
+    const text = h("textarea", { id: "config-text", class: "config", spellcheck: "false", rows: "24", "aria-label": "config.toml" });
+    text.value = d.content;
+    const msg = h("p", { id: "settings-msg", class: "msg", role: "status" });
+    const save = h("button", { type: "button", id: "settings-save" }, "Save");
+    save.addEventListener("click", async () => {
+      save.disabled = true;
+      msg.className = "msg";
+      msg.textContent = "Saving…";
+      try {
+        const r = await fetch("/api/settings", {
+          method: "POST", credentials: "same-origin",
+          headers: { "Content-Type": "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content },
+          body: JSON.stringify({ content: text.value }),
+        });
+        let body;
+        try { body = await r.json(); } catch (e) { body = { error: r.status + " " + r.statusText }; }
+        if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+        msg.className = "msg ok";
+        msg.textContent = body.message + (body.backup ? " The previous file is kept as " + body.backup + "." : "");
+      } catch (e) {
+        msg.className = "msg bad";
+        msg.textContent = "Not saved: " + e.message;
+      } finally {
+        save.disabled = false;
+      }
+    });
+    const pr = d.pricing;
+    put(view,
+      h("div", { class: "grid" }, panel("config.toml", "settings",
+        h("p", { class: "muted" }, h("code", { class: "mono" }, d.path), d.exists ? " · mode " + d.mode : " · does not exist yet: saving creates it"),
+        text,
+        h("div", { class: "toolbar" }, save, h("button", { type: "button", onclick: () => { text.value = d.content; msg.textContent = ""; } }, "Revert")),
+        msg)),
+      h("div", { class: "grid" }, panel("Pricing overrides", "pricing",
+        h("p", { class: "muted" }, pr.note),
+        table(priceCols, pr.overrides, { name: "price-overrides", empty: "No overrides: every model is priced from the built-in table." }))),
+      h("div", { class: "grid" }, panel("Built-in list prices (USD per million tokens)", "pricing",
+        h("details", {}, h("summary", {}, fmtInt(pr.builtin.length) + " models"), table(priceCols, pr.builtin, { name: "price-builtin" })))));
+  };
+
 
   // ---- chrome: tabs, filters, status ----
 

@@ -1,0 +1,127 @@
+package dash
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/cost"
+)
+
+type analysisJSON struct {
+	Store         bool               `json:"store"`
+	Total         Totals             `json:"total"`
+	Prior         *Totals            `json:"prior"`
+	ChangePct     *float64           `json:"change_pct"`
+	PerTurnUSD    float64            `json:"per_turn_usd"`
+	ActiveHours   int64              `json:"active_hours"`
+	BurnPerHour   float64            `json:"burn_per_active_hour_usd"`
+	CacheSavedUSD float64            `json:"cache_savings_usd"`
+	CacheHitRate  float64            `json:"cache_hit_rate"`
+	TopSessions   []ExpensiveSess    `json:"top_sessions"`
+	Heatmap       [7][24]HeatCell    `json:"heatmap"`
+	Cheaper       []CheaperCandidate `json:"cheaper"`
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+
+// TestAPI_Analysis: the Analysis figures recomputed from cost.Run on the corpus store.
+func TestAPI_Analysis(t *testing.T) {
+	path := corpusStore(t)
+	st := openReader(t, path)
+	ctx := context.Background()
+	var last int64
+	if err := st.DB.QueryRow("SELECT max(ts) FROM token_usage").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	// Now sits a day after the last turn, so a 30-day window and its prior period both hold data
+	// when the corpus spans more than the window.
+	now := time.UnixMilli(last).Add(24 * time.Hour)
+	srv := startServer(t, Options{StorePath: path, Now: func() time.Time { return now }})
+
+	var all analysisJSON
+	mustGet(t, srv.URL, "/api/analysis?window=all", &all)
+	want, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"hour"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Total.Turns == 0 {
+		t.Fatal("the corpus store has no turns")
+	}
+	sameTotals(t, "analysis total", all.Total, want.Total)
+	if !near(all.PerTurnUSD, want.Total.CostUSD/float64(want.Total.Turns)) {
+		t.Errorf("$/turn %v, want %v", all.PerTurnUSD, want.Total.CostUSD/float64(want.Total.Turns))
+	}
+	if all.ActiveHours != int64(len(want.Rows)) || !near(all.BurnPerHour, want.Total.CostUSD/float64(len(want.Rows))) {
+		t.Errorf("active hours %d burn %v; cost.Run has %d hours", all.ActiveHours, all.BurnPerHour, len(want.Rows))
+	}
+	if all.Prior != nil || all.ChangePct != nil {
+		t.Errorf("all time has no prior period: %+v", all.Prior)
+	}
+	var heatTurns int64
+	var heatCost float64
+	for _, d := range all.Heatmap {
+		for _, c := range d {
+			heatTurns += c.Turns
+			heatCost += c.CostUSD
+		}
+	}
+	if heatTurns != want.Total.Turns || !near(heatCost, want.Total.CostUSD) {
+		t.Errorf("heatmap sums to %d turns $%v, want %d $%v", heatTurns, heatCost, want.Total.Turns, want.Total.CostUSD)
+	}
+	tot := want.Total
+	if den := tot.InputTokens + tot.CacheReadTokens + tot.CacheCreationTokens; den > 0 && !near(all.CacheHitRate, float64(tot.CacheReadTokens)/float64(den)) {
+		t.Errorf("hit rate %v", all.CacheHitRate)
+	}
+	if tot.CacheReadTokens > 0 && all.CacheSavedUSD <= 0 {
+		t.Errorf("cache reads %d but no savings", tot.CacheReadTokens)
+	}
+
+	// Top sessions: the costliest session per cost.Run, its reason a bucket and a share.
+	bySess, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"session", "client"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.TopSessions) == 0 || all.TopSessions[0].SessionID != bySess.Rows[0].SessionID || !near(all.TopSessions[0].CostUSD, bySess.Rows[0].CostUSD) {
+		t.Fatalf("top session %+v, cost.Run's costliest %+v", all.TopSessions, bySess.Rows[0])
+	}
+	for _, s := range all.TopSessions {
+		if s.CostUSD > 0 && !near(bucketSum(s.Buckets), s.CostUSD) || s.Reason == "" {
+			t.Errorf("session %s: buckets %+v reason %q for $%v", s.SessionID, s.Buckets, s.Reason, s.CostUSD)
+		}
+	}
+	for _, c := range all.Cheaper {
+		if c.ToolCalls > cheapMaxTools || c.OutputPerTrn > cheapMaxOutput || c.SavingUSD <= 0 || !near(c.CostUSD-c.CheaperUSD, c.SavingUSD) {
+			t.Errorf("cheaper candidate breaks the rule: %+v", c)
+		}
+	}
+
+	// A 30-day window: the prior period is cost.Run over the 30 days before it.
+	var w analysisJSON
+	mustGet(t, srv.URL, "/api/analysis?window=30d", &w)
+	since := now.AddDate(0, 0, -30)
+	prior, err := cost.Run(ctx, st.DB, cost.Query{Since: since.Add(-now.Sub(since)), Until: since})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Prior == nil {
+		t.Fatal("a 30-day window has a prior period")
+	}
+	sameTotals(t, "prior period", *w.Prior, prior.Total)
+	cur, _ := cost.Run(ctx, st.DB, cost.Query{Since: since})
+	sameTotals(t, "30d total", w.Total, cur.Total)
+	if prior.Total.CostUSD > 0 {
+		if w.ChangePct == nil || !near(*w.ChangePct, 100*(cur.Total.CostUSD-prior.Total.CostUSD)/prior.Total.CostUSD) {
+			t.Errorf("change %v", w.ChangePct)
+		}
+	}
+	t.Logf("all: $%.4f over %d turns, $%.4f/turn, %d active hours, $%.4f/h, cache saved $%.4f, hit %.3f, %d cheaper candidates; 30d $%.4f vs prior $%.4f",
+		all.Total.CostUSD, all.Total.Turns, all.PerTurnUSD, all.ActiveHours, all.BurnPerHour, all.CacheSavedUSD, all.CacheHitRate, len(all.Cheaper), w.Total.CostUSD, w.Prior.CostUSD)
+
+	for _, bad := range []string{"?window=forever", "?window=7d&x=1", "?client=BAD%20NAME"} {
+		if code := get(t, srv.URL, "/api/analysis"+bad, nil); code != 400 {
+			t.Errorf("GET /api/analysis%s: %d, want 400", bad, code)
+		}
+	}
+}
