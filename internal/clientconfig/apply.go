@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/observerhq/observer/internal/atomicfile"
 )
 
 // Edit is one value wanted at a key path of a config file.
@@ -130,7 +132,7 @@ func (m *Manifest) save(home string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(data, '\n'), 0o600)
+	return atomicfile.Write(path, append(data, '\n'), 0o600)
 }
 
 func (m *Manifest) file(path string) *FileRecord {
@@ -377,7 +379,7 @@ func (l *loaded) write(now time.Time) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(l.real), 0o700); err != nil {
 		return "", err
 	}
-	return backup, writeAtomic(l.real, l.doc.Bytes(), l.mode)
+	return backup, atomicfile.Write(l.real, l.doc.Bytes(), l.mode)
 }
 
 // writeBackup copies data to file.observer-backup-<UTC time> (mode 0600), never over an
@@ -406,40 +408,6 @@ func writeBackup(file string, data []byte, now time.Time) (string, error) {
 		}
 		return name, nil
 	}
-}
-
-// writeAtomic writes data to a temporary file beside path and renames it over path, so that a
-// reader sees the old file or the new one, never half of one.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".observer-tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if dir, err := os.Open(filepath.Dir(path)); err == nil {
-		dir.Sync()
-		dir.Close()
-	}
-	return nil
 }
 
 // prune returns a copy of tree without the given paths, and without the objects on those paths

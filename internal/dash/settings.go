@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/pricing"
 )
@@ -164,39 +165,14 @@ func writeConfig(path, content string) (string, error) {
 	backup := ""
 	if old, err := os.ReadFile(path); err == nil {
 		backup = path + ".bak"
-		if err := atomicWrite(backup, old); err != nil {
+		if err := atomicfile.Write(backup, old, 0o600); err != nil {
 			return "", fmt.Errorf("back up %s: %w", path, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
-	if err := atomicWrite(path, []byte(content)); err != nil {
+	if err := atomicfile.Write(path, []byte(content), 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return backup, nil
-}
-
-func atomicWrite(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -159,7 +160,7 @@ func (c *Cursors) Save() error {
 	c.dirty = false
 	c.mu.Unlock()
 	if err == nil {
-		err = c.write(data)
+		err = atomicfile.Write(c.path, data, 0o600)
 	}
 	if err != nil {
 		c.mu.Lock()
@@ -167,14 +168,6 @@ func (c *Cursors) Save() error {
 		c.mu.Unlock()
 	}
 	return err
-}
-
-func (c *Cursors) write(data []byte) error {
-	tmp := c.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, c.path)
 }
 
 // Close releases the lock.

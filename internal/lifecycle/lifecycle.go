@@ -59,6 +59,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -366,11 +367,7 @@ func (t *Tracker) Save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("save session states: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("save session states: %w", err)
 	}
 	t.dirty = false

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
@@ -159,11 +160,8 @@ func (h *hooked) adapters(base []transcript.Adapter) []transcript.Adapter {
 func (h *hooked) save() {
 	data, err := json.Marshal(h.list)
 	if err == nil {
-		tmp := h.path + ".tmp"
 		if err = os.MkdirAll(filepath.Dir(h.path), 0o700); err == nil {
-			if err = os.WriteFile(tmp, data, 0o600); err == nil {
-				err = os.Rename(tmp, h.path)
-			}
+			err = atomicfile.Write(h.path, data, 0o600)
 		}
 	}
 	if err != nil {
