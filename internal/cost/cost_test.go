@@ -2,6 +2,8 @@ package cost
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -47,7 +49,7 @@ func TestRun_EachTurnOnceWhateverTheGrouping(t *testing.T) {
 	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := Row{InputTokens: 100 + 7 + 200 + 5, OutputTokens: 50 + 3 + 20 + 5, CacheReadTokens: 40, CostUSD: 1.0 + 0.1 + 2.0 + 0.5, Turns: 4, ProxyTurns: 2}
+	want := Row{InputTokens: 100 + 7 + 200 + 5, OutputTokens: 50 + 3 + 20 + 5, CacheReadTokens: 40, CostUSD: 1.0 + 0.1 + 2.0 + 0.5, Turns: 4, ProxyTurns: 2, Reliability: Approximate}
 	for _, g := range [][]string{nil, {"session"}, {"day"}, {"model"}, {"project"}, {"client"}, {"client", "model"}} {
 		rep, err := Run(ctx, st.DB, Query{GroupBy: g})
 		if err != nil {
@@ -169,4 +171,78 @@ func TestRun_Filters(t *testing.T) {
 			t.Errorf("hour %q: $%v, want $%v", r.Hour, r.CostUSD, want[r.Hour])
 		}
 	}
+}
+
+// TestRun_RollupsEqualRawRows checks that a report summed from the writer's hourly rollup plus raw
+// rows at the window's partial hours equals the one read from raw rows alone, for windows whose
+// edges fall inside hours, on hours, and around a proxy/transcript join across an hour's edge.
+func TestRun_RollupsEqualRawRows(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	var evs []event.Event
+	for i := 0; i < 300; i++ {
+		at := t0.Add(time.Duration(i*97) * time.Second)
+		client, sess, msg := "claude-code", fmt.Sprintf("c%d", i%3), fmt.Sprintf("msg_%d", i)
+		if i%4 == 0 {
+			client, sess, msg = "codex", "x1", ""
+		}
+		tok := event.Tokens{Input: int64(i), Output: int64(2 * i), CacheRead: 7}
+		evs = append(evs, usage(fmt.Sprintf("u%d", i), client, sess, fmt.Sprintf("/p%d", i%2), "claude-sonnet-4-5", msg, at, tok, float64(i)/100))
+		if i%3 == 0 { // the proxy saw it, a little earlier (Codex: no message id, joined by time)
+			pm := msg
+			if pm == "" {
+				pm = fmt.Sprintf("resp_%d", i)
+			}
+			evs = append(evs, turn(fmt.Sprintf("p%d", i), client, sess, "claude-sonnet-4-5", pm, at.Add(-20*time.Second), tok, float64(i)/90))
+		}
+	}
+	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	windows := [][2]time.Time{
+		{}, {t0.Add(17 * time.Minute), time.Time{}}, {t0.Add(time.Hour), t0.Add(4 * time.Hour)},
+		{t0.Add(59*time.Minute + 50*time.Second), t0.Add(3*time.Hour + 10*time.Second)},
+		{t0.Add(61 * time.Minute), t0.Add(62 * time.Minute)}, {time.Time{}, t0.Add(5*time.Hour + 30*time.Minute)},
+	}
+	for _, w := range windows {
+		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}} {
+			for _, f := range []Query{{}, {Client: "codex"}, {Project: "/p1"}, {SessionID: "c1"}} {
+				f.GroupBy, f.Since, f.Until = g, w[0], w[1]
+				withRollup, err := Run(ctx, st.DB, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				useRollups = false
+				raw, err := Run(ctx, st.DB, f)
+				useRollups = true
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(raw.Rows) == 0 && w[0].IsZero() && w[1].IsZero() && f.Client == "" && f.Project == "" && f.SessionID == "" {
+					t.Fatalf("no rows at all for %+v", f)
+				}
+				if !sameReport(withRollup, raw) {
+					t.Errorf("%+v: with the rollup %+v\nraw rows only %+v", f, withRollup.Total, raw.Total)
+				}
+			}
+		}
+	}
+}
+
+func sameReport(a, b *Report) bool {
+	if len(a.Rows) != len(b.Rows) {
+		return false
+	}
+	round := func(r Row) Row { r.CostUSD = math.Round(r.CostUSD * 1e9); return r }
+	for i := range a.Rows {
+		if round(a.Rows[i]) != round(b.Rows[i]) {
+			return false
+		}
+	}
+	return round(a.Total) == round(b.Total)
 }

@@ -139,6 +139,11 @@ func (s *Store) Close() error {
 	return err
 }
 
+// afterMigration fills what a migration created from the rows already stored, in its transaction.
+var afterMigration = map[int]func(context.Context, *sql.Tx) error{
+	5: rebuildRollups,
+}
+
 func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.DB.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
@@ -173,6 +178,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %s: %w", base, err)
+		}
+		if after := afterMigration[v]; after != nil {
+			if err := after(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %s: %w", base, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations(version, name, applied_at) VALUES (?, ?, ?)",
 			v, base, s.Now().UnixMilli()); err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -224,11 +225,24 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	}
 	sessions := map[sessionKey]*sessionAgg{}
 	projects := map[string][2]int64{}
+	dirty := newDirtyHours()
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
 		if err != nil {
 			return res, fmt.Errorf("prepare %s: %w", e.Kind, err)
+		}
+		// A merge can move an action to an earlier time, and a message's usage keeps the time of
+		// its first line: the rollups must recompute the hour the row was in as well.
+		oldTs := int64(-1)
+		if q := priorTsSQL[e.Kind]; q != "" {
+			pst, err := stmt(q, "prior_"+e.Kind)
+			if err != nil {
+				return res, err
+			}
+			if err := pst.QueryRowContext(ctx, e.ID).Scan(&oldTs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return res, fmt.Errorf("read %s %s: %w", e.Kind, e.ID, err)
+			}
 		}
 		r, err := st.ExecContext(ctx, args(e)...)
 		if err != nil {
@@ -239,6 +253,27 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			continue
 		}
 		res.Inserted++
+		ts := e.Time.UnixMilli()
+		switch e.Kind {
+		case event.KindAction:
+			dirty.action(ts)
+			if oldTs >= 0 {
+				dirty.action(oldTs)
+			}
+		case event.KindTokenUsage:
+			dirty.turn(ts)
+			if oldTs >= 0 {
+				dirty.turn(oldTs)
+			}
+		case event.KindAPITurn:
+			dirty.turn(ts)
+			if m := e.APITurn.MessageID; m != "" {
+				// The transcript rows of the same message stop counting, wherever their hour.
+				if err := markMessage(ctx, stmt, dirty, m); err != nil {
+					return res, err
+				}
+			}
+		}
 		if e.Kind == event.KindAction && (e.Action.ContentHash != "" || e.Action.Freshness == event.FreshnessMissing) &&
 			e.Action.Target != "" {
 			st, err := stmt(fileStateSQL, "file_state")
@@ -260,7 +295,6 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 				return res, fmt.Errorf("insert output %s: %w", e.ID, err)
 			}
 		}
-		ts := e.Time.UnixMilli()
 		if e.SessionID != "" {
 			k := sessionKey{e.Client, e.SessionID}
 			a := sessions[k]
@@ -301,6 +335,13 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 		}
 	}
 	for k, a := range sessions {
+		// A proxy turn without a project is reported under its session's: when the session's
+		// project changes, so do the rollups of its proxy turns.
+		if a.project != "" {
+			if err := markProjectChange(ctx, stmt, dirty, k, a.project); err != nil {
+				return res, err
+			}
+		}
 		st, err := stmt(sessionUpsertSQL, "session_upsert")
 		if err != nil {
 			return res, err
@@ -318,6 +359,9 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 		if err != nil {
 			return res, fmt.Errorf("upsert project %s: %w", path, err)
 		}
+	}
+	if err := refreshRollups(ctx, tx, dirty); err != nil {
+		return res, err
 	}
 	now := s.Now().UnixMilli()
 	for _, r := range rejected {
@@ -379,4 +423,67 @@ func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
 		out[t] = n
 	}
 	return out, nil
+}
+
+// priorTsSQL reads the stored time of an event's row before an upsert may change it.
+var priorTsSQL = map[event.Kind]string{
+	event.KindAction:     `SELECT ts FROM actions WHERE event_id = ?`,
+	event.KindTokenUsage: `SELECT ts FROM token_usage WHERE event_id = ?`,
+}
+
+type stmtFunc func(query string, kind event.Kind) (*sql.Stmt, error)
+
+// markMessage notes the hours of the transcript rows of a message the proxy just reported.
+func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID string) error {
+	st, err := stmt(`SELECT ts FROM token_usage WHERE message_id = ?`, "message_ts")
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, messageID)
+	if err != nil {
+		return fmt.Errorf("rollup message %s: %w", messageID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ts int64
+		if err := rows.Scan(&ts); err != nil {
+			return err
+		}
+		d.turn(ts)
+	}
+	return rows.Err()
+}
+
+// markProjectChange notes the hours of a session's proxy turns when its project is about to
+// change to project.
+func markProjectChange(ctx context.Context, stmt stmtFunc, d *dirtyHours, k sessionKey, project string) error {
+	st, err := stmt(`SELECT project FROM sessions WHERE client = ? AND session_id = ?`, "session_project")
+	if err != nil {
+		return err
+	}
+	var old string
+	switch err := st.QueryRowContext(ctx, k.client, k.id).Scan(&old); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("rollup session %s: %w", k.id, err)
+	case old == project:
+		return nil
+	}
+	st, err = stmt(`SELECT DISTINCT ts - ts % 3600000 FROM api_turns WHERE session_id = ? AND client = ? AND project = ''`, "session_turn_hours")
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, k.id, k.client)
+	if err != nil {
+		return fmt.Errorf("rollup session %s: %w", k.id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h int64
+		if err := rows.Scan(&h); err != nil {
+			return err
+		}
+		d.usage[h] = true
+	}
+	return rows.Err()
 }

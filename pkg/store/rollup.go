@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Rollups: usage_hourly and actions_hourly (migration 0005) sum the raw rows of each UTC hour. The
+// writer keeps them exact: every batch notes the hours its rows touch (dirtyHours) and, in the
+// same transaction, recomputes each such hour from the raw rows. Recomputing instead of adding
+// deltas keeps every rule of the raw queries (an action's call and result merged, a message's
+// usage replaced by a larger one, a transcript row that stops counting once the proxy reports the
+// same turn) without restating them. A reader that sums rollups for whole hours and raw rows for
+// the partial hours at a window's edges gets exactly what the raw rows alone would give.
+
+// HourMs is an hour in milliseconds, the rollups' bucket.
+const HourMs int64 = 3_600_000
+
+// HourOf is the start of the UTC hour holding ms.
+func HourOf(ms int64) int64 {
+	h := ms - ms%HourMs
+	if ms < 0 && ms%HourMs != 0 {
+		h -= HourMs
+	}
+	return h
+}
+
+// JoinWindowMs: a transcript row without a message id (Codex logs none) is the proxy's turn when
+// the proxy saw a turn of the same session this close in time (see TurnsSQL).
+const JoinWindowMs int64 = 30_000
+
+// ProxyProject is a proxy turn's project. The proxy does not know the client's cwd, so a turn
+// without one takes its session's.
+const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
+            ELSE coalesce((SELECT s.project FROM sessions s WHERE s.client = api_turns.client
+                           AND s.session_id = api_turns.session_id), '') END`
+
+// TurnsSQL is every model turn once: proxy turns, and transcript messages the proxy did not see
+// (joined by message id; without one, by session and time within :window ms). %[1]s and %[2]s
+// are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
+// t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
+// for the proxy's turns) and reliability.
+const TurnsSQL = `
+SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
+       model, input_tokens, output_tokens, cache_read_tokens,
+       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, 1 AS proxy, reliability
+  FROM api_turns WHERE %[1]s
+UNION ALL
+SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
+       t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability
+  FROM token_usage t
+ WHERE %[2]s
+   AND CASE WHEN t.message_id != ''
+       THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
+       ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
+                                             AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
+       END`
+
+// usageSums are the summed columns of usage_hourly, in its order, as sums over TurnsSQL rows.
+const usageSums = `count(*), sum(proxy), sum(reliability = 'unreliable'), sum(reliability = 'unknown'),
+       sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
+       sum(cache_creation_1h_tokens), sum(reasoning_tokens), sum(cost_usd)`
+
+var usageHourSQL = `INSERT INTO usage_hourly SELECT :hour, client, session_id, project, model, ` + usageSums + `
+  FROM (` + fmt.Sprintf(TurnsSQL, "api_turns.ts >= :hour AND api_turns.ts < :hour + 3600000",
+	"t.ts >= :hour AND t.ts < :hour + 3600000") + `)
+ GROUP BY client, session_id, project, model`
+
+var usageAllSQL = `INSERT INTO usage_hourly SELECT ts - ts % 3600000 AS h, client, session_id, project, model, ` + usageSums + `
+  FROM (` + fmt.Sprintf(TurnsSQL, "1", "1") + `)
+ GROUP BY h, client, session_id, project, model`
+
+const actionSums = `count(*), coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0)`
+
+const actionsHourSQL = `INSERT INTO actions_hourly SELECT :hour, client, session_id, project, type, tool, ` + actionSums + `
+  FROM actions WHERE ts >= :hour AND ts < :hour + 3600000
+ GROUP BY client, session_id, project, type, tool`
+
+const actionsAllSQL = `INSERT INTO actions_hourly SELECT ts - ts % 3600000 AS h, client, session_id, project, type, tool, ` + actionSums + `
+  FROM actions GROUP BY h, client, session_id, project, type, tool`
+
+// dirtyHours are the hours a batch changed, per rollup.
+type dirtyHours struct {
+	usage, actions map[int64]bool
+}
+
+func newDirtyHours() *dirtyHours {
+	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}}
+}
+
+// turn notes a model turn at ts: its hour, and the hours of transcript rows it may join or stop
+// joining (within JoinWindowMs).
+func (d *dirtyHours) turn(ts int64) {
+	for _, t := range []int64{ts - JoinWindowMs, ts, ts + JoinWindowMs} {
+		d.usage[HourOf(t)] = true
+	}
+}
+
+func (d *dirtyHours) action(ts int64) { d.actions[HourOf(ts)] = true }
+
+func (d *dirtyHours) empty() bool { return len(d.usage) == 0 && len(d.actions) == 0 }
+
+// refreshRollups recomputes the dirty hours from the raw rows.
+func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
+	if d.empty() {
+		return nil
+	}
+	do := func(hours map[int64]bool, table, insert string, extra ...any) error {
+		if len(hours) == 0 {
+			return nil
+		}
+		del, err := tx.PrepareContext(ctx, "DELETE FROM "+table+" WHERE hour = ?")
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		ins, err := tx.PrepareContext(ctx, insert)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for _, h := range slices.Sorted(maps.Keys(hours)) {
+			if _, err := del.ExecContext(ctx, h); err != nil {
+				return fmt.Errorf("rollup %s: %w", table, err)
+			}
+			if _, err := ins.ExecContext(ctx, append([]any{sql.Named("hour", h)}, extra...)...); err != nil {
+				return fmt.Errorf("rollup %s: %w", table, err)
+			}
+		}
+		return nil
+	}
+	if err := do(d.usage, "usage_hourly", usageHourSQL, sql.Named("window", JoinWindowMs)); err != nil {
+		return err
+	}
+	return do(d.actions, "actions_hourly", actionsHourSQL)
+}
+
+// RefreshRollups recomputes the rollups of the hours holding the given times (ms), for changes
+// made to raw rows outside WriteBatch.
+func (s *Store) RefreshRollups(ctx context.Context, usageTimes, actionTimes []int64) error {
+	d := newDirtyHours()
+	for _, t := range usageTimes {
+		d.turn(t)
+	}
+	for _, t := range actionTimes {
+		d.action(t)
+	}
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := refreshRollups(ctx, tx, d); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// rebuildRollups recomputes both rollups from all raw rows.
+func rebuildRollups(ctx context.Context, tx *sql.Tx) error {
+	for _, stmt := range []string{"DELETE FROM usage_hourly", "DELETE FROM actions_hourly", actionsAllSQL} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("rebuild rollups: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, usageAllSQL, sql.Named("window", JoinWindowMs)); err != nil {
+		return fmt.Errorf("rebuild rollups: %w", err)
+	}
+	return nil
+}
+
+// RebuildRollups recomputes both rollups from all raw rows, in one transaction. The writer does it
+// when migration 0005 creates them; a tool that fills the raw tables itself (the dashboard's
+// benchmark generator) calls it after.
+func (s *Store) RebuildRollups(ctx context.Context) error {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := rebuildRollups(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
