@@ -69,6 +69,8 @@ type Query struct {
 	Project   string    // empty: every project; a proxy turn's project is its session's
 	Client    string    // empty: every client
 	SessionID string    // empty: every session
+	// SessionIDs, when set, keeps only these sessions (a dashboard page of them).
+	SessionIDs []string
 }
 
 // Report is the answer: the rows, and their total.
@@ -94,12 +96,30 @@ func conds(q Query, from, to int64) (proxy, transcript string) {
 	add(from != 0, fmt.Sprintf("api_turns.ts >= %d", from), fmt.Sprintf("t.ts >= %d", from))
 	add(to != 0, fmt.Sprintf("api_turns.ts < %d", to), fmt.Sprintf("t.ts < %d", to))
 	add(q.SessionID != "", "api_turns.session_id = :session", "t.session_id = :session")
+	add(len(q.SessionIDs) > 0, "api_turns.session_id IN ("+idList(q)+")", "t.session_id IN ("+idList(q)+")")
 	add(q.Client != "", "api_turns.client = :client", "t.client = :client")
 	add(q.Project != "", store.ProxyProject+" = :project", "t.project = :project")
 	if len(p) == 0 {
 		return "1", "1"
 	}
 	return strings.Join(p, " AND "), strings.Join(t, " AND ")
+}
+
+// idList is the placeholders of q.SessionIDs (arguments from idArgs).
+func idList(q Query) string {
+	ph := make([]string, len(q.SessionIDs))
+	for i := range ph {
+		ph[i] = fmt.Sprintf(":sid%d", i)
+	}
+	return strings.Join(ph, ", ")
+}
+
+func idArgs(q Query) []any {
+	var args []any
+	for i, id := range q.SessionIDs {
+		args = append(args, sql.Named(fmt.Sprintf("sid%d", i), id))
+	}
+	return args
 }
 
 // rawPart is the raw turns between from and to (ms, 0 for no bound) in the columns of rollupPart.
@@ -122,6 +142,9 @@ func rollupPart(q Query, from, to int64) string {
 	}
 	if q.SessionID != "" {
 		c = append(c, "session_id = :session")
+	}
+	if len(q.SessionIDs) > 0 {
+		c = append(c, "session_id IN ("+idList(q)+")")
 	}
 	if q.Client != "" {
 		c = append(c, "client = :client")
@@ -146,7 +169,7 @@ var useRollups = true
 // Without the rollup (a store the writer has not migrated yet), or when days or hours are asked
 // in a time zone whose offset is not a whole number of hours (a UTC hour would straddle two local
 // days), everything is read raw.
-func source(ctx context.Context, db *sql.DB, q Query) (string, error) {
+func source(ctx context.Context, db *sql.DB, q Query) (src string, rolled bool, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -156,18 +179,18 @@ func source(ctx context.Context, db *sql.DB, q Query) (string, error) {
 	}
 	raw := rawPart(q, from, to)
 	if !useRollups {
-		return raw, nil
+		return raw, false, nil
 	}
 	if slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour") {
 		for _, at := range []time.Time{time.Now(), q.Since, q.Until} {
 			if _, off := at.Zone(); !at.IsZero() && off%3600 != 0 {
-				return raw, nil
+				return raw, false, nil
 			}
 		}
 	}
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'").Scan(&n); err != nil || n == 0 {
-		return raw, err
+		return raw, false, err
 	}
 	h1, h2 := from, to
 	if from != 0 {
@@ -177,7 +200,7 @@ func source(ctx context.Context, db *sql.DB, q Query) (string, error) {
 		h2 = store.HourOf(to)
 	}
 	if from != 0 && to != 0 && h1 >= h2 {
-		return raw, nil
+		return raw, false, nil
 	}
 	parts := []string{rollupPart(q, h1, h2)}
 	if from != 0 && h1 != from {
@@ -186,7 +209,7 @@ func source(ctx context.Context, db *sql.DB, q Query) (string, error) {
 	if to != 0 && h2 != to {
 		parts = append(parts, rawPart(q, h2, to))
 	}
-	return strings.Join(parts, "\nUNION ALL\n"), nil
+	return strings.Join(parts, "\nUNION ALL\n"), true, nil
 }
 
 // Run computes the report.
@@ -205,53 +228,60 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if !q.Until.IsZero() {
 		rep.Until = q.Until.UTC().Format(time.RFC3339)
 	}
-	src, err := source(ctx, db, q)
+	src, rolled, err := source(ctx, db, q)
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}
+	// Days and hours: from rollups, grouped by the Unix ms of their local start (a few comparisons
+	// a row) and labelled here, once per group; raw rows alone (no rollup, or a zone whose offset
+	// is not whole hours) by SQLite's localtime. Groups with the same label (a day whose offset
+	// changed) are added together.
 	var sel, group []string
 	for _, k := range keys {
 		expr := column[k]
-		switch k {
-		case "day":
+		switch {
+		case k == "day" && rolled:
+			expr = store.LocalBucketSQL("ts", "day", q.Since, time.Now())
+		case k == "hour" && rolled:
+			expr = "ts - ts % 3600000"
+		case k == "day":
 			expr = "date(ts / 1000, 'unixepoch', 'localtime')"
-		case "hour":
+		case k == "hour":
 			expr = "strftime('%Y-%m-%dT%H', ts / 1000, 'unixepoch', 'localtime')"
 		}
-		sel = append(sel, expr+" AS "+column[k])
-		group = append(group, column[k])
+		sel = append(sel, expr)
+		group = append(group, expr)
 	}
-	stmt := "SELECT " + strings.Join(append(sel,
-		"sum(input_tokens)", "sum(output_tokens)", "sum(cache_read_tokens)", "sum(cache_creation_tokens)",
-		"sum(cache_creation_1h_tokens)", "sum(reasoning_tokens)", "sum(cost_usd)", "sum(turns)", "sum(proxy_turns)",
-		"sum(unreliable_turns)", "sum(unpriced_turns)"), ", ") +
-		" FROM (" + src + ")"
+	measures := []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+		"cache_creation_1h_tokens", "reasoning_tokens", "cost_usd", "turns", "proxy_turns", "unreliable_turns", "unpriced_turns"}
+	for i, m := range measures {
+		measures[i] = "sum(" + m + ")"
+	}
+	stmt := "SELECT " + strings.Join(append(sel, measures...), ", ") + " FROM (" + src + ")"
 	if len(group) > 0 {
-		stmt += " GROUP BY " + strings.Join(group, ", ") + " ORDER BY sum(cost_usd) DESC, " + strings.Join(group, ", ")
+		stmt += " GROUP BY " + strings.Join(group, ", ")
 	}
-	rows, err := db.QueryContext(ctx, stmt, sql.Named("session", q.SessionID), sql.Named("client", q.Client),
-		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))
+	rows, err := db.QueryContext(ctx, stmt, append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
+		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))...)
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}
 	defer rows.Close()
+	groups := map[string]*Row{}
+	var order []*Row
+	labels := map[int64][2]string{} // hour start -> local day, local hour
+	keyVals := make([]any, len(keys))
 	for rows.Next() {
 		var r Row
-		dest := make([]any, 0, len(keys)+9)
-		for _, k := range keys {
-			switch k {
-			case "session":
-				dest = append(dest, &r.SessionID)
-			case "day":
-				dest = append(dest, &r.Day)
-			case "hour":
-				dest = append(dest, &r.Hour)
-			case "model":
-				dest = append(dest, &r.Model)
-			case "project":
-				dest = append(dest, &r.Project)
-			case "client":
-				dest = append(dest, &r.Client)
+		ts := make([]int64, len(keys))
+		dest := make([]any, 0, len(keys)+11)
+		for i, k := range keys {
+			switch {
+			case (k == "day" || k == "hour") && rolled:
+				dest = append(dest, &ts[i])
+			default:
+				keyVals[i] = new(string)
+				dest = append(dest, keyVals[i])
 			}
 		}
 		var in, out, cr, cc, cc1, rs, turns, proxy, unrel, unpriced sql.NullInt64
@@ -260,6 +290,28 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
+		var gk strings.Builder
+		for i, k := range keys {
+			var v string
+			if (k == "day" || k == "hour") && rolled {
+				l, ok := labels[ts[i]]
+				if !ok {
+					t := time.UnixMilli(ts[i]).In(time.Local)
+					day := time.UnixMilli(ts[i] + 12*store.HourMs).In(time.Local) // a bucket of a day: its midday
+					l = [2]string{day.Format("2006-01-02"), t.Format("2006-01-02T15")}
+					labels[ts[i]] = l
+				}
+				v = l[0]
+				if k == "hour" {
+					v = l[1]
+				}
+			} else {
+				v = *keyVals[i].(*string)
+			}
+			setKey(&r, k, v)
+			gk.WriteString(v)
+			gk.WriteByte(0)
+		}
 		r.InputTokens, r.OutputTokens, r.CacheReadTokens = in.Int64, out.Int64, cr.Int64
 		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
 		r.CostUSD, r.Turns, r.ProxyTurns = usd.Float64, turns.Int64, proxy.Int64
@@ -267,12 +319,74 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		if r.Turns == 0 {
 			continue // no group rows when there is nothing at all
 		}
-		r.Reliability = r.reliability()
-		rep.Rows = append(rep.Rows, r)
-		add(&rep.Total, r)
+		g := groups[gk.String()]
+		if g == nil {
+			g = &Row{SessionID: r.SessionID, Client: r.Client, Day: r.Day, Hour: r.Hour, Model: r.Model, Project: r.Project}
+			groups[gk.String()] = g
+			order = append(order, g)
+		}
+		add(g, r)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, g := range order {
+		g.Reliability = g.reliability()
+		rep.Rows = append(rep.Rows, *g)
+		add(&rep.Total, *g)
+	}
+	// Highest cost first, then by the keys in order.
+	slices.SortStableFunc(rep.Rows, func(a, b Row) int {
+		if a.CostUSD != b.CostUSD {
+			if a.CostUSD > b.CostUSD {
+				return -1
+			}
+			return 1
+		}
+		for _, k := range keys {
+			if c := strings.Compare(keyOf(a, k), keyOf(b, k)); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
 	rep.Total.Reliability = rep.Total.reliability()
-	return rep, rows.Err()
+	return rep, nil
+}
+
+func setKey(r *Row, k, v string) {
+	switch k {
+	case "session":
+		r.SessionID = v
+	case "day":
+		r.Day = v
+	case "hour":
+		r.Hour = v
+	case "model":
+		r.Model = v
+	case "project":
+		r.Project = v
+	case "client":
+		r.Client = v
+	}
+}
+
+func keyOf(r Row, k string) string {
+	switch k {
+	case "session":
+		return r.SessionID
+	case "day":
+		return r.Day
+	case "hour":
+		return r.Hour
+	case "model":
+		return r.Model
+	case "project":
+		return r.Project
+	case "client":
+		return r.Client
+	}
+	return ""
 }
 
 func add(t *Row, r Row) {

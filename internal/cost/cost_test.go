@@ -210,7 +210,7 @@ func TestRun_RollupsEqualRawRows(t *testing.T) {
 		{t0.Add(61 * time.Minute), t0.Add(62 * time.Minute)}, {time.Time{}, t0.Add(5*time.Hour + 30*time.Minute)},
 	}
 	for _, w := range windows {
-		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}} {
+		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}, {"day", "hour"}} {
 			for _, f := range []Query{{}, {Client: "codex"}, {Project: "/p1"}, {SessionID: "c1"}} {
 				f.GroupBy, f.Since, f.Until = g, w[0], w[1]
 				withRollup, err := Run(ctx, st.DB, f)

@@ -156,7 +156,14 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 		return nil, err
 	}
 	a.TopSessions = s.expensiveSessions(bySession.Rows)
-	tools, err := toolCalls(ctx, db, f)
+	// Tool calls are counted only for the sessions the other conditions leave.
+	var maybe []string
+	for _, r := range bySession.Rows {
+		if r.Turns > 0 && r.CostUSD > 0 && float64(r.OutputTokens)/float64(r.Turns) <= cheapMaxOutput {
+			maybe = append(maybe, r.SessionID)
+		}
+	}
+	tools, err := toolCalls(ctx, db, f, maybe)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +180,7 @@ func (s *Server) runCost(ctx context.Context, db *sql.DB, q cost.Query, keys ...
 func (s *Server) cacheSavings(rows []cost.Row) float64 {
 	var saved float64
 	for _, r := range rows {
-		if p, _, ok := s.opts.Prices.Lookup(r.Model); ok && p.Input > p.CacheRead {
+		if p, _, ok := s.lookup(r.Model); ok && p.Input > p.CacheRead {
 			saved += float64(r.CacheReadTokens) * (p.Input - p.CacheRead) / 1e6
 		}
 	}
@@ -231,16 +238,27 @@ func reasonOf(b Buckets, total float64) string {
 	return fmt.Sprintf("%s %.0f%%", name, 100*v/total)
 }
 
-// toolCalls counts each session's tool calls (actions with a tool_use_id) in the window.
-func toolCalls(ctx context.Context, db *sql.DB, f filters) (map[[2]string]int64, error) {
-	c := filterConds(f, "ts")
-	c.add("tool_use_id != ''")
-	rows, err := db.QueryContext(ctx, "SELECT client, session_id, count(*) FROM actions"+c.sql()+" GROUP BY client, session_id", c.args...)
+// toolCalls counts each session's tool calls in the window.
+func toolCalls(ctx context.Context, db *sql.DB, f filters, sessions []string) (map[[2]string]int64, error) {
+	out := map[[2]string]int64{}
+	if len(sessions) == 0 {
+		return out, nil
+	}
+	src, args, err := actionsSource(ctx, db, f, false)
+	if err != nil {
+		return nil, err
+	}
+	ph := make([]string, len(sessions))
+	for i, id := range sessions {
+		ph[i] = fmt.Sprintf(":tc%d", i)
+		args = append(args, sql.Named(fmt.Sprintf("tc%d", i), id))
+	}
+	src = "SELECT * FROM (" + src + ") WHERE session_id IN (" + strings.Join(ph, ", ") + ")"
+	rows, err := db.QueryContext(ctx, "SELECT client, session_id, sum(actions) FROM ("+src+") GROUP BY client, session_id", args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[[2]string]int64{}
 	for rows.Next() {
 		var cl, id string
 		var n int64
@@ -276,8 +294,8 @@ func (s *Server) cheaperCandidates(rows []cost.Row, tools map[[2]string]int64) [
 				small = c.model
 			}
 		}
-		p, _, ok1 := s.opts.Prices.Lookup(small)
-		cur, _, ok2 := s.opts.Prices.Lookup(r.Model)
+		p, _, ok1 := s.lookup(small)
+		cur, _, ok2 := s.lookup(r.Model)
 		if small == "" || !ok1 || !ok2 || cur.Input <= p.Input {
 			continue
 		}

@@ -3,6 +3,7 @@ package dash
 import (
 	"context"
 	"database/sql"
+	"github.com/observerhq/observer/pkg/pricing"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +47,8 @@ func addRow(t *cost.Row, r cost.Row) {
 	t.CostUSD += r.CostUSD
 	t.Turns += r.Turns
 	t.ProxyTurns += r.ProxyTurns
+	t.UnreliableTurns += r.UnreliableTurns
+	t.UnpricedTurns += r.UnpricedTurns
 }
 
 // Buckets are dollars split by billing bucket.
@@ -72,7 +75,7 @@ func (s *Server) split(r cost.Row) Buckets {
 	}
 	cw5 := max(r.CacheCreationTokens-r.CacheCreation1hTokens, 0)
 	w := [4]float64{float64(r.InputTokens), float64(r.OutputTokens), float64(r.CacheReadTokens), float64(r.CacheCreationTokens)}
-	if p, _, ok := s.opts.Prices.Lookup(r.Model); ok {
+	if p, _, ok := s.lookup(r.Model); ok {
 		priced := [4]float64{w[0] * p.Input, w[1] * p.Output, w[2] * p.CacheRead, float64(cw5)*p.CacheWrite5m + float64(r.CacheCreation1hTokens)*p.CacheWrite1h}
 		if priced[0]+priced[1]+priced[2]+priced[3] > 0 {
 			w = priced
@@ -136,45 +139,9 @@ type ModelCost struct {
 	PriceKey    string `json:"price_key,omitempty"` // the price table entry the model matched
 }
 
-// transcriptReliability returns, per model, the worst reliability its transcript rows in the
-// window carry (unreliable over approximate).
-func transcriptReliability(ctx context.Context, db *sql.DB, f filters) (map[string]string, error) {
-	w, args := filterWhere(f, "ts")
-	return reliabilityOf(ctx, db, w, args...)
-}
-
-// sessionReliability is transcriptReliability for one session's rows of all time.
-func sessionReliability(ctx context.Context, db *sql.DB, client, sessionID string) (map[string]string, error) {
-	return reliabilityOf(ctx, db, " WHERE session_id = ? AND client = ?", sessionID, client)
-}
-
-func reliabilityOf(ctx context.Context, db *sql.DB, where string, args ...any) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT model, reliability, count(*) FROM token_usage"+where+" GROUP BY model, reliability", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var model, rel string
-		var n int64
-		if err := rows.Scan(&model, &rel, &n); err != nil {
-			return nil, err
-		}
-		if out[model] != ReliabilityUnreliable {
-			if rel == ReliabilityUnreliable {
-				out[model] = rel
-			} else {
-				out[model] = ReliabilityApproximate
-			}
-		}
-	}
-	return out, rows.Err()
-}
-
-func (s *Server) modelCost(r cost.Row, transcript map[string]string) ModelCost {
+func (s *Server) modelCost(r cost.Row) ModelCost {
 	mc := ModelCost{Model: r.Model, Totals: totalsOf(r), Buckets: s.split(r)}
-	_, key, ok := s.opts.Prices.Lookup(r.Model)
+	_, key, ok := s.lookup(r.Model)
 	mc.PriceKnown, mc.PriceKey = ok, key
 	switch {
 	case !ok:
@@ -183,7 +150,7 @@ func (s *Server) modelCost(r cost.Row, transcript map[string]string) ModelCost {
 		mc.Reliability = ReliabilityAccurate
 	case r.ProxyTurns > 0:
 		mc.Reliability = ReliabilityMixed
-	case transcript[r.Model] == ReliabilityUnreliable:
+	case r.UnreliableTurns > 0:
 		mc.Reliability = ReliabilityUnreliable
 	default:
 		mc.Reliability = ReliabilityApproximate
@@ -220,10 +187,6 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := transcriptReliability(ctx, db, f)
-	if err != nil {
-		return nil, err
-	}
 	out.Total = totalsOf(total)
 	byModel, modelBuckets := map[string]*cost.Row{}, map[string]*Buckets{}
 	byProject, byClient := map[string]*groupCost{}, map[string]*groupCost{}
@@ -245,7 +208,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		dayInto(days, bucketOf(r), r, b)
 	}
 	for _, m := range byModel {
-		mc := s.modelCost(*m, rel)
+		mc := s.modelCost(*m)
 		mc.Buckets = *modelBuckets[m.Model]
 		out.Models = append(out.Models, mc)
 	}
@@ -334,4 +297,23 @@ func sortedDays(m map[string]*dayCost) []dayCost {
 	}
 	slices.SortFunc(out, func(a, b dayCost) int { return strings.Compare(a.Day, b.Day) })
 	return out
+}
+
+// priceOf is a price table lookup's answer.
+type priceOf struct {
+	price pricing.Price
+	key   string
+	ok    bool
+}
+
+// lookup is Prices.Lookup remembered per model name: a cost tab over months splits thousands of
+// rows among a handful of models, and a lookup normalizes the name each time.
+func (s *Server) lookup(model string) (pricing.Price, string, bool) {
+	if v, ok := s.prices.Load(model); ok {
+		p := v.(priceOf)
+		return p.price, p.key, p.ok
+	}
+	p, key, ok := s.opts.Prices.Lookup(model)
+	s.prices.Store(model, priceOf{p, key, ok})
+	return p, key, ok
 }

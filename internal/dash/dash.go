@@ -86,6 +86,8 @@ type Server struct {
 	mu sync.Mutex
 	st *store.Store
 
+	prices sync.Map // model name -> priceOf, see lookup
+
 	requests atomic.Int64
 }
 

@@ -110,6 +110,8 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 		return nil, err
 	}
 	out.Total = totalsOf(total)
+	// The proxy's turns, under their sessions' projects (each is in the cost figures once).
+	out.Counts.APITurns = total.ProxyTurns
 	days := map[string]*dayCost{}
 	byModel := map[string]*cost.Row{}
 	modelBuckets := map[string]*Buckets{}
@@ -129,19 +131,15 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 		c.CostUSD += r.CostUSD
 	}
 	out.CostOverTime = sortedDays(days)
-	rel, err := transcriptReliability(ctx, db, f)
-	if err != nil {
-		return nil, err
-	}
 	for _, m := range byModel {
-		mc := s.modelCost(*m, rel)
+		mc := s.modelCost(*m)
 		mc.Buckets = *modelBuckets[m.Model]
 		out.TopModels = append(out.TopModels, mc)
 	}
 	slices.SortFunc(out.TopModels, func(a, b ModelCost) int { return cmpCost(a.CostUSD, b.CostUSD, a.Model, b.Model) })
 	out.ModelsInTotal = len(out.TopModels)
 	out.TopModels = out.TopModels[:min(len(out.TopModels), 8)]
-	if out.Activity, err = activity(ctx, db, f, out.ActivityUnit); err != nil {
+	if out.Activity, err = actionActivity(ctx, db, f, out.ActivityUnit, q.now, &out.Counts, clients); err != nil {
 		return nil, err
 	}
 	if err := clientCounts(ctx, db, f, clients); err != nil {
@@ -165,7 +163,8 @@ func clientOf(m map[string]*clientActivity, client string) *clientActivity {
 	return c
 }
 
-// counts reads the headline figures. A session counts when it was seen in the window.
+// counts reads the headline figures but the actions' (see actionActivity). A session counts when
+// it was seen in the window.
 func counts(ctx context.Context, db *sql.DB, f filters) (Counts, error) {
 	var c Counts
 	qs := []struct {
@@ -174,9 +173,7 @@ func counts(ctx context.Context, db *sql.DB, f filters) (Counts, error) {
 		sel       string
 	}{
 		{"sessions", "last_seen", []any{&c.Sessions}, "count(*)"},
-		{"api_turns", "ts", []any{&c.APITurns}, "count(*)"},
 		{"token_usage", "ts", []any{&c.TokenRows}, "count(*)"},
-		{"actions", "ts", []any{&c.Actions, &c.Failures}, "count(*), coalesce(sum(success = 0), 0)"},
 	}
 	for _, x := range qs {
 		w, args := filterWhere(f, x.ts)
@@ -195,33 +192,43 @@ func activityUnit(f filters, now time.Time) string {
 	return "day"
 }
 
-// activity counts actions and failures per local hour or day.
-func activity(ctx context.Context, db *sql.DB, f filters, unit string) ([]activityPoint, error) {
-	format, layout := "%Y-%m-%d", "2006-01-02"
-	if unit == "hour" {
-		format, layout = "%Y-%m-%d %H:00", "2006-01-02 15:04"
+// actionActivity reads the window's tool calls in one pass over actionsSource, by local hour or
+// day and client: the headline counts, the activity chart and each client's share.
+func actionActivity(ctx context.Context, db *sql.DB, f filters, unit string, now time.Time, c *Counts, m map[string]*clientActivity) ([]activityPoint, error) {
+	src, args, err := actionsSource(ctx, db, f, unit == "day")
+	if err != nil {
+		return nil, err
 	}
-	w, args := filterWhere(f, "ts")
-	rows, err := db.QueryContext(ctx, "SELECT strftime('"+format+"', ts / 1000, 'unixepoch', 'localtime') AS b, count(*), coalesce(sum(success = 0), 0) FROM actions"+w+" GROUP BY b ORDER BY b", args...)
+	rows, err := db.QueryContext(ctx, "SELECT "+bucketExpr("ts", unit, f.Since, now)+" AS b, client, sum(actions), sum(failures) FROM ("+src+") GROUP BY b, client ORDER BY b", args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := []activityPoint{}
 	for rows.Next() {
-		var p activityPoint
-		if err := rows.Scan(&p.Label, &p.Actions, &p.Failures); err != nil {
+		var b int64
+		var client string
+		var n, fails int64
+		if err := rows.Scan(&b, &client, &n, &fails); err != nil {
 			return nil, err
 		}
-		if t, err := time.ParseInLocation(layout, p.Label, time.Local); err == nil {
-			p.T = t.Unix()
+		label, t := bucketLabel(b, unit)
+		if len(out) == 0 || out[len(out)-1].Label != label {
+			out = append(out, activityPoint{Label: label, T: t})
 		}
-		out = append(out, p)
+		p := &out[len(out)-1]
+		p.Actions += n
+		p.Failures += fails
+		c.Actions += n
+		c.Failures += fails
+		ca := clientOf(m, client)
+		ca.Actions += n
+		ca.Failures += fails
 	}
 	return out, rows.Err()
 }
 
-// clientCounts adds each client's sessions, actions and failures in the window.
+// clientCounts adds each client's sessions in the window.
 func clientCounts(ctx context.Context, db *sql.DB, f filters, m map[string]*clientActivity) error {
 	w, args := filterWhere(f, "last_seen")
 	rows, err := db.QueryContext(ctx, "SELECT client, count(*) FROM sessions"+w+" GROUP BY client", args...)
@@ -238,24 +245,6 @@ func clientCounts(ctx context.Context, db *sql.DB, f filters, m map[string]*clie
 		clientOf(m, client).Sessions = n
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	w, args = filterWhere(f, "ts")
-	rows, err = db.QueryContext(ctx, "SELECT client, count(*), coalesce(sum(success = 0), 0) FROM actions"+w+" GROUP BY client", args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var client string
-		var n, fails int64
-		if err := rows.Scan(&client, &n, &fails); err != nil {
-			return err
-		}
-		c := clientOf(m, client)
-		c.Actions, c.Failures = n, fails
-	}
 	return rows.Err()
 }
 

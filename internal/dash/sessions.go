@@ -1,7 +1,6 @@
 package dash
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -77,34 +76,69 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	rows, _, err := costRows(ctx, db, f, "session", "client")
-	if err != nil {
-		return nil, err
-	}
-	costs := make(map[string]cost.Row, len(rows))
-	for _, r := range rows {
-		costs[sessionKey(r.Client, r.SessionID)] = r
-	}
 	c := filterConds(f, "last_seen")
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sessions"+c.sql(), c.args...).Scan(&out.Total); err != nil {
 		return nil, err
 	}
 	offset := (page - 1) * limit
 	var list []Session
+	costs := map[string]cost.Row{}
 	if sort == "last_seen" {
+		// The page first, then the cost of its sessions only.
 		args := append(c.args, sql.Named("limit", limit), sql.Named("offset", offset))
-		list, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql()+" ORDER BY last_seen DESC, session_id LIMIT :limit OFFSET :offset", args...)
+		if list, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql()+" ORDER BY last_seen DESC, session_id LIMIT :limit OFFSET :offset", args...); err != nil {
+			return nil, err
+		}
+		if len(list) > 0 {
+			ids := make([]string, len(list))
+			for i, s := range list {
+				ids[i] = s.SessionID
+			}
+			rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"session", "client"}, Since: f.Since, Project: f.Project, Client: f.Client, SessionIDs: ids})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rep.Rows {
+				costs[sessionKey(r.Client, r.SessionID)] = r
+			}
+		}
 	} else {
-		// By cost: every session of the window is ranked (sessions are few next to their rows).
-		list, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql(), c.args...)
-		slices.SortFunc(list, func(a, b Session) int {
-			ca, cb := costs[sessionKey(a.Client, a.SessionID)].CostUSD, costs[sessionKey(b.Client, b.SessionID)].CostUSD
-			return cmp.Or(cmpCost(ca, cb, "", ""), cmp.Compare(b.LastSeen, a.LastSeen), strings.Compare(a.SessionID, b.SessionID))
-		})
-		list = list[min(offset, len(list)):min(offset+limit, len(list))]
-	}
-	if err != nil {
-		return nil, err
+		// By cost: the window's costs rank the sessions that had turns in it; the rest follow,
+		// newest first.
+		rows, _, err := costRows(ctx, db, f, "session", "client")
+		if err != nil {
+			return nil, err
+		}
+		var page []cost.Row
+		for _, r := range rows {
+			costs[sessionKey(r.Client, r.SessionID)] = r
+		}
+		if offset < len(rows) {
+			page = rows[offset:min(offset+limit, len(rows))]
+		}
+		if list, err = sessionsByKey(ctx, db, c, page); err != nil {
+			return nil, err
+		}
+		if len(list) < limit {
+			rest, err := querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql()+" ORDER BY last_seen DESC, session_id", c.args...)
+			if err != nil {
+				return nil, err
+			}
+			skip := max(offset-len(rows), 0)
+			for _, s := range rest {
+				if _, ok := costs[sessionKey(s.Client, s.SessionID)]; ok {
+					continue
+				}
+				if skip > 0 {
+					skip--
+					continue
+				}
+				if len(list) == limit {
+					break
+				}
+				list = append(list, s)
+			}
+		}
 	}
 	if err := addActionCounts(ctx, db, list); err != nil {
 		return nil, err
@@ -115,6 +149,35 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 		list[i].Tokens = r.InputTokens + r.OutputTokens + r.CacheReadTokens + r.CacheCreationTokens
 	}
 	out.Sessions = list
+	return out, nil
+}
+
+// sessionsByKey reads the sessions of rows, in their order, among those c selects.
+func sessionsByKey(ctx context.Context, db *sql.DB, c *conds, rows []cost.Row) ([]Session, error) {
+	if len(rows) == 0 {
+		return []Session{}, nil
+	}
+	cc := &conds{parts: slices.Clone(c.parts), args: slices.Clone(c.args)}
+	ph := make([]string, len(rows))
+	for i, r := range rows {
+		ph[i] = fmt.Sprintf(":id%d", i)
+		cc.args = append(cc.args, sql.Named(fmt.Sprintf("id%d", i), r.SessionID))
+	}
+	cc.add("session_id IN (" + strings.Join(ph, ", ") + ")")
+	found, err := querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+cc.sql(), cc.args...)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]Session{}
+	for _, s := range found {
+		byKey[sessionKey(s.Client, s.SessionID)] = s
+	}
+	out := make([]Session, 0, len(rows))
+	for _, r := range rows {
+		if s, ok := byKey[sessionKey(r.Client, r.SessionID)]; ok {
+			out = append(out, s)
+		}
+	}
 	return out, nil
 }
 
@@ -135,7 +198,7 @@ func querySessions(ctx context.Context, db *sql.DB, stmt string, args ...any) ([
 	return out, rows.Err()
 }
 
-// addActionCounts fills the actions and failures of a page of sessions, from the actions'
+// addActionCounts fills the actions and failures of a page of sessions, from the hourly rollup's
 // session index.
 func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
 	if len(list) == 0 {
@@ -149,7 +212,13 @@ func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
 		ph = append(ph, "?")
 		args = append(args, s.SessionID)
 	}
-	rows, err := db.QueryContext(ctx, "SELECT client, session_id, count(*), coalesce(sum(success = 0), 0) FROM actions WHERE session_id IN ("+strings.Join(ph, ",")+") GROUP BY client, session_id", args...)
+	table := "(SELECT client, session_id, 1 AS actions, coalesce(success = 0, 0) AS failures FROM actions)"
+	if ok, err := hasRollups(ctx, db); err != nil {
+		return err
+	} else if ok {
+		table = "actions_hourly"
+	}
+	rows, err := db.QueryContext(ctx, "SELECT client, session_id, sum(actions), sum(failures) FROM "+table+" WHERE session_id IN ("+strings.Join(ph, ",")+") GROUP BY client, session_id", args...)
 	if err != nil {
 		return err
 	}
@@ -254,13 +323,9 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := sessionReliability(ctx, db, sess.Client, sess.SessionID)
-	if err != nil {
-		return nil, err
-	}
 	for _, r := range rep.Rows {
 		r.SessionID, r.Client = sess.SessionID, sess.Client
-		mc := s.modelCost(r, rel)
+		mc := s.modelCost(r)
 		out.Models = append(out.Models, mc)
 		out.Buckets.add(mc.Buckets)
 	}

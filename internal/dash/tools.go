@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"time"
 )
 
 // toolRow is one client's use of one tool in the window.
@@ -48,11 +49,13 @@ func (s *Server) toolsAPI(ctx context.Context, q *query) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	c := filterConds(f, "ts")
-	c.add("tool != ''")
-	rows, err := db.QueryContext(ctx, `SELECT client, tool, count(*), coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0),
-       coalesce(avg(CASE WHEN duration_ms > 0 THEN duration_ms END), 0)
-  FROM actions`+c.sql()+` GROUP BY client, tool ORDER BY count(*) DESC, client, tool LIMIT 500`, c.args...)
+	src, args, err := actionsSource(ctx, db, f, out.Unit == "day")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT client, tool, sum(actions), sum(failures), sum(pending),
+       coalesce(sum(duration_ms) * 1.0 / nullif(sum(timed), 0), 0)
+  FROM (`+src+`) WHERE tool != '' GROUP BY client, tool ORDER BY sum(actions) DESC, client, tool LIMIT 500`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -71,19 +74,18 @@ func (s *Server) toolsAPI(ctx context.Context, q *query) (any, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out.Labels, out.Mix, err = actionMix(ctx, db, f, out.Unit)
+	out.Labels, out.Mix, err = actionMix(ctx, db, f, out.Unit, q.now)
 	return out, err
 }
 
 // actionMix counts actions per type and local hour or day; the maxMixTypes largest types keep
 // their own series.
-func actionMix(ctx context.Context, db *sql.DB, f filters, unit string) ([]string, []mixSeries, error) {
-	format := "%Y-%m-%d"
-	if unit == "hour" {
-		format = "%Y-%m-%d %H:00"
+func actionMix(ctx context.Context, db *sql.DB, f filters, unit string, now time.Time) ([]string, []mixSeries, error) {
+	src, args, err := actionsSource(ctx, db, f, unit == "day")
+	if err != nil {
+		return nil, nil, err
 	}
-	w, args := filterWhere(f, "ts")
-	rows, err := db.QueryContext(ctx, "SELECT strftime('"+format+"', ts / 1000, 'unixepoch', 'localtime') AS b, type, count(*) FROM actions"+w+" GROUP BY b, type ORDER BY b", args...)
+	rows, err := db.QueryContext(ctx, "SELECT "+bucketExpr("ts", unit, f.Since, now)+" AS b, type, sum(actions) FROM ("+src+") GROUP BY b, type ORDER BY b", args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -92,11 +94,13 @@ func actionMix(ctx context.Context, db *sql.DB, f filters, unit string) ([]strin
 	byType := map[string]map[int]int64{}
 	totals := map[string]int64{}
 	for rows.Next() {
-		var b, typ string
+		var ms int64
+		var typ string
 		var n int64
-		if err := rows.Scan(&b, &typ, &n); err != nil {
+		if err := rows.Scan(&ms, &typ, &n); err != nil {
 			return nil, nil, err
 		}
+		b, _ := bucketLabel(ms, unit)
 		if len(labels) == 0 || labels[len(labels)-1] != b {
 			labels = append(labels, b)
 		}

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 )
 
 // Rollups: usage_hourly and actions_hourly (migration 0005) sum the raw rows of each UTC hour. The
@@ -73,7 +76,8 @@ var usageAllSQL = `INSERT INTO usage_hourly SELECT ts - ts % 3600000 AS h, clien
   FROM (` + fmt.Sprintf(TurnsSQL, "1", "1") + `)
  GROUP BY h, client, session_id, project, model`
 
-const actionSums = `count(*), coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0)`
+const actionSums = `count(*), coalesce(sum(success = 0), 0), coalesce(sum(success IS NULL), 0),
+       coalesce(sum(duration_ms > 0), 0), coalesce(sum(CASE WHEN duration_ms > 0 THEN duration_ms END), 0)`
 
 const actionsHourSQL = `INSERT INTO actions_hourly SELECT :hour, client, session_id, project, type, tool, ` + actionSums + `
   FROM actions WHERE ts >= :hour AND ts < :hour + 3600000
@@ -135,7 +139,133 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	if err := do(d.usage, "usage_hourly", usageHourSQL, sql.Named("window", JoinWindowMs)); err != nil {
 		return err
 	}
-	return do(d.actions, "actions_hourly", actionsHourSQL)
+	if err := do(d.actions, "actions_hourly", actionsHourSQL); err != nil {
+		return err
+	}
+	if !WholeHourZone() {
+		return nil
+	}
+	days := map[int64]bool{}
+	for h := range d.actions {
+		days[LocalDay(h)] = true
+	}
+	return refreshDays(ctx, tx, days)
+}
+
+const actionsDaySQL = `INSERT INTO actions_daily SELECT :day, client, type, tool, sum(actions), sum(failures),
+       sum(pending), sum(timed), sum(duration_ms)
+  FROM actions_hourly WHERE hour >= :day AND hour < :next GROUP BY client, type, tool`
+
+// refreshDays recomputes actions_daily's days (local midnights, ms) from actions_hourly.
+func refreshDays(ctx context.Context, tx *sql.Tx, days map[int64]bool) error {
+	del, err := tx.PrepareContext(ctx, "DELETE FROM actions_daily WHERE day = ?")
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	ins, err := tx.PrepareContext(ctx, actionsDaySQL)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for _, d := range slices.Sorted(maps.Keys(days)) {
+		if _, err := del.ExecContext(ctx, d); err != nil {
+			return fmt.Errorf("rollup actions_daily: %w", err)
+		}
+		if _, err := ins.ExecContext(ctx, sql.Named("day", d), sql.Named("next", NextLocalDay(d))); err != nil {
+			return fmt.Errorf("rollup actions_daily: %w", err)
+		}
+	}
+	return nil
+}
+
+// rebuildDays recomputes actions_daily whole in the current zone and records the zone.
+func rebuildDays(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM actions_daily"); err != nil {
+		return err
+	}
+	zone := ZoneKey()
+	if WholeHourZone() {
+		var lo, hi sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT min(hour), max(hour) FROM actions_hourly").Scan(&lo, &hi); err != nil {
+			return err
+		}
+		days := map[int64]bool{}
+		for d := LocalDay(lo.Int64); lo.Valid && d <= hi.Int64; d = NextLocalDay(d) {
+			days[d] = true
+		}
+		if err := refreshDays(ctx, tx, days); err != nil {
+			return err
+		}
+	} else {
+		zone = "" // no daily rollup in this zone
+	}
+	_, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO rollup_state (key, value) VALUES ('zone', ?)", zone)
+	return err
+}
+
+// ZoneKey identifies the local time zone by its names and offsets through the year; readers use
+// actions_daily only when the writer kept it in the zone they are in.
+func ZoneKey() string {
+	y := time.Now().Year()
+	var b strings.Builder
+	for _, m := range []time.Month{time.January, time.April, time.July, time.October} {
+		name, off := time.Date(y, m, 1, 12, 0, 0, 0, time.Local).Zone()
+		fmt.Fprintf(&b, "%s%+d;", name, off)
+	}
+	return b.String()
+}
+
+// WholeHourZone reports whether the local zone's offsets are whole hours, so that local days are
+// made of whole UTC hours.
+func WholeHourZone() bool {
+	y := time.Now().Year()
+	for _, m := range []time.Month{time.January, time.April, time.July, time.October} {
+		if _, off := time.Date(y, m, 1, 12, 0, 0, 0, time.Local).Zone(); off%3600 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// LocalDay is the Unix ms of the local midnight starting the day that holds ms.
+func LocalDay(ms int64) int64 {
+	t := time.UnixMilli(ms).In(time.Local)
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.Local).UnixMilli()
+}
+
+// NextLocalDay is the local midnight after the one at day (ms).
+func NextLocalDay(day int64) int64 {
+	t := time.UnixMilli(day).In(time.Local)
+	y, m, d := t.Date()
+	return time.Date(y, m, d+1, 0, 0, 0, 0, time.Local).UnixMilli()
+}
+
+// KeepZone rebuilds actions_daily when the local zone is not the one it was kept in (the writer
+// calls it at start).
+func (s *Store) KeepZone(ctx context.Context) error {
+	var zone string
+	err := s.DB.QueryRowContext(ctx, "SELECT value FROM rollup_state WHERE key = 'zone'").Scan(&zone)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	want := ZoneKey()
+	if !WholeHourZone() {
+		want = ""
+	}
+	if err == nil && zone == want {
+		return nil
+	}
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := rebuildDays(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // RefreshRollups recomputes the rollups of the hours holding the given times (ms), for changes
@@ -169,7 +299,7 @@ func rebuildRollups(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, usageAllSQL, sql.Named("window", JoinWindowMs)); err != nil {
 		return fmt.Errorf("rebuild rollups: %w", err)
 	}
-	return nil
+	return rebuildDays(ctx, tx)
 }
 
 // RebuildRollups recomputes both rollups from all raw rows, in one transaction. The writer does it
@@ -185,4 +315,54 @@ func (s *Store) RebuildRollups(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// LocalBucketSQL is an SQL expression of the start (Unix ms) of the local hour or day holding col
+// (Unix ms), computed with the zone's offsets in [from, to] (from zero: five years back): SQLite's
+// 'localtime' modifier costs a C library call per row, this costs a few comparisons. An hour's
+// rollup row is bucketed by its start: in a zone whose offset is not a whole number of hours, a
+// chart bar may take half an hour of its neighbour's calls (totals are unchanged).
+func LocalBucketSQL(col, unit string, from, to time.Time) string {
+	size := HourMs
+	if unit == "day" {
+		size = 24 * HourMs
+	}
+	off := offsetExpr(col, from, to)
+	return fmt.Sprintf("((%[1]s + %[2]s) - (%[1]s + %[2]s) %% %[3]d - %[2]s)", col, off, size)
+}
+
+// offsetExpr is the local zone's UTC offset in ms at col, as a CASE over the offset changes
+// between from and to.
+func offsetExpr(col string, from, to time.Time) string {
+	if from.IsZero() {
+		from = to.AddDate(-5, 0, 0)
+	}
+	offMs := func(t time.Time) int64 { _, o := t.In(time.Local).Zone(); return int64(o) * 1000 }
+	type change struct{ at, off int64 }
+	first := offMs(from)
+	var changes []change
+	cur := first
+	for d := from; d.Before(to.Add(24 * time.Hour)); d = d.Add(24 * time.Hour) {
+		if o := offMs(d); o != cur {
+			// Find the hour it changed.
+			h := d.Add(-24 * time.Hour)
+			for offMs(h) == cur {
+				h = h.Add(time.Hour)
+			}
+			changes = append(changes, change{h.Truncate(time.Hour).UnixMilli(), o})
+			cur = o
+		}
+	}
+	if len(changes) == 0 {
+		return fmt.Sprint(first)
+	}
+	var b strings.Builder
+	b.WriteString("CASE")
+	prev := first
+	for _, c := range changes {
+		fmt.Fprintf(&b, " WHEN %s < %d THEN %d", col, c.at, prev)
+		prev = c.off
+	}
+	fmt.Fprintf(&b, " ELSE %d END", prev)
+	return b.String()
 }

@@ -21,6 +21,7 @@ func dumpRollups(t *testing.T, s *store.Store) [][]any {
 	for _, q := range []string{
 		"SELECT * FROM usage_hourly ORDER BY hour, client, session_id, project, model",
 		"SELECT * FROM actions_hourly ORDER BY hour, client, session_id, project, type, tool",
+		"SELECT * FROM actions_daily ORDER BY day, client, type, tool",
 	} {
 		rows, err := s.DB.Query(q)
 		if err != nil {
@@ -130,6 +131,12 @@ func TestRollups_IncrementalEqualsRebuild(t *testing.T) {
 	}
 	if raw == 0 || raw != rolled {
 		t.Fatalf("actions: %d raw, %d in the rollup", raw, rolled)
+	}
+	if err := s.DB.QueryRow("SELECT sum(actions) FROM actions_daily").Scan(&rolled); err != nil {
+		t.Fatal(err)
+	}
+	if raw != rolled {
+		t.Fatalf("actions: %d raw, %d in the daily rollup", raw, rolled)
 	}
 	var turns, rolledTurns int64
 	q := fmt.Sprintf("SELECT count(*) FROM ("+store.TurnsSQL+")", "1", "1")

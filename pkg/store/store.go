@@ -91,6 +91,10 @@ func OpenWriter(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.KeepZone(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: daily rollup: %w", path, err)
+	}
 	return s, nil
 }
 

@@ -27,7 +27,8 @@ CREATE INDEX usage_hourly_session ON usage_hourly(session_id, client);
 CREATE INDEX usage_hourly_project ON usage_hourly(project, hour);
 
 -- actions_hourly: tool calls by client, session, project, type and tool; failures are results
--- with success = 0, pending calls have no result yet.
+-- with success = 0, pending calls have no result yet; duration_ms sums the durations of the timed
+-- calls (duration_ms > 0).
 CREATE TABLE actions_hourly (
     hour       INTEGER NOT NULL,
     client     TEXT NOT NULL,
@@ -38,7 +39,33 @@ CREATE TABLE actions_hourly (
     actions    INTEGER NOT NULL,
     failures   INTEGER NOT NULL,
     pending    INTEGER NOT NULL,
+    timed      INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
     PRIMARY KEY (hour, client, session_id, project, type, tool)
 ) WITHOUT ROWID;
 CREATE INDEX actions_hourly_session ON actions_hourly(session_id, client);
 CREATE INDEX actions_hourly_project ON actions_hourly(project, hour);
+
+-- actions_daily: actions_hourly by local day (day: Unix ms of the local midnight in the writer's
+-- time zone, recorded in rollup_state as 'zone'), client, type and tool, for windows of weeks.
+-- Not kept in a zone whose offset is not a whole number of hours.
+CREATE TABLE actions_daily (
+    day         INTEGER NOT NULL,
+    client      TEXT NOT NULL,
+    type        TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    actions     INTEGER NOT NULL,
+    failures    INTEGER NOT NULL,
+    pending     INTEGER NOT NULL,
+    timed       INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    PRIMARY KEY (day, client, type, tool)
+) WITHOUT ROWID;
+
+CREATE TABLE rollup_state (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- The dashboard's count of a project's token rows.
+CREATE INDEX token_usage_project ON token_usage(project, ts);
