@@ -127,6 +127,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			upCommand(), downCommand(), statusCommand(), restartCommand(), logsCommand(), tailCommand(),
 			costCommand(), scanCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
 			initCommand(), uninstallCommand(),
+			serviceCommand(),
 		},
 		HideVersion: false,
 	}
