@@ -17,9 +17,9 @@ import (
 	"github.com/observerhq/observer/pkg/project"
 )
 
-// hookPayload holds the fields observer keeps from a Claude Code or Codex hook call. Everything
-// else in the payload (tool inputs and outputs, prompts) is read past and never stored: the
-// transcripts are the source for those, scrubbed.
+// hookPayload holds the fields observer keeps from a Claude Code, Codex or Cursor hook call.
+// Everything else in the payload (tool inputs and outputs, prompts) is read past and never stored:
+// the transcripts are the source for those, scrubbed.
 type hookPayload struct {
 	SessionID        string `json:"session_id"`
 	TranscriptPath   string `json:"transcript_path"`
@@ -31,12 +31,16 @@ type hookPayload struct {
 	Trigger          string `json:"trigger"`           // PreCompact: manual, auto
 	NotificationType string `json:"notification_type"` // Notification
 	Reason           string `json:"reason"`            // SessionEnd
+
+	// Cursor: the session is conversation_id; the cwd, for most events, the first workspace root.
+	ConversationID string   `json:"conversation_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
 }
 
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "hook",
-		Usage: "record a Claude Code or Codex hook call (reads the hook's JSON on stdin)",
+		Usage: "record a Claude Code, Codex or Cursor hook call (reads the hook's JSON on stdin)",
 		Description: `Point a client's hooks at this command. It reads the hook payload on stdin, publishes a hook
 event (session id, cwd, transcript path, event name, tool name) and returns at once. It never prints
 anything on stdout and never exits 2, so it can never approve, deny or change a tool call. When the
@@ -50,7 +54,7 @@ Claude Code calls Stop at the end of every turn, so a session is finalized betwe
 Exit codes: 0 published or spooled; 65 the payload is not JSON, has no hook_event_name, or is larger
 than [hook] max_payload_bytes; 1 the event could be neither published nor spooled.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "client that calls the hook: claude-code or codex (default: guessed from the transcript path)"},
+			&cli.StringFlag{Name: "client", Usage: "client that calls the hook: claude-code, codex or cursor (default: guessed from the transcript path)"},
 			&cli.Int64Flag{Name: "max-bytes", Usage: "largest payload accepted (default: [hook] max_payload_bytes)"},
 		},
 		Action: runHook,
@@ -80,6 +84,12 @@ func runHook(c *cli.Context) error {
 	}
 	if p.HookEventName == "" {
 		return withCode(ExitBadInput, fmt.Errorf("hook: payload has no hook_event_name; event dropped"))
+	}
+	if p.SessionID == "" {
+		p.SessionID = p.ConversationID
+	}
+	if p.Cwd == "" && len(p.WorkspaceRoots) > 0 {
+		p.Cwd = p.WorkspaceRoots[0]
 	}
 	client := c.String("client")
 	if client == "" {

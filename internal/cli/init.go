@@ -16,36 +16,54 @@ import (
 	"github.com/observerhq/observer/pkg/config"
 )
 
-const initDescription = `Edits the AI clients' own configuration: Claude Code (~/.claude.json, or
-$CLAUDE_CONFIG_DIR/.claude.json), Codex ($CODEX_HOME/config.toml, default ~/.codex/config.toml) and
-Cursor (~/.cursor/mcp.json).
+const initDescription = `Edits the AI clients' own configuration for observer. With no --hooks, --mcp or --wrap it
+does --hooks.
 
-  --mcp         registers observer-mcp as the user-wide MCP server "observer" (--name), with the
-                absolute path of the observer-mcp installed beside observerctl (else on PATH), and
-                --home when observer's home is not ~/.observer.
+  --hooks       registers observerctl's hook handler (` + "`observerctl hook --client NAME`" + `, by the absolute
+                path of this observerctl, with --home when observer's home is not ~/.observer) for
+                the clients' lifecycle and tool events: Claude Code ($CLAUDE_CONFIG_DIR/settings.json,
+                default ~/.claude/settings.json: SessionStart, UserPromptSubmit, PreToolUse,
+                PostToolUse, Notification, PreCompact, SubagentStop, Stop, SessionEnd), Codex
+                ($CODEX_HOME/hooks.json, default ~/.codex/hooks.json: the same and PostCompact,
+                SubagentStart) and Cursor (~/.cursor/hooks.json: sessionStart, postToolUse,
+                afterShellExecution, afterMCPExecution, afterFileEdit, preCompact, subagentStop,
+                stop, sessionEnd). One entry is appended to each event's list; the entries hold a
+                command only. The handler only observes: it prints nothing, never blocks or decides
+                anything, and exits 0 at once (spooling the event) when observer is down. Codex
+                runs a new hook only once you trust it: start codex and review it with /hooks.
+  --mcp         registers observer-mcp as the user-wide MCP server "observer" (--name) in Claude
+                Code (~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json), Codex
+                ($CODEX_HOME/config.toml) and Cursor (~/.cursor/mcp.json), with the absolute path
+                of the observer-mcp installed beside observerctl (else on PATH), and --home when
+                observer's home is not ~/.observer.
   --wrap NAME   rewrites the existing stdio MCP server NAME (in Claude Code: the user's and each
                 project's) to run as ` + "`observer-mcp wrap -- COMMAND ARGS...`" + `, so that its tool calls are
                 recorded; its env and other settings stay. Repeatable.
 
-Only the keys named above change: every other key keeps its place and spelling, and TOML comments
-stay. Every file is checked before the first is written; each written file is first copied to
-FILE.observer-backup-<time> (mode 0600) and then replaced atomically, keeping its mode. What was
-changed, and what it replaced, is recorded in $OBSERVER_HOME/install.json for ` + "`observerctl uninstall`" + `.
-Running init again changes nothing. --dry-run prints the changes as unified diffs and writes
-nothing. Restart the clients (or start a new session) to load the change.
+Clients: every client found (its config directory exists, or its command is on PATH; for --mcp
+and --wrap, its config file or directory), or those named with --client.
+
+Only the keys and list entries named above change: every other key, and every hook of yours,
+keeps its place and spelling, and TOML comments stay. Every file is checked before the first is
+written; each written file is first copied to FILE.observer-backup-<time> (mode 0600) and then
+replaced atomically, keeping its mode. What was changed, and what it replaced, is recorded in
+$OBSERVER_HOME/install.json for ` + "`observerctl uninstall`" + `. Running init again changes nothing (an
+event that already runs ` + "`observerctl hook`" + ` gets no second entry). --dry-run prints the changes as
+unified diffs and writes nothing. Restart the clients (or start a new session) to load the change.
 
 Exit codes: 0 done (or nothing to change); 1 failure, such as a file that changed while it was
-edited (run again); 64 usage error (nothing asked, an unknown client, --wrap NAME that no selected
-client has); 65 a config file that is not valid JSON or TOML, a server entry written in a form
+edited (run again); 64 usage error (an unknown client, --wrap NAME that no selected client has);
+65 a config file that is not valid JSON or TOML, a server entry or hooks list written in a form
 observerctl does not edit, or a server name already taken (nothing is written in these cases); 69
 no client found (name one with --client) or observer-mcp not found (build it, or pass --mcp-bin).`
 
 func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "init",
-		Usage:       "register observer-mcp with Claude Code, Codex and Cursor, or route their MCP servers through it",
+		Usage:       "register observer's hooks (and optionally observer-mcp) with Claude Code, Codex and Cursor",
 		Description: initDescription,
 		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "hooks", Usage: "register observerctl hook for the clients' events (the default)"},
 			&cli.BoolFlag{Name: "mcp", Usage: "register observer-mcp as an MCP server"},
 			&cli.StringSliceFlag{Name: "wrap", Usage: "run the MCP server `NAME` through observer-mcp wrap (repeatable)"},
 			&cli.StringSliceFlag{Name: "client", Usage: "claude-code, codex or cursor (repeatable; default: every client found)"},
@@ -62,10 +80,12 @@ func uninstallCommand() *cli.Command {
 		Name:  "uninstall",
 		Usage: "undo what observerctl init changed in the clients' configuration",
 		Description: `Restores exactly the keys $OBSERVER_HOME/install.json says init set: a key init added is
-removed, a key it changed gets its previous text back; nothing else in the files changes, so edits
-made since to other keys stay. A key whose value is no longer the one init set (you edited it) is
-left alone, with the keys set with it, and stays recorded; --force restores it anyway. Each
-written file is backed up first, as init does. --dry-run prints the diffs and writes nothing.
+removed, a key it changed gets its previous text back, and each hook entry init appended is
+removed from its list (a list or file init created goes when it is empty again); nothing else in
+the files changes, so edits made since to other keys and your own hooks stay. A key or hook entry
+whose value is no longer the one init set (you edited it) is left alone, with the keys set with
+it, and stays recorded; --force restores (or removes) it anyway. Each written file is backed up
+first, as init does. --dry-run prints the diffs and writes nothing.
 
 Exit codes: 0 done (or nothing to undo); 1 failure, or some keys were left because they changed
 since init; 65 a config file or the manifest that does not parse (nothing is written).`,
@@ -82,9 +102,8 @@ func runInit(c *cli.Context) error {
 		return usageErr("init takes no arguments, got %q", c.Args().First())
 	}
 	wraps := splitList(c.StringSlice("wrap"))
-	if !c.Bool("mcp") && len(wraps) == 0 {
-		return usageErr("nothing to do: pass --mcp, --wrap NAME, or both (see observerctl init --help)")
-	}
+	mcp := c.Bool("mcp")
+	hooks := c.Bool("hooks") || !mcp && len(wraps) == 0
 	name := c.String("name")
 	if name == "" {
 		return usageErr("--name must not be empty")
@@ -97,30 +116,51 @@ func runInit(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("find your home directory: %w", err)
 	}
-	locs, err := selectClients(splitList(c.StringSlice("client")), userHome)
-	if err != nil {
-		return err
-	}
-	bin, err := observerMCPPath(c.String("mcp-bin"))
-	if err != nil {
-		return err
-	}
-	server := clientconfig.Server{Command: bin}
+	names := splitList(c.StringSlice("client"))
+	var homeArg string
 	if home != filepath.Join(userHome, ".observer") {
-		server.Args = []string{"--home", home}
+		homeArg = home
 	}
 
 	seen := map[string]int{}
 	var targets []clientconfig.Target
-	for _, l := range locs {
-		var plans []func(*clientconfig.Doc) ([]clientconfig.Edit, []string, error)
-		if c.Bool("mcp") {
-			plans = append(plans, clientconfig.RegisterPlan(l.Client, name, server))
+	var mcpLocs []clientconfig.Location
+	if mcp || len(wraps) > 0 {
+		if mcpLocs, err = selectClients(names, clientconfig.Locate(userHome, os.Getenv), ""); err != nil {
+			return err
 		}
-		if len(wraps) > 0 {
-			plans = append(plans, clientconfig.WrapPlan(l.Client, wraps, server, seen))
+		bin, err := observerMCPPath(c.String("mcp-bin"))
+		if err != nil {
+			return err
 		}
-		targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: joinPlans(plans)})
+		server := clientconfig.Server{Command: bin}
+		if homeArg != "" {
+			server.Args = []string{"--home", homeArg}
+		}
+		for _, l := range mcpLocs {
+			var plans []func(*clientconfig.Doc) ([]clientconfig.Edit, []string, error)
+			if mcp {
+				plans = append(plans, clientconfig.RegisterPlan(l.Client, name, server))
+			}
+			if len(wraps) > 0 {
+				plans = append(plans, clientconfig.WrapPlan(l.Client, wraps, server, seen))
+			}
+			targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: joinPlans(plans)})
+		}
+	}
+	if hooks {
+		locs, err := selectClients(names, clientconfig.LocateHooks(userHome, os.Getenv, exec.LookPath), ", and claude, codex, cursor on PATH")
+		if err != nil {
+			return err
+		}
+		ctl, err := observerctlPath()
+		if err != nil {
+			return err
+		}
+		for _, l := range locs {
+			command := clientconfig.HookCommand(ctl, homeArg, l.Client)
+			targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: clientconfig.HooksPlan(l, command)})
+		}
 	}
 	checkWraps := func() error {
 		var missing []string
@@ -130,7 +170,7 @@ func runInit(c *cli.Context) error {
 			}
 		}
 		if len(missing) > 0 {
-			return usageErr("--wrap: no stdio MCP server named %s in %s; nothing written", strings.Join(missing, ", "), clientNames(locs))
+			return usageErr("--wrap: no stdio MCP server named %s in %s; nothing written", strings.Join(missing, ", "), clientNames(mcpLocs))
 		}
 		return nil
 	}
@@ -202,9 +242,9 @@ func observerHome(c *cli.Context) (string, error) {
 	return filepath.Abs(home)
 }
 
-// selectClients returns the named clients' config locations, or every client found.
-func selectClients(names []string, userHome string) ([]clientconfig.Location, error) {
-	all := clientconfig.Locate(userHome, os.Getenv)
+// selectClients returns the named clients' locations among all, or every client found; also says
+// what else was looked for.
+func selectClients(names []string, all []clientconfig.Location, also string) ([]clientconfig.Location, error) {
 	if len(names) == 0 {
 		var found []clientconfig.Location
 		for _, l := range all {
@@ -217,7 +257,7 @@ func selectClients(names []string, userHome string) ([]clientconfig.Location, er
 			for _, l := range all {
 				where = append(where, l.File)
 			}
-			return nil, withCode(ExitUnavailable, fmt.Errorf("no AI client found (looked for %s); name one with --client to create its config", strings.Join(where, ", ")))
+			return nil, withCode(ExitUnavailable, fmt.Errorf("no AI client found (looked for %s%s); name one with --client to create its config", strings.Join(where, ", "), also))
 		}
 		return found, nil
 	}
@@ -258,6 +298,18 @@ func observerMCPPath(flag string) (string, error) {
 		return filepath.Abs(p)
 	}
 	return "", withCode(ExitUnavailable, fmt.Errorf("observer-mcp not found beside observerctl (%s) or on PATH: build it (make build) or pass --mcp-bin", beside))
+}
+
+// observerctlPath is the absolute path of the running observerctl, which the clients' hooks run.
+func observerctlPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find observerctl's own path for the hook command: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return filepath.Abs(exe)
 }
 
 // configErr gives clientconfig's errors their exit codes.

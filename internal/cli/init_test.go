@@ -4,14 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/observerhq/observer/internal/clientconfig"
+	"github.com/observerhq/observer/internal/fakeapi"
 	"github.com/observerhq/observer/internal/realclient"
+	"github.com/observerhq/observer/pkg/event"
 )
 
 // ctlEnv is a user's home and observer's home for an in-process observerctl.
@@ -144,12 +152,6 @@ func TestInit_MCPDryRunThenInitThenUninstall(t *testing.T) {
 }
 
 func TestInit_ExitCodes(t *testing.T) {
-	t.Run("nothing asked", func(t *testing.T) {
-		newCtlEnv(t)
-		if code, _, errOut := runCtl(t, "init"); code != ExitUsage || !strings.Contains(errOut, "--mcp") {
-			t.Errorf("exit %d, %s", code, errOut)
-		}
-	})
 	t.Run("unknown client", func(t *testing.T) {
 		e := newCtlEnv(t)
 		if code, _, errOut := runCtl(t, "init", "--mcp", "--client", "vim", "--mcp-bin", e.bin); code != ExitUsage || !strings.Contains(errOut, "claude-code, codex, cursor") {
@@ -339,4 +341,436 @@ func toStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// mainEnv makes this test binary run as observerctl (see TestMain): the hook command init
+// registers is this binary's path, and a client running it gets the real observerctl.
+const mainEnv = "OBSERVERCTL_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		os.Exit(Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// hookFiles are a user's three hooks files, and their MCP configs, holding hooks and servers of
+// the user's own, written in different styles.
+type hookFiles struct {
+	settings, codexHooks, cursorHooks, claudeJSON, codexTOML string
+}
+
+const userSettings = "{\r\n\t\"permissions\": {\r\n\t\t\"allow\": [\"Bash(ls:*)\"]\r\n\t},\r\n\t\"hooks\": {\r\n\t\t\"Stop\": [\r\n\t\t\t{\r\n\t\t\t\t\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]\r\n\t\t\t}\r\n\t\t],\r\n\t\t\"PreToolUse\": [\r\n\t\t\t{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"~/bin/guard\", \"timeout\": 5}]}\r\n\t\t]\r\n\t}\r\n}\r\n"
+
+const userCodexHooks = `{"hooks":{"SessionStart":[{"matcher":"startup","hooks":[{"type":"command","command":"sh ~/start.sh"}]}],"PermissionRequest":[{"hooks":[{"type":"command","command":"perm"}]}]}}`
+
+func writeHookFiles(t *testing.T, e *ctlEnv) hookFiles {
+	t.Helper()
+	f := hookFiles{
+		settings:    filepath.Join(e.home, ".claude", "settings.json"),
+		codexHooks:  filepath.Join(e.codexHome, "hooks.json"),
+		cursorHooks: filepath.Join(e.home, ".cursor", "hooks.json"),
+		claudeJSON:  filepath.Join(e.home, ".claude.json"),
+		codexTOML:   filepath.Join(e.codexHome, "config.toml"),
+	}
+	write(t, f.settings, userSettings)
+	write(t, f.codexHooks, userCodexHooks)
+	os.MkdirAll(filepath.Dir(f.cursorHooks), 0o700) // Cursor is set up, without hooks yet
+	write(t, f.claudeJSON, cliClaude)
+	write(t, f.codexTOML, cliCodex)
+	return f
+}
+
+func (f hookFiles) originals() map[string]string {
+	return map[string]string{f.settings: userSettings, f.codexHooks: userCodexHooks, f.claudeJSON: cliClaude, f.codexTOML: cliCodex}
+}
+
+// hookCommandFor is the command init registers here: this binary, stood in for observerctl.
+func hookCommandFor(t *testing.T, e *ctlEnv, client string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe + " --home " + e.obs + " hook --client " + client
+}
+
+// hookCommands returns every "command" string in a JSON hooks file, by event.
+func hookCommands(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	var doc struct {
+		Hooks map[string][]struct {
+			Command string `json:"command"`
+			Hooks   []struct {
+				Command string `json:"command"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal([]byte(read(t, path)), &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out := map[string][]string{}
+	for ev, groups := range doc.Hooks {
+		for _, g := range groups {
+			if g.Command != "" {
+				out[ev] = append(out[ev], g.Command)
+			}
+			for _, h := range g.Hooks {
+				out[ev] = append(out[ev], h.Command)
+			}
+		}
+	}
+	return out
+}
+
+// TestInit_HooksThenUninstall: plain init registers the hook for every client found, beside the
+// user's own hooks; init again changes nothing; with --mcp on top, uninstall gives every file back
+// byte for byte and removes the hooks file init created.
+func TestInit_HooksThenUninstall(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+
+	code, out, errOut := runCtl(t, "init", "--dry-run")
+	if code != ExitOK {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"--- " + f.settings + "\n", "--- " + f.codexHooks + "\n", "--- " + f.cursorHooks + "\n",
+		hookCommandFor(t, e, "cursor"), "dry run: nothing written"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(f.cursorHooks); !os.IsNotExist(err) {
+		t.Fatal("dry run created Cursor's hooks.json")
+	}
+
+	code, out, errOut = runCtl(t, "init")
+	if code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"added an entry to hooks.PreToolUse (observer hook)", "backup: " + f.settings + ".observer-backup-",
+		"note: Codex runs a new hook only once you trust it", "observerctl uninstall"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init output lacks %q:\n%s", want, out)
+		}
+	}
+	for client, file := range map[string]string{"claude-code": f.settings, "codex": f.codexHooks, "cursor": f.cursorHooks} {
+		cmds := hookCommands(t, file)
+		want := hookCommandFor(t, e, client)
+		for _, ev := range clientconfig.HookEvents[client] {
+			if c := cmds[ev]; len(c) == 0 || c[len(c)-1] != want {
+				t.Errorf("%s: %s runs %q, want %q last", client, ev, c, want)
+			}
+		}
+	}
+	// The user's hooks are still there and first.
+	if c := hookCommands(t, f.settings); !slices.Equal(c["Stop"], []string{"notify-send done", hookCommandFor(t, e, "claude-code")}) ||
+		c["PreToolUse"][0] != "~/bin/guard" {
+		t.Errorf("settings.json hooks: %v", c)
+	}
+	if c := hookCommands(t, f.codexHooks); !slices.Equal(c["PermissionRequest"], []string{"perm"}) {
+		t.Errorf("codex PermissionRequest %v: observer must not hook decision events", c["PermissionRequest"])
+	}
+	if s := read(t, f.settings); strings.Count(s, "\n") != strings.Count(s, "\r\n") || !strings.Contains(s, "\t\t\t{\r\n\t\t\t\t\"matcher\": \"*\",\r\n") {
+		t.Errorf("settings.json lost its tabs and CRLF:\n%q", s)
+	}
+	if s := read(t, f.claudeJSON); s != cliClaude {
+		t.Error("init --hooks touched .claude.json")
+	}
+	after := map[string]string{f.settings: read(t, f.settings), f.codexHooks: read(t, f.codexHooks), f.cursorHooks: read(t, f.cursorHooks)}
+
+	code, out, _ = runCtl(t, "init", "--hooks")
+	if code != ExitOK || !strings.Contains(out, "nothing to change") {
+		t.Errorf("second init: exit %d\n%s", code, out)
+	}
+	for file, want := range after {
+		if read(t, file) != want {
+			t.Errorf("second init changed %s", file)
+		}
+	}
+
+	if code, out, errOut := runCtl(t, "init", "--hooks", "--mcp", "--mcp-bin", e.bin); code != ExitOK || !strings.Contains(out, "mcpServers.observer") {
+		t.Fatalf("init --hooks --mcp: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCtl(t, "uninstall")
+	if code != ExitOK {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for file, want := range f.originals() {
+		if got := read(t, file); got != want {
+			t.Errorf("uninstall did not restore %s:\n%q\nwant\n%q", file, got, want)
+		}
+	}
+	if _, err := os.Stat(f.cursorHooks); !os.IsNotExist(err) {
+		t.Errorf("uninstall left the hooks.json init created (%v)", err)
+	}
+	if !strings.Contains(out, "removed the entry init added to hooks.Stop") || !strings.Contains(out, "removed the file, which init had created") {
+		t.Errorf("uninstall output:\n%s", out)
+	}
+}
+
+// TestInit_HooksClients: clients are found by their directories or their commands on PATH;
+// --client picks; none found is exit 69.
+func TestInit_HooksClients(t *testing.T) {
+	t.Run("command on PATH", func(t *testing.T) {
+		e := newCtlEnv(t)
+		os.Remove(e.codexHome)
+		bin := t.TempDir()
+		write(t, filepath.Join(bin, "claude"), "#!/bin/sh\n")
+		os.Chmod(filepath.Join(bin, "claude"), 0o755)
+		t.Setenv("PATH", bin)
+		code, out, errOut := runCtl(t, "init")
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if c := hookCommands(t, filepath.Join(e.home, ".claude", "settings.json")); len(c) != len(clientconfig.HookEvents["claude-code"]) {
+			t.Errorf("settings.json hooks %v", c)
+		}
+		if strings.Contains(out, "codex") || strings.Contains(out, ".cursor") {
+			t.Errorf("init touched a client that is not installed:\n%s", out)
+		}
+	})
+	t.Run("--client", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		code, out, errOut := runCtl(t, "init", "--client", "cursor")
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(e.codexHome, "hooks.json")); !os.IsNotExist(err) {
+			t.Error("--client cursor wrote Codex's hooks")
+		}
+		var doc struct {
+			Version int `json:"version"`
+		}
+		if json.Unmarshal([]byte(read(t, filepath.Join(e.home, ".cursor", "hooks.json"))), &doc); doc.Version != 1 {
+			t.Errorf("Cursor's hooks.json version %d, want 1", doc.Version)
+		}
+	})
+	t.Run("none found", func(t *testing.T) {
+		e := newCtlEnv(t)
+		os.Remove(e.codexHome)
+		t.Setenv("PATH", t.TempDir())
+		if code, _, errOut := runCtl(t, "init"); code != ExitUnavailable || !strings.Contains(errOut, "--client") {
+			t.Errorf("exit %d, %s", code, errOut)
+		}
+	})
+}
+
+// TestInit_HooksMalformed: a hooks file that does not parse, or whose hooks are not an object,
+// stops init with exit 65 before any file is written.
+func TestInit_HooksMalformed(t *testing.T) {
+	for name, bad := range map[string]string{"not JSON": `{"hooks": {"Stop": [`, "hooks a list": `{"hooks": []}`} {
+		t.Run(name, func(t *testing.T) {
+			e := newCtlEnv(t)
+			t.Setenv("PATH", t.TempDir())
+			f := writeHookFiles(t, e)
+			write(t, f.settings, bad)
+			code, _, errOut := runCtl(t, "init")
+			if code != ExitBadInput || !strings.Contains(errOut, f.settings) {
+				t.Errorf("exit %d, %s", code, errOut)
+			}
+			if read(t, f.settings) != bad || read(t, f.codexHooks) != userCodexHooks {
+				t.Error("a file was written")
+			}
+			if _, err := os.Stat(f.cursorHooks); !os.IsNotExist(err) {
+				t.Error("Cursor's hooks.json was created")
+			}
+			if _, err := os.Stat(clientconfig.ManifestPath(e.obs)); !os.IsNotExist(err) {
+				t.Error("manifest written")
+			}
+		})
+	}
+}
+
+// TestInit_HooksUninstallAfterUserEdits: uninstall keeps the user's edit of their own hook; an
+// entry of observer's the user edited stays (exit 1) until --force.
+func TestInit_HooksUninstallAfterUserEdits(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	if code, out, errOut := runCtl(t, "init"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	write(t, f.settings, strings.Replace(read(t, f.settings), "notify-send done", "notify-send finished", 1))
+	cursorCmd := hookCommandFor(t, e, "cursor")
+	cmdJSON, _ := json.Marshal(cursorCmd)
+	edited := strings.Replace(read(t, f.cursorHooks), `"command": `+string(cmdJSON)+"\n", `"command": `+string(cmdJSON)+`, "timeout": 5`+"\n", 1)
+	if edited == read(t, f.cursorHooks) {
+		t.Fatalf("could not edit Cursor's entry:\n%s", edited)
+	}
+	write(t, f.cursorHooks, edited)
+
+	code, out, errOut := runCtl(t, "uninstall")
+	if code != ExitFailure || !strings.Contains(out, "left the entry init added to hooks.sessionStart as it is") || !strings.Contains(errOut, "--force") {
+		t.Errorf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, want := read(t, f.settings), strings.Replace(userSettings, "notify-send done", "notify-send finished", 1); got != want {
+		t.Errorf("settings.json after uninstall:\n%q\nwant the user's edit kept:\n%q", got, want)
+	}
+	if read(t, f.codexHooks) != userCodexHooks {
+		t.Error("codex hooks.json not restored")
+	}
+	if c := hookCommands(t, f.cursorHooks); len(c) != 1 || len(c["sessionStart"]) != 1 {
+		t.Errorf("Cursor's hooks after uninstall: %v, want only the edited entry", c)
+	}
+	if code, out, errOut := runCtl(t, "uninstall", "--force"); code != ExitOK {
+		t.Fatalf("uninstall --force: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(f.cursorHooks); !os.IsNotExist(err) {
+		t.Errorf("uninstall --force left Cursor's hooks.json (%v)", err)
+	}
+}
+
+// runAsObserverctl runs this test binary as observerctl, with stdin.
+func runAsObserverctl(t *testing.T, stdin string, env []string, args ...string) (code int, stdout, stderr string, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	took = time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return code, o.String(), e.String(), took
+}
+
+// spooled reads the hook events spooled in home.
+func spooled(t *testing.T, home string) []event.Event {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(home, "spool", "*.jsonl"))
+	var out []event.Event
+	for _, f := range files {
+		for _, line := range strings.Split(strings.TrimSpace(read(t, f)), "\n") {
+			ev, err := event.Decode([]byte(line))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if ev.Kind == event.KindHook {
+				out = append(out, ev)
+			}
+		}
+	}
+	return out
+}
+
+// TestHook_SuiteDownFastAndSilent runs the real `observerctl hook` process as a client would,
+// with observer down (never started; started once, token left, nothing listening): it exits 0
+// within a second, prints nothing on stdout, and spools the event.
+func TestHook_SuiteDownFastAndSilent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	for _, c := range []struct {
+		name, client, payload, session string
+		token                          bool
+	}{
+		{"never started", "claude-code", `{"session_id":"s1","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, "s1", false},
+		{"bus gone", "codex", `{"session_id":"s2","transcript_path":null,"cwd":"/tmp","hook_event_name":"SessionStart","source":"startup","model":"m"}`, "s2", true},
+		{"cursor payload", "cursor", `{"conversation_id":"c3","generation_id":"g","hook_event_name":"afterFileEdit","workspace_roots":["/tmp"],"file_path":"/tmp/x"}`, "c3", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			if c.token {
+				write(t, filepath.Join(home, "bus.token"), "tok\n")
+			}
+			code, stdout, stderr, took := runAsObserverctl(t, c.payload, []string{"OBSERVER_BUS_PORT=" + strconv.Itoa(closedPort)},
+				"--home", home, "hook", "--client", c.client)
+			if code != 0 || stdout != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+			}
+			if took >= time.Second {
+				t.Errorf("hook took %v with observer down, want < 1s", took)
+			}
+			t.Logf("hook with observer down: %v", took.Round(time.Millisecond))
+			evs := spooled(t, home)
+			if len(evs) != 1 || evs[0].SessionID != c.session || evs[0].Client != c.client || evs[0].Hook.Cwd != "/tmp" {
+				t.Errorf("spooled %+v", evs)
+			}
+		})
+	}
+}
+
+// TestInitHooks_RealClients registers the hooks with init, then runs the real Claude Code and
+// Codex (offline, against the fake API) with observer down: every lifecycle and tool event reaches
+// the handler (spooled for observer), the clients finish their turn as usual, and uninstall gives
+// the files back. Codex runs a hook only once the user trusted it, which the test stands in for
+// with --dangerously-bypass-hook-trust.
+func TestInitHooks_RealClients(t *testing.T) {
+	claudeBin, codexBin := realclient.FindClaude(t), realclient.FindCodex(t)
+	e := newCtlEnv(t)
+	t.Setenv("PATH", filepath.Dir(claudeBin)+string(os.PathListSeparator)+filepath.Dir(codexBin))
+	f := writeHookFiles(t, e)
+	if code, out, errOut := runCtl(t, "init", "--client", "claude-code,codex"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	api := httptest.NewServer(fakeapi.New(fakeapi.Config{}))
+	defer api.Close()
+	repo := filepath.Join(e.home, "repo")
+	os.MkdirAll(repo, 0o700)
+	git := exec.Command("git", "init", "-q", repo)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	// The hooks run this test binary as observerctl; the clients pass their environment on.
+	env := []string{mainEnv + "=1"}
+
+	claudeOut := realclient.Run(t, repo, append(realclient.ClaudeEnv(e.home, api.URL), env...), claudeBin, realclient.ClaudeArgs("list the files")...)
+	if !strings.Contains(claudeOut, fakeapi.TextAfterTool) {
+		t.Errorf("claude printed %q", claudeOut)
+	}
+	codexEnv := append(realclient.CodexEnv(e.home), append(env, "CODEX_HOME="+e.codexHome)...)
+	codexArgs := realclient.CodexArgs(api.URL+"/v1", "list the files", false)
+	codexArgs = append(codexArgs[:1], append([]string{"--dangerously-bypass-hook-trust"}, codexArgs[1:]...)...)
+	codexOut := realclient.Run(t, repo, codexEnv, codexBin, codexArgs...)
+	if !strings.Contains(codexOut, fakeapi.TextAfterTool) {
+		t.Errorf("codex printed %q", codexOut)
+	}
+
+	got := map[string]map[string]int{}
+	sessions := map[string]map[string]bool{}
+	for _, ev := range spooled(t, e.obs) {
+		if got[ev.Client] == nil {
+			got[ev.Client], sessions[ev.Client] = map[string]int{}, map[string]bool{}
+		}
+		got[ev.Client][ev.Hook.Event]++
+		sessions[ev.Client][ev.SessionID] = true
+		if ev.Hook.Cwd == "" || ev.Project == "" {
+			t.Errorf("%s %s event without cwd or project: %+v", ev.Client, ev.Hook.Event, ev)
+		}
+	}
+	for _, client := range []string{"claude-code", "codex"} {
+		for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"} {
+			if got[client][ev] == 0 {
+				t.Errorf("%s: no %s hook event reached observer; got %v", client, ev, got[client])
+			}
+		}
+		if len(sessions[client]) != 1 || sessions[client][""] {
+			t.Errorf("%s: sessions %v, want one", client, sessions[client])
+		}
+	}
+
+	if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, file := range []string{f.settings, f.codexHooks} {
+		if got := read(t, file); got != f.originals()[file] {
+			t.Errorf("uninstall did not restore %s:\n%q", file, got)
+		}
+	}
 }

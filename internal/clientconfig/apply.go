@@ -14,12 +14,30 @@ import (
 	"github.com/observerhq/observer/internal/atomicfile"
 )
 
-// Edit is one value wanted at a key path of a config file.
+// Edit is one value wanted at a key path of a config file, or one element wanted in a list.
 type Edit struct {
 	Path   []string
 	Value  any    // see Member
 	Reason string // why, for the user and the manifest: "observer MCP server", "wrap github"
+	// Append adds Value as the last element of the list at Path (creating the list, and the
+	// objects on the way, when missing) instead of setting Path to Value. A list that already
+	// holds an element equal to Value is left as it is. One element is appended per Path and
+	// Reason: when an earlier Apply appended another value for the same reason (a hook command
+	// whose path changed), that element is replaced. Undo removes the element, found by value.
+	Append bool
+	// Marker, for an Append, is a string Value holds (a hook's command): Undo recognizes the
+	// element by it once someone has edited it, and then leaves it alone unless forced.
+	Marker string
+	// Same, for an Append, recognizes an element that already does what Value does (the user's
+	// own entry running the same hook): when the list holds one, nothing is appended.
+	Same func(elem any) bool
 }
+
+// Change operations.
+const (
+	opSet    = "set"
+	opAppend = "append"
+)
 
 // Target is one client config file and the plan for it. A file has one Target: plans for the same
 // file (an MCP server and hooks, say) are joined into one Plan.
@@ -79,10 +97,15 @@ type FileRecord struct {
 	CreatedFile bool     `json:"created_file,omitempty"` // the file did not exist before
 	Changes     []Change `json:"changes"`
 	Backups     []string `json:"backups,omitempty"`
+	// EmptyText is the file's text before the first change when it held no key at all (blank,
+	// "{ }", comments only): Undo writes it back once the file is empty again.
+	EmptyText *string `json:"empty_text,omitempty"`
 }
 
-// Change is one key path set by Apply. Op is "set", the only operation so far: a later one (an
-// element appended to a list of hooks, say) gets its own Op and its own undo.
+// Change is one edit made by Apply. Op "set": the key Path was set to Installed (Existed,
+// Previous and PreviousText tell what it replaced). Op "append": the element Installed was
+// appended to the list at Path (Existed, Previous and PreviousText tell what the list was before
+// the first such append; Marker is a string the element holds).
 type Change struct {
 	Op             string          `json:"op"`
 	Path           []string        `json:"path"`
@@ -92,6 +115,7 @@ type Change struct {
 	PreviousText   string          `json:"previous_text,omitempty"` // its exact text in the file
 	Installed      json.RawMessage `json:"installed"`               // the value set, as JSON
 	CreatedParents int             `json:"created_parents,omitempty"`
+	Marker         string          `json:"marker,omitempty"`
 }
 
 // ManifestPath returns the manifest's path in home.
@@ -146,7 +170,7 @@ func (m *Manifest) file(path string) *FileRecord {
 
 func (r *FileRecord) change(path []string) *Change {
 	for i := range r.Changes {
-		if slices.Equal(r.Changes[i].Path, path) {
+		if r.Changes[i].Op == opSet && slices.Equal(r.Changes[i].Path, path) {
 			return &r.Changes[i]
 		}
 	}
@@ -157,7 +181,18 @@ func (r *FileRecord) change(path []string) *Change {
 func (r *FileRecord) ancestor(path []string) *Change {
 	for i := range r.Changes {
 		c := &r.Changes[i]
-		if !c.Existed && len(c.Path) < len(path) && slices.Equal(c.Path, path[:len(c.Path)]) {
+		if c.Op == opSet && !c.Existed && len(c.Path) < len(path) && slices.Equal(c.Path, path[:len(c.Path)]) {
+			return c
+		}
+	}
+	return nil
+}
+
+// appended returns the change that appended an element to the list at path for reason, if any.
+func (r *FileRecord) appended(path []string, reason string) *Change {
+	for i := range r.Changes {
+		c := &r.Changes[i]
+		if c.Op == opAppend && c.Reason == reason && slices.Equal(c.Path, path) {
 			return c
 		}
 	}
@@ -177,6 +212,15 @@ type loaded struct {
 	record   FileRecord // the manifest record after the change
 	drop     bool       // Undo: the record is done with
 	removeIt bool       // Undo: remove the file (Apply created it, and it is empty again)
+	restore  []byte     // Undo: write this text (the record's EmptyText) instead of the document's
+}
+
+// output is the text to write.
+func (l *loaded) output() []byte {
+	if l.restore != nil {
+		return l.restore
+	}
+	return l.doc.Bytes()
 }
 
 // read loads a file, which may be missing.
@@ -226,6 +270,10 @@ func Apply(targets []Target, opts Options) ([]FileReport, error) {
 			return nil, fmt.Errorf("%s: %w", t.File, err)
 		}
 		rec := FileRecord{Client: t.Client, Path: t.File, Format: t.Format, CreatedFile: !l.exists}
+		if l.exists && isEmpty(l.before) {
+			text := string(l.orig)
+			rec.EmptyText = &text
+		}
 		if old := man.file(t.File); old != nil {
 			rec = *old
 			rec.Changes = slices.Clone(old.Changes)
@@ -249,6 +297,9 @@ func Apply(targets []Target, opts Options) ([]FileReport, error) {
 
 // applyEdit makes one edit and updates the file's manifest record.
 func applyEdit(l *loaded, rec *FileRecord, e Edit) (string, error) {
+	if e.Append {
+		return applyAppend(l, rec, e)
+	}
 	what := DisplayPath(e.Path)
 	cur, exists := l.doc.Lookup(e.Path...)
 	if exists && equal(cur, e.Value) {
@@ -266,7 +317,7 @@ func applyEdit(l *loaded, rec *FileRecord, e Edit) (string, error) {
 	}
 	ch := rec.change(e.Path)
 	if ch == nil {
-		rec.Changes = append(rec.Changes, Change{Op: "set", Path: e.Path, Existed: exists})
+		rec.Changes = append(rec.Changes, Change{Op: opSet, Path: e.Path, Existed: exists})
 		ch = &rec.Changes[len(rec.Changes)-1]
 		if exists {
 			raw, ok := l.doc.Raw(e.Path)
@@ -292,6 +343,104 @@ func applyEdit(l *loaded, rec *FileRecord, e Edit) (string, error) {
 	return verb + what + " (" + e.Reason + ")", nil
 }
 
+// applyAppend appends one element to a list and updates the file's manifest record.
+func applyAppend(l *loaded, rec *FileRecord, e Edit) (string, error) {
+	what := DisplayPath(e.Path)
+	cur, exists := l.doc.Lookup(e.Path...)
+	list, isList := cur.([]any)
+	if exists && !isList {
+		return "", fmt.Errorf("%s is not a list", what)
+	}
+	if slices.ContainsFunc(list, func(x any) bool { return equal(x, e.Value) }) {
+		return "unchanged " + what + " (" + e.Reason + ")", nil
+	}
+	ch := rec.appended(e.Path, e.Reason)
+	old := -1
+	if ch != nil {
+		if v, err := decodeJSON(ch.Installed); err == nil {
+			old = lastIndex(list, func(x any) bool { return equal(x, v) })
+		}
+	}
+	if e.Same != nil {
+		for i, x := range list {
+			if i != old && e.Same(x) {
+				return "left " + what + " as it is: it already has an entry that does this (" + e.Reason + ")", nil
+			}
+		}
+	}
+	want := slices.Clone(list)
+	if old >= 0 {
+		if err := l.doc.DeleteElem(e.Path, old); err != nil {
+			return "", fmt.Errorf("replace the entry of %s: %v", what, err)
+		}
+		want = slices.Delete(want, old, old+1)
+	}
+	fresh := ch == nil
+	if fresh {
+		rec.Changes = append(rec.Changes, Change{Op: opAppend, Path: e.Path})
+		ch = &rec.Changes[len(rec.Changes)-1]
+	}
+	if exists {
+		if fresh {
+			raw, ok := l.doc.Raw(e.Path)
+			if !ok {
+				return "", fmt.Errorf("%s cannot be edited in place", what)
+			}
+			ch.Existed, ch.Previous, ch.PreviousText = true, toJSON(cur), string(raw)
+		}
+		if err := l.doc.Append(e.Path, e.Value); err != nil {
+			return "", fmt.Errorf("append to %s: %v", what, err)
+		}
+	} else {
+		// The list is new (or someone removed it since an earlier Apply): Undo removes it again.
+		created, err := l.doc.Set(e.Path, []any{e.Value})
+		if err != nil {
+			return "", fmt.Errorf("set %s: %v", what, err)
+		}
+		ch.Existed, ch.Previous, ch.PreviousText, ch.CreatedParents = false, nil, "", created
+	}
+	ch.Installed, ch.Marker, ch.Reason = toJSON(e.Value), e.Marker, e.Reason
+	l.paths = append(l.paths, e.Path)
+	want = append(want, e.Value)
+	if got, _ := l.doc.Lookup(e.Path...); !equal(got, want) {
+		return "", fmt.Errorf("internal error: appending to %s would change its other elements", what)
+	}
+	if old >= 0 {
+		return "replaced the entry in " + what + " (" + e.Reason + ")", nil
+	}
+	return "added an entry to " + what + " (" + e.Reason + ")", nil
+}
+
+func lastIndex(list []any, f func(any) bool) int {
+	for i := len(list) - 1; i >= 0; i-- {
+		if f(list[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// holds reports whether v is the string s or holds it at any depth.
+func holds(v any, s string) bool {
+	switch v := v.(type) {
+	case string:
+		return v == s
+	case map[string]any:
+		for _, x := range v {
+			if holds(x, s) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if holds(x, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // check verifies the edited text: it parses, and apart from the edited paths it holds what the
 // original held.
 func (l *loaded) check() error {
@@ -314,9 +463,9 @@ func finish(files []*loaded, man *Manifest, opts Options) ([]FileReport, error) 
 	}
 	var reports []FileReport
 	for _, l := range files {
-		newData := l.doc.Bytes()
+		newData := l.output()
 		// Only an edit makes a write: an empty file parsed as {} is not rewritten as "{}".
-		l.report.Changed = l.removeIt || len(l.paths) > 0 && !bytes.Equal(newData, l.orig)
+		l.report.Changed = l.removeIt || (len(l.paths) > 0 || l.restore != nil) && !bytes.Equal(newData, l.orig)
 		if l.report.Changed {
 			after := newData
 			if l.removeIt {
@@ -379,7 +528,7 @@ func (l *loaded) write(now time.Time) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(l.real), 0o700); err != nil {
 		return "", err
 	}
-	return backup, atomicfile.Write(l.real, l.doc.Bytes(), l.mode)
+	return backup, atomicfile.Write(l.real, l.output(), l.mode)
 }
 
 // writeBackup copies data to file.observer-backup-<UTC time> (mode 0600), never over an
@@ -480,8 +629,13 @@ func Undo(opts Options) ([]FileReport, error) {
 			ch := rec.Changes[i]
 			if dirty[groupOf(ch)] && !opts.Force {
 				kept = append([]Change{ch}, kept...)
-				l.report.Lines = append(l.report.Lines, "left "+DisplayPath(ch.Path)+
-					" as it is: it (or a key set with it) changed since init; uninstall --force restores it anyway")
+				if ch.Op == opAppend {
+					l.report.Lines = append(l.report.Lines, "left the entry init added to "+DisplayPath(ch.Path)+
+						" as it is: it changed since init; uninstall --force removes it anyway")
+				} else {
+					l.report.Lines = append(l.report.Lines, "left "+DisplayPath(ch.Path)+
+						" as it is: it (or a key set with it) changed since init; uninstall --force restores it anyway")
+				}
 				continue
 			}
 			line, err := undoChange(l, ch)
@@ -492,9 +646,14 @@ func Undo(opts Options) ([]FileReport, error) {
 		}
 		l.record.Changes, l.report.Kept = kept, len(kept)
 		l.drop = len(kept) == 0
-		if rec.CreatedFile && l.drop && isEmpty(l.doc.Tree()) {
-			l.removeIt = true
-			l.report.Lines = append(l.report.Lines, "removed the file, which init had created")
+		if l.drop && isEmpty(l.doc.Tree()) {
+			switch {
+			case rec.CreatedFile:
+				l.removeIt = true
+				l.report.Lines = append(l.report.Lines, "removed the file, which init had created")
+			case rec.EmptyText != nil:
+				l.restore = []byte(*rec.EmptyText)
+			}
 		}
 		if err := l.check(); err != nil {
 			return nil, err
@@ -507,6 +666,10 @@ func Undo(opts Options) ([]FileReport, error) {
 // groupOf names the unit a change is undone in: the keys set for one reason in one object (a
 // wrapped server's command and args) are restored together or not at all.
 func groupOf(ch Change) string {
+	if ch.Op == opAppend {
+		// An appended element is its own unit.
+		return opAppend + "\x00" + ch.Reason + "\x00" + DisplayPath(ch.Path)
+	}
 	return ch.Reason + "\x00" + DisplayPath(ch.Path[:len(ch.Path)-1])
 }
 
@@ -514,7 +677,17 @@ func groupOf(ch Change) string {
 func dirtyGroups(d *Doc, changes []Change) (map[string]bool, error) {
 	dirty := map[string]bool{}
 	for _, ch := range changes {
-		if ch.Op != "set" {
+		if ch.Op == opAppend {
+			_, edited, err := findAppended(d, ch)
+			if err != nil {
+				return nil, err
+			}
+			if edited {
+				dirty[groupOf(ch)] = true
+			}
+			continue
+		}
+		if ch.Op != opSet {
 			return nil, fmt.Errorf("the manifest has a change of kind %q, which this observerctl cannot undo", ch.Op)
 		}
 		installed, err := decodeJSON(ch.Installed)
@@ -539,8 +712,82 @@ func undone(d *Doc, ch Change) bool {
 	return ok && err == nil && equal(cur, prev)
 }
 
+// findAppended finds the element an append change added in the list at its path: the last one
+// equal to it, else (edited) the last one holding its marker; -1 when there is none.
+func findAppended(d *Doc, ch Change) (i int, edited bool, err error) {
+	installed, err := decodeJSON(ch.Installed)
+	if err != nil {
+		return -1, false, fmt.Errorf("the manifest's value for %s: %v", DisplayPath(ch.Path), err)
+	}
+	cur, _ := d.Lookup(ch.Path...)
+	list, _ := cur.([]any)
+	if i := lastIndex(list, func(x any) bool { return equal(x, installed) }); i >= 0 {
+		return i, false, nil
+	}
+	if ch.Marker != "" {
+		if i := lastIndex(list, func(x any) bool { return holds(x, ch.Marker) }); i >= 0 {
+			return i, true, nil
+		}
+	}
+	return -1, false, nil
+}
+
+// undoAppend removes the element an append change added (the edited one, when forced). When the
+// rest of the list is what it was before, the list gets back its exact previous text; a list init
+// created goes when it is empty again, with the objects created for it.
+func undoAppend(l *loaded, ch Change) (string, error) {
+	what := DisplayPath(ch.Path)
+	i, _, err := findAppended(l.doc, ch)
+	if err != nil {
+		return "", err
+	}
+	if i < 0 {
+		return "already as before init: " + what + " holds no entry init added", nil
+	}
+	cur, _ := l.doc.Lookup(ch.Path...)
+	rest := slices.Delete(slices.Clone(cur.([]any)), i, i+1)
+	l.paths = append(l.paths, ch.Path)
+	prev, perr := decodeJSON(ch.Previous)
+	gone := !ch.Existed && len(rest) == 0
+	switch {
+	case ch.Existed && perr == nil && ch.PreviousText != "" && equal(rest, prev):
+		err = l.doc.SetRaw(ch.Path, []byte(ch.PreviousText))
+	case gone:
+		if err = l.doc.Delete(ch.Path); err == nil {
+			err = removeCreatedParents(l.doc, ch)
+		}
+	default:
+		err = l.doc.DeleteElem(ch.Path, i)
+	}
+	if err != nil {
+		return "", fmt.Errorf("remove the entry init added to %s: %v", what, err)
+	}
+	if after, ok := l.doc.Lookup(ch.Path...); ok == gone || ok && !equal(after, rest) {
+		return "", fmt.Errorf("internal error: removing the entry init added to %s would change its other elements", what)
+	}
+	return "removed the entry init added to " + what, nil
+}
+
+// removeCreatedParents removes the objects Apply created to hold ch's key, innermost first, while
+// they are empty.
+func removeCreatedParents(d *Doc, ch Change) error {
+	for n := 1; n <= ch.CreatedParents && n < len(ch.Path); n++ {
+		parent := ch.Path[:len(ch.Path)-n]
+		if v, ok := d.Lookup(parent...); !ok || !isEmpty(v) {
+			break
+		}
+		if err := d.Delete(parent); err != nil {
+			return fmt.Errorf("remove %s: %v", DisplayPath(parent), err)
+		}
+	}
+	return nil
+}
+
 // undoChange reverts one change.
 func undoChange(l *loaded, ch Change) (string, error) {
+	if ch.Op == opAppend {
+		return undoAppend(l, ch)
+	}
 	what := DisplayPath(ch.Path)
 	if undone(l.doc, ch) {
 		return "already as before init: " + what, nil
@@ -555,14 +802,8 @@ func undoChange(l *loaded, ch Change) (string, error) {
 	if err := l.doc.Delete(ch.Path); err != nil {
 		return "", fmt.Errorf("remove %s: %v", what, err)
 	}
-	for n := 1; n <= ch.CreatedParents && n < len(ch.Path); n++ {
-		parent := ch.Path[:len(ch.Path)-n]
-		if v, ok := l.doc.Lookup(parent...); !ok || !isEmpty(v) {
-			break
-		}
-		if err := l.doc.Delete(parent); err != nil {
-			return "", fmt.Errorf("remove %s: %v", DisplayPath(parent), err)
-		}
+	if err := removeCreatedParents(l.doc, ch); err != nil {
+		return "", err
 	}
 	return "removed " + what, nil
 }

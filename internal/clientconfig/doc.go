@@ -1,7 +1,9 @@
 // Package clientconfig edits the AI clients' own configuration files — Claude Code's
 // ~/.claude.json, Codex's ~/.codex/config.toml, Cursor's ~/.cursor/mcp.json — to register
-// observer-mcp or to route an existing MCP server through `observer-mcp wrap`, and undoes exactly
-// those edits later. `observerctl init` and `observerctl uninstall` are its front end.
+// observer-mcp or to route an existing MCP server through `observer-mcp wrap`, and their hooks
+// files — ~/.claude/settings.json, ~/.codex/hooks.json, ~/.cursor/hooks.json — to register the
+// observe-only `observerctl hook` handler (see hooks.go), and undoes exactly those edits later.
+// `observerctl init` and `observerctl uninstall` are its front end.
 //
 // Guarantees:
 //
@@ -25,9 +27,18 @@
 //     those keys and only those: a key the user edited since is left alone unless forced, and keys
 //     changed by anyone else stay as they are. Running Apply again with the same edits changes
 //     nothing and keeps the first recorded previous values.
+//   - Lists are appended to, never replaced. An "append" change (a hook entry) records the element
+//     added and the list's exact text before. Undo finds the element by value and removes it with
+//     its separator, leaving the other elements (the user's hooks) as they are; when the rest of
+//     the list is what it was, the list gets back its exact old text, and a list (or object) Apply
+//     created goes when empty. An element the user edited since is recognized by its marker (the
+//     hook's command) and left alone unless forced. A file that held no key at all before ("",
+//     "{ }") gets back its exact text once it is empty again, and one Apply created is removed, so
+//     Apply then Undo gives back the original bytes. (An existing empty object written with
+//     white space inside, `"hooks": { }`, comes back as `{}`.)
 //
-// Callers describe what they want as Targets (one file each) whose Plan returns Edits, so other
-// installers (the client hooks) can use the same machinery and the same manifest.
+// Callers describe what they want as Targets (one file each) whose Plan returns Edits; the MCP
+// registration, the wraps and the hooks share the machinery and the manifest.
 package clientconfig
 
 import (
@@ -61,6 +72,8 @@ type editor interface {
 	set(path []string, v any) (createdParents int, err error)
 	setRaw(path []string, raw []byte) error
 	del(path []string) error
+	appendElem(path []string, v any) error
+	delElem(path []string, i int) error
 }
 
 // Doc is one config file being edited.
@@ -130,4 +143,17 @@ func (d *Doc) Delete(path []string) error {
 	}
 	d.cache = nil
 	return d.ed.del(path)
+}
+
+// Append adds v (see Member) at the end of the existing list at path, in the style of its
+// elements.
+func (d *Doc) Append(path []string, v any) error {
+	d.cache = nil
+	return d.ed.appendElem(path, v)
+}
+
+// DeleteElem removes element i of the list at path.
+func (d *Doc) DeleteElem(path []string, i int) error {
+	d.cache = nil
+	return d.ed.delElem(path, i)
 }

@@ -187,6 +187,118 @@ func (d *jsonDoc) del(path []string) error {
 	return nil
 }
 
+// array returns the span of the list at path and the spans of its elements.
+func (d *jsonDoc) array(path []string) (span, []span, error) {
+	_, ms, idx, _, err := d.locate(path)
+	if err != nil {
+		return span{}, nil, err
+	}
+	if idx < 0 {
+		return span{}, nil, fmt.Errorf("%s does not exist", DisplayPath(path))
+	}
+	m := ms[idx]
+	if d.data[m.valStart] != '[' {
+		return span{}, nil, fmt.Errorf("%s is not a list", DisplayPath(path))
+	}
+	arr := span{m.valStart, m.valEnd}
+	base := d.data
+	var els []span
+	err = jsonscan.Elements(base[arr.start:arr.end], func(v []byte) bool {
+		s := cap(base) - cap(v)
+		els = append(els, span{s, s + len(v)})
+		return true
+	})
+	return arr, els, err
+}
+
+// appendElem adds v at the end of the list at path, written like the elements before it: on
+// lines of its own when they are, and with their separator and spacing.
+func (d *jsonDoc) appendElem(path []string, v any) error {
+	arr, els, err := d.array(path)
+	if err != nil {
+		return err
+	}
+	st := d.arrayStyle(arr, els)
+	if len(els) == 0 {
+		if !st.multi {
+			d.splice(arr.start+1, arr.end-1, renderJSON(v, st))
+			return nil
+		}
+		base := d.lineIndent(arr.start)
+		st.indent = base + d.unit
+		d.splice(arr.start+1, arr.end-1, concat([]byte(d.nl+st.indent), renderJSON(v, st), []byte(d.nl+base)))
+		return nil
+	}
+	last := els[len(els)-1]
+	st.indent = d.lineIndent(last.start)
+	sep := []byte(",")
+	switch {
+	case bytes.IndexByte(d.data[arr.start:els[0].start], '\n') >= 0:
+		// One element a line.
+		sep = []byte("," + d.nl + st.indent)
+	case len(els) > 1:
+		sep = bytes.Clone(d.data[els[len(els)-2].end:last.start])
+	case !st.compact:
+		sep = []byte(", ")
+	}
+	d.splice(last.end, last.end, concat(sep, renderJSON(v, st)))
+	return nil
+}
+
+// arrayStyle reads how the elements of the list at arr are written. A new element is written on
+// several lines when the list's last element is (or, after a plain value, when the list puts its
+// elements on lines of their own; in an empty list, when the file is written on several lines), on
+// one line otherwise, with the key separator of the file or of its sibling.
+func (d *jsonDoc) arrayStyle(arr span, els []span) jsonStyle {
+	root, _ := d.root()
+	st := jsonStyle{unit: d.unit, colon: ": ", nl: d.nl}
+	if rms, err := d.members(root); err == nil && len(rms) > 0 {
+		st.colon = string(d.data[rms[0].keyEnd:rms[0].valStart])
+	}
+	if len(els) == 0 {
+		st.multi = d.multiline(root)
+	} else {
+		last := els[len(els)-1]
+		switch d.data[last.start] {
+		case '{', '[':
+			st.multi = d.multiline(last)
+		default:
+			// After a plain value: several lines when the list puts its elements on lines of their own.
+			st.multi = bytes.IndexByte(d.data[arr.start:els[0].start], '\n') >= 0
+		}
+		if d.data[last.start] == '{' {
+			if ms, err := d.members(last); err == nil && len(ms) > 0 {
+				st.colon = string(d.data[ms[0].keyEnd:ms[0].valStart])
+				st.pad = !st.multi && ms[0].keyStart > last.start+1
+			}
+		}
+	}
+	if !st.multi && st.colon == ":" {
+		st.compact = true
+	}
+	return st
+}
+
+// delElem removes element i of the list at path with the separator before it (or after it, for a
+// first element), so that removing an element appendElem added gives back the text from before.
+func (d *jsonDoc) delElem(path []string, i int) error {
+	arr, els, err := d.array(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case i < 0 || i >= len(els):
+		return fmt.Errorf("%s has no element %d", DisplayPath(path), i)
+	case len(els) == 1:
+		d.splice(arr.start+1, arr.end-1, nil)
+	case i > 0:
+		d.splice(els[i-1].end, els[i].end, nil)
+	default:
+		d.splice(els[0].start, els[1].start, nil)
+	}
+	return nil
+}
+
 // insert appends member key: v to the object at obj, in the object's own style.
 func (d *jsonDoc) insert(obj span, ms []jmember, key string, v any) {
 	st := d.style(obj, ms)
@@ -284,6 +396,7 @@ type jsonStyle struct {
 	colon        string // between a key and its value
 	compact      bool   // one line without spaces: {"a":1,"b":[2,3]}
 	inlineSpaces bool   // one line with spaces: ["a", "b"]
+	pad          bool   // one line, a space inside an object's braces: { "a": 1 }
 	nl           string // line break
 }
 
@@ -312,6 +425,8 @@ func writeJSON(b *bytes.Buffer, v any, st jsonStyle) {
 			items[i] = s
 		}
 		writeJSONList(b, '[', ']', items, st)
+	case []any:
+		writeJSONList(b, '[', ']', v, st)
 	case Object:
 		items := make([]any, len(v))
 		for i, m := range v {
@@ -340,6 +455,10 @@ func writeJSONList(b *bytes.Buffer, open, close byte, items []any, st jsonStyle)
 		b.WriteByte(close)
 		return
 	}
+	pad := st.pad && !st.multi && open == '{'
+	if pad {
+		b.WriteByte(' ')
+	}
 	inner := st
 	inner.indent = st.indent + st.unit
 	for i, it := range items {
@@ -356,8 +475,11 @@ func writeJSONList(b *bytes.Buffer, open, close byte, items []any, st jsonStyle)
 		}
 		writeJSON(b, it, inner)
 	}
-	if st.multi {
+	switch {
+	case st.multi:
 		b.WriteString(st.nl + st.indent)
+	case pad:
+		b.WriteByte(' ')
 	}
 	b.WriteByte(close)
 }

@@ -240,6 +240,14 @@ func (d *tomlDoc) set(path []string, v any) (int, error) {
 
 func (d *tomlDoc) setRaw(path []string, raw []byte) error { return d.setKey(path, raw) }
 
+// errNoTOMLLists reports a list edit in TOML, which no installer needs (Codex's hooks are written
+// to its hooks.json).
+var errNoTOMLLists = errors.New("observerctl does not add to or remove from TOML lists")
+
+func (d *tomlDoc) appendElem([]string, any) error { return errNoTOMLLists }
+
+func (d *tomlDoc) delElem([]string, int) error { return errNoTOMLLists }
+
 func (d *tomlDoc) addTable(path []string, obj Object) error {
 	t, err := d.tree()
 	if err != nil {
