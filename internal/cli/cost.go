@@ -17,17 +17,28 @@ import (
 func costCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cost",
-		Usage: "tokens and dollars, grouped by session, day, model, project or client",
+		Usage: "tokens and dollars, grouped by session, day, hour, model, project or client",
 		Description: `Every model turn is counted once: from the proxy when it saw the turn (exact), else from the
 client's transcript. Days are in local time. The JSON has a "rows" array whose objects carry the
-group keys (session_id, client, day, model, project) and input_tokens (net of cache),
+group keys (session_id, client, day, hour, model, project) and input_tokens (net of cache),
 output_tokens, cache_read_tokens, cache_creation_tokens (5m and 1h writes), cache_creation_1h_tokens,
-reasoning_tokens, cost_usd; and a "total" object.
+reasoning_tokens, cost_usd, turns, proxy_turns, unreliable_turns, unpriced_turns and reliability
+(the least trustworthy turn's: accurate = all measured by the proxy, approximate = some from
+transcripts, unreliable = some from transcripts known to log placeholders, unknown price = some
+turns of a model without a price, whose dollars are 0); and a "total" object.
 
-Exit code 69 when there is no store yet.`,
+--since and --until take a duration ago (24h, 7d) or a local date (2026-11-01); --until is
+exclusive. --project, --client and --session keep one of each (a proxy turn counts under its
+session's project).
+
+Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no store yet.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(cost.Keys, ", ")},
 			&cli.StringFlag{Name: "since", Usage: "only turns since a duration ago (24h, 7d) or a date (2026-11-01)"},
+			&cli.StringFlag{Name: "until", Usage: "only turns before a duration ago or a date"},
+			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
+			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
+			&cli.StringFlag{Name: "session", Usage: "only this session id"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -43,9 +54,17 @@ Exit code 69 when there is no store yet.`,
 					}
 				}
 			}
-			since, err := parseSince(c.String("since"), time.Now())
+			now := time.Now()
+			since, err := parseSince(c.String("since"), now)
 			if err != nil {
 				return usageErr("--since: %v", err)
+			}
+			until, err := parseSince(c.String("until"), now)
+			if err != nil {
+				return usageErr("--until: %v", err)
+			}
+			if !since.IsZero() && !until.IsZero() && !until.After(since) {
+				return usageErr("--until (%s) must be after --since (%s)", until.Format(time.RFC3339), since.Format(time.RFC3339))
 			}
 			if _, err := os.Stat(e.cfg.StorePath()); err != nil {
 				return withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
@@ -55,7 +74,8 @@ Exit code 69 when there is no store yet.`,
 				return withCode(ExitUnavailable, err)
 			}
 			defer st.Close()
-			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since})
+			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since, Until: until,
+				Project: c.String("project"), Client: c.String("client"), SessionID: c.String("session")})
 			if err != nil {
 				if strings.Contains(err.Error(), "cannot group by") {
 					return withCode(ExitUsage, err)
@@ -111,7 +131,7 @@ func printCost(e *env, rep *cost.Report) {
 	for _, r := range rep.Rows {
 		var keys []string
 		for _, g := range rep.GroupBy {
-			v := map[string]string{"session": r.SessionID, "day": r.Day, "model": r.Model, "project": r.Project, "client": r.Client}[g]
+			v := map[string]string{"session": r.SessionID, "day": r.Day, "hour": r.Hour, "model": r.Model, "project": r.Project, "client": r.Client}[g]
 			if v == "" {
 				v = "-"
 			}

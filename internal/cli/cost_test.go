@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// costHome makes an observer home whose store holds three turns: a Claude Code one two days ago,
+// a Codex one an hour ago, and a proxy turn of the Claude session (counted under its project).
+func costHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(home, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	use := func(id, client, session, project, model string, at time.Time, in, out int64, usd float64) event.Event {
+		e := event.New(event.KindTokenUsage, "test")
+		e.ID, e.Client, e.SessionID, e.Project, e.Time = id, client, session, project, at
+		e.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: in, Output: out}, Model: model, MessageID: id,
+			CostUSD: usd, Reliability: event.ReliabilityApproximate}
+		return e
+	}
+	p := event.New(event.KindAPITurn, "test")
+	p.ID, p.Client, p.SessionID, p.Time = "p1", "claude-code", "c1", now.Add(-30*time.Minute)
+	p.APITurn = &event.APITurn{Tokens: event.Tokens{Input: 5, Output: 5}, Provider: "anthropic", Model: "claude-sonnet-4-5",
+		MessageID: "m-proxy", Status: 200, CostUSD: 0.25, Reliability: event.ReliabilityAccurate}
+	evs := []event.Event{
+		use("u1", "claude-code", "c1", "/work/a", "claude-sonnet-4-5", now.Add(-48*time.Hour), 100, 10, 1.5),
+		use("u2", "codex", "x1", "/work/b", "gpt-5", now.Add(-time.Hour), 200, 20, 0.5),
+		p,
+	}
+	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+func TestCost_FiltersAndJSON(t *testing.T) {
+	home := costHome(t)
+	run := func(args ...string) cost.Report {
+		t.Helper()
+		code, out, errOut := runCtl(t, append([]string{"--home", home, "cost", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("cost %v: exit %d: %s", args, code, errOut)
+		}
+		var rep cost.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("cost %v: %v\n%s", args, err, out)
+		}
+		return rep
+	}
+	for _, c := range []struct {
+		args  []string
+		usd   float64
+		turns int64
+		rel   string
+	}{
+		{nil, 2.25, 3, cost.Approximate},
+		{[]string{"--since", "1d"}, 0.75, 2, cost.Approximate},
+		{[]string{"--until", "1d"}, 1.5, 1, cost.Approximate},
+		{[]string{"--client", "codex"}, 0.5, 1, cost.Approximate},
+		{[]string{"--project", "/work/a"}, 1.75, 2, cost.Approximate}, // the proxy turn takes its session's project
+		{[]string{"--session", "c1", "--since", "2h"}, 0.25, 1, cost.Accurate},
+		{[]string{"--client", "nobody"}, 0, 0, ""},
+	} {
+		rep := run(c.args...)
+		if d := rep.Total.CostUSD - c.usd; d > 1e-9 || d < -1e-9 || rep.Total.Turns != c.turns || rep.Total.Reliability != c.rel {
+			t.Errorf("cost %v: total $%.4f in %d turns (%q), want $%.4f in %d (%q)", c.args, rep.Total.CostUSD,
+				rep.Total.Turns, rep.Total.Reliability, c.usd, c.turns, c.rel)
+		}
+	}
+	rep := run("--group-by", "client,hour")
+	if len(rep.Rows) != 3 || rep.Rows[0].Client != "claude-code" || rep.Rows[0].Hour == "" {
+		t.Errorf("by client and hour: %+v", rep.Rows)
+	}
+	code, out, _ := runCtl(t, "--home", home, "cost", "--group-by", "model")
+	if code != 0 || !strings.Contains(out, "claude-sonnet-4-5") || !strings.Contains(out, "1.7500") || !strings.Contains(out, "TOTAL") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+func TestCost_Errors(t *testing.T) {
+	home := costHome(t)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--home", t.TempDir(), "cost"}, ExitUnavailable, "no store"},
+		{[]string{"--home", home, "cost", "--since", "yesterday"}, ExitUsage, "--since"},
+		{[]string{"--home", home, "cost", "--until", "-3h"}, ExitUsage, "--until"},
+		{[]string{"--home", home, "cost", "--since", "1d", "--until", "2d"}, ExitUsage, "must be after"},
+		{[]string{"--home", home, "cost", "--group-by", "week"}, ExitUsage, "cannot group by"},
+		{[]string{"--home", home, "cost", "--bogus"}, ExitUsage, "bogus"},
+	} {
+		code, _, errOut := runCtl(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d (%q), want %d mentioning %q", c.args, code, errOut, c.code, c.msg)
+		}
+	}
+}
