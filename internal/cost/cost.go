@@ -308,7 +308,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			} else {
 				v = *keyVals[i].(*string)
 			}
-			setKey(&r, k, v)
+			*keyField(&r, k) = v
 			gk.WriteString(v)
 			gk.WriteByte(0)
 		}
@@ -344,7 +344,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			return 1
 		}
 		for _, k := range keys {
-			if c := strings.Compare(keyOf(a, k), keyOf(b, k)); c != 0 {
+			if c := strings.Compare(*keyField(&a, k), *keyField(&b, k)); c != 0 {
 				return c
 			}
 		}
@@ -354,39 +354,21 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	return rep, nil
 }
 
-func setKey(r *Row, k, v string) {
+// keyField is the field of r that holds group key k.
+func keyField(r *Row, k string) *string {
 	switch k {
 	case "session":
-		r.SessionID = v
+		return &r.SessionID
 	case "day":
-		r.Day = v
+		return &r.Day
 	case "hour":
-		r.Hour = v
+		return &r.Hour
 	case "model":
-		r.Model = v
+		return &r.Model
 	case "project":
-		r.Project = v
-	case "client":
-		r.Client = v
+		return &r.Project
 	}
-}
-
-func keyOf(r Row, k string) string {
-	switch k {
-	case "session":
-		return r.SessionID
-	case "day":
-		return r.Day
-	case "hour":
-		return r.Hour
-	case "model":
-		return r.Model
-	case "project":
-		return r.Project
-	case "client":
-		return r.Client
-	}
-	return ""
+	return &r.Client
 }
 
 func add(t *Row, r Row) {
