@@ -630,7 +630,8 @@ func TestInit_HooksUninstallAfterUserEdits(t *testing.T) {
 func runAsObserverctl(t *testing.T, stdin string, env []string, args ...string) (code int, stdout, stderr string, took time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), mainEnv+"=1"), env...)
+	// Under -race a process sleeps a second at exit (GORACE atexit_sleep_ms) unless told not to.
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1", "GORACE=atexit_sleep_ms=0"), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
