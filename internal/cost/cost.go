@@ -325,7 +325,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			groups[gk.String()] = g
 			order = append(order, g)
 		}
-		add(g, r)
+		g.Add(r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -333,7 +333,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	for _, g := range order {
 		g.Reliability = g.reliability()
 		rep.Rows = append(rep.Rows, *g)
-		add(&rep.Total, *g)
+		rep.Total.Add(*g)
 	}
 	// Highest cost first, then by the keys in order.
 	slices.SortStableFunc(rep.Rows, func(a, b Row) int {
@@ -371,7 +371,8 @@ func keyField(r *Row, k string) *string {
 	return &r.Client
 }
 
-func add(t *Row, r Row) {
+// Add adds r's figures into t; t's group keys stay.
+func (t *Row) Add(r Row) {
 	t.InputTokens += r.InputTokens
 	t.OutputTokens += r.OutputTokens
 	t.CacheReadTokens += r.CacheReadTokens

@@ -3,12 +3,12 @@ package dash
 import (
 	"context"
 	"database/sql"
-	"github.com/observerhq/observer/pkg/pricing"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // costRows runs cost.Run over the filters' window, project and client, grouped by keys. cost.Run
@@ -34,21 +34,6 @@ func bucketOf(r cost.Row) string {
 		return r.Hour
 	}
 	return r.Day
-}
-
-// addRow adds r's figures into t (the group keys stay t's).
-func addRow(t *cost.Row, r cost.Row) {
-	t.InputTokens += r.InputTokens
-	t.OutputTokens += r.OutputTokens
-	t.CacheReadTokens += r.CacheReadTokens
-	t.CacheCreationTokens += r.CacheCreationTokens
-	t.CacheCreation1hTokens += r.CacheCreation1hTokens
-	t.ReasoningTokens += r.ReasoningTokens
-	t.CostUSD += r.CostUSD
-	t.Turns += r.Turns
-	t.ProxyTurns += r.ProxyTurns
-	t.UnreliableTurns += r.UnreliableTurns
-	t.UnpricedTurns += r.UnpricedTurns
 }
 
 // Buckets are dollars split by billing bucket.
@@ -200,7 +185,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 			byModel[r.Model] = m
 			modelBuckets[r.Model] = &Buckets{}
 		}
-		addRow(m, r)
+		m.Add(r)
 		// A model's buckets add its groups' splits, as the totals do.
 		modelBuckets[r.Model].add(b)
 		groupInto(byProject, r.Project, r, b)
@@ -241,7 +226,7 @@ func groupInto(m map[string]*groupCost, key string, r cost.Row, b Buckets) {
 		g = &groupCost{Key: key}
 		m[key] = g
 	}
-	addRow(&g.row, r)
+	g.row.Add(r)
 	g.Buckets.add(b)
 }
 

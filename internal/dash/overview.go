@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // conds builds a WHERE clause from the filters and extra conditions, with named arguments.
@@ -123,7 +124,7 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 		if byModel[r.Model] == nil {
 			byModel[r.Model], modelBuckets[r.Model] = &cost.Row{Model: r.Model}, &Buckets{}
 		}
-		addRow(byModel[r.Model], r)
+		byModel[r.Model].Add(r)
 		modelBuckets[r.Model].add(b)
 		c := clientOf(clients, r.Client)
 		c.Turns += r.Turns
@@ -199,7 +200,7 @@ func actionActivity(ctx context.Context, db *sql.DB, f filters, unit string, now
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT "+bucketExpr("ts", unit, f.Since, now)+" AS b, client, sum(actions), sum(failures) FROM ("+src+") GROUP BY b, client ORDER BY b", args...)
+	rows, err := db.QueryContext(ctx, "SELECT "+store.LocalBucketSQL("ts", unit, f.Since, now)+" AS b, client, sum(actions), sum(failures) FROM ("+src+") GROUP BY b, client ORDER BY b", args...)
 	if err != nil {
 		return nil, err
 	}

@@ -117,13 +117,8 @@ func rollupsFor(ctx context.Context, db *sql.DB) (hourly, daily bool, err error)
 	return true, zone.Valid && zone.String != "" && zone.String == store.ZoneKey(), nil
 }
 
-// bucketExpr is store.LocalBucketSQL (see there).
-func bucketExpr(col, unit string, from, to time.Time) string {
-	return store.LocalBucketSQL(col, unit, from, to)
-}
-
-// bucketLabel is a bucketExpr value's label and the Unix time of its local start. On a day the
-// offset changes, bucketExpr gives the day two starts; both get the same label, and callers add
+// bucketLabel is a store.LocalBucketSQL value's label and the Unix time of its local start. On a day the
+// offset changes, LocalBucketSQL gives the day two starts; both get the same label, and callers add
 // buckets by label.
 func bucketLabel(ms int64, unit string) (string, int64) {
 	if unit == "hour" {

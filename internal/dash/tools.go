@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"slices"
 	"time"
+
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // toolRow is one client's use of one tool in the window.
@@ -85,7 +87,7 @@ func actionMix(ctx context.Context, db *sql.DB, f filters, unit string, now time
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT "+bucketExpr("ts", unit, f.Since, now)+" AS b, type, sum(actions) FROM ("+src+") GROUP BY b, type ORDER BY b", args...)
+	rows, err := db.QueryContext(ctx, "SELECT "+store.LocalBucketSQL("ts", unit, f.Since, now)+" AS b, type, sum(actions) FROM ("+src+") GROUP BY b, type ORDER BY b", args...)
 	if err != nil {
 		return nil, nil, err
 	}

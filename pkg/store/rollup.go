@@ -112,34 +112,15 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	if d.empty() {
 		return nil
 	}
-	do := func(hours map[int64]bool, table, insert string, extra ...any) error {
-		if len(hours) == 0 {
-			return nil
-		}
-		del, err := tx.PrepareContext(ctx, "DELETE FROM "+table+" WHERE hour = ?")
-		if err != nil {
-			return err
-		}
-		defer del.Close()
-		ins, err := tx.PrepareContext(ctx, insert)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		for _, h := range slices.Sorted(maps.Keys(hours)) {
-			if _, err := del.ExecContext(ctx, h); err != nil {
-				return fmt.Errorf("rollup %s: %w", table, err)
-			}
-			if _, err := ins.ExecContext(ctx, append([]any{sql.Named("hour", h)}, extra...)...); err != nil {
-				return fmt.Errorf("rollup %s: %w", table, err)
-			}
-		}
-		return nil
-	}
-	if err := do(d.usage, "usage_hourly", usageHourSQL, sql.Named("window", JoinWindowMs)); err != nil {
+	window := sql.Named("window", JoinWindowMs)
+	if err := recompute(ctx, tx, "usage_hourly", "hour", usageHourSQL, d.usage, func(h int64) []any {
+		return []any{sql.Named("hour", h), window}
+	}); err != nil {
 		return err
 	}
-	if err := do(d.actions, "actions_hourly", actionsHourSQL); err != nil {
+	if err := recompute(ctx, tx, "actions_hourly", "hour", actionsHourSQL, d.actions, func(h int64) []any {
+		return []any{sql.Named("hour", h)}
+	}); err != nil {
 		return err
 	}
 	if !WholeHourZone() {
@@ -158,22 +139,33 @@ const actionsDaySQL = `INSERT INTO actions_daily SELECT :day, client, type, tool
 
 // refreshDays recomputes actions_daily's days (local midnights, ms) from actions_hourly.
 func refreshDays(ctx context.Context, tx *sql.Tx, days map[int64]bool) error {
-	del, err := tx.PrepareContext(ctx, "DELETE FROM actions_daily WHERE day = ?")
+	return recompute(ctx, tx, "actions_daily", "day", actionsDaySQL, days, func(d int64) []any {
+		return []any{sql.Named("day", d), sql.Named("next", NextLocalDay(d))}
+	})
+}
+
+// recompute replaces a rollup table's rows for each key (its column col) by what insert, run
+// with args(key), computes from the rows below it.
+func recompute(ctx context.Context, tx *sql.Tx, table, col, insert string, keys map[int64]bool, args func(int64) []any) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	del, err := tx.PrepareContext(ctx, "DELETE FROM "+table+" WHERE "+col+" = ?")
 	if err != nil {
 		return err
 	}
 	defer del.Close()
-	ins, err := tx.PrepareContext(ctx, actionsDaySQL)
+	ins, err := tx.PrepareContext(ctx, insert)
 	if err != nil {
 		return err
 	}
 	defer ins.Close()
-	for _, d := range slices.Sorted(maps.Keys(days)) {
-		if _, err := del.ExecContext(ctx, d); err != nil {
-			return fmt.Errorf("rollup actions_daily: %w", err)
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if _, err := del.ExecContext(ctx, k); err != nil {
+			return fmt.Errorf("rollup %s: %w", table, err)
 		}
-		if _, err := ins.ExecContext(ctx, sql.Named("day", d), sql.Named("next", NextLocalDay(d))); err != nil {
-			return fmt.Errorf("rollup actions_daily: %w", err)
+		if _, err := ins.ExecContext(ctx, args(k)...); err != nil {
+			return fmt.Errorf("rollup %s: %w", table, err)
 		}
 	}
 	return nil
