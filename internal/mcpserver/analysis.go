@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // ftsQuery turns what an agent typed into an FTS5 query that cannot be a syntax error: every
@@ -275,36 +277,15 @@ type modelCost struct {
 // usd rounds to a hundredth of a cent.
 func usd(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
-// scopedTurnsSQL is internal/cost's turnsSQL (every model turn once: the proxy's turns, and the
-// transcript's messages the proxy did not see, matched by message id, else by session and time)
-// restricted to a set of sessions (%[1]s, a condition on session_id) since :since.
+// scopedCost runs store.TurnsSQL (every model turn once, as internal/cost counts them) restricted to
+// a set of sessions: cond, a condition on session_id, with the session indexes of both tables,
+// where cost.Query's project filter would select turns by their own project instead of the
+// sessions'. TestScopedCost_EqualsCostRun compares the two on every session and project.
 //
-// Why not cost.Run: its Query has a time bound but no session or project filter, so a session's
-// figures cost a read of every turn since the session began (40-60 ms for a week of the benchmark
-// store, 0.8 s for 90 days), where these conditions take the session indexes (under 5 ms). The
-// accounting must stay cost's: TestScopedCost_EqualsCostRun compares the two on every session and
-// project of the corpus and of a store exercising each rule. Moving a session filter into
-// cost.Query would let this copy go.
-const scopedTurnsSQL = `
-SELECT model, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, 1 AS proxy
-  FROM api_turns WHERE %[1]s AND ts >= :since
-UNION ALL
-SELECT t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens, t.cache_creation_tokens, t.cost_usd, 0
-  FROM token_usage t
- WHERE t.%[1]s AND t.ts >= :since
-   AND CASE WHEN t.message_id != ''
-       THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
-       ELSE NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
-                                             AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
-       END`
-
-// costJoinWindow is internal/cost's joinWindow.
-const costJoinWindow = 30 * time.Second
-
-// scopedCost sums the turns of the sessions cond selects (with its named arguments) since since
+// It sums the turns of the sessions cond selects (with its named arguments) since since
 // (ms), by model.
 func scopedCost(ctx context.Context, db *dbh, cond string, since int64, args ...any) (costFig, error) {
-	args = append(args, sql.Named("since", since), sql.Named("window", costJoinWindow.Milliseconds()))
+	args = append(args, sql.Named("since", since), sql.Named("window", store.JoinWindowMs))
 	var c costFig
 	err := scanRows(ctx, db, func(r *sql.Rows) error {
 		var m modelCost
@@ -319,7 +300,8 @@ func scopedCost(ctx context.Context, db *dbh, cond string, since int64, args ...
 		c.Models = append(c.Models, m)
 		return nil
 	}, `SELECT model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
-		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(scopedTurnsSQL, cond)+`)
+		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(store.TurnsSQL, "api_turns."+cond+" AND api_turns.ts >= :since",
+		"t."+cond+" AND t.ts >= :since")+`)
 		GROUP BY model ORDER BY sum(cost_usd) DESC, model`, args...)
 	c.USD = usd(c.USD)
 	if len(c.Models) < 2 {

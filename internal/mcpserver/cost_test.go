@@ -13,7 +13,7 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// scopedCost must count exactly what cost.Run counts (see scopedTurnsSQL): for every session,
+// scopedCost must count exactly what cost.Run counts (see scopedCost): for every session,
 // and for every project over all time and over a recent window, on the corpus and on a store that
 // exercises each accounting rule.
 func TestScopedCost_EqualsCostRun(t *testing.T) {
