@@ -18,19 +18,24 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // Config is the whole configuration. Each field of a section carries its toml key, and the
 // environment variable that overrides it is derived from the section and key.
 type Config struct {
-	Bus    Bus    `toml:"bus"`
-	Writer Writer `toml:"writer"`
-	Proxy  Proxy  `toml:"proxy"`
-	Dash   Dash   `toml:"dash"`
-	Hook   Hook   `toml:"hook"`
-	Watch  Watch  `toml:"watch"`
-	MCP    MCP    `toml:"mcp"`
-	Log    Log    `toml:"log"`
+	Bus       Bus       `toml:"bus"`
+	Writer    Writer    `toml:"writer"`
+	Proxy     Proxy     `toml:"proxy"`
+	Dash      Dash      `toml:"dash"`
+	Hook      Hook      `toml:"hook"`
+	Watch     Watch     `toml:"watch"`
+	MCP       MCP       `toml:"mcp"`
+	Log       Log       `toml:"log"`
+	Retention Retention `toml:"retention"`
+	Budget    Budget    `toml:"budget"`
+	Pricing   Pricing   `toml:"pricing"`
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
@@ -93,6 +98,25 @@ type Log struct {
 	Level string `toml:"level" comment:"debug, info, warn or error."`
 }
 
+// Retention bounds what the store keeps; `observerctl prune` applies it, and the writer at start.
+type Retention struct {
+	MaxAge     Duration `toml:"max_age" comment:"Events older than this are deleted (0 keeps everything)."`
+	MaxActions int64    `toml:"max_actions" comment:"Most actions kept; the oldest beyond it are deleted with their outputs (0 means no cap)."`
+}
+
+// Budget sets spending limits in USD; crossing one raises an alert event on the bus and in the
+// dashboard. Zero disables a limit.
+type Budget struct {
+	Daily    float64            `toml:"daily" comment:"USD per local day across all projects (0 disables)."`
+	Monthly  float64            `toml:"monthly" comment:"USD per local calendar month across all projects (0 disables)."`
+	Projects map[string]float64 `toml:"projects" comment:"USD per local calendar month for one project, keyed by the project's path."`
+}
+
+// Pricing overrides or adds model prices (USD per million tokens), applied without a restart.
+type Pricing struct {
+	Models map[string]pricing.Price `toml:"models" comment:"Per model: input, output, cache_read, cache_write_5m, cache_write_1h (and long_* with long_context_threshold). Example: [pricing.models.\"my-model\"] input = 1.0"`
+}
+
 // Default returns the configuration used where neither file, environment nor flag says otherwise.
 func Default() Config {
 	return Config{
@@ -127,7 +151,9 @@ func Default() Config {
 			Hide:        []string{},
 			History:     1000,
 		},
-		Log: Log{Level: "info"},
+		Log:     Log{Level: "info"},
+		Budget:  Budget{Projects: map[string]float64{}},
+		Pricing: Pricing{Models: map[string]pricing.Price{}},
 	}
 }
 
@@ -233,6 +259,9 @@ func WriteDefault(path string) error {
 			return
 		}
 		val, _ := toml.Marshal(map[string]any{key: v.Interface()})
+		if v.Kind() == reflect.Map && v.Len() == 0 {
+			val = []byte(key + " = {}\n") // go-toml writes an empty map as a table header
+		}
 		fmt.Fprintf(&buf, "# %s (%s)\n# %s", comment, env, val)
 	})
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -285,6 +314,21 @@ func setValue(v reflect.Value, s string) error {
 			return fmt.Errorf("not an integer")
 		}
 		v.SetInt(n)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("not a number")
+		}
+		v.SetFloat(f)
+	case reflect.Map:
+		// A map is a TOML inline table: OBSERVER_BUDGET_PROJECTS='{ "/src/app" = 50 }'.
+		m := reflect.New(v.Type())
+		doc := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: v.Type(), Tag: `toml:"v"`}}))
+		if err := toml.Unmarshal([]byte("v = "+s), doc.Interface()); err != nil {
+			return fmt.Errorf("must be a TOML inline table: %v", err)
+		}
+		m.Elem().Set(doc.Elem().Field(0))
+		v.Set(m.Elem())
 	case reflect.Bool:
 		b, err := strconv.ParseBool(s)
 		if err != nil {

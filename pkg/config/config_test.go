@@ -528,3 +528,48 @@ func TestLoad_MCP(t *testing.T) {
 		t.Errorf("Load with a broken TOML array = %v, want an error naming OBSERVER_MCP_REDACT", err)
 	}
 }
+
+// TestLoad_BudgetAndPricing reads the sections with maps and numbers from the file and from the
+// environment, and refuses a malformed inline table.
+func TestLoad_BudgetAndPricing(t *testing.T) {
+	home := t.TempDir()
+	file := `[budget]
+daily = 12.5
+projects = { "/src/app" = 40 }
+
+[pricing.models."my-model"]
+input = 1.5
+output = 6
+cache_read = 0.15
+`
+	if err := os.WriteFile(config.Path(home), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Budget.Daily != 12.5 || cfg.Budget.Projects["/src/app"] != 40 || cfg.Budget.Monthly != 0 {
+		t.Errorf("[budget] = %+v", cfg.Budget)
+	}
+	if p := cfg.Pricing.Models["my-model"]; p.Input != 1.5 || p.Output != 6 || p.CacheRead != 0.15 {
+		t.Errorf("[pricing.models.my-model] = %+v", p)
+	}
+	t.Setenv("OBSERVER_BUDGET_MONTHLY", "300")
+	t.Setenv("OBSERVER_BUDGET_PROJECTS", `{ "/src/other" = 5.5 }`)
+	if cfg, err = config.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Budget.Monthly != 300 || cfg.Budget.Projects["/src/other"] != 5.5 || len(cfg.Budget.Projects) != 1 {
+		t.Errorf("[budget] with env = %+v", cfg.Budget)
+	}
+	t.Setenv("OBSERVER_BUDGET_PROJECTS", `{ "/src/other" = }`)
+	if _, err := config.Load(home); err == nil || !strings.Contains(err.Error(), "OBSERVER_BUDGET_PROJECTS") {
+		t.Errorf("Load with a broken inline table = %v, want an error naming OBSERVER_BUDGET_PROJECTS", err)
+	}
+	t.Setenv("OBSERVER_BUDGET_PROJECTS", "")
+	t.Setenv("OBSERVER_BUDGET_DAILY", "lots")
+	if _, err := config.Load(home); err == nil || !strings.Contains(err.Error(), "not a number") {
+		t.Errorf("Load with OBSERVER_BUDGET_DAILY=lots = %v, want not a number", err)
+	}
+}
