@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/observerhq/observer/internal/analysis"
 	"github.com/observerhq/observer/internal/dash"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -85,11 +86,14 @@ func ensureStore(dir string, rebuildAfter time.Duration) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			if err := st.Close(); err != nil {
-				return "", err
-			}
 			if d := time.Since(start); d > time.Second {
 				fmt.Fprintf(os.Stderr, "migrated in %v\n", d.Round(time.Second))
+			}
+			if err := analyse(context.Background(), st); err != nil {
+				return "", err
+			}
+			if err := st.Close(); err != nil {
+				return "", err
 			}
 			return path, nil
 		}
@@ -156,10 +160,30 @@ func build(path string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "rollups built in %v\n", time.Since(t).Round(time.Second))
+	// And the analysis the writer's loop keeps (discovery, patterns, scores).
+	if err := st.ResetAnalysis(ctx); err != nil {
+		return err
+	}
+	if err := analyse(ctx, st); err != nil {
+		return err
+	}
 	for _, s := range []string{"ANALYZE", "PRAGMA wal_checkpoint(TRUNCATE)"} {
 		if _, err := st.DB.ExecContext(ctx, s); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// analyse runs what the writer's analysis loop would, until nothing is marked.
+func analyse(ctx context.Context, st *store.Store) error {
+	t := time.Now()
+	p, err := (&analysis.Analyzer{DB: st.DB}).Run(ctx)
+	if err != nil {
+		return err
+	}
+	if p.Sessions > 0 || p.Projects > 0 {
+		fmt.Fprintf(os.Stderr, "analysed %d sessions and %d projects in %v\n", p.Sessions, p.Projects, time.Since(t).Round(time.Second))
 	}
 	return nil
 }

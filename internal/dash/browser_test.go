@@ -207,7 +207,7 @@ func TestBrowser(t *testing.T) {
 			case "discovery":
 				check = `document.querySelectorAll('[data-metric="repeated_commands"] .value').length === 1 && document.querySelectorAll('table[data-table="rereads"] tbody tr').length > 0 && document.querySelectorAll('table[data-table="repeats"] tbody tr').length > 0`
 			case "patterns":
-				check = `document.querySelector('[data-source="derived"]') !== null && document.querySelectorAll('table[data-table^="patterns-"] tbody tr').length > 0`
+				check = `document.querySelector('[data-source="analysis"]') !== null && document.querySelectorAll('table[data-table^="patterns-"] tbody tr').length > 0`
 			case "settings":
 				check = `document.getElementById("config-text") !== null && document.getElementById("settings-save") !== null && document.querySelectorAll('table[data-table="price-builtin"] tbody tr').length > 0`
 			case "live":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/observerhq/observer/internal/analysis"
 	"io"
 	"math"
 	"net"
@@ -97,6 +98,9 @@ func corpusStore(tb testing.TB) string {
 		}
 		if sum.Events == 0 {
 			corpusErr = fmt.Errorf("the corpus gave no events: %+v", sum)
+			return
+		}
+		if _, corpusErr = (&analysis.Analyzer{DB: st.DB}).Run(ctx); corpusErr != nil {
 			return
 		}
 		corpusPath = path

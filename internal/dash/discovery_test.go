@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/analysis"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -35,16 +36,19 @@ func craftedActions(t *testing.T, acts [][6]string) string {
 	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := (&analysis.Analyzer{DB: st.DB}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
 	return path
 }
 
 type discoveryJSON struct {
-	Store   bool          `json:"store"`
-	Rereads []Reread      `json:"rereads"`
-	Repeats []Repeat      `json:"repeats"`
-	Shared  []SharedFile  `json:"shared_files"`
-	Totals  DiscoveryTots `json:"totals"`
+	Store   bool                   `json:"store"`
+	Rereads []analysis.Reread      `json:"rereads"`
+	Repeats []analysis.Repeat      `json:"repeats"`
+	Shared  []analysis.SharedFile  `json:"shared_files"`
+	Totals  analysis.DiscoveryTots `json:"totals"`
 }
 
 // TestAPI_Discovery: exact counts of stale re-reads, unclassified re-reads (across a parent and
@@ -75,11 +79,11 @@ func TestAPI_Discovery(t *testing.T) {
 	srv := startServer(t, Options{StorePath: path})
 	var d discoveryJSON
 	mustGet(t, srv.URL, "/api/discovery?window=all", &d)
-	want := DiscoveryTots{StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 1, RepeatedCommands: 3, SharedFiles: 2}
+	want := analysis.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 1, RepeatedCommands: 3, SharedFiles: 2}
 	if d.Totals != want {
 		t.Errorf("totals %+v, want %+v", d.Totals, want)
 	}
-	got := map[string]Reread{}
+	got := map[string]analysis.Reread{}
 	for _, r := range d.Rereads {
 		got[r.Target] = r
 	}
@@ -92,7 +96,7 @@ func TestAPI_Discovery(t *testing.T) {
 	if _, ok := got["c.go"]; ok || len(d.Rereads) != 2 {
 		t.Errorf("re-reads %+v: c.go was re-read unchanged and is no finding", d.Rereads)
 	}
-	reps := map[string]Repeat{}
+	reps := map[string]analysis.Repeat{}
 	for _, r := range d.Repeats {
 		reps[r.Client+" "+r.Command] = r
 	}
@@ -111,10 +115,10 @@ func TestAPI_Discovery(t *testing.T) {
 		}
 	}
 
-	// The client filter: codex alone shares nothing and repeats nothing.
+	// The client filter: codex alone repeats nothing, and shares the two files claude-code touched.
 	var cxOnly discoveryJSON
 	mustGet(t, srv.URL, "/api/discovery?window=all&client=codex", &cxOnly)
-	if cxOnly.Totals != (DiscoveryTots{}) {
+	if cxOnly.Totals != (analysis.DiscoveryTots{Sessions: 1, SharedFiles: 2}) {
 		t.Errorf("codex alone: %+v", cxOnly.Totals)
 	}
 	for _, bad := range []string{"?window=0d", "?sort=x", "?project=" + strings.Repeat("x", 2000)} {

@@ -1,21 +1,20 @@
 package dash
 
 import (
-	"context"
 	"math"
 	"testing"
 
-	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/internal/analysis"
 )
 
 type patternsJSON struct {
-	Store    bool      `json:"store"`
-	Source   string    `json:"source"`
-	Patterns []Pattern `json:"patterns"`
+	Store    bool               `json:"store"`
+	Source   string             `json:"source"`
+	Patterns []analysis.Pattern `json:"patterns"`
 }
 
-// TestAPI_Patterns: derived patterns with exact support and confidence on a crafted store, then
-// the stored patterns table taking over once it has rows.
+// TestAPI_Patterns: the patterns the analysis keeps, with exact support and ratio on a crafted
+// store, a confidence decayed from the ratio, the kind filter and the window.
 func TestAPI_Patterns(t *testing.T) {
 	const cc, cx = "claude-code", "codex"
 	path := craftedActions(t, [][6]string{
@@ -36,12 +35,12 @@ func TestAPI_Patterns(t *testing.T) {
 	srv := startServer(t, Options{StorePath: path})
 	var p patternsJSON
 	mustGet(t, srv.URL, "/api/patterns?window=all", &p)
-	if p.Source != "derived" {
-		t.Fatalf("source %q with an empty patterns table", p.Source)
+	if p.Source != "analysis" {
+		t.Fatalf("source %q", p.Source)
 	}
 	type want struct {
 		support int64
-		conf    float64
+		ratio   float64
 	}
 	wants := map[string]want{
 		"command_pair go test → git status": {3, 1},
@@ -50,7 +49,7 @@ func TestAPI_Patterns(t *testing.T) {
 		"hot_file a.go":                     {3, 1},
 		"hot_file b.go":                     {2, 2.0 / 3},
 	}
-	got := map[string]Pattern{}
+	got := map[string]analysis.Pattern{}
 	for _, x := range p.Patterns {
 		got[x.Kind+" "+x.Key] = x
 	}
@@ -59,8 +58,10 @@ func TestAPI_Patterns(t *testing.T) {
 	}
 	for k, w := range wants {
 		x, ok := got[k]
-		if !ok || x.Support != w.support || math.Abs(x.Confidence-w.conf) > 1e-9 || x.Project != "/p" {
-			t.Errorf("%s: %+v, want support %d confidence %.3f", k, x, w.support, w.conf)
+		// Seen an hour ago: the confidence has barely decayed from the ratio.
+		if !ok || x.Support != w.support || math.Abs(x.Ratio-w.ratio) > 1e-9 || x.Project != "/p" ||
+			x.Confidence > x.Ratio || x.Confidence < 0.99*x.Ratio {
+			t.Errorf("%s: %+v, want support %d ratio %.3f", k, x, w.support, w.ratio)
 		}
 	}
 	var only patternsJSON
@@ -68,41 +69,32 @@ func TestAPI_Patterns(t *testing.T) {
 	if len(only.Patterns) != 2 {
 		t.Errorf("kind=hot_file: %+v", only.Patterns)
 	}
+	var recent patternsJSON
+	mustGet(t, srv.URL, "/api/patterns?window=30m", &recent)
+	if len(recent.Patterns) != 0 {
+		t.Errorf("window=30m lists patterns last seen an hour ago: %+v", recent.Patterns)
+	}
 	if code := get(t, srv.URL, "/api/patterns?kind=Not%20A%20Kind", nil); code != 400 {
 		t.Errorf("bad kind: %d", code)
 	}
-
-	// Stored patterns win once the table has rows.
-	srv.Close()
-	st, err := store.OpenWriter(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.DB.Exec(`INSERT INTO patterns (project, kind, key, detail, confidence, occurrences, last_seen) VALUES ('/p', 'failing_command', 'make lint', 'fails then passes', 0.75, 4, 1)`); err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	srv2 := startServer(t, Options{StorePath: path})
-	var stored patternsJSON
-	mustGet(t, srv2.URL, "/api/patterns?window=all", &stored)
-	if stored.Source != "stored" || len(stored.Patterns) != 1 || stored.Patterns[0].Key != "make lint" || stored.Patterns[0].Support != 4 || stored.Patterns[0].Confidence != 0.75 {
-		t.Errorf("stored: %+v", stored)
+	if code := get(t, srv.URL, "/api/patterns?kind=failing_command", nil); code != 400 {
+		t.Errorf("unknown kind: %d", code)
 	}
 }
 
-// TestAPI_PatternsCorpus: the corpus store derives patterns; each has support ≥ 2 and a
-// confidence in (0, 1].
+// TestAPI_PatternsCorpus: the corpus store has patterns; each has support ≥ 2, a ratio in (0, 1]
+// and a confidence no higher.
 func TestAPI_PatternsCorpus(t *testing.T) {
 	srv := startServer(t, Options{StorePath: corpusStore(t)})
 	var p patternsJSON
 	mustGet(t, srv.URL, "/api/patterns?window=all", &p)
-	if p.Source != "derived" || len(p.Patterns) == 0 {
-		t.Fatalf("corpus patterns: %s, %d", p.Source, len(p.Patterns))
+	if len(p.Patterns) == 0 {
+		t.Fatalf("no corpus patterns")
 	}
 	kinds := map[string]int{}
 	for _, x := range p.Patterns {
 		kinds[x.Kind]++
-		if x.Support < minPatternSupport || x.Confidence <= 0 || x.Confidence > 1 {
+		if x.Support < 2 || x.Ratio <= 0 || x.Ratio > 1 || x.Confidence <= 0 || x.Confidence > x.Ratio {
 			t.Errorf("pattern out of range: %+v", x)
 		}
 	}

@@ -146,6 +146,7 @@ func (s *Store) Close() error {
 // afterMigration fills what a migration created from the rows already stored, in its transaction.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
 	5: rebuildRollups,
+	6: fillAnalysis,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

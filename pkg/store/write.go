@@ -197,6 +197,11 @@ const fileStateSQL = `INSERT INTO file_state (project, path, session_id, hash, s
 		hash = excluded.hash, size = excluded.size, seen_at = excluded.seen_at, event_id = excluded.event_id
 	WHERE excluded.seen_at >= seen_at`
 
+// analysisDirtySQL marks a session for the writer's analysis loop (internal/analysis): since_ts is
+// the earliest action time to look at again, gen tells the loop whether a batch came in meanwhile.
+const analysisDirtySQL = `INSERT INTO analysis_dirty (client, session_id, since_ts) VALUES (?, ?, ?)
+	ON CONFLICT (client, session_id) DO UPDATE SET since_ts = min(since_ts, excluded.since_ts), gen = gen + 1`
+
 // WriteBatch stores valid events and quarantined messages in one transaction. Events already
 // stored are counted as duplicates and left as they are, except that an action's result merges
 // into its call and a message's usage keeps its largest output (see insertSQL); such a merge
@@ -226,6 +231,7 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	sessions := map[sessionKey]*sessionAgg{}
 	projects := map[string][2]int64{}
 	dirty := newDirtyHours()
+	analyse := map[sessionKey]int64{} // sessions whose actions changed: the earliest time touched
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
@@ -257,8 +263,16 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 		switch e.Kind {
 		case event.KindAction:
 			dirty.action(ts)
+			since := ts
 			if oldTs >= 0 {
 				dirty.action(oldTs)
+				since = min(since, oldTs)
+			}
+			if e.SessionID != "" {
+				k := sessionKey{e.Client, e.SessionID}
+				if cur, ok := analyse[k]; !ok || since < cur {
+					analyse[k] = since
+				}
 			}
 		case event.KindTokenUsage:
 			dirty.turn(ts)
@@ -362,6 +376,15 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	}
 	if err := refreshRollups(ctx, tx, dirty); err != nil {
 		return res, err
+	}
+	for k, since := range analyse {
+		st, err := stmt(analysisDirtySQL, "analysis_dirty")
+		if err != nil {
+			return res, err
+		}
+		if _, err := st.ExecContext(ctx, k.client, k.id, since); err != nil {
+			return res, fmt.Errorf("mark session %s for analysis: %w", k.id, err)
+		}
 	}
 	now := s.Now().UnixMilli()
 	for _, r := range rejected {

@@ -52,12 +52,13 @@
     unclassified_rereads: ["Unclassified re-reads", "Second and later reads of the same file in the same session (parent and subagents together) that were not classified live, so whether the file changed in between is unknown."],
     cross_agent: ["Re-read across agents", "Files read by more than one agent of the same session (the parent and its subagents, or several subagents), where one re-reads what another already read."],
     repeated_commands: ["Repeated commands", "A shell command run again, identical, in the same session with no edit or write of any file by the session (or its subagents) since its previous run: its result could not have changed because of the agent."],
-    shared_files: ["Files shared by clients", "A project's file read, edited or written by more than one AI client in the window."],
-    patterns: ["Patterns", "Habits found in the sessions. When the store's patterns table has rows they are shown as recorded; otherwise they are derived from the window's actions as simple counts. Support: how many times (or sessions) the pattern was seen, at least 2. Confidence: the support ratio given under each kind."],
-    p_command_pair: ["Command pairs", "Command B run right after command A in a session, commands compared by program and subcommand (\"go test\", \"git status\"). Confidence: times B followed A / times A was followed by any command. Derived."],
-    p_co_edit: ["Files edited together", "Two files edited or written in the same session. Support: sessions editing both; confidence: that / sessions editing the less edited of the two. Derived."],
-    p_edit_then_test: ["Edit then test", "Per project, a run of edits whose next command is a test command (go test, pytest, npm test, cargo test, jest, vitest, make test, ...). Support: such edit runs; confidence: that / edit runs followed by any command. Derived."],
-    p_hot_file: ["Hot files", "Files read or edited in the most sessions. Support: sessions touching the file; confidence: that / the project's sessions that touched any file. Derived."],
+    shared_files: ["Files shared by clients", "A project's file read, edited or written by more than one AI client, listed when touched in the window; its clients and actions count all time."],
+    analysis_window: ["Sessions in the window", "Findings are a session's: a session counts when it acted in the window, with all its findings. The writer analyses sessions a few seconds after their actions arrive."],
+    patterns: ["Patterns", "Habits found in each project's sessions, kept by the writer's analysis (recomputed at most once a minute while a project's sessions change). Support: how many times (or sessions) the pattern was seen, at least 2. Ratio: the support ratio given under each kind. Confidence: the ratio halved for every 14 days since the pattern was last seen, so dropped habits fade. Listed when last seen in the window."],
+    p_command_pair: ["Command pairs", "Command B run right after command A in a session, commands compared by program and subcommand (\"go test\", \"git status\"). Confidence: times B followed A / times A was followed by any command."],
+    p_co_edit: ["Files edited together", "Two files edited or written in the same session. Support: sessions editing both; confidence: that / sessions editing the less edited of the two."],
+    p_edit_then_test: ["Edit then test", "Per project, a run of edits whose next command is a test command (go test, pytest, npm test, cargo test, jest, vitest, make test, ...). Support: such edit runs; confidence: that / edit runs followed by any command."],
+    p_hot_file: ["Hot files", "Files read or edited in the most sessions. Support: sessions touching the file; confidence: that / the project's sessions that touched any file."],
     settings: ["config.toml", "The configuration file beside the store (<home>/config.toml). Save checks it with the same loader the components use (unknown keys and bad values are refused, the file is left as it was), then replaces it atomically with mode 0600 and keeps the previous content as config.toml.bak. Saving needs the page's CSRF token. Components read the file when they start: restart them to apply it."],
     pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides: models whose price here differs from, or is missing in, the built-in table. config.toml has no pricing section yet, so overrides cannot be set from this page."],
     window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
@@ -691,6 +692,8 @@
     if (!d.store) return put(view, noStore());
     const t = d.totals;
     put(view, h("div", { class: "cards" },
+      card("Sessions", fmtInt(t.sessions), { raw: t.sessions, metric: "analysis_sessions", help: "analysis_window",
+        sub: d.pending_sessions ? fmtInt(d.pending_sessions) + " being analysed" : "" }),
       card("Stale re-reads", fmtInt(t.stale_rereads), { raw: t.stale_rereads, metric: "stale_rereads", help: "stale_rereads" }),
       card("Unclassified re-reads", fmtInt(t.unclassified_rereads), { raw: t.unclassified_rereads, metric: "unclassified_rereads", help: "unclassified_rereads" }),
       card("Files re-read across agents", fmtInt(t.cross_agent_files), { raw: t.cross_agent_files, metric: "cross_agent", help: "cross_agent" }),
@@ -728,9 +731,9 @@
     const d = await api("/api/patterns", filterParams());
     if (!live()) return;
     if (!d.store) return put(view, noStore());
-    put(view, h("p", { class: "muted", "data-source": d.source }, d.source === "stored"
-      ? "Patterns recorded in the store's patterns table."
-      : "Derived from this window's actions (the store's patterns table is empty): simple counts, see the definitions.", helpBtn("patterns")));
+    put(view, h("p", { class: "muted", "data-source": d.source }, d.pending_projects
+      ? "Patterns of " + fmtInt(d.pending_projects) + " project(s) are being recomputed by the writer."
+      : "Patterns kept by the writer's analysis; confidence fades when a pattern stops being seen.", helpBtn("patterns")));
     if (!d.patterns.length) return add(view, h("div", { class: "empty", "data-empty": "patterns" }, "No pattern seen twice in this window."));
     const kinds = [...new Set(d.patterns.map((p) => p.kind))];
     for (const k of kinds) {
@@ -738,6 +741,7 @@
         { label: "Pattern", get: (p) => p.key, cls: "mono wrap" },
         { label: "Project", get: (p) => baseName(p.project), title: (p) => p.project },
         { label: "Support", num: true, get: (p) => fmtInt(p.support) },
+        { label: "Ratio", num: true, get: (p) => (100 * p.ratio).toFixed(0) + "%" },
         { label: "Confidence", num: true, get: (p) => (100 * p.confidence).toFixed(0) + "%" },
         { label: "Detail", get: (p) => p.detail, cls: "wrap" },
         { label: "Last seen", get: (p) => fmtTime(p.last_seen) },

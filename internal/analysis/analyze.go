@@ -1,0 +1,256 @@
+package analysis
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Analyzer keeps the analysis tables current. Only the process that owns the store (the writer)
+// runs one; its transactions are short (one session, or one project's patterns) so that batches
+// are never held up for long.
+type Analyzer struct {
+	DB     *sql.DB
+	Logger *slog.Logger
+	Now    func() time.Time
+	// PatternEvery is the least time between two recomputations of one project's patterns (they
+	// read all the project's file and command actions). Zero means one minute.
+	PatternEvery time.Duration
+}
+
+func (a *Analyzer) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// Progress is what one Step did and what is left.
+type Progress struct {
+	Sessions        int   // sessions analysed
+	Projects        int   // projects whose patterns were recomputed
+	PendingSessions int64 // sessions still marked
+	PendingProjects int64 // projects still marked (some wait for PatternEvery)
+}
+
+// Step analyses at most maxSessions marked sessions, then recomputes the patterns of the marked
+// projects whose last computation is older than PatternEvery (all of them when force is set).
+func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progress, error) {
+	var p Progress
+	rows, err := a.DB.QueryContext(ctx, `SELECT client, session_id, since_ts, gen FROM analysis_dirty LIMIT ?`, maxSessions)
+	if err != nil {
+		return p, err
+	}
+	type mark struct {
+		client, id string
+		since, gen int64
+	}
+	var marks []mark
+	for rows.Next() {
+		var m mark
+		if err := rows.Scan(&m.client, &m.id, &m.since, &m.gen); err != nil {
+			rows.Close()
+			return p, err
+		}
+		marks = append(marks, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	for _, m := range marks {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		if err := a.session(ctx, m.client, m.id, m.since, m.gen); err != nil {
+			return p, fmt.Errorf("analyse session %s: %w", m.id, err)
+		}
+		p.Sessions++
+	}
+	every := a.PatternEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	cutoff := a.now().Add(-every).UnixMilli()
+	if force {
+		cutoff = a.now().UnixMilli() + 1
+	}
+	var projects []string
+	prows, err := a.DB.QueryContext(ctx, `SELECT project FROM pattern_state WHERE dirty AND computed_at < ?`, cutoff)
+	if err != nil {
+		return p, err
+	}
+	for prows.Next() {
+		var pr string
+		if err := prows.Scan(&pr); err != nil {
+			prows.Close()
+			return p, err
+		}
+		projects = append(projects, pr)
+	}
+	prows.Close()
+	for _, pr := range projects {
+		if err := ctx.Err(); err != nil {
+			return p, err
+		}
+		if err := a.projectPatterns(ctx, pr); err != nil {
+			return p, fmt.Errorf("patterns of %s: %w", pr, err)
+		}
+		p.Projects++
+	}
+	if err := a.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM analysis_dirty), (SELECT count(*) FROM pattern_state WHERE dirty)`).
+		Scan(&p.PendingSessions, &p.PendingProjects); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// Run analyses everything marked, patterns included, and returns when nothing is left.
+func (a *Analyzer) Run(ctx context.Context) (Progress, error) {
+	var total Progress
+	for {
+		p, err := a.Step(ctx, 200, true)
+		total.Sessions += p.Sessions
+		total.Projects += p.Projects
+		total.PendingSessions, total.PendingProjects = p.PendingSessions, p.PendingProjects
+		if err != nil || (p.PendingSessions == 0 && p.PendingProjects == 0) || (p.Sessions == 0 && p.Projects == 0) {
+			return total, err
+		}
+	}
+}
+
+const sessionActionsSQL = `SELECT ts, project, type, target, agent_id, freshness, success FROM actions
+	WHERE session_id = ? AND client = ? ORDER BY ts, id`
+
+// session recomputes one session's rows, and the file_clients rows of the files it touched from
+// since on, then clears its mark unless a batch marked it again meanwhile.
+func (a *Analyzer) session(ctx context.Context, client, id string, since, gen int64) error {
+	rows, err := a.DB.QueryContext(ctx, sessionActionsSQL, id, client)
+	if err != nil {
+		return err
+	}
+	var acts []Action
+	type fileKey struct{ project, target string }
+	touched := map[fileKey]bool{}
+	projects := map[string]bool{}
+	for rows.Next() {
+		var x Action
+		var ok sql.NullBool
+		if err := rows.Scan(&x.Ts, &x.Project, &x.Type, &x.Target, &x.AgentID, &x.Freshness, &ok); err != nil {
+			rows.Close()
+			return err
+		}
+		if ok.Valid {
+			v := ok.Bool
+			x.Success = &v
+		}
+		if x.Ts >= since && isFile(x.Type) && x.Target != "" {
+			touched[fileKey{x.Project, x.Target}] = true
+		}
+		projects[x.Project] = true
+		acts = append(acts, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	s, rr, rp := AnalyseSession(client, id, acts)
+
+	tx, err := a.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{`DELETE FROM session_rereads WHERE client = ? AND session_id = ?`,
+		`DELETE FROM session_repeats WHERE client = ? AND session_id = ?`,
+		`DELETE FROM session_analysis WHERE client = ? AND session_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, client, id); err != nil {
+			return err
+		}
+	}
+	if len(acts) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO session_analysis (client, session_id, project, first_ts, last_ts,
+			actions, failures, completed, reads, edits, commands, searches, files, agents, stale_rereads,
+			unclassified_rereads, cross_agent_files, repeated_commands, error_rate, redundancy, exploration, score,
+			analyzed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			client, id, s.Project, s.FirstTs, s.LastTs, s.Actions, s.Failures, s.Completed, s.Reads, s.Edits,
+			s.Commands, s.Searches, s.Files, s.Agents, s.StaleRereads, s.UnclassifiedRereads, s.CrossAgentFiles,
+			s.RepeatedCommands, s.ErrorRate, s.Redundancy, s.Exploration, s.Score, a.now().UnixMilli()); err != nil {
+			return err
+		}
+	}
+	if len(rr) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO session_rereads (client, session_id, target, project, reads,
+			stale, unclassified, agents, last_ts) VALUES (?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		for _, r := range rr {
+			if _, err := st.ExecContext(ctx, client, id, r.Target, r.Project, r.Reads, r.Stale, r.Unclassified, r.Agents, r.LastTs); err != nil {
+				return err
+			}
+		}
+	}
+	if len(rp) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO session_repeats (client, session_id, command, project, runs,
+			repeats, last_ts) VALUES (?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		for _, r := range rp {
+			if _, err := st.ExecContext(ctx, client, id, r.Command, r.Project, r.Runs, r.Repeats, r.LastTs); err != nil {
+				return err
+			}
+		}
+	}
+	keys := make([]fileKey, 0, len(touched))
+	for k := range touched {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y fileKey) int {
+		if c := strings.Compare(x.project, y.project); c != 0 {
+			return c
+		}
+		return strings.Compare(x.target, y.target)
+	})
+	for _, k := range keys {
+		if err := refreshFile(ctx, tx, k.project, k.target); err != nil {
+			return err
+		}
+	}
+	for pr := range projects {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
+			ON CONFLICT (project) DO UPDATE SET dirty = 1`, pr); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM analysis_dirty WHERE client = ? AND session_id = ? AND gen = ?`, client, id, gen); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// refreshFile recomputes a file's per-client counts and whether several clients touched it.
+func refreshFile(ctx context.Context, tx *sql.Tx, project, target string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM file_clients WHERE project = ? AND target = ?`, project, target); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
+		SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
+		 WHERE project = ? AND target = ? AND type IN ('read_file', 'edit_file', 'write_file')
+		 GROUP BY client`, project, target); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM shared_files WHERE project = ? AND target = ?`, project, target); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
+		SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
+		  FROM (SELECT * FROM file_clients WHERE project = ? AND target = ? ORDER BY client)
+		 GROUP BY project, target HAVING count(*) > 1`, project, target)
+	return err
+}
