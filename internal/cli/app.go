@@ -128,6 +128,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			costCommand(), scanCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
 			initCommand(), uninstallCommand(),
 			serviceCommand(),
+			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(),
 		},
 		HideVersion: false,
 	}
