@@ -386,12 +386,18 @@ func TestAPI_Sessions(t *testing.T) {
 	for _, s := range sj.Sessions {
 		base := "/api/sessions/" + url.PathEscape(s.SessionID)
 		var d struct {
-			Session Session     `json:"session"`
-			Types   []countRow  `json:"action_types"`
-			Models  []ModelCost `json:"models"`
-			Total   Totals      `json:"total"`
+			Session  Session           `json:"session"`
+			Types    []countRow        `json:"action_types"`
+			Models   []ModelCost       `json:"models"`
+			Total    Totals            `json:"total"`
+			Analysis *analysis.Session `json:"analysis"`
 		}
 		mustGet(t, srv.URL, base+"?client="+s.Client, &d)
+		// Every corpus session with actions is analysed, with the same action count.
+		if acts := count(t, st, "SELECT count(*) FROM actions WHERE session_id = ? AND client = ?", s.SessionID, s.Client); acts > 0 &&
+			(d.Analysis == nil || d.Analysis.Actions != acts || d.Analysis.Score < 0 || d.Analysis.Score > 100) {
+			t.Errorf("session %s: analysis %+v, %d actions", s.SessionID, d.Analysis, acts)
+		}
 		acts := count(t, st, "SELECT count(*) FROM actions WHERE session_id = ? AND client = ?", s.SessionID, s.Client)
 		usage := count(t, st, "SELECT count(*) FROM token_usage WHERE session_id = ? AND client = ?", s.SessionID, s.Client)
 		if d.Session.Actions != acts || d.Session.Actions != s.Actions {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/observerhq/observer/internal/analysis"
 	"regexp"
 	"slices"
 	"strconv"
@@ -307,6 +308,8 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 		Subagents int64         `json:"subagents"`
 		Children  []Session     `json:"child_sessions"`
 		Lifecycle []stateChange `json:"lifecycle"`
+		// Analysis is the session's score and findings; null until the writer has analysed it.
+		Analysis *analysis.Session `json:"analysis"`
 	}{Session: sess, Models: []ModelCost{}}
 	if out.Types, err = countBy(ctx, db, "type", sess, 100); err != nil {
 		return nil, err
@@ -341,6 +344,13 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 	}
 	if out.Lifecycle, err = lifecycle(ctx, db, sess); err != nil {
 		return nil, err
+	}
+	scored, err := analysis.Scores(ctx, db, analysis.Filter{Client: sess.Client, Limit: 1}, sess.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(scored) == 1 {
+		out.Analysis = &scored[0]
 	}
 	return out, nil
 }
