@@ -38,7 +38,8 @@ type Progress struct {
 }
 
 // Step analyses at most maxSessions marked sessions, then recomputes the patterns of the marked
-// projects whose last computation is older than PatternEvery (all of them when force is set).
+// projects whose last computation is older than PatternEvery (with force: all of them, once no
+// session is left marked).
 func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progress, error) {
 	var p Progress
 	rows, err := a.DB.QueryContext(ctx, `SELECT client, session_id, since_ts, gen FROM analysis_dirty LIMIT ?`, maxSessions)
@@ -77,7 +78,16 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	}
 	cutoff := a.now().Add(-every).UnixMilli()
 	if force {
+		// All due now, but only once the sessions are done: each analysed session marks its
+		// project again.
+		var left int64
+		if err := a.DB.QueryRowContext(ctx, `SELECT count(*) FROM analysis_dirty`).Scan(&left); err != nil {
+			return p, err
+		}
 		cutoff = a.now().UnixMilli() + 1
+		if left > 0 {
+			cutoff = 0
+		}
 	}
 	var projects []string
 	prows, err := a.DB.QueryContext(ctx, `SELECT project FROM pattern_state WHERE dirty AND computed_at < ?`, cutoff)
@@ -118,6 +128,7 @@ func (a *Analyzer) Run(ctx context.Context) (Progress, error) {
 		total.Projects += p.Projects
 		total.PendingSessions, total.PendingProjects = p.PendingSessions, p.PendingProjects
 		if err != nil || (p.PendingSessions == 0 && p.PendingProjects == 0) || (p.Sessions == 0 && p.Projects == 0) {
+			// Nothing left, or nothing done (which with force means nothing can be).
 			return total, err
 		}
 	}
