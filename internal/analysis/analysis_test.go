@@ -220,8 +220,9 @@ func dump(t *testing.T, db *sql.DB) [][]any {
 
 // TestAnalyzer_IncrementalEqualsFull writes random batches (results merging into calls, in either
 // order and at an earlier time, freshness arriving late, several clients on the same files,
-// sessions spanning batches) and analyses after each one; the tables must then equal a full
-// analysis of everything from scratch, and file_clients must equal a count over the actions.
+// sessions spanning batches) and analyses after each one, then prunes by age and by count; the
+// tables must then equal a full analysis of everything from scratch, and file_clients must equal
+// a count over the actions.
 func TestAnalyzer_IncrementalEqualsFull(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
@@ -257,6 +258,22 @@ func TestAnalyzer_IncrementalEqualsFull(t *testing.T) {
 		}
 		if _, err := s.WriteBatch(ctx, evs, nil); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := a.Step(ctx, 1000, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Retention deletes the oldest day and then the oldest actions beyond 100: the sessions and
+	// files they belonged to are recounted.
+	for _, o := range []store.PruneOptions{{Before: now.Add(-2 * 24 * time.Hour), ChunkSize: 37}, {MaxActions: 100, ChunkSize: 30}} {
+		r, err := s.Prune(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Deleted["actions"] == 0 {
+			var n int64
+			s.DB.QueryRow("SELECT count(*) FROM actions").Scan(&n)
+			t.Fatalf("prune %+v deleted no action (%d left): %+v", o, n, r)
 		}
 		if _, err := a.Step(ctx, 1000, true); err != nil {
 			t.Fatal(err)

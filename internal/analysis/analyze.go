@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // Analyzer keeps the analysis tables current. Only the process that owns the store (the writer)
@@ -229,7 +231,7 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since, gen in
 		return strings.Compare(x.target, y.target)
 	})
 	for _, k := range keys {
-		if err := refreshFile(ctx, tx, k.project, k.target); err != nil {
+		if err := store.RefreshFileClients(ctx, tx, k.project, k.target); err != nil {
 			return err
 		}
 	}
@@ -243,25 +245,4 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since, gen in
 		return err
 	}
 	return tx.Commit()
-}
-
-// refreshFile recomputes a file's per-client counts and whether several clients touched it.
-func refreshFile(ctx context.Context, tx *sql.Tx, project, target string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM file_clients WHERE project = ? AND target = ?`, project, target); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
-		SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
-		 WHERE project = ? AND target = ? AND type IN ('read_file', 'edit_file', 'write_file')
-		 GROUP BY client`, project, target); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM shared_files WHERE project = ? AND target = ?`, project, target); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
-		SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
-		  FROM (SELECT * FROM file_clients WHERE project = ? AND target = ? ORDER BY client)
-		 GROUP BY project, target HAVING count(*) > 1`, project, target)
-	return err
 }

@@ -128,7 +128,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			costCommand(), scanCommand(), hookCommand(), publishCommand(), busCommand(), writerCommand(), spoolCommand(), versionCommand(),
 			initCommand(), uninstallCommand(),
 			serviceCommand(),
+			doctorCommand(), exportCommand(), pruneCommand(), backfillCommand(), reconcileCommand(),
 			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(),
+			blocksCommand(), budgetCommand(), statuslineCommand(), metricsCommand(),
 		},
 		HideVersion: false,
 	}

@@ -13,11 +13,14 @@ import (
 
 	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/internal/lifecycle"
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 func scanCommand() *cli.Command {
@@ -54,16 +57,58 @@ func runScan(c *cli.Context) error {
 	if err != nil {
 		return usageErr("--since: %v", err)
 	}
+	var progress func(ingest.Progress)
+	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
+		start := time.Now()
+		progress = func(p ingest.Progress) {
+			mb := float64(p.BytesDone) / (1 << 20)
+			fmt.Fprintf(e.stderr, "\rscanning: %d/%d files, %.1f/%.1f MB (%.0f MB/s)   ", p.FilesDone, p.Files, mb,
+				float64(p.Bytes)/(1<<20), mb/max(time.Since(start).Seconds(), 0.001))
+		}
+	}
+	dryRun := c.Bool("dry-run")
+	sum, scanErr := ingestHistory(c.Context, e, ads, since, dryRun, progress)
+	if c.Bool("json") {
+		writeJSON(e.stdout, sum)
+	} else {
+		verb := "scanned"
+		if dryRun {
+			verb = "would ingest (dry run)"
+		}
+		fmt.Fprintf(e.stdout, "%s %d of %d files: %d lines, %d events, %d malformed lines, %.1f MB in %.2fs (%.0f MB/s)\n",
+			verb, sum.Read, sum.Files, sum.Lines, sum.Events, sum.Malformed, float64(sum.Bytes)/(1<<20), sum.Seconds,
+			float64(sum.Bytes)/(1<<20)/max(sum.Seconds, 0.001))
+		for t, n := range sum.Unknown {
+			fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, n)
+		}
+	}
+	if scanErr != nil {
+		return scanErr
+	}
+	if len(sum.Errors) > 0 {
+		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
+	}
+	return nil
+}
+
+// ingestHistory reads the adapters' files from their cursors and publishes their events (scan's
+// work, which backfill shares); progress, when set, is called as files are read.
+func ingestHistory(ctx context.Context, e *env, ads []transcript.Adapter, since time.Time, dryRun bool, progress func(ingest.Progress)) (ingest.Summary, error) {
+	pset, err := prices.Build(e.cfg.Pricing.Models) // usage is priced with config.toml's overrides
+	if err != nil {
+		return ingest.Summary{}, withCode(ExitUsage, fmt.Errorf("config %s: %w", config.Path(e.cfg.Home), err))
+	}
+	readers.WithPrices(ads, prices.Static(pset).Table)
 	cur, err := ingest.OpenCursors(filepath.Join(e.cfg.Home, "watch", "cursors.json"))
 	if err != nil {
 		if errors.Is(err, ingest.ErrBusy) {
-			return fmt.Errorf("%w: observer-watch or another scan is reading them now; it ingests everything already", err)
+			return ingest.Summary{}, fmt.Errorf("%w: observer-watch or another scan is reading them now; it ingests everything already", err)
 		}
-		return err
+		return ingest.Summary{}, err
 	}
 	defer cur.Close()
 
-	s := &ingest.Scanner{Adapters: ads, Cursors: cur, DryRun: c.Bool("dry-run"), Since: since}
+	s := &ingest.Scanner{Adapters: ads, Cursors: cur, DryRun: dryRun, Since: since, Progress: progress}
 	// Sessions follow the same lifecycle as under the watcher (which holds the cursors' lock
 	// whenever it runs, so the two never share the state file): history comes out finalized at
 	// its last record, with the epochs of its compactions.
@@ -76,26 +121,18 @@ func runScan(c *cli.Context) error {
 	var finish func() error
 	if !s.DryRun {
 		s.Connect = func() (ingest.Publisher, error) {
-			p, done, err := scanPublisher(c.Context, e)
+			p, done, err := scanPublisher(ctx, e)
 			finish, pub = done, p
 			return observing{next: p, life: life}, err
 		}
 	}
-	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
-		start := time.Now()
-		s.Progress = func(p ingest.Progress) {
-			mb := float64(p.BytesDone) / (1 << 20)
-			fmt.Fprintf(e.stderr, "\rscanning: %d/%d files, %.1f/%.1f MB (%.0f MB/s)   ", p.FilesDone, p.Files, mb,
-				float64(p.Bytes)/(1<<20), mb/max(time.Since(start).Seconds(), 0.001))
-		}
-	}
-	sum, scanErr := s.Scan(c.Context)
+	sum, scanErr := s.Scan(ctx)
 	if s.Progress != nil {
 		fmt.Fprintln(e.stderr)
 	}
 	if pub != nil && scanErr == nil {
 		if evs, commit := life.Tick(); len(evs) > 0 {
-			if _, err := pub.PublishBatch(c.Context, evs); err != nil {
+			if _, err := pub.PublishBatch(ctx, evs); err != nil {
 				scanErr = fmt.Errorf("session states: %w", err)
 			} else {
 				commit()
@@ -113,27 +150,7 @@ func runScan(c *cli.Context) error {
 			scanErr = err
 		}
 	}
-	if c.Bool("json") {
-		writeJSON(e.stdout, sum)
-	} else {
-		verb := "scanned"
-		if s.DryRun {
-			verb = "would ingest (dry run)"
-		}
-		fmt.Fprintf(e.stdout, "%s %d of %d files: %d lines, %d events, %d malformed lines, %.1f MB in %.2fs (%.0f MB/s)\n",
-			verb, sum.Read, sum.Files, sum.Lines, sum.Events, sum.Malformed, float64(sum.Bytes)/(1<<20), sum.Seconds,
-			float64(sum.Bytes)/(1<<20)/max(sum.Seconds, 0.001))
-		for t, n := range sum.Unknown {
-			fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, n)
-		}
-	}
-	if scanErr != nil {
-		return scanErr
-	}
-	if len(sum.Errors) > 0 {
-		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
-	}
-	return nil
+	return sum, scanErr
 }
 
 // observing publishes a scan's batches, with the epoch events their compactions call for, and lets
@@ -194,7 +211,7 @@ func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error,
 		return nil, nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger,
+	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger, Prices: scanPrices(e),
 		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	wdone := make(chan struct{})
 	go func() { w.Run(wctx); close(wdone) }()
@@ -221,4 +238,14 @@ func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error,
 		}
 	}
 	return pub, done, nil
+}
+
+// scanPrices is the price table of the writer a scan hosts: config.toml's overrides (checked
+// before the scan started), so that it reprices what an override change left behind.
+func scanPrices(e *env) *prices.Follower {
+	pset, err := prices.Build(e.cfg.Pricing.Models)
+	if err != nil {
+		return nil
+	}
+	return prices.Static(pset)
 }

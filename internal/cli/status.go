@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
@@ -305,6 +306,7 @@ func runWriter(ctx context.Context, e *env) error {
 		return err
 	}
 	defer st.Close()
+	defer retainOnStart(ctx, e, st)() // [retention], once per start, beside the writer's batches
 	token, err := waitToken(ctx, e)
 	if err != nil {
 		return nil // stopped while waiting
@@ -314,7 +316,12 @@ func runWriter(ctx context.Context, e *env) error {
 		return err
 	}
 	defer cl.Close()
-	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second,
+	pf, err := prices.Follow(e.cfg.Home, e.logger)
+	if err != nil {
+		return withCode(ExitUsage, err)
+	}
+	go pf.Run(ctx)
+	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
 		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)

@@ -170,6 +170,12 @@ var useRollups = true
 // in a time zone whose offset is not a whole number of hours (a UTC hour would straddle two local
 // days), everything is read raw.
 func source(ctx context.Context, db *sql.DB, q Query) (src string, rolled bool, err error) {
+	parts, rolled, err := sourceParts(ctx, db, q)
+	return strings.Join(parts, "\nUNION ALL\n"), rolled, err
+}
+
+// sourceParts is source's parts, each a simple SELECT (see Spent).
+func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -179,18 +185,18 @@ func source(ctx context.Context, db *sql.DB, q Query) (src string, rolled bool, 
 	}
 	raw := rawPart(q, from, to)
 	if !useRollups {
-		return raw, false, nil
+		return []string{raw}, false, nil
 	}
 	if slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour") {
 		for _, at := range []time.Time{time.Now(), q.Since, q.Until} {
 			if _, off := at.Zone(); !at.IsZero() && off%3600 != 0 {
-				return raw, false, nil
+				return []string{raw}, false, nil
 			}
 		}
 	}
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'").Scan(&n); err != nil || n == 0 {
-		return raw, false, err
+		return []string{raw}, false, err
 	}
 	h1, h2 := from, to
 	if from != 0 {
@@ -200,16 +206,16 @@ func source(ctx context.Context, db *sql.DB, q Query) (src string, rolled bool, 
 		h2 = store.HourOf(to)
 	}
 	if from != 0 && to != 0 && h1 >= h2 {
-		return raw, false, nil
+		return []string{raw}, false, nil
 	}
-	parts := []string{rollupPart(q, h1, h2)}
+	parts = []string{rollupPart(q, h1, h2)}
 	if from != 0 && h1 != from {
 		parts = append(parts, rawPart(q, from, h1))
 	}
 	if to != 0 && h2 != to {
 		parts = append(parts, rawPart(q, h2, to))
 	}
-	return strings.Join(parts, "\nUNION ALL\n"), true, nil
+	return parts, true, nil
 }
 
 // Run computes the report.

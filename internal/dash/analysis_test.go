@@ -3,10 +3,15 @@ package dash
 import (
 	"context"
 	"math"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/pricing"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 type analysisJSON struct {
@@ -123,5 +128,39 @@ func TestAPI_Analysis(t *testing.T) {
 		if code := get(t, srv.URL, "/api/analysis"+bad, nil); code != 400 {
 			t.Errorf("GET /api/analysis%s: %d, want 400", bad, code)
 		}
+	}
+}
+
+// TestCost_SplitFollowsPriceTable: the billing-bucket split uses the price table in force at each
+// request (config.toml's overrides change it without a restart), not the one at start.
+func TestCost_SplitFollowsPriceTable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "observer.db")
+	st, err := store.OpenWriter(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := event.New(event.KindTokenUsage, "test")
+	e.ID, e.Client, e.SessionID, e.Project, e.Time = "u1", "claude-code", "s1", "/p", time.Now().Add(-time.Hour)
+	e.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 1000, Output: 1000}, Model: "house-model", MessageID: "m1",
+		CostUSD: 1, Reliability: event.ReliabilityApproximate}
+	if _, err := st.WriteBatch(ctx, []event.Event{e}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var cur atomic.Pointer[pricing.Table]
+	cur.Store(pricing.Default().WithOverrides(map[string]pricing.Price{"house-model": {Input: 1, Output: 3}}))
+	srv := startServer(t, Options{StorePath: path, PriceTable: cur.Load})
+	var c struct {
+		Buckets Buckets `json:"buckets"`
+	}
+	mustGet(t, srv.URL, "/api/cost?window=all", &c)
+	if math.Abs(c.Buckets.Input-0.25) > 1e-9 || math.Abs(c.Buckets.Output-0.75) > 1e-9 {
+		t.Errorf("split at 1:3 = %+v, want input 0.25 output 0.75", c.Buckets)
+	}
+	cur.Store(pricing.Default().WithOverrides(map[string]pricing.Price{"house-model": {Input: 1, Output: 1}}))
+	mustGet(t, srv.URL, "/api/cost?window=all", &c)
+	if math.Abs(c.Buckets.Input-0.5) > 1e-9 || math.Abs(c.Buckets.Output-0.5) > 1e-9 {
+		t.Errorf("split after the table changed to 1:1 = %+v, want 0.5 and 0.5", c.Buckets)
 	}
 }

@@ -3,6 +3,7 @@ package dash
 import (
 	"context"
 	"fmt"
+	"github.com/observerhq/observer/internal/prices"
 	"io"
 	"time"
 
@@ -40,7 +41,10 @@ func serve(c *cli.Context) error {
 	if c.IsSet("addr") {
 		cfg.Dash.Addr = c.String("addr")
 	}
-	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Version: Version, Logger: logger})
+	pr := prices.FollowOrDefault(cfg.Home, logger)
+	go pr.Run(ctx)
+	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Version: Version, Logger: logger,
+		PriceTable: pr.Table})
 	if err != nil {
 		return cli.Exit(err, 64)
 	}
@@ -56,6 +60,7 @@ func serve(c *cli.Context) error {
 	}
 	defer cl.Close()
 	go s.Live().Follow(ctx, cl, logger)
+	go s.FollowAlerts(ctx, cl, logger)
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
 		h := bus.Health{Component: "dash", OK: true, Events: s.Live().Published(), LastEvent: s.Live().LastEvent(),
 			Detail: fmt.Sprintf("http://%s, %d requests, %d live views", ln.Addr(), s.Requests(), s.Live().Clients())}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/observerhq/observer/internal/cost"
@@ -291,14 +292,37 @@ type priceOf struct {
 	ok    bool
 }
 
-// lookup is Prices.Lookup remembered per model name: a cost tab over months splits thousands of
-// rows among a handful of models, and a lookup normalizes the name each time.
+// priceMemo remembers one table's lookups.
+type priceMemo struct {
+	table *pricing.Table
+	m     sync.Map // model name -> priceOf
+}
+
+// table is the price table in force.
+func (s *Server) table() *pricing.Table {
+	if s.opts.PriceTable != nil {
+		if t := s.opts.PriceTable(); t != nil {
+			return t
+		}
+	}
+	return s.opts.Prices
+}
+
+// lookup is the table's Lookup remembered per model name: a cost tab over months splits thousands
+// of rows among a handful of models, and a lookup normalizes the name each time. A new table
+// (config.toml's overrides changed) starts a new memory.
 func (s *Server) lookup(model string) (pricing.Price, string, bool) {
-	if v, ok := s.prices.Load(model); ok {
+	t := s.table()
+	memo := s.prices.Load()
+	if memo == nil || memo.table != t {
+		memo = &priceMemo{table: t}
+		s.prices.Store(memo)
+	}
+	if v, ok := memo.m.Load(model); ok {
 		p := v.(priceOf)
 		return p.price, p.key, p.ok
 	}
-	p, key, ok := s.opts.Prices.Lookup(model)
-	s.prices.Store(model, priceOf{p, key, ok})
+	p, key, ok := t.Lookup(model)
+	memo.m.Store(model, priceOf{p, key, ok})
 	return p, key, ok
 }

@@ -64,8 +64,10 @@ type Options struct {
 	Token string
 	// StorePath is the SQLite store, opened read-only when it exists.
 	StorePath string
-	// Prices splits dollars into billing buckets; nil means pricing.Default().
-	Prices *pricing.Table
+	// Prices splits dollars into billing buckets; nil means pricing.Default(). PriceTable, when
+	// set, is asked instead on every request (the table that follows config.toml's overrides).
+	Prices     *pricing.Table
+	PriceTable func() *pricing.Table
 	// Version is shown in the page footer and /api/status.
 	Version string
 	Logger  *slog.Logger
@@ -86,7 +88,7 @@ type Server struct {
 	mu sync.Mutex
 	st *store.Store
 
-	prices sync.Map // model name -> priceOf, see lookup
+	prices atomic.Pointer[priceMemo] // lookups of the table in force, see lookup
 
 	requests atomic.Int64
 }
@@ -225,6 +227,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/tools", s.api(s.toolsAPI))
 	mux.HandleFunc("GET /api/compression", s.api(s.compressionAPI))
 	mux.HandleFunc("GET /api/live", s.liveSSE)
+	mux.HandleFunc("GET /api/alerts", s.api(s.alertsAPI))
+	mux.HandleFunc("GET /metrics", s.metricsText)
 	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Settings
 	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)

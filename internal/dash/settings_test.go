@@ -2,6 +2,7 @@ package dash
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
 )
 
@@ -107,5 +111,115 @@ func TestSettings(t *testing.T) {
 	mustGet(t, srv.URL, "/api/settings", &st)
 	if st.Content != valid {
 		t.Errorf("GET after save: %q", st.Content)
+	}
+}
+
+func overrideBody(model string, p *pricing.Price, remove bool) string {
+	b, _ := json.Marshal(map[string]any{"override": overrideRequest{Model: model, Price: p, Remove: remove}})
+	return string(b)
+}
+
+// TestSettings_PriceOverrides: GET lists config.toml's overrides with the built-in price each
+// replaces; POST {"override": ...} sets or removes one model's [pricing.models."m"] table, leaving
+// every other line as it was, with the CSRF token; a bad price, or an override written inline,
+// is refused with the file untouched; and a prices.Follower on the same home applies the saved
+// file without a restart.
+func TestSettings_PriceOverrides(t *testing.T) {
+	home := t.TempDir()
+	cfgPath := filepath.Join(home, "config.toml")
+	head := "# my settings\n[dash]\naddr = \"127.0.0.1:8081\"\n\n"
+	mine := "[pricing.models.\"My-Model\"]\ninput = 1.0\noutput = 2.0\n"
+	tail := "\n# proxy below\n[proxy]\naddr = \"127.0.0.1:8820\"\n"
+	orig := head + mine + tail
+	if err := os.WriteFile(cfgPath, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, Options{StorePath: filepath.Join(home, "observer.db")})
+	follower, err := prices.Follow(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var st Settings
+	mustGet(t, srv.URL, "/api/settings", &st)
+	if !st.Pricing.Configurable || len(st.Pricing.Overrides) != 1 || st.Pricing.Overrides[0].Model != "My-Model" ||
+		st.Pricing.Overrides[0].Output != 2 || st.Pricing.Overrides[0].Source != "config.toml" || st.Pricing.Overrides[0].Replaces != nil {
+		t.Fatalf("overrides %+v", st.Pricing.Overrides)
+	}
+	read := func() string { b, _ := os.ReadFile(cfgPath); return string(b) }
+
+	haiku := &pricing.Price{Input: 2, Output: 10, CacheRead: 0.2}
+	if code, _ := postSettings(t, srv, overrideBody("claude-haiku-4-5", haiku, false), false); code != http.StatusForbidden {
+		t.Errorf("override without CSRF: %d, want 403", code)
+	}
+	for _, c := range []struct{ name, body, want string }{
+		{"bad price", overrideBody("claude-haiku-4-5", &pricing.Price{Input: -2}, false), "claude-haiku-4-5"},
+		{"no model", overrideBody(" ", haiku, false), "model"},
+		{"price and remove", overrideBody("x", haiku, true), "remove"},
+		{"bad price in the text", jsonContent(head + "[pricing.models.\"neg\"]\ninput = -1.0\n"), "neg"},
+	} {
+		code, out := postSettings(t, srv, c.body, true)
+		if msg, _ := out["error"].(string); code != http.StatusBadRequest || !strings.Contains(msg, c.want) {
+			t.Errorf("%s: %d %q, want 400 mentioning %q", c.name, code, msg, c.want)
+		}
+		if read() != orig {
+			t.Fatalf("%s changed config.toml:\n%s", c.name, read())
+		}
+	}
+
+	// A new model goes at the end; the rest of the file is kept byte for byte.
+	if code, out := postSettings(t, srv, overrideBody("claude-haiku-4-5", haiku, false), true); code != 200 {
+		t.Fatalf("set override: %d %v", code, out)
+	}
+	if got := read(); !strings.HasPrefix(got, orig) || !strings.Contains(got[len(orig):], `[pricing.models."claude-haiku-4-5"]`) {
+		t.Fatalf("after adding an override:\n%s", got)
+	}
+	if !follower.Check() {
+		t.Fatal("the follower did not see the saved file")
+	}
+	if usd, _ := follower.Cost("claude-haiku-4-5-20251001", event.Tokens{Input: 1e6, Output: 1e6, CacheRead: 1e6}); usd != 12.2 {
+		t.Errorf("the follower prices Haiku at $%v per million of each, want $12.2", usd)
+	}
+	mustGet(t, srv.URL, "/api/settings", &st)
+	if len(st.Pricing.Overrides) != 2 || st.Pricing.Overrides[1].Model != "claude-haiku-4-5" || st.Pricing.Overrides[1].Replaces == nil ||
+		st.Pricing.Overrides[1].Replaces.Input != 1 {
+		t.Errorf("overrides after adding Haiku: %+v", st.Pricing.Overrides)
+	}
+
+	// An existing model (any case) is replaced where it is.
+	if code, out := postSettings(t, srv, overrideBody("my-model", &pricing.Price{Input: 5, Output: 6}, false), true); code != 200 {
+		t.Fatalf("replace override: %d %v", code, out)
+	}
+	got := read()
+	if !strings.HasPrefix(got, head+"[pricing.models.\"my-model\"]\ninput = 5.0\noutput = 6.0\n") || !strings.Contains(got, tail) ||
+		strings.Contains(got, "My-Model") {
+		t.Fatalf("after replacing My-Model:\n%s", got)
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Pricing.Models["my-model"]; p.Input != 5 || p.Output != 6 || len(cfg.Pricing.Models) != 2 {
+		t.Errorf("config.Load reads %+v", cfg.Pricing.Models)
+	}
+
+	if code, out := postSettings(t, srv, overrideBody("MY-MODEL", nil, true), true); code != 200 {
+		t.Fatalf("remove override: %d %v", code, out)
+	}
+	if got := read(); strings.Contains(strings.ToLower(got), "my-model") || !strings.HasPrefix(got, head) || !strings.Contains(got, tail) {
+		t.Fatalf("after removing my-model:\n%s", got)
+	}
+
+	// An override written as an inline table is not edited behind the user's back.
+	inline := "[pricing]\nmodels = { \"inline-m\" = { input = 1.0 } }\n"
+	if code, out := postSettings(t, srv, jsonContent(inline), true); code != 200 {
+		t.Fatalf("save inline: %d %v", code, out)
+	}
+	if code, out := postSettings(t, srv, overrideBody("inline-m", nil, true), true); code != http.StatusBadRequest ||
+		!strings.Contains(fmt.Sprint(out["error"]), "edit the text") {
+		t.Errorf("removing an inline override: %d %v", code, out)
+	}
+	if read() != inline {
+		t.Errorf("a refused edit changed the file:\n%s", read())
 	}
 }

@@ -1,5 +1,7 @@
 // Package proxycli is the observer-proxy command: it loads the configuration, connects to the bus
 // (spooling to disk while it is down), serves the proxy and reports its health to the supervisor.
+// Turns are priced with the built-in table and config.toml's price overrides, which it follows
+// while it runs (internal/prices): a change applies to the next turn, without a restart.
 package proxycli
 
 import (
@@ -14,8 +16,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/daemon"
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
-	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/proxy"
 )
 
@@ -54,6 +56,11 @@ func serve(c *cli.Context) error {
 		}
 	}
 
+	pf, err := prices.Follow(cfg.Home, logger)
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	go pf.Run(ctx)
 	if !proxy.IsLoopback(cfg.Proxy.Addr) {
 		logger.Warn("the proxy listens beyond loopback: anyone who reaches it can spend your API keys' credit through it", "addr", cfg.Proxy.Addr)
 	}
@@ -70,7 +77,7 @@ func serve(c *cli.Context) error {
 	defer cl.Close()
 	p, err := proxy.New(proxy.Config{
 		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream,
-		Publisher: cl, Coster: pricing.Default(), Logger: logger, Host: host, User: os.Getenv("USER"),
+		Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
 	})
 	if err != nil {
 		return cli.Exit(err, 64)

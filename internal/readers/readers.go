@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/codex"
@@ -30,6 +31,20 @@ func Select(client string) ([]transcript.Adapter, error) {
 		names = append(names, a.Client())
 	}
 	return nil, fmt.Errorf("no transcript reader for client %q: choose among %s", client, strings.Join(names, ", "))
+}
+
+// WithPrices makes the Claude Code and Codex adapters among ads price usage with the table prices
+// returns when each line is read (internal/prices.Follower.Table), and returns ads.
+func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transcript.Adapter {
+	for _, a := range ads {
+		switch a := a.(type) {
+		case *claudecode.Adapter:
+			a.CurrentPrices = prices
+		case *codex.Adapter:
+			a.CurrentPrices = prices
+		}
+	}
+	return ads
 }
 
 // Roots lists the directories the adapters read, for watching.

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/internal/atomicfile"
+	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/codex"
@@ -29,6 +31,7 @@ type hooked struct {
 	logger *slog.Logger
 	known  []string // the readers' roots, which need no help
 	list   hookedList
+	prices func() *pricing.Table // the table the readers price usage with; nil: the built-in one
 }
 
 type hookedList struct {
@@ -152,7 +155,13 @@ func (h *hooked) adapters(base []transcript.Adapter) []transcript.Adapter {
 		} else {
 			fa.parser = claudecode.New(nil)
 		}
+		if h.prices != nil {
+			readers.WithPrices([]transcript.Adapter{fa.parser}, h.prices)
+		}
 		out = append(out, fa)
+	}
+	if h.prices != nil {
+		readers.WithPrices(out[len(base):], h.prices)
 	}
 	return out
 }

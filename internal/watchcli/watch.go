@@ -6,6 +6,8 @@
 // systems that do not report changes. Each pass reads only what was appended since the cursor.
 // Malformed lines never stop a file: they are skipped and logged at warn level per file, with the
 // pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total).
+// Usage is priced with config.toml's price overrides, followed while the watcher runs
+// (internal/prices); the writer reprices what was stored before a change.
 //
 // While it follows sessions live the watcher also publishes their lifecycle (active, idle,
 // finalized, epochs; timings [watch] idle_after and finalize_after), classifies the freshness of
@@ -31,6 +33,7 @@ import (
 
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/bus"
 )
@@ -72,12 +75,18 @@ func watch(c *cli.Context) error {
 	}
 	defer cl.Close()
 
-	lv, err := newLive(cfg, cl, logger, readers.All(), readers.Roots())
+	pf, err := prices.Follow(cfg.Home, logger)
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	go pf.Run(ctx)
+	lv, err := newLive(cfg, cl, logger, readers.WithPrices(readers.All(), pf.Table), readers.Roots())
 	if err != nil {
 		return err
 	}
 	defer lv.close()
-	s := &ingest.Scanner{Adapters: readers.All(), Cursors: cur, Publisher: lv.publisher(cl)}
+	lv.hooked.prices = pf.Table
+	s := &ingest.Scanner{Adapters: lv.base, Cursors: cur, Publisher: lv.publisher(cl)}
 
 	var events, passes, last atomic.Int64
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {

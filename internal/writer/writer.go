@@ -13,7 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/budget"
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -26,6 +30,13 @@ type Writer struct {
 	Logger  *slog.Logger
 	// Heartbeat is how often the writer reports its health on the bus. Zero disables it.
 	Heartbeat time.Duration
+	// Budget, when it sets a limit, is checked every BudgetEvery (zero: 30 s) (budget.go).
+	Budget      config.Budget
+	BudgetEvery time.Duration
+	// Prices, when set, is the price table that follows config.toml: the writer reprices stored
+	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
+	Prices *prices.Follower
+	pr     pricer
 
 	stored    atomic.Int64
 	dups      atomic.Int64
@@ -61,14 +72,25 @@ func (w *Writer) Run(ctx context.Context) error {
 	indexKick := make(chan struct{}, 1)
 	indexed := make(chan struct{})
 	go func() { w.indexLoop(ctx, indexKick); close(indexed) }()
-	defer func() { cancel(); <-indexed }() // the store stays open until the last catch-up is done
+	analyseKick := make(chan struct{}, 1)
+	analysed := make(chan struct{})
+	go func() { w.analysisLoop(ctx, analyseKick); close(analysed) }()
+	defer func() { cancel(); <-indexed; <-analysed }() // the store stays open until the last catch-ups are done
+	if w.Prices != nil {
+		defer w.startPricing(ctx)()
+	}
+	if budget.Enabled(w.Budget) {
+		defer w.startBudget(ctx)()
+	}
 	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
 		if err := w.Handle(ctx, batch); err != nil {
 			return err
 		}
-		select {
-		case indexKick <- struct{}{}:
-		default:
+		for _, kick := range []chan struct{}{indexKick, analyseKick} {
+			select {
+			case kick <- struct{}{}:
+			default:
+			}
 		}
 		return nil
 	})
@@ -89,6 +111,7 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 		evs = append(evs, ev)
 		newest = max(newest, ev.Time.UnixMilli())
 	}
+	defer w.priceEvents(evs)()
 	// A commit that fails for a moment (disk full, a reader's long checkpoint) is retried by the
 	// bus's redelivery, not here: the batch stays unacked.
 	res, err := w.Store.WriteBatch(context.WithoutCancel(ctx), evs, rejected)
@@ -145,6 +168,47 @@ func (w *Writer) indexAll(ctx context.Context) bool {
 		}
 	}
 	return false
+}
+
+// analysisLoop keeps the analysis tables current (internal/analysis): every 2 s while batches
+// arrive it analyses the sessions they marked, 100 at a time between batches, and each project's
+// patterns at most once a minute. It starts with whatever a previous writer (or a migration) left
+// marked, and ends with a catch-up bounded in time, patterns included.
+func (w *Writer) analysisLoop(ctx context.Context, kick <-chan struct{}) {
+	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	pending := true
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if _, err := a.Run(fctx); err != nil && fctx.Err() == nil {
+				w.Logger.Warn("analysis failed", "err", err)
+			}
+			cancel()
+			return
+		case <-kick:
+			pending = true
+			continue
+		case <-t.C:
+		}
+		if !pending {
+			continue
+		}
+		p, err := a.Step(ctx, 100, false)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.Logger.Warn("analysis failed; will retry", "err", err)
+			}
+			continue
+		}
+		if p.Sessions > 0 || p.Projects > 0 {
+			w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
+				"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
+		}
+		pending = p.PendingSessions > 0 || p.PendingProjects > 0
+	}
 }
 
 func (w *Writer) heartbeat(ctx context.Context) {

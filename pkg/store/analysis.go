@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math"
 )
 
 // fillAnalysisSQL marks what is stored for the analysis (internal/analysis, migration 0006):
@@ -54,4 +56,72 @@ func (s *Store) ResetAnalysis(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// RefreshFileClients recomputes one file's per-client counts (file_clients) and whether several
+// clients touched it (shared_files) from its actions.
+func RefreshFileClients(ctx context.Context, tx *sql.Tx, project, target string) error {
+	for _, q := range []string{
+		`DELETE FROM file_clients WHERE project = ? AND target = ?`,
+		`INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
+		 SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
+		  WHERE project = ? AND target = ? AND type IN ('read_file', 'edit_file', 'write_file')
+		  GROUP BY client`,
+		`DELETE FROM shared_files WHERE project = ? AND target = ?`,
+		`INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
+		 SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
+		   FROM (SELECT * FROM file_clients WHERE project = ? AND target = ? ORDER BY client)
+		  GROUP BY project, target HAVING count(*) > 1`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, project, target); err != nil {
+			return fmt.Errorf("refresh file %s: %w", target, err)
+		}
+	}
+	return nil
+}
+
+// prunedActions collects what deleting actions changes in the analysis: their sessions are marked
+// for the writer's analysis loop, their files recounted, in the deleting transaction.
+type prunedActions struct {
+	sessions map[sessionKey]bool
+	files    map[[2]string]bool
+}
+
+// note reads what the analysis needs of the action with this id before it is deleted.
+func (p *prunedActions) note(ctx context.Context, tx *sql.Tx, id int64) error {
+	var client, session, project, target, typ string
+	err := tx.QueryRowContext(ctx, `SELECT client, session_id, project, target, type FROM actions WHERE id = ?`, id).
+		Scan(&client, &session, &project, &target, &typ)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if p.sessions == nil {
+		p.sessions, p.files = map[sessionKey]bool{}, map[[2]string]bool{}
+	}
+	if session != "" {
+		p.sessions[sessionKey{client, session}] = true
+	}
+	if target != "" && (typ == "read_file" || typ == "edit_file" || typ == "write_file") {
+		p.files[[2]string{project, target}] = true
+	}
+	return nil
+}
+
+// apply, after the deletes, recounts the files and marks the sessions (their files are counted
+// here, so the mark's since_ts is past any action).
+func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
+	for f := range p.files {
+		if err := RefreshFileClients(ctx, tx, f[0], f[1]); err != nil {
+			return err
+		}
+	}
+	for k := range p.sessions {
+		if _, err := tx.ExecContext(ctx, analysisDirtySQL, k.client, k.id, int64(math.MaxInt64)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

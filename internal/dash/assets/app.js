@@ -53,15 +53,17 @@
     cross_agent: ["Re-read across agents", "Files read by more than one agent of the same session (the parent and its subagents, or several subagents), where one re-reads what another already read."],
     repeated_commands: ["Repeated commands", "A shell command run again, identical, in the same session with no edit or write of any file by the session (or its subagents) since its previous run: its result could not have changed because of the agent."],
     shared_files: ["Files shared by clients", "A project's file read, edited or written by more than one AI client, listed when touched in the window; its clients and actions count all time."],
+    score: ["Session score", "100 × (1 − error rate) × (1 − redundancy), rounded: 100 is a session with no failed action and no repeated work. Error rate: failed actions over actions whose result is known. Redundancy: stale and unclassified re-reads plus repeated commands, over reads plus commands. Exploration (shown, not scored): reads, searches and web lookups over all actions. Kept by the writer's analysis; `observerctl score` lists them."],
     analysis_window: ["Sessions in the window", "Findings are a session's: a session counts when it acted in the window, with all its findings. The writer analyses sessions a few seconds after their actions arrive."],
     patterns: ["Patterns", "Habits found in each project's sessions, kept by the writer's analysis (recomputed at most once a minute while a project's sessions change). Support: how many times (or sessions) the pattern was seen, at least 2. Ratio: the support ratio given under each kind. Confidence: the ratio halved for every 14 days since the pattern was last seen, so dropped habits fade. Listed when last seen in the window."],
     p_command_pair: ["Command pairs", "Command B run right after command A in a session, commands compared by program and subcommand (\"go test\", \"git status\"). Confidence: times B followed A / times A was followed by any command."],
     p_co_edit: ["Files edited together", "Two files edited or written in the same session. Support: sessions editing both; confidence: that / sessions editing the less edited of the two."],
     p_edit_then_test: ["Edit then test", "Per project, a run of edits whose next command is a test command (go test, pytest, npm test, cargo test, jest, vitest, make test, ...). Support: such edit runs; confidence: that / edit runs followed by any command."],
     p_hot_file: ["Hot files", "Files read or edited in the most sessions. Support: sessions touching the file; confidence: that / the project's sessions that touched any file."],
-    settings: ["config.toml", "The configuration file beside the store (<home>/config.toml). Save checks it with the same loader the components use (unknown keys and bad values are refused, the file is left as it was), then replaces it atomically with mode 0600 and keeps the previous content as config.toml.bak. Saving needs the page's CSRF token. Components read the file when they start: restart them to apply it."],
-    pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides: models whose price here differs from, or is missing in, the built-in table. config.toml has no pricing section yet, so overrides cannot be set from this page."],
+    settings: ["config.toml", "The configuration file beside the store (<home>/config.toml). Save checks it with the same loader the components use (unknown keys and bad values are refused, the file is left as it was), then replaces it atomically with mode 0600 and keeps the previous content as config.toml.bak. Saving needs the page's CSRF token. Price overrides apply within seconds; other settings when the components restart."],
+    pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides are config.toml's [pricing.models.\"<model>\"] tables: one replaces a built-in price at all times, or prices a model the table lacks. Save override writes that model's table into config.toml (same checks and CSRF token as the editor); the proxy, the watcher and the writer follow it within seconds, and the writer reprices the stored turns of that model."],
     window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
+    alerts: ["Budget alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` shows every budget's state."],
   };
 
   const $ = (sel) => document.querySelector(sel);
@@ -334,6 +336,21 @@
 
   const VIEWS = {};
 
+  // Budget alerts of the last 7 days not dismissed in this browser, above the Overview.
+  async function alertBanner(view, live) {
+    const key = "observer.dismissed-alerts";
+    let d;
+    try { d = await api("/api/alerts", { days: 7 }); } catch (e) { return; }
+    let gone;
+    try { gone = new Set(JSON.parse(localStorage.getItem(key) || "[]")); } catch (e) { gone = new Set(); }
+    const open = d.alerts.filter((a) => !gone.has(a.id));
+    if (!live() || !open.length) return;
+    const box = h("div", { class: "banner", role: "alert", "data-alerts": open.length },
+      open.slice(0, 5).map((a) => h("div", {}, a.message)), helpBtn("alerts"), " ",
+      h("button", { type: "button", onclick: () => { localStorage.setItem(key, JSON.stringify([...gone, ...open.map((a) => a.id)].slice(-500))); box.remove(); } }, "Dismiss"));
+    view.prepend(box);
+  }
+
   VIEWS.overview = async (view, live) => {
     const d = await api("/api/overview", filterParams());
     if (!live()) return;
@@ -347,6 +364,7 @@
         card("Actions", fmtInt(c.actions), { raw: c.actions, metric: "actions", help: "actions" }),
         card("Failures", fmtInt(c.failures), { raw: c.failures, metric: "failures", help: "failures", sub: c.actions ? (100 * c.failures / c.actions).toFixed(1) + "%" : "" })),
       costCards(d));
+    alertBanner(view, live);
     if (!c.sessions && !c.actions && !d.total.turns) return add(view, emptyWindow());
     const charts = h("div", { class: "grid" });
     const costPanel = panel("Cost over time by billing bucket", "buckets");
@@ -444,7 +462,9 @@
         card("Turns", fmtInt(d.total.turns), { help: "turns" }),
         card("Actions", fmtInt(s.actions), { help: "actions" }),
         card("Failures", fmtInt(s.failures), { help: "failures" }),
-        card("Subagents", fmtInt(d.subagents))),
+        card("Subagents", fmtInt(d.subagents)),
+        d.analysis ? card("Score", String(d.analysis.score), { raw: d.analysis.score, metric: "score", help: "score",
+          sub: `errors ${(100 * d.analysis.error_rate).toFixed(0)}% · redundancy ${(100 * d.analysis.redundancy).toFixed(0)}% · exploration ${(100 * d.analysis.exploration).toFixed(0)}%` }) : null),
       h("div", { class: "grid" },
         panel("Actions by type", "actions", table([
           { label: "Type", get: (r) => r.name },
@@ -765,29 +785,56 @@
     text.value = d.content;
     const msg = h("p", { id: "settings-msg", class: "msg", role: "status" });
     const save = h("button", { type: "button", id: "settings-save" }, "Save");
-    save.addEventListener("click", async () => {
-      save.disabled = true;
-      msg.className = "msg";
-      msg.textContent = "Saving…";
+    // send POSTs a change (the whole text, or one price override) and reports in out.
+    const send = async (req, btn, out) => {
+      btn.disabled = true;
+      out.className = "msg";
+      out.textContent = "Saving…";
       try {
         const r = await fetch("/api/settings", {
           method: "POST", credentials: "same-origin",
           headers: { "Content-Type": "application/json", "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content },
-          body: JSON.stringify({ content: text.value }),
+          body: JSON.stringify(req),
         });
         let body;
         try { body = await r.json(); } catch (e) { body = { error: r.status + " " + r.statusText }; }
         if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
-        msg.className = "msg ok";
-        msg.textContent = body.message + (body.backup ? " The previous file is kept as " + body.backup + "." : "");
+        out.className = "msg ok";
+        out.textContent = body.message + (body.backup ? " The previous file is kept as " + body.backup + "." : "");
+        return true;
       } catch (e) {
-        msg.className = "msg bad";
-        msg.textContent = "Not saved: " + e.message;
+        out.className = "msg bad";
+        out.textContent = "Not saved: " + e.message;
+        return false;
       } finally {
-        save.disabled = false;
+        btn.disabled = false;
       }
-    });
+    };
+    save.addEventListener("click", () => send({ content: text.value }, save, msg));
+    // One model's override: saved into its [pricing.models."<model>"] table, then the tab reloads.
+    const omsg = h("p", { id: "override-msg", class: "msg", role: "status" });
+    const model = h("input", { id: "override-model", type: "text", placeholder: "model id", "aria-label": "Model", spellcheck: "false" });
+    const nums = [["input", "Input"], ["output", "Output"], ["cache_read", "Cache read"], ["cache_write_5m", "Cache write 5m"], ["cache_write_1h", "Cache write 1h"]];
+    const inputs = nums.map(([k, label]) => h("input", { id: "override-" + k, type: "number", min: "0", step: "any", value: "0", "aria-label": label, size: "6" }));
+    const override = async (btn, remove) => {
+      const o = { model: model.value };
+      if (remove) o.remove = true;
+      else o.price = Object.fromEntries(nums.map(([k], i) => [k, Number(inputs[i].value) || 0]));
+      if (!(await send({ override: o }, btn, omsg)) || !live()) return;
+      const done = omsg.textContent;
+      await VIEWS.settings(view, live);
+      const m = $("#override-msg");
+      if (m) { m.className = "msg ok"; m.textContent = done; }
+    };
+    const setBtn = h("button", { type: "button", id: "override-save", onclick: () => override(setBtn, false) }, "Save override");
+    const rmBtn = h("button", { type: "button", id: "override-remove", onclick: () => override(rmBtn, true) }, "Remove override");
+    // A row of the overrides table fills the form.
+    const pick = (p) => { model.value = p.model; nums.forEach(([k], i) => { inputs[i].value = p[k] || 0; }); };
     const pr = d.pricing;
+    const overrideCols = priceCols.concat([
+      { label: "Built-in", get: (p) => p.replaces ? "$" + p.replaces.input + " / $" + p.replaces.output : "not priced" },
+      { label: "Source", get: (p) => p.source },
+    ]);
     put(view,
       h("div", { class: "grid" }, panel("config.toml", "settings",
         h("p", { class: "muted" }, h("code", { class: "mono" }, d.path), d.exists ? " · mode " + d.mode : " · does not exist yet: saving creates it"),
@@ -796,7 +843,10 @@
         msg)),
       h("div", { class: "grid" }, panel("Pricing overrides", "pricing",
         h("p", { class: "muted" }, pr.note),
-        table(priceCols, pr.overrides, { name: "price-overrides", empty: "No overrides: every model is priced from the built-in table." }))),
+        pr.error ? h("p", { class: "msg bad" }, pr.error) : null,
+        table(overrideCols, pr.overrides, { name: "price-overrides", onrow: pick, empty: "No overrides: every model is priced from the built-in table." }),
+        h("div", { class: "toolbar" }, model, nums.map(([, label], i) => h("label", {}, label, inputs[i])), setBtn, rmBtn),
+        omsg)),
       h("div", { class: "grid" }, panel("Built-in list prices (USD per million tokens)", "pricing",
         h("details", {}, h("summary", {}, fmtInt(pr.builtin.length) + " models"), table(priceCols, pr.builtin, { name: "price-builtin" })))));
   };

@@ -126,6 +126,9 @@ type Adapter struct {
 	// Prices prices token usage; nil means pricing.Default(). Use Table.WithAliases for gateway
 	// model names.
 	Prices *pricing.Table
+	// CurrentPrices, when set, replaces Prices: it returns the table in force whenever a usage
+	// line is priced, so a long-lived parser follows price changes (internal/prices.Follower.Table).
+	CurrentPrices func() *pricing.Table
 }
 
 var _ transcript.Adapter = (*Adapter)(nil)
@@ -356,9 +359,13 @@ func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Par
 }
 
 func (a *Adapter) newParser(src transcript.Source, state []byte) (*Parser, error) {
-	prices := a.Prices
-	if prices == nil {
-		prices = pricing.Default()
+	fixed := a.Prices
+	prices := func() *pricing.Table { return fixed }
+	switch {
+	case a.CurrentPrices != nil:
+		prices = a.CurrentPrices
+	case fixed == nil:
+		prices = pricing.Default
 	}
 	p := &Parser{src: src, prices: prices}
 	if p.src.Client == "" {

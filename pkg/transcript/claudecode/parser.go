@@ -35,7 +35,7 @@ const (
 // Parser turns the lines of one transcript file into events. It is not safe for concurrent use.
 type Parser struct {
 	src    transcript.Source
-	prices *pricing.Table
+	prices func() *pricing.Table
 
 	st    state
 	stats transcript.Stats

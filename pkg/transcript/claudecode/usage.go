@@ -62,7 +62,7 @@ func (p *Parser) usage(l *line, m *message, t time.Time) (event.Event, bool) {
 	}
 	u := &event.TokenUsage{Tokens: tok, MessageID: m.ID, RequestID: l.RequestID, Model: m.Model,
 		AgentID: p.agentID(l), Reliability: event.ReliabilityUnreliable, Origin: "transcript"}
-	cost, known := p.prices.CostAt(m.Model, tok, t)
+	cost, known := p.prices().CostAt(m.Model, tok, t)
 	if known {
 		u.CostUSD = cost
 	} else {

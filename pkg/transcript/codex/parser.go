@@ -33,7 +33,7 @@ const (
 // Parser turns the lines of one rollout into events. It is not safe for concurrent use.
 type Parser struct {
 	src     transcript.Source
-	prices  *pricing.Table
+	prices  func() *pricing.Table
 	resolve func(id string) string // the session a session was forked from, read from disk
 
 	st    state

@@ -172,7 +172,7 @@ func (p *Parser) cost(model string, delta counts, last *counts, t time.Time) (fl
 	}
 	var usd float64
 	for _, c := range parts {
-		v, known := p.prices.CostAt(model, c.tokens(), t)
+		v, known := p.prices().CostAt(model, c.tokens(), t)
 		if !known {
 			return 0, event.ReliabilityUnknown
 		}

@@ -1,0 +1,433 @@
+// Package blocks splits model turns into 5-hour billing blocks, the windows in which a Claude
+// subscription counts usage, by the rule ccusage's `blocks` report uses: a block starts at its
+// first turn's time floored to the UTC hour and lasts five hours; the first turn at or after a
+// block's end starts the next block. Time between two blocks is an idle gap.
+//
+// Boundaries: a block is the half-open interval [start, start+5h). A turn exactly at a block's
+// end starts a new block; ccusage compares with ">" and keeps such a turn in the old block. A
+// gap of 5 hours or more between two turns always starts a new block (the earlier turn's block
+// has ended by then), so the gap rule needs no test of its own.
+//
+// Because every block starts and ends on a whole hour, which block a turn falls in depends only
+// on which UTC hours hold turns. Run finds those hours in the writer's usage_hourly rollup (one
+// index seek each), draws the blocks, then sums the rollup's hours of the blocks it reports
+// (usage_hourly is store.TurnsSQL by hour: each turn counts once, from the proxy when it saw it);
+// without the rollup it reads the raw turns. Only a block's first and last turn times come from
+// raw rows, one hour each. The status line's active block costs about a millisecond this way.
+//
+// Where the chain starts: a block's start depends on the blocks before it. The first turn after a
+// pause of 5 hours always starts a block, so Run starts the chain at the latest such turn before
+// the range, looking a day back, or Lookback when the day holds no such pause: the blocks are then
+// the ones the whole history gives, whatever the range. Only turns every few hours for the whole
+// week before the range leave the chain starting at the week's first turn, where the true one may
+// differ.
+//
+// Ranges: Since and Until select the blocks that overlap [Since, Until); each block is reported
+// whole, with all its turns, so its figures never depend on the range.
+//
+// Burn rate is over a block's active span, from its first turn to its last (none for a block of
+// one turn, or of turns in the same millisecond); the active block's projection extends it to
+// the block's end. Tokens are the four billing buckets: input (net of cache), output (reasoning
+// included), cache read and cache write.
+package blocks
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// Length is a block's length.
+const Length = 5 * time.Hour
+
+// Lookback is how far before a range Run reads turns to find where the chain of blocks starts.
+const Lookback = 7 * 24 * time.Hour
+
+const lengthMs = int64(Length / time.Millisecond)
+
+// Block is one billing block or idle gap. The JSON is what `observerctl blocks --json` prints.
+type Block struct {
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`                  // Start + 5h; for an idle gap, the next block's start
+	FirstTurn time.Time `json:"first_turn,omitzero"`  // the block's first turn
+	LastTurn  time.Time `json:"last_turn,omitzero"`   // its actual last turn
+	Idle      bool      `json:"idle,omitempty"`       // a gap between blocks, without turns
+	Active    bool      `json:"active"`               // now is inside the block
+	Turns     int64     `json:"turns"`                // model turns, each once
+	Unpriced  int64     `json:"unpriced_turns"`       // of Turns, of a model without a price ($0)
+	Models    []string  `json:"models"`               // sorted
+	CostUSD   float64   `json:"cost_usd"`             // recorded dollars of the turns
+	Tokens    Tokens    `json:"tokens"`               // the four billing buckets
+	Burn      *BurnRate `json:"burn_rate,omitempty"`  // over FirstTurn..LastTurn
+	Remaining int64     `json:"remaining_minutes"`    // active block: minutes to its end
+	Projected *Forecast `json:"projection,omitempty"` // active block: at its end, at the current burn rate
+}
+
+// Tokens are the four billing buckets and their sum.
+type Tokens struct {
+	Input         int64 `json:"input_tokens"`
+	Output        int64 `json:"output_tokens"`
+	CacheRead     int64 `json:"cache_read_tokens"`
+	CacheCreation int64 `json:"cache_creation_tokens"`
+	Total         int64 `json:"total_tokens"`
+}
+
+// BurnRate is how fast a block spends.
+type BurnRate struct {
+	TokensPerMinute float64 `json:"tokens_per_minute"`
+	CostPerHourUSD  float64 `json:"cost_per_hour_usd"`
+}
+
+// Forecast is what the active block will have spent at its end.
+type Forecast struct {
+	TotalTokens int64   `json:"total_tokens"`
+	CostUSD     float64 `json:"cost_usd"`
+}
+
+// Query selects the blocks to report.
+type Query struct {
+	Since time.Time // zero: from the first turn
+	Until time.Time // exclusive; zero: no end
+	Now   time.Time // zero: time.Now(); decides which block is active
+}
+
+// Report is the answer.
+type Report struct {
+	Since  string  `json:"since,omitempty"`
+	Until  string  `json:"until,omitempty"`
+	Blocks []Block `json:"blocks"` // oldest first, idle gaps between
+}
+
+// Active returns the active block, or nil.
+func (r *Report) Active() *Block {
+	for i := range r.Blocks {
+		if r.Blocks[i].Active {
+			return &r.Blocks[i]
+		}
+	}
+	return nil
+}
+
+// hour is the sums of one UTC hour's turns.
+type hour struct {
+	start           int64 // ms
+	turns, unpriced int64
+	in, out, cr, cc int64
+	usd             float64
+	models          map[string]bool
+}
+
+// useRollups is false only in tests that compare with raw rows.
+var useRollups = true
+
+// Run computes the blocks that overlap the query's range. It finds the blocks' bounds from the
+// hours that hold turns (an index seek per hour), then sums the hours of those blocks only.
+func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
+	if q.Now.IsZero() {
+		q.Now = time.Now()
+	}
+	rep := &Report{Blocks: []Block{}}
+	var to int64 // the end of the hours to read, ms; 0 for no bound
+	if !q.Until.IsZero() {
+		rep.Until = q.Until.UTC().Format(time.RFC3339)
+		// A block starting before Until is read whole.
+		to = store.HourOf(q.Until.UnixMilli()-1) + lengthMs
+	}
+	rolled, err := hasRollup(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	var hours []int64
+	first := 0 // where the chain starts
+	if q.Since.IsZero() {
+		if hours, err = activeHours(ctx, db, rolled, 0, to); err != nil {
+			return nil, err
+		}
+	} else {
+		// A day back is enough when it holds a pause of 5 hours; else the whole lookback.
+		rep.Since = q.Since.UTC().Format(time.RFC3339)
+		since := q.Since.UnixMilli()
+		for _, back := range []time.Duration{24 * time.Hour, Lookback} {
+			from := store.HourOf(since - int64(back/time.Millisecond))
+			if hours, err = activeHours(ctx, db, rolled, from, to); err != nil {
+				return nil, err
+			}
+			var ok bool
+			if first, ok = anchor(hours, from, since); ok {
+				break
+			}
+		}
+	}
+	var bs []Block
+	for _, b := range chain(hours[first:]) {
+		if (q.Since.IsZero() || b.End.After(q.Since)) && (q.Until.IsZero() || b.Start.Before(q.Until)) {
+			bs = append(bs, b)
+		}
+	}
+	// An idle gap at an edge of the range is not worth a row.
+	for len(bs) > 0 && bs[0].Idle {
+		bs = bs[1:]
+	}
+	for len(bs) > 0 && bs[len(bs)-1].Idle {
+		bs = bs[:len(bs)-1]
+	}
+	if len(bs) == 0 {
+		return rep, nil
+	}
+	sums, err := readHours(ctx, db, rolled, bs[0].Start.UnixMilli(), bs[len(bs)-1].End.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	fill(bs, sums)
+	now := q.Now.UnixMilli()
+	for i := range bs {
+		if b := &bs[i]; !b.Idle {
+			if err := turnTimes(ctx, db, b); err != nil {
+				return nil, err
+			}
+			b.Active = now >= b.Start.UnixMilli() && now < b.End.UnixMilli()
+			finish(b, now)
+		}
+	}
+	rep.Blocks = bs
+	return rep, nil
+}
+
+// Active returns the block now is in, or nil when the last turn's block has ended.
+func Active(ctx context.Context, db *sql.DB, now time.Time) (*Block, error) {
+	rep, err := Run(ctx, db, Query{Since: now, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	return rep.Active(), nil
+}
+
+// anchor returns the index of an hour of hours (read from from on) that certainly starts a block,
+// the latest at or before since: one with no turn in the 4 hours before it, all read (the block
+// of any earlier turn ended by then). It reports false when there is none, unless no turn at all
+// is at or before since, where the first hour read starts a block (the window starts at least 5
+// hours before since).
+func anchor(hours []int64, from, since int64) (int, bool) {
+	best, ok := 0, false
+	for i, h := range hours {
+		if h > since {
+			if i == 0 {
+				return 0, true
+			}
+			break
+		}
+		if (i == 0 && h-4*store.HourMs >= from) || (i > 0 && h-hours[i-1] >= lengthMs) {
+			best, ok = i, true
+		}
+	}
+	return best, ok
+}
+
+// chain splits sorted active hours (ms) into blocks, with idle gaps between them. A block's
+// FirstTurn and LastTurn hold its first and last hours until turnTimes reads the turns' times.
+func chain(hours []int64) []Block {
+	var out []Block
+	for _, h := range hours {
+		at := time.UnixMilli(h).UTC()
+		if n := len(out); n > 0 && h < out[n-1].End.UnixMilli() {
+			out[n-1].LastTurn = at
+			continue
+		}
+		if n := len(out); n > 0 && h > out[n-1].End.UnixMilli() {
+			out = append(out, Block{Start: out[n-1].End, End: at, Idle: true, Models: []string{}})
+		}
+		out = append(out, Block{Start: at, End: at.Add(Length), FirstTurn: at, LastTurn: at, Models: []string{}})
+	}
+	return out
+}
+
+// fill adds each hour's sums to the block holding it.
+func fill(bs []Block, hours []hour) {
+	i := 0
+	for _, h := range hours {
+		for i < len(bs) && (bs[i].Idle || h.start >= bs[i].End.UnixMilli()) {
+			i++
+		}
+		if i == len(bs) {
+			return
+		}
+		b := &bs[i]
+		if h.start < b.Start.UnixMilli() {
+			continue
+		}
+		b.Turns += h.turns
+		b.Unpriced += h.unpriced
+		b.Tokens.Input += h.in
+		b.Tokens.Output += h.out
+		b.Tokens.CacheRead += h.cr
+		b.Tokens.CacheCreation += h.cc
+		b.Tokens.Total += h.in + h.out + h.cr + h.cc
+		b.CostUSD += h.usd
+		for m := range h.models {
+			if !slices.Contains(b.Models, m) {
+				b.Models = append(b.Models, m)
+			}
+		}
+	}
+	for i := range bs {
+		slices.Sort(bs[i].Models)
+	}
+}
+
+// finish adds the burn rate, and for the active block the time left and the projection.
+func finish(b *Block, now int64) {
+	span := b.LastTurn.Sub(b.FirstTurn).Minutes()
+	if span > 0 {
+		b.Burn = &BurnRate{TokensPerMinute: float64(b.Tokens.Total) / span, CostPerHourUSD: b.CostUSD / span * 60}
+	}
+	if !b.Active {
+		return
+	}
+	left := float64(b.End.UnixMilli()-now) / 60000
+	b.Remaining = int64(left)
+	if b.Burn != nil {
+		b.Projected = &Forecast{TotalTokens: b.Tokens.Total + int64(b.Burn.TokensPerMinute*left),
+			CostUSD: b.CostUSD + b.Burn.CostPerHourUSD*left/60}
+	}
+}
+
+// turnsIn is store.TurnsSQL restricted to [from, to) ms (0: no bound).
+func turnsIn(from, to int64) string {
+	var p, t []string
+	if from != 0 {
+		p, t = append(p, fmt.Sprintf("api_turns.ts >= %d", from)), append(t, fmt.Sprintf("t.ts >= %d", from))
+	}
+	if to != 0 {
+		p, t = append(p, fmt.Sprintf("api_turns.ts < %d", to)), append(t, fmt.Sprintf("t.ts < %d", to))
+	}
+	if len(p) == 0 {
+		p, t = []string{"1"}, []string{"1"}
+	}
+	return fmt.Sprintf(store.TurnsSQL, strings.Join(p, " AND "), strings.Join(t, " AND "))
+}
+
+var window = sql.Named("window", store.JoinWindowMs)
+
+// turnTimes replaces the hours kept in b's FirstTurn and LastTurn by the times of the first turn
+// of the first hour and the last turn of the last hour.
+func turnTimes(ctx context.Context, db *sql.DB, b *Block) error {
+	f, l := b.FirstTurn.UnixMilli(), b.LastTurn.UnixMilli()
+	var first, last sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT min(ts) FROM ("+turnsIn(f, f+store.HourMs)+")", window).Scan(&first); err != nil {
+		return fmt.Errorf("blocks: first turn: %w", err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT max(ts) FROM ("+turnsIn(l, l+store.HourMs)+")", window).Scan(&last); err != nil {
+		return fmt.Errorf("blocks: last turn: %w", err)
+	}
+	if first.Valid {
+		b.FirstTurn = time.UnixMilli(first.Int64).UTC()
+	}
+	if last.Valid {
+		b.LastTurn = time.UnixMilli(last.Int64).UTC()
+	}
+	return nil
+}
+
+// hasRollup reports whether to read usage_hourly: it is there, and tests do not forbid it.
+func hasRollup(ctx context.Context, db *sql.DB) (bool, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'").Scan(&n); err != nil {
+		return false, fmt.Errorf("blocks: %w", err)
+	}
+	return useRollups && n > 0, nil
+}
+
+// activeHoursSQL walks usage_hourly's distinct hours in [:from, :to) by one index seek each.
+const activeHoursSQL = `WITH RECURSIVE h(hour) AS (
+  SELECT (SELECT min(hour) FROM usage_hourly WHERE hour >= :from)
+  UNION ALL
+  SELECT (SELECT min(hour) FROM usage_hourly WHERE hour > h.hour) FROM h WHERE h.hour < :to)
+SELECT hour FROM h WHERE hour < :to`
+
+// activeHours returns the starts (ms) of the hours in [from, to) (whole hours; 0 for no bound)
+// that hold turns, oldest first.
+func activeHours(ctx context.Context, db *sql.DB, rolled bool, from, to int64) ([]int64, error) {
+	if to == 0 {
+		to = math.MaxInt64
+	}
+	stmt := activeHoursSQL
+	if !rolled {
+		stmt = "SELECT DISTINCT ts - ts % 3600000 AS h FROM (" + turnsIn(from, to) + ") ORDER BY h"
+	}
+	rows, err := db.QueryContext(ctx, stmt, sql.Named("from", from), sql.Named("to", to), window)
+	if err != nil {
+		return nil, fmt.Errorf("blocks: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var h int64
+		if err := rows.Scan(&h); err != nil {
+			return nil, fmt.Errorf("blocks: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// readHours returns the sums of the hours in [from, to) (ms, whole hours; 0 for no bound) that
+// hold turns, oldest first.
+func readHours(ctx context.Context, db *sql.DB, rolled bool, from, to int64) ([]hour, error) {
+	stmt := `SELECT ts - ts % 3600000 AS h, model, count(*), sum(reliability = 'unknown'), sum(input_tokens),
+       sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens), sum(cost_usd)
+  FROM (` + turnsIn(from, to) + ") GROUP BY h, model ORDER BY h"
+	if rolled {
+		var c []string
+		if from != 0 {
+			c = append(c, fmt.Sprintf("hour >= %d", from))
+		}
+		if to != 0 {
+			c = append(c, fmt.Sprintf("hour < %d", to))
+		}
+		where := ""
+		if len(c) > 0 {
+			where = " WHERE " + strings.Join(c, " AND ")
+		}
+		stmt = `SELECT hour, model, sum(turns), sum(unpriced_turns), sum(input_tokens), sum(output_tokens),
+       sum(cache_read_tokens), sum(cache_creation_tokens), sum(cost_usd)
+  FROM usage_hourly` + where + " GROUP BY hour, model ORDER BY hour"
+	}
+	rows, err := db.QueryContext(ctx, stmt, window)
+	if err != nil {
+		return nil, fmt.Errorf("blocks: %w", err)
+	}
+	defer rows.Close()
+	var out []hour
+	for rows.Next() {
+		var h hour
+		var model string
+		var usd sql.NullFloat64
+		if err := rows.Scan(&h.start, &model, &h.turns, &h.unpriced, &h.in, &h.out, &h.cr, &h.cc, &usd); err != nil {
+			return nil, fmt.Errorf("blocks: %w", err)
+		}
+		if h.turns == 0 {
+			continue
+		}
+		h.usd = usd.Float64
+		if len(out) == 0 || out[len(out)-1].start != h.start {
+			h.models = map[string]bool{}
+			out = append(out, h)
+		} else {
+			last := &out[len(out)-1]
+			last.turns += h.turns
+			last.unpriced += h.unpriced
+			last.in, last.out, last.cr, last.cc = last.in+h.in, last.out+h.out, last.cr+h.cr, last.cc+h.cc
+			last.usd += h.usd
+		}
+		if model != "" {
+			out[len(out)-1].models[model] = true
+		}
+	}
+	return out, rows.Err()
+}

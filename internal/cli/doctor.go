@@ -1,0 +1,533 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/internal/clientconfig"
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// Check statuses.
+const (
+	checkOK   = "ok"
+	checkWarn = "warn"
+	checkFail = "fail"
+)
+
+// check is one line of doctor's report.
+type check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok, warn, fail
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// doctorReport is doctor's JSON.
+type doctorReport struct {
+	Home     string  `json:"home"`
+	OK       bool    `json:"ok"` // no check failed
+	Failures int     `json:"failures"`
+	Warnings int     `json:"warnings"`
+	Checks   []check `json:"checks"`
+}
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check observer's setup and say how to fix each problem",
+		Description: `Checks, in order, and prints one line per check with what to do about each problem:
+
+  home        $OBSERVER_HOME exists and is private (0700)
+  config      config.toml parses, and the OBSERVER_* environment overrides are valid
+  bus.token   the bus token exists, private (0600)
+  store       observer.db exists, private (0600), and opens read-only
+  schema      the store's schema is the one this observerctl knows (older: the writer migrates it)
+  quarantine  no message the writer could not decode is waiting (a warning when some are)
+  bus         the bus answers at [bus] host:port and accepts the token
+  supervisor  ` + "`observerctl up`" + ` runs and all its components are healthy
+  writer      the writer runs and holds the store (under the supervisor or a service unit)
+  proxy       something listens on [proxy] addr
+  dash        the dashboard answers HTTP at [dash] addr
+  hooks:NAME  for each AI client found, observer's hook is registered for every event init adds
+
+Only reads: doctor changes nothing (not even the home's mode) and creates no file. What is
+missing before observer's first start (the home, the token, the store) and what is down while
+observer is stopped is a warning; wrong permissions, a config that does not parse, a damaged or
+newer store, a bus that refuses the token and a component that runs but does not answer fail.
+
+Exit codes: 0 no check failed (warnings allowed); 1 some check failed; 64 bad flags.`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the checks as JSON"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("doctor takes no arguments, got %q", c.Args().First())
+			}
+			home, err := observerHome(c)
+			if err != nil {
+				return err
+			}
+			rep := runDoctor(c.Context, home)
+			if c.Bool("json") {
+				writeJSON(c.App.Writer, rep)
+			} else {
+				printDoctor(c.App.Writer, rep)
+			}
+			if !rep.OK {
+				return withCode(ExitFailure, errors.New(""))
+			}
+			return nil
+		},
+	}
+}
+
+// runDoctor runs every check on home.
+func runDoctor(ctx context.Context, home string) doctorReport {
+	rep := doctorReport{Home: home}
+	add := func(name, status, detail, fix string) {
+		rep.Checks = append(rep.Checks, check{Name: name, Status: status, Detail: detail, Fix: fix})
+	}
+
+	// home
+	if fi, err := os.Stat(home); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add("home", checkWarn, home+" does not exist yet", "`observerctl up` (or any observerctl command but doctor) creates it")
+		} else {
+			add("home", checkFail, err.Error(), "check the path given by --home or $OBSERVER_HOME")
+		}
+	} else if !fi.IsDir() {
+		add("home", checkFail, home+" is not a directory", "point --home or $OBSERVER_HOME at a directory")
+	} else if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		add("home", checkFail, fmt.Sprintf("%s is %04o: other users can read observer's data", home, perm), "chmod 700 "+home)
+	} else {
+		add("home", checkOK, fmt.Sprintf("%s (%04o)", home, perm), "")
+	}
+
+	// config
+	cfg, detail, err := doctorConfig(home)
+	if err != nil {
+		add("config", checkFail, err.Error(), "fix the key or line named, or move the file away to get the defaults back (observer writes them at its next start)")
+	} else {
+		add("config", checkOK, detail, "")
+	}
+
+	// bus.token
+	tokenPath := cfg.TokenPath()
+	token := ""
+	if fi, err := os.Stat(tokenPath); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add("bus.token", checkWarn, tokenPath+" does not exist yet: the bus makes it at its first start", "start observer: `observerctl up`")
+		} else {
+			add("bus.token", checkFail, err.Error(), "")
+		}
+	} else if perm := fi.Mode().Perm(); perm != 0o600 {
+		add("bus.token", checkFail, fmt.Sprintf("%s is %04o: anyone who reads it can publish to and read the bus", tokenPath, perm), "chmod 600 "+tokenPath)
+	} else if token, err = bus.ReadToken(tokenPath); err != nil || token == "" {
+		add("bus.token", checkFail, fmt.Sprintf("%s is empty or unreadable (%v)", tokenPath, err), "remove it and restart observer (`observerctl down; observerctl up`): the bus makes a new one")
+		token = ""
+	} else {
+		add("bus.token", checkOK, tokenPath+" (0600)", "")
+	}
+
+	// store, schema, quarantine
+	doctorStore(ctx, cfg, add)
+
+	// bus
+	busURL := cfg.BusURL()
+	if token == "" {
+		add("bus", checkWarn, "not checked: no usable bus token", "start observer: `observerctl up`")
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		cl, err := bus.Connect(cctx, bus.Options{URL: busURL, Token: token, Name: "observerctl-doctor", Wait: true, Timeout: 2 * time.Second})
+		cancel()
+		switch {
+		case err == nil:
+			cl.Close()
+			add("bus", checkOK, "reachable at "+busURL+" with the token", "")
+		case errors.Is(err, bus.ErrUnavailable):
+			add("bus", checkWarn, "bus down: nothing answers at "+busURL, "start it with `observerctl up`")
+		default:
+			add("bus", checkFail, err.Error(), "the bus at "+busURL+" is another home's, or was started before its token changed: stop it and start observer again (`observerctl down; observerctl up`), or set [bus] port")
+		}
+	}
+
+	// supervisor and writer
+	var st statusReport
+	running := map[string]bool{} // components the supervisor says run
+	cc := &supervisor.ControlClient{Path: socketPath(&env{cfg: cfg})}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	serr := cc.Status(sctx, &st)
+	cancel()
+	writerPID, writerAlive := lockHolder(cfg.StorePath() + ".lock")
+	if serr != nil {
+		if errors.Is(serr, supervisor.ErrNotRunning) {
+			add("supervisor", checkWarn, "observer is not running under `observerctl up`", "start it with `observerctl up` (or its service units: `observerctl service`)")
+		} else {
+			add("supervisor", checkFail, serr.Error(), "see `observerctl logs supervisor`")
+		}
+		if writerAlive {
+			add("writer", checkOK, fmt.Sprintf("a writer (pid %d) holds the store, outside the supervisor", writerPID), "")
+		} else {
+			add("writer", checkWarn, "no writer runs: events wait on the bus or in the spool", "start observer: `observerctl up`")
+		}
+	} else {
+		var sick []string
+		for _, c := range st.Components {
+			if c.State == supervisor.StateRunning {
+				running[c.Name] = true
+			}
+			if c.Health != "ok" && c.Name != "writer" {
+				sick = append(sick, fmt.Sprintf("%s %s/%s", c.Name, c.State, c.Health))
+			}
+		}
+		if len(sick) > 0 {
+			add("supervisor", checkFail, fmt.Sprintf("supervisor pid %d; not healthy: %s", st.PID, strings.Join(sick, ", ")),
+				"see `observerctl status` and `observerctl logs NAME`; `observerctl restart NAME`")
+		} else {
+			add("supervisor", checkOK, fmt.Sprintf("pid %d, up %s, %d component(s) healthy", st.PID, humanDuration(st.UptimeS), len(st.Components)), "")
+		}
+		w := supervisor.ChildStatus{}
+		for _, c := range st.Components {
+			if c.Name == "writer" {
+				w = c
+			}
+		}
+		switch {
+		case w.Name == "":
+			add("writer", checkFail, "the supervisor runs no writer", "restart observer: `observerctl down; observerctl up`")
+		case w.Health != "ok":
+			add("writer", checkFail, fmt.Sprintf("writer %s/%s %s", w.State, w.Health, strings.TrimSpace(w.Detail+" "+w.LastExit)),
+				"see `observerctl logs writer`; `observerctl restart writer`")
+		default:
+			add("writer", checkOK, fmt.Sprintf("pid %d, healthy, last event %s", w.PID, ago(w.LastEvent)), "")
+		}
+	}
+
+	// proxy, dash
+	supervised := serr == nil
+	reach := func(name, addr, what string, probe func() (string, error)) {
+		detail, err := probe()
+		switch {
+		case err == nil:
+			add(name, checkOK, detail, "")
+		case running[name]:
+			add(name, checkFail, fmt.Sprintf("%s runs but %s does not answer: %v", name, addr, err), "see `observerctl logs "+name+"`; `observerctl restart "+name+"`")
+		case supervised:
+			add(name, checkWarn, fmt.Sprintf("nothing answers at %s, and the supervisor runs no %s", addr, name), "install observer-"+name+" beside observerctl (make build) and restart observer")
+		default:
+			add(name, checkWarn, fmt.Sprintf("nothing answers at %s", addr), "start observer: `observerctl up`"+what)
+		}
+	}
+	reach("proxy", cfg.Proxy.Addr, "; then point the clients at it (ANTHROPIC_BASE_URL=http://"+cfg.Proxy.Addr+")", func() (string, error) {
+		conn, err := net.DialTimeout("tcp", cfg.Proxy.Addr, 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		conn.Close()
+		return "listening on " + cfg.Proxy.Addr, nil
+	})
+	reach("dash", cfg.Dash.Addr, "", func() (string, error) {
+		hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(hctx, "GET", "http://"+cfg.Dash.Addr+"/", nil)
+		if err != nil {
+			return "", err
+		}
+		if cfg.Dash.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+cfg.Dash.Token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return fmt.Sprintf("http://%s/ answers (HTTP %d)", cfg.Dash.Addr, resp.StatusCode), nil
+	})
+
+	// hooks
+	doctorHooks(home, add)
+
+	for _, c := range rep.Checks {
+		switch c.Status {
+		case checkFail:
+			rep.Failures++
+		case checkWarn:
+			rep.Warnings++
+		}
+	}
+	rep.OK = rep.Failures == 0
+	return rep
+}
+
+// doctorConfig loads home's configuration as config.Load does, but without creating or changing
+// anything. On an error it returns the defaults (with the environment's valid overrides), so that
+// the other checks still run.
+func doctorConfig(home string) (config.Config, string, error) {
+	cfg := config.Default()
+	cfg.Home = home
+	path := config.Path(home)
+	data, err := os.ReadFile(path)
+	detail := path + " parses"
+	var ferr error
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		detail = path + " does not exist yet: the defaults apply (observer writes them at its first start)"
+	case err != nil:
+		ferr = fmt.Errorf("read %s: %w", path, err)
+	default:
+		dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			var sm *toml.StrictMissingError
+			var de *toml.DecodeError
+			switch {
+			case errors.As(err, &sm):
+				ferr = fmt.Errorf("%s: unknown key:\n%s", path, sm.String())
+			case errors.As(err, &de):
+				row, col := de.Position()
+				ferr = fmt.Errorf("%s:%d:%d: %v", path, row, col, de)
+			default:
+				ferr = fmt.Errorf("%s: %w", path, err)
+			}
+			cfg = config.Default()
+			cfg.Home = home
+		}
+	}
+	if err := config.ApplyEnv(&cfg, os.LookupEnv); err != nil && ferr == nil {
+		ferr = fmt.Errorf("environment: %w", err)
+	}
+	return cfg, detail, ferr
+}
+
+// doctorStore checks the store file, its schema and its quarantine.
+func doctorStore(ctx context.Context, cfg config.Config, add func(name, status, detail, fix string)) {
+	path := cfg.StorePath()
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add("store", checkWarn, path+" does not exist yet: nothing was recorded", "start observer (`observerctl up`), or ingest the clients' history (`observerctl backfill`)")
+		} else {
+			add("store", checkFail, err.Error(), "")
+		}
+		return
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		add("store", checkFail, fmt.Sprintf("%s is %04o: other users can read what the agents did", path, perm), "chmod 600 "+path+"*")
+		return
+	}
+	st, err := store.OpenReader(ctx, path)
+	if err == nil {
+		defer st.Close()
+		var n int
+		err = st.DB.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n) // reads the schema pages
+	}
+	if err != nil {
+		add("store", checkFail, fmt.Sprintf("%s does not open read-only: %v", path, err),
+			"check it with `sqlite3 "+path+" 'PRAGMA integrity_check'`; restore a backup, or move it away and run `observerctl backfill`")
+		return
+	}
+	add("store", checkOK, fmt.Sprintf("%s (0600, %s)", path, byteSize(fi.Size())), "")
+
+	latest := store.LatestSchemaVersion()
+	switch v, err := st.SchemaVersion(ctx); {
+	case err != nil:
+		add("schema", checkFail, fmt.Sprintf("no schema version: %v", err), "move the file away and let the writer create a new store; `observerctl backfill` reads the history again")
+	case v == latest:
+		add("schema", checkOK, fmt.Sprintf("version %d, current", v), "")
+	case v < latest:
+		add("schema", checkWarn, fmt.Sprintf("version %d; this observerctl has %d: the writer migrates the store at its next start", v, latest), "restart the writer: `observerctl restart writer` (or `observerctl up`)")
+	default:
+		add("schema", checkFail, fmt.Sprintf("version %d was written by a newer observer (this one knows %d)", v, latest), "install the newer observer, the one that wrote it")
+	}
+
+	var q int64
+	if err := st.DB.QueryRowContext(ctx, "SELECT count(*) FROM quarantine").Scan(&q); err != nil {
+		add("quarantine", checkFail, err.Error(), "")
+	} else if q > 0 {
+		add("quarantine", checkWarn, fmt.Sprintf("%d message(s) the writer could not decode are kept in the quarantine table", q),
+			"see why: sqlite3 -readonly "+path+" \"SELECT datetime(received_at/1000,'unixepoch'), subject, reason FROM quarantine\"; `observerctl prune` removes old ones")
+	} else {
+		add("quarantine", checkOK, "empty", "")
+	}
+}
+
+// doctorHooks checks, for every AI client found, that observer's hook is registered for each event
+// init registers it for.
+func doctorHooks(home string, add func(name, status, detail, fix string)) {
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		add("hooks", checkWarn, "no home directory to look for clients in: "+err.Error(), "")
+		return
+	}
+	// The command init registers from this observerctl counts too, wherever it is installed and
+	// whatever its name.
+	var homeArg string
+	if home != filepath.Join(userHome, ".observer") {
+		homeArg = home
+	}
+	ctl, _ := observerctlPath()
+	found := 0
+	for _, l := range clientconfig.LocateHooks(userHome, os.Getenv, exec.LookPath) {
+		if !l.Found {
+			continue
+		}
+		found++
+		name := "hooks:" + l.Client
+		fix := "`observerctl init --client " + l.Client + "`"
+		data, err := os.ReadFile(l.File)
+		if errors.Is(err, fs.ErrNotExist) {
+			add(name, checkWarn, "observer's hook is not registered ("+l.File+" does not exist)", fix)
+			continue
+		}
+		if err != nil {
+			add(name, checkWarn, err.Error(), "")
+			continue
+		}
+		d, err := clientconfig.ParseDoc(clientconfig.JSON, data)
+		if err != nil {
+			add(name, checkWarn, fmt.Sprintf("%s does not parse: %v", l.File, err), "fix the file, then "+fix)
+			continue
+		}
+		var missing []string
+		own := clientconfig.HookCommand(ctl, homeArg, l.Client)
+		for _, ev := range clientconfig.HookEvents[l.Client] {
+			list, _ := d.Lookup("hooks", ev)
+			elems, _ := list.([]any)
+			registered := false
+			for _, el := range elems {
+				if clientconfig.IsObserverHook(el) || slices.Contains(entryCommands(el), own) {
+					registered = true
+					break
+				}
+			}
+			if !registered {
+				missing = append(missing, ev)
+			}
+		}
+		all := len(clientconfig.HookEvents[l.Client])
+		switch {
+		case len(missing) == 0:
+			add(name, checkOK, fmt.Sprintf("registered for all %d events in %s", all, l.File), "")
+		case len(missing) == all:
+			add(name, checkWarn, "observer's hook is not registered in "+l.File, fix)
+		default:
+			add(name, checkWarn, fmt.Sprintf("registered in %s, but not for %s", l.File, strings.Join(missing, ", ")), fix)
+		}
+	}
+	if found == 0 {
+		add("hooks", checkWarn, "no AI client found (Claude Code, Codex, Cursor)", "")
+	}
+}
+
+// lockHolder says which process holds a lock file's flock, without trying the lock (taking it
+// even briefly could make a starting writer fail). On Linux it reads /proc/locks; elsewhere it
+// trusts the pid written in the file when that process is alive.
+func lockHolder(path string) (int, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	if locks, err := os.ReadFile("/proc/locks"); err == nil {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return 0, false
+		}
+		for line := range strings.Lines(string(locks)) {
+			// 1: FLOCK  ADVISORY  WRITE 14610 fe:00:9986323 0 EOF
+			f := strings.Fields(line)
+			if len(f) < 6 || f[1] != "FLOCK" {
+				continue // a POSIX lock, or a waiter ("->")
+			}
+			dev := strings.Split(f[5], ":")
+			if ino, err := strconv.ParseUint(dev[len(dev)-1], 10, 64); err == nil && ino == uint64(st.Ino) {
+				pid, _ := strconv.Atoi(f[4])
+				return pid, true
+			}
+		}
+		return 0, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return pid, false
+	}
+	err = syscall.Kill(pid, 0)
+	return pid, err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// entryCommands collects the strings under "command" keys in a hook entry, at any depth.
+func entryCommands(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && k == "command" {
+				out = append(out, s)
+			} else {
+				out = append(out, entryCommands(x)...)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			out = append(out, entryCommands(x)...)
+		}
+	}
+	return out
+}
+
+func byteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+func printDoctor(w io.Writer, rep doctorReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+	for _, c := range rep.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Status, strings.ReplaceAll(c.Detail, "\n", " "))
+	}
+	tw.Flush()
+	var fixes []check
+	for _, c := range rep.Checks {
+		if c.Status != checkOK && c.Fix != "" {
+			fixes = append(fixes, c)
+		}
+	}
+	if len(fixes) > 0 {
+		fmt.Fprintln(w, "\nto fix:")
+		for _, c := range fixes {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, c.Fix)
+		}
+	}
+	fmt.Fprintf(w, "\n%d failure(s), %d warning(s)\n", rep.Failures, rep.Warnings)
+}

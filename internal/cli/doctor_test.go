@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// doctorSetup is a working observer home, without the supervisor: a store, a config, a token, a
+// running bus, something listening on the proxy's and the dashboard's addresses, and Claude Code
+// set up with observer's hooks (Codex and Cursor absent).
+type doctorSetup struct {
+	*ctlEnv
+	srv      *bus.Server
+	proxy    net.Listener
+	settings string
+}
+
+func newDoctorSetup(t *testing.T) *doctorSetup {
+	t.Helper()
+	e := newCtlEnv(t)
+	os.Remove(e.codexHome)
+	t.Setenv("PATH", t.TempDir())
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(e.obs, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := config.WriteDefault(config.Path(e.obs)); err != nil {
+		t.Fatal(err)
+	}
+	token, err := bus.LoadOrCreateToken(filepath.Join(e.obs, "bus.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(e.obs, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	t.Setenv("OBSERVER_BUS_PORT", srv.ClientURL()[strings.LastIndex(srv.ClientURL(), ":")+1:])
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	t.Setenv("OBSERVER_PROXY_ADDR", proxy.Addr().String())
+	dash := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(dash.Close)
+	t.Setenv("OBSERVER_DASH_ADDR", strings.TrimPrefix(dash.URL, "http://"))
+	if code, out, errOut := runCtl(t, "init", "--client", "claude-code"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	return &doctorSetup{ctlEnv: e, srv: srv, proxy: proxy, settings: filepath.Join(e.home, ".claude", "settings.json")}
+}
+
+// doctor runs `observerctl doctor --json` and returns its exit code and checks by name.
+func doctor(t *testing.T) (int, map[string]check) {
+	t.Helper()
+	code, out, errOut := runCtl(t, "doctor", "--json")
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("doctor --json: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	checks := map[string]check{}
+	fails := 0
+	for _, c := range rep.Checks {
+		checks[c.Name] = c
+		if c.Status == checkFail {
+			fails++
+		}
+		if c.Status != checkOK && c.Fix == "" && c.Name != "hooks" {
+			t.Errorf("check %s is %s without a fix: %+v", c.Name, c.Status, c)
+		}
+	}
+	if rep.OK != (fails == 0) || rep.Failures != fails {
+		t.Errorf("report says ok=%v with %d failures, counted %d", rep.OK, rep.Failures, fails)
+	}
+	return code, checks
+}
+
+// expect fails unless each named check has its status and its detail and fix hold the words.
+func expect(t *testing.T, checks map[string]check, name, status string, words ...string) {
+	t.Helper()
+	c, ok := checks[name]
+	if !ok {
+		t.Errorf("no check %q", name)
+		return
+	}
+	if c.Status != status {
+		t.Errorf("%s: %s (%s), want %s", name, c.Status, c.Detail, status)
+	}
+	for _, w := range words {
+		if !strings.Contains(c.Detail+" "+c.Fix, w) {
+			t.Errorf("%s: %q / %q lacks %q", name, c.Detail, c.Fix, w)
+		}
+	}
+}
+
+func TestDoctor_HealthyThenBroken(t *testing.T) {
+	s := newDoctorSetup(t)
+	dbPath := filepath.Join(s.obs, "observer.db")
+
+	code, checks := doctor(t)
+	for _, name := range []string{"home", "config", "bus.token", "store", "schema", "quarantine", "bus", "proxy", "dash", "hooks:claude-code"} {
+		expect(t, checks, name, checkOK)
+	}
+	expect(t, checks, "supervisor", checkWarn, "observerctl up")
+	expect(t, checks, "writer", checkWarn)
+	expect(t, checks, "hooks:claude-code", checkOK, "all 9 events")
+	if _, ok := checks["hooks:codex"]; ok || code != ExitOK {
+		t.Errorf("exit %d; codex is not installed here: %+v", code, checks["hooks:codex"])
+	}
+	code, out, _ := runCtl(t, "doctor")
+	if code != ExitOK || !strings.Contains(out, "CHECK") || !strings.Contains(out, "to fix:") || !strings.Contains(out, "0 failure(s), 2 warning(s)") {
+		t.Errorf("human report: exit %d\n%s", code, out)
+	}
+
+	t.Run("writer outside the supervisor", func(t *testing.T) {
+		st, err := store.OpenWriter(context.Background(), dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		_, checks := doctor(t)
+		expect(t, checks, "writer", checkOK, "pid "+strconv.Itoa(os.Getpid()))
+	})
+	t.Run("home open to others", func(t *testing.T) {
+		os.Chmod(s.obs, 0o755)
+		defer os.Chmod(s.obs, 0o700)
+		code, checks := doctor(t)
+		expect(t, checks, "home", checkFail, "0755", "chmod 700 "+s.obs)
+		if code != ExitFailure {
+			t.Errorf("exit %d, want 1", code)
+		}
+		if fi, _ := os.Stat(s.obs); fi.Mode().Perm() != 0o755 {
+			t.Error("doctor changed the home's mode")
+		}
+		if code, out, _ := runCtl(t, "doctor"); code != ExitFailure || !strings.Contains(out, "home: chmod 700") {
+			t.Errorf("human report: exit %d\n%s", code, out)
+		}
+	})
+	t.Run("store and token open to others", func(t *testing.T) {
+		os.Chmod(dbPath, 0o644)
+		os.Chmod(filepath.Join(s.obs, "bus.token"), 0o640)
+		defer os.Chmod(dbPath, 0o600)
+		defer os.Chmod(filepath.Join(s.obs, "bus.token"), 0o600)
+		code, checks := doctor(t)
+		expect(t, checks, "store", checkFail, "0644", "chmod 600")
+		expect(t, checks, "bus.token", checkFail, "0640", "chmod 600")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
+	t.Run("config does not parse", func(t *testing.T) {
+		path := config.Path(s.obs)
+		good := read(t, path)
+		write(t, path, "[bus]\nprot = 4247\n")
+		defer write(t, path, good)
+		code, checks := doctor(t)
+		expect(t, checks, "config", checkFail, "unknown key", "prot")
+		expect(t, checks, "bus", checkOK) // the other checks go on with the defaults and environment
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
+	t.Run("quarantine and newer schema", func(t *testing.T) {
+		st, err := store.OpenWriter(context.Background(), dbPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.WriteBatch(context.Background(), nil, []store.Rejected{{Subject: "observer.v1.x.y", Reason: "bad", Data: []byte("{")}}); err != nil {
+			t.Fatal(err)
+		}
+		st.DB.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future.sql', 0)")
+		st.Close()
+		defer func() {
+			db, _ := store.OpenWriter(context.Background(), dbPath)
+			db.DB.Exec("DELETE FROM schema_migrations WHERE version = 999")
+			db.DB.Exec("DELETE FROM quarantine")
+			db.Close()
+		}()
+		code, checks := doctor(t)
+		expect(t, checks, "quarantine", checkWarn, "1 message", "quarantine")
+		expect(t, checks, "schema", checkFail, "version 999", "newer")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
+	t.Run("bus refuses the token", func(t *testing.T) {
+		tok := filepath.Join(s.obs, "bus.token")
+		good := read(t, tok)
+		write(t, tok, "not-the-token\n")
+		defer write(t, tok, good)
+		_, checks := doctor(t)
+		expect(t, checks, "bus", checkFail, "token")
+	})
+	t.Run("hook missing for some events", func(t *testing.T) {
+		good := read(t, s.settings)
+		defer write(t, s.settings, good)
+		var doc map[string]any
+		json.Unmarshal([]byte(good), &doc)
+		delete(doc["hooks"].(map[string]any), "Stop")
+		delete(doc["hooks"].(map[string]any), "PreCompact")
+		b, _ := json.Marshal(doc)
+		write(t, s.settings, string(b))
+		code, checks := doctor(t)
+		expect(t, checks, "hooks:claude-code", checkWarn, "PreCompact, Stop", "observerctl init --client claude-code")
+		if code != ExitOK {
+			t.Errorf("a missing hook is a warning; exit %d", code)
+		}
+	})
+	t.Run("supervisor with an unhealthy writer and a silent proxy", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Home = s.obs
+		os.MkdirAll(cfg.RunDir(), 0o700)
+		ctrl := &supervisor.Control{Status: func() any {
+			return statusReport{Running: true, PID: 4242, Home: s.obs, Components: []supervisor.ChildStatus{
+				{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
+				{Name: "writer", PID: 4243, State: supervisor.StateBackoff, Health: "unhealthy", LastExit: "exit status 1"},
+				{Name: "proxy", PID: 4244, State: supervisor.StateRunning, Health: "ok"},
+			}}
+		}}
+		if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
+			t.Fatal(err)
+		}
+		defer ctrl.Close()
+		s.proxy.Close()
+		code, checks := doctor(t)
+		expect(t, checks, "supervisor", checkOK, "pid 4242")
+		expect(t, checks, "writer", checkFail, "unhealthy", "exit status 1", "observerctl logs writer")
+		expect(t, checks, "proxy", checkFail, "runs but", "observerctl restart proxy")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
+	t.Run("bus down", func(t *testing.T) {
+		s.srv.Close()
+		code, checks := doctor(t)
+		expect(t, checks, "bus", checkWarn, "bus down", "start it with `observerctl up`")
+		if code != ExitOK {
+			t.Errorf("bus down is a warning; exit %d", code)
+		}
+	})
+}
+
+// TestDoctor_FreshHome: before observer's first start everything missing is a warning, and
+// doctor creates nothing.
+func TestDoctor_FreshHome(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	os.Remove(e.codexHome)
+	t.Setenv("OBSERVER_BUS_PORT", strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_PROXY_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_DASH_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	code, checks := doctor(t)
+	expect(t, checks, "home", checkWarn, "does not exist yet")
+	expect(t, checks, "store", checkWarn, "observerctl backfill")
+	expect(t, checks, "bus.token", checkWarn)
+	expect(t, checks, "proxy", checkWarn, "nothing answers")
+	expect(t, checks, "hooks", checkWarn, "no AI client found")
+	if code != ExitOK {
+		t.Errorf("exit %d", code)
+	}
+	if _, err := os.Stat(e.obs); !os.IsNotExist(err) {
+		t.Errorf("doctor created the home (%v)", err)
+	}
+	if code, _, errOut := runCtl(t, "doctor", "--bogus"); code != ExitUsage || !strings.Contains(errOut, "bogus") {
+		t.Errorf("bad flag: exit %d %s", code, errOut)
+	}
+}

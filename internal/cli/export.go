@@ -1,0 +1,390 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/observerhq/observer/pkg/store"
+)
+
+var (
+	exportTables  = []string{"actions", "turns", "sessions", "usage"}
+	exportFormats = []string{"json", "jsonl", "csv"}
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "write stored actions, API turns, sessions or model usage as JSON, JSON lines or CSV",
+		Description: `Streams rows from the store (read-only, while observer runs too) without holding them in
+memory, oldest first. --table:
+
+  actions    every tool call: the actions table's columns (tool outputs are not exported)
+  turns      every API turn the proxy saw (api_turns); a turn's project is its session's when the
+             proxy did not know it
+  sessions   one row per session: first_seen, last_seen, state, project, model, events, ...
+  usage      every model turn once, as cost counts it: a proxy turn, or a transcript message the
+             proxy did not see. Columns: ts, client, session_id, project, model, input_tokens (net
+             of cache), output_tokens, cache_read_tokens, cache_creation_tokens,
+             cache_creation_1h_tokens, reasoning_tokens, cost_usd, proxy (1: measured by the proxy),
+             reliability
+
+--format json writes one JSON array of objects, jsonl one object per line, csv a header line and
+one line per row. Times (ts, first_seen, last_seen, state_at) are RFC 3339 in UTC with
+milliseconds; an unknown time is null (empty in CSV). --since and --until take a duration ago (24h,
+7d) or a local date (2026-11-01); --until is exclusive; sessions match when they overlap the
+window. --output writes a file created with mode 0600 (a partial file is removed on failure);
+otherwise the rows go to stdout.
+
+Exit codes: 0 done; 1 failure; 64 a bad flag (unknown table or format, a bad time); 69 no store yet.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "table", Value: "actions", Usage: "what to export: " + strings.Join(exportTables, ", ")},
+			&cli.StringFlag{Name: "format", Value: "json", Usage: "json (an array), jsonl (one object per line) or csv"},
+			&cli.StringFlag{Name: "since", Usage: "only rows since a duration ago (24h, 7d) or a date (2026-11-01)"},
+			&cli.StringFlag{Name: "until", Usage: "only rows before a duration ago or a date"},
+			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
+			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this `FILE` (mode 0600) instead of stdout"},
+		},
+		Action: runExport,
+	}
+}
+
+// exportQuery is what to read.
+type exportQuery struct {
+	table, project, client string
+	since, until           time.Time
+}
+
+func runExport(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageErr("export takes no arguments, got %q", c.Args().First())
+	}
+	e, err := load(c)
+	if err != nil {
+		return err
+	}
+	q := exportQuery{table: c.String("table"), project: c.String("project"), client: c.String("client")}
+	format := c.String("format")
+	if !slices.Contains(exportTables, q.table) {
+		return usageErr("--table %q: choose one of %s", q.table, strings.Join(exportTables, ", "))
+	}
+	if !slices.Contains(exportFormats, format) {
+		return usageErr("--format %q: choose one of %s", format, strings.Join(exportFormats, ", "))
+	}
+	now := time.Now()
+	if q.since, err = parseSince(c.String("since"), now); err != nil {
+		return usageErr("--since: %v", err)
+	}
+	if q.until, err = parseSince(c.String("until"), now); err != nil {
+		return usageErr("--until: %v", err)
+	}
+	if !q.since.IsZero() && !q.until.IsZero() && !q.until.After(q.since) {
+		return usageErr("--until (%s) must be after --since (%s)", q.until.Format(time.RFC3339), q.since.Format(time.RFC3339))
+	}
+	if _, err := os.Stat(e.cfg.StorePath()); err != nil {
+		return withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl backfill`)", e.cfg.StorePath()))
+	}
+	st, err := store.OpenReader(c.Context, e.cfg.StorePath())
+	if err != nil {
+		return withCode(ExitUnavailable, err)
+	}
+	defer st.Close()
+
+	out := e.stdout
+	var f *os.File
+	path := c.String("output")
+	if path != "" {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
+			f.Close()
+			return fmt.Errorf("export: %w", err)
+		}
+		out = f
+	}
+	rows, err := exportRows(c.Context, st.DB, q, format, out)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", q.table, err)
+	}
+	if path != "" {
+		fmt.Fprintf(e.stdout, "exported %s %s row(s) to %s\n", n(rows), q.table, path)
+	}
+	return nil
+}
+
+// exportTimeCols are the columns holding Unix ms, written as RFC 3339.
+var exportTimeCols = map[string]bool{"ts": true, "first_seen": true, "last_seen": true, "state_at": true}
+
+// exportSQL builds the query of q.
+func exportSQL(ctx context.Context, db *sql.DB, q exportQuery) (string, []any, error) {
+	var conds []string
+	var args []any
+	add := func(cond string, arg any) {
+		conds = append(conds, cond)
+		args = append(args, arg)
+	}
+	timeCol := "ts"
+	switch q.table {
+	case "usage":
+		// The filters go inside both parts of the turn list, where the indexes serve them (as
+		// cost does); a proxy turn's project is its session's.
+		var proxy, trans []string
+		args = []any{sql.Named("window", store.JoinWindowMs)}
+		part := func(name string, v any, pc, tc string) {
+			proxy, trans = append(proxy, pc), append(trans, tc)
+			args = append(args, sql.Named(name, v))
+		}
+		if !q.since.IsZero() {
+			part("since", q.since.UnixMilli(), "api_turns.ts >= :since", "t.ts >= :since")
+		}
+		if !q.until.IsZero() {
+			part("until", q.until.UnixMilli(), "api_turns.ts < :until", "t.ts < :until")
+		}
+		if q.client != "" {
+			part("client", q.client, "api_turns.client = :client", "t.client = :client")
+		}
+		if q.project != "" {
+			part("project", q.project, store.ProxyProject+" = :project", "t.project = :project")
+		}
+		where := func(c []string) string {
+			if len(c) == 0 {
+				return "1"
+			}
+			return strings.Join(c, " AND ")
+		}
+		query := "SELECT * FROM (" + fmt.Sprintf(store.TurnsSQL, where(proxy), where(trans)) + ")"
+		return query + " ORDER BY ts, proxy DESC", args, nil
+	case "sessions":
+		if !q.since.IsZero() {
+			add("last_seen >= ?", q.since.UnixMilli())
+		}
+		if !q.until.IsZero() {
+			add("first_seen < ?", q.until.UnixMilli())
+		}
+		timeCol = "first_seen"
+	default:
+		if !q.since.IsZero() {
+			add("ts >= ?", q.since.UnixMilli())
+		}
+		if !q.until.IsZero() {
+			add("ts < ?", q.until.UnixMilli())
+		}
+	}
+	table := map[string]string{"actions": "actions", "turns": "api_turns", "sessions": "sessions"}[q.table]
+	cols, err := tableColumns(ctx, db, table)
+	if err != nil {
+		return "", nil, err
+	}
+	project := "project"
+	if table == "api_turns" {
+		project = store.ProxyProject
+	}
+	var sel []string
+	for _, c := range cols {
+		switch {
+		case c == "id":
+			continue // the row's storage key; event_id identifies it
+		case c == "project":
+			sel = append(sel, project+" AS project")
+		default:
+			sel = append(sel, c)
+		}
+	}
+	if q.project != "" {
+		add(project+" = ?", q.project)
+	}
+	if q.client != "" {
+		add("client = ?", q.client)
+	}
+	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + table
+	if len(conds) > 0 {
+		query += " WHERE " + strings.Join(conds, " AND ")
+	}
+	order := timeCol
+	if table != "sessions" {
+		order += ", id"
+	}
+	return query + " ORDER BY " + order, args, nil
+}
+
+// tableColumns lists a table's columns in their order.
+func tableColumns(ctx context.Context, db *sql.DB, table string) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?) ORDER BY cid", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	if len(cols) == 0 && rows.Err() == nil {
+		return nil, fmt.Errorf("the store has no table %s", table)
+	}
+	return cols, rows.Err()
+}
+
+// exportRows writes q's rows to w in format, one at a time, and returns how many it wrote.
+func exportRows(ctx context.Context, db *sql.DB, q exportQuery, format string, w io.Writer) (int64, error) {
+	query, args, err := exportSQL(ctx, db, q)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return 0, err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var cw *csv.Writer
+	keys := make([][]byte, len(cols))
+	for i, c := range cols {
+		keys[i], _ = json.Marshal(c)
+	}
+	switch format {
+	case "csv":
+		cw = csv.NewWriter(bw)
+		if err := cw.Write(cols); err != nil {
+			return 0, err
+		}
+	case "json":
+		bw.WriteString("[")
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	rec := make([]string, len(cols))
+	var count int64
+	var line []byte
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return count, err
+		}
+		for i, v := range vals {
+			vals[i] = exportValue(cols[i], v)
+		}
+		if cw != nil {
+			for i, v := range vals {
+				rec[i] = csvValue(v)
+			}
+			if err := cw.Write(rec); err != nil {
+				return count, err
+			}
+		} else {
+			line = append(line[:0], '{')
+			for i, v := range vals {
+				if i > 0 {
+					line = append(line, ',')
+				}
+				b, err := json.Marshal(v)
+				if err != nil {
+					return count, fmt.Errorf("column %s: %w", cols[i], err)
+				}
+				line = append(append(append(line, keys[i]...), ':'), b...)
+			}
+			line = append(line, '}')
+			switch {
+			case format == "jsonl":
+				line = append(line, '\n')
+			case count == 0:
+				bw.WriteString("\n")
+			default:
+				bw.WriteString(",\n")
+			}
+			if _, err := bw.Write(line); err != nil {
+				return count, err
+			}
+		}
+		count++
+	}
+	if err := rows.Err(); err != nil {
+		return count, err
+	}
+	if cw != nil {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return count, err
+		}
+	}
+	if format == "json" {
+		if count > 0 {
+			bw.WriteString("\n")
+		}
+		bw.WriteString("]\n")
+	}
+	if err := bw.Flush(); err != nil {
+		return count, err
+	}
+	return count, ctx.Err()
+}
+
+// exportValue turns a column's stored value into what is written: times as RFC 3339 (null when
+// 0), text as strings.
+func exportValue(col string, v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case int64:
+		if exportTimeCols[col] {
+			if x == 0 {
+				return nil
+			}
+			return time.UnixMilli(x).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		}
+	case time.Time: // the driver parses columns declared as timestamps
+		return x.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	return v
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	}
+	return fmt.Sprint(v)
+}

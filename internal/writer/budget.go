@@ -1,0 +1,49 @@
+package writer
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/observerhq/observer/internal/budget"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// budgetEvery is how often the writer checks the budgets when BudgetEvery is zero.
+const budgetEvery = 30 * time.Second
+
+// budgetLoop checks the budgets at once and then every BudgetEvery until ctx ends, storing each
+// newly crossed threshold as an alert and publishing it on the bus (see package budget).
+func (w *Writer) budgetLoop(ctx context.Context) {
+	every := w.BudgetEvery
+	if every <= 0 {
+		every = budgetEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		raised, err := budget.Raise(ctx, w.Store, w.Budget, time.Now(), time.Local, func(a event.Alert) error {
+			return w.Bus.PublishAlert(a)
+		})
+		for _, a := range raised {
+			w.Logger.Warn("budget alert", "scope", a.Scope, "project", a.Project, "period", a.Period,
+				"threshold", a.Threshold, "spent_usd", a.SpentUSD, "limit_usd", a.LimitUSD)
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			w.Logger.Warn("budget check failed; will retry", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// startBudget runs budgetLoop until the returned stop is called.
+func (w *Writer) startBudget(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { w.budgetLoop(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}

@@ -1,0 +1,103 @@
+package writer_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+func spendEvent(id string, usd float64) event.Event {
+	ev := event.New(event.KindTokenUsage, "test")
+	ev.ID, ev.Client, ev.SessionID, ev.Project = id, "claude-code", "s1", "/work/p"
+	ev.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 10, Output: 1}, Model: "claude-sonnet-4-5", MessageID: "m-" + id, CostUSD: usd}
+	return ev
+}
+
+// TestWriter_RaisesBudgetAlertsOnce: a writer with a daily budget alerts at 80% as soon as it
+// starts, at 100% once an event it stores crosses it, and never again for the same day, not even
+// after a restart; each alert is stored and reaches a live subscriber on the bus.
+func TestWriter_RaisesBudgetAlertsOnce(t *testing.T) {
+	ctx := context.Background()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.WriteBatch(ctx, []event.Event{spendEvent("first", 9)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	listener, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	var mu sync.Mutex
+	var heard []event.Alert
+	sub, err := listener.SubscribeAlerts(func(a event.Alert) { mu.Lock(); heard = append(heard, a); mu.Unlock() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	waitHeard := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got := len(heard)
+			mu.Unlock()
+			if got == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("heard %d alerts, want %d", got, n)
+			}
+		}
+	}
+	start := func() (stop func()) {
+		c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
+			Budget: config.Budget{Daily: 10}, BudgetEvery: 50 * time.Millisecond}
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(wctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			c.Close()
+		}
+	}
+	stop := start()
+	waitHeard(1)
+	second := spendEvent("second", 2)
+	if _, err := listener.Publish(ctx, &second); err != nil {
+		t.Fatal(err)
+	}
+	waitHeard(2)
+	time.Sleep(200 * time.Millisecond) // a few more checks
+	stop()
+	stop = start()
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(heard) != 2 || heard[0].Threshold != 80 || heard[1].Threshold != 100 || heard[1].Scope != "day" || heard[1].SpentUSD != 11 {
+		t.Fatalf("heard %+v", heard)
+	}
+	stored, err := store.RecentAlerts(ctx, st.DB, time.Now().Add(-time.Hour), 10)
+	if err != nil || len(stored) != 2 || stored[0].ID != heard[1].ID || stored[1].ID != heard[0].ID {
+		t.Fatalf("stored %+v (%v), heard %+v", stored, err, heard)
+	}
+}
