@@ -18,8 +18,9 @@ func spoolCommand() *cli.Command {
 		Usage: "inspect or publish the events spooled while the bus was down",
 		Subcommands: []*cli.Command{
 			{
-				Name:  "status",
-				Usage: "count spooled files",
+				Name:        "status",
+				Usage:       "count spooled files",
+				Description: `Exit codes: 0 done; 1 the spool cannot be read; 64 bad flags.`,
 				Action: func(c *cli.Context) error {
 					e, err := load(c)
 					if err != nil {
@@ -118,8 +119,9 @@ missing id, bad JSON): those lines are reported on stderr and skipped.`,
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "version",
-		Usage: "print the version",
+		Name:        "version",
+		Usage:       "print the version",
+		Description: `Exit codes: 0.`,
 		Action: func(c *cli.Context) error {
 			fmt.Fprintf(c.App.Writer, "observerctl %s\n", Version)
 			return nil

@@ -168,8 +168,9 @@ func ago(t time.Time) string {
 
 func downCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "down",
-		Usage: "stop observer (components in reverse order, then the bus)",
+		Name:        "down",
+		Usage:       "stop observer (components in reverse order, then the bus)",
+		Description: `Exit codes: 0 stopped, or observer was not running; 1 still stopping after 60 s; 64 bad flags.`,
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
 			if err != nil {
@@ -200,8 +201,10 @@ func downCommand() *cli.Command {
 
 func restartCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "restart",
-		Usage:     "restart one component",
+		Name:  "restart",
+		Usage: "restart one component",
+		Description: `Exit codes: 0 restarted; 1 it failed to restart; 64 no or an unknown component name; 69 observer
+is not running.`,
 		ArgsUsage: "NAME",
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
@@ -232,9 +235,10 @@ var logNames = []string{"supervisor", "writer", "proxy", "watch", "dash"}
 
 func logsCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "logs",
-		Usage:     "print a component's log",
-		ArgsUsage: "NAME (" + strings.Join(logNames, ", ") + "; the bus logs to supervisor)",
+		Name:        "logs",
+		Usage:       "print a component's log",
+		Description: `Exit codes: 0 done (with -f: until Ctrl-C); 1 no log yet; 64 no or an unknown name.`,
+		ArgsUsage:   "NAME (" + strings.Join(logNames, ", ") + "; the bus logs to supervisor)",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 100, Usage: "lines to print from the end"},

@@ -66,7 +66,11 @@ func upCommand() *cli.Command {
 		Description: `Runs in the foreground until Ctrl-C or ` + "`observerctl down`" + `. It hosts the bus, starts the writer and
 then observer-proxy, observer-watch and observer-dash where they are installed beside observerctl or
 on PATH, each once the previous one reports healthy, and restarts any that exits. Logs go to
-$OBSERVER_HOME/logs/<component>.log.`,
+$OBSERVER_HOME/logs/<component>.log.
+
+Exit codes: 0 stopped normally (Ctrl-C, ` + "`observerctl down`" + `), or with --detach once everything
+is healthy; 1 it could not start (observer already runs on this home, the bus cannot listen);
+64 bad flags or a bad config.toml.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background and return once everything is healthy"},
 			&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long a component may take to stop before it is killed"},
@@ -234,6 +238,10 @@ func busCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "bus",
 		Usage: "run the bus alone (the command of the observer-bus service unit)",
+		Description: `Hosts the embedded NATS bus until SIGINT or SIGTERM.
+
+Exit codes: 0 stopped by a signal; 1 the bus cannot start (its port is taken, its directory is not
+writable); 64 bad flags or a bad config.toml.`,
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
 			if err != nil {
@@ -258,6 +266,12 @@ func writerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "writer",
 		Usage: "run the store writer alone (the command of the observer-writer service unit)",
+		Description: `Consumes the bus's events into the store until SIGINT or SIGTERM (or its supervisor goes
+away); it also keeps the analysis, applies [retention] at start, checks [budget] and reprices
+stored rows when [pricing] changes.
+
+Exit codes: 0 stopped; 1 the store cannot be opened or the bus cannot be reached; 64 bad flags
+or a bad config.toml.`,
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
 			if err != nil {
