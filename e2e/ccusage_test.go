@@ -89,6 +89,7 @@ type cmpRow struct {
 	obsTokens, ccTokens        int64
 	unpriced                   bool   // observer has no price for a model of the row
 	skip                       string // why the row is not compared
+	compared                   bool   // both price the row: its dollars and tokens were checked
 }
 
 // TestCcusage_CostsAgree lays the corpus out as ~/.claude and ~/.codex, prices it with ccusage
@@ -103,7 +104,24 @@ type cmpRow struct {
 func TestCcusage_CostsAgree(t *testing.T) {
 	bin := realclient.Find(t, "OBSERVER_CCUSAGE_BIN", "ccusage", "npm install -g "+CcusagePackage)
 	clientHome := corpusHome(t)
+	var compared int
+	for _, c := range compareWithCcusage(t, bin, clientHome) {
+		if c.compared {
+			compared++
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("only %d rows compared: the corpus or one of the reports came out empty", compared)
+	}
+}
 
+// compareWithCcusage prices the transcripts under clientHome (~/.claude, ~/.codex) with ccusage
+// (offline) and with observer (`observerctl scan` into a fresh store, then `cost --json --group-by
+// client,day,model`), all in UTC, and compares them as TestCcusage_CostsAgree describes: a row
+// both price must agree within 0.5% (or by its knownDiff ratio) and on its token count, a row
+// only one side has is an error. It logs the table of every figure and returns the rows.
+func compareWithCcusage(t *testing.T, bin, clientHome string) map[cmpKey]*cmpRow {
+	t.Helper()
 	var claudeSessions struct {
 		Sessions []struct {
 			FirstActivity string        `json:"firstActivity"`
@@ -222,6 +240,7 @@ func TestCcusage_CostsAgree(t *testing.T) {
 			if c.obsTokens != c.ccTokens {
 				t.Errorf("%v: observer counts %d tokens, ccusage %d", k, c.obsTokens, c.ccTokens)
 			}
+			c.compared = true
 			compared++
 			obsTotal += c.observer
 			ccTotal += c.ccusage
@@ -231,7 +250,5 @@ func TestCcusage_CostsAgree(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "compared %d rows: observer $%.6f, ccusage $%.6f (%+.3f%%)\n", compared, obsTotal, ccTotal, 100*(ccTotal/obsTotal-1))
 	t.Log(b.String())
-	if compared < 10 {
-		t.Fatalf("only %d rows compared: the corpus or one of the reports came out empty", compared)
-	}
+	return rows
 }
