@@ -38,6 +38,9 @@ import (
 // Interval is how often a Follower looks at config.toml by default.
 const Interval = 2 * time.Second
 
+// settle is how long config.toml must have stayed unchanged before a Follower reads it.
+const settle = 250 * time.Millisecond
+
 // Set is one price table and the overrides it was built from.
 type Set struct {
 	// Overrides are the models config.toml prices itself, keyed by their lower-case name.
@@ -257,6 +260,15 @@ func (f *Follower) Check() bool {
 	st := statOf(path)
 	if st == f.stat {
 		return false
+	}
+	// An editor or a script that writes the file in place truncates it first, and an empty file
+	// is a valid configuration (no overrides): read only a file that has stayed the same for
+	// settle, else look again at the next poll.
+	if age := time.Since(st.mod); st.ok && age < settle {
+		time.Sleep(min(settle-age, settle))
+		if statOf(path) != st {
+			return false
+		}
 	}
 	f.stat = st
 	set, err := load(f.home)

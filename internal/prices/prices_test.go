@@ -130,6 +130,23 @@ func TestFollower(t *testing.T) {
 	if l := logs.String(); !strings.Contains(l, "config.toml not applied") || !strings.Contains(l, "my-model") {
 		t.Errorf("no warning naming the model:\n%s", l)
 	}
+	// A file caught while it is written in place (truncated, then filled) is not read empty.
+	path := config.Path(home)
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan bool)
+	go func() { done <- f.Check() }()
+	time.Sleep(50 * time.Millisecond)
+	if err := os.WriteFile(path, []byte(override("my-model", 5, 5)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if <-done || cost() != 10 {
+		t.Fatalf("a file truncated for rewriting was applied: $%v", cost())
+	}
+	if !f.Check() || cost() != 10 {
+		t.Fatalf("the rewritten file: $%v, want $10", cost())
+	}
 	writeConfig(t, home, "")
 	if !f.Check() {
 		t.Fatal("removing the overrides was not applied")
