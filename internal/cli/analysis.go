@@ -49,12 +49,9 @@ func analysisFilter(c *cli.Context) (analysis.Filter, error) {
 
 // openAnalysis opens the store read-only for a command of this file.
 func openAnalysis(e *env, c *cli.Context) (*store.Store, error) {
-	if _, err := os.Stat(e.cfg.StorePath()); err != nil {
-		return nil, withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
-	}
-	st, err := store.OpenReader(c.Context, e.cfg.StorePath())
+	st, err := openReadStore(c.Context, e)
 	if err != nil {
-		return nil, withCode(ExitUnavailable, err)
+		return nil, err
 	}
 	if v, err := st.SchemaVersion(c.Context); err != nil || v < 6 {
 		st.Close()

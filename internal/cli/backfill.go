@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/ingest"
-	"github.com/observerhq/observer/internal/readers"
 )
 
 func backfillCommand() *cli.Command {
@@ -50,28 +48,14 @@ func runBackfill(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErr("backfill takes no arguments, got %q", c.Args().First())
 	}
-	e, err := load(c)
+	h, err := ingestFromFlags(c, progressLine)
 	if err != nil {
 		return err
 	}
-	ads, err := readers.Select(c.String("client"))
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	since, err := parseSince(c.String("since"), time.Now())
-	if err != nil {
-		return usageErr("--since: %v", err)
-	}
-	var progress func(ingest.Progress)
-	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
-		start := time.Now()
-		progress = func(p ingest.Progress) { fmt.Fprint(e.stderr, "\r"+progressLine(p, time.Since(start))+"   ") }
-	}
-	dryRun := c.Bool("dry-run")
-	sum, scanErr := ingestHistory(c.Context, e, ads, since, dryRun, progress)
+	sum, e, ads, dryRun := h.sum, h.e, h.ads, h.dryRun
 	if c.Bool("json") {
 		writeJSON(e.stdout, backfillReport{DryRun: dryRun, Summary: sum})
-	} else if scanErr == nil {
+	} else if h.scanErr == nil {
 		mb := float64(sum.Bytes) / (1 << 20)
 		switch {
 		case sum.Files == 0:
@@ -94,13 +78,7 @@ func runBackfill(c *cli.Context) error {
 			}
 		}
 	}
-	if scanErr != nil {
-		return scanErr
-	}
-	if len(sum.Errors) > 0 {
-		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
-	}
-	return nil
+	return h.result()
 }
 
 // progressLine shows how far a backfill is: files, bytes, rate and the time left at that rate.

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/blocks"
-	"github.com/observerhq/observer/pkg/store"
 )
 
 func blocksCommand() *cli.Command {
@@ -60,7 +57,7 @@ Exit codes: 0 done (also when there is no active block); 64 a bad flag; 69 no st
 			if !q.Since.IsZero() && !q.Until.IsZero() && !q.Until.After(q.Since) {
 				return usageErr("--until (%s) must be after --since (%s)", q.Until.Format(time.RFC3339), q.Since.Format(time.RFC3339))
 			}
-			st, err := openCostStore(c.Context, e)
+			st, err := openReadStore(c.Context, e)
 			if err != nil {
 				return err
 			}
@@ -86,18 +83,6 @@ Exit codes: 0 done (also when there is no active block); 64 a bad flag; 69 no st
 			return nil
 		},
 	}
-}
-
-// openCostStore opens the store read-only, or says there is none yet (exit 69).
-func openCostStore(ctx context.Context, e *env) (*store.Store, error) {
-	if _, err := os.Stat(e.cfg.StorePath()); err != nil {
-		return nil, withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
-	}
-	st, err := store.OpenReader(ctx, e.cfg.StorePath())
-	if err != nil {
-		return nil, withCode(ExitUnavailable, err)
-	}
-	return st, nil
 }
 
 func printBlocks(e *env, rep *blocks.Report, activeOnly bool) {

@@ -55,7 +55,7 @@ Exit codes: 0 done (also when no budget is set); 64 a bad flag or config.toml; 6
 				fmt.Fprintf(e.stdout, "no budget is set: add daily, monthly or projects under [budget] in %s\n", filepath.Join(e.cfg.Home, "config.toml"))
 				return nil
 			}
-			st, err := openCostStore(c.Context, e)
+			st, err := openReadStore(c.Context, e)
 			if err != nil {
 				return err
 			}

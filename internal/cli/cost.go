@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -66,12 +67,9 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 			if !since.IsZero() && !until.IsZero() && !until.After(since) {
 				return usageErr("--until (%s) must be after --since (%s)", until.Format(time.RFC3339), since.Format(time.RFC3339))
 			}
-			if _, err := os.Stat(e.cfg.StorePath()); err != nil {
-				return withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
-			}
-			st, err := store.OpenReader(c.Context, e.cfg.StorePath())
+			st, err := openReadStore(c.Context, e)
 			if err != nil {
-				return withCode(ExitUnavailable, err)
+				return err
 			}
 			defer st.Close()
 			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since, Until: until,
@@ -90,6 +88,18 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 			return nil
 		},
 	}
+}
+
+// openReadStore opens the store read-only, or says there is none yet (exit 69).
+func openReadStore(ctx context.Context, e *env) (*store.Store, error) {
+	if _, err := os.Stat(e.cfg.StorePath()); err != nil {
+		return nil, withCode(ExitUnavailable, fmt.Errorf("no store at %s yet: start observer (`observerctl up`) or ingest history (`observerctl scan`)", e.cfg.StorePath()))
+	}
+	st, err := store.OpenReader(ctx, e.cfg.StorePath())
+	if err != nil {
+		return nil, withCode(ExitUnavailable, err)
+	}
+	return st, nil
 }
 
 // parseSince reads "24h", "7d", "30m" or a date "2006-01-02" (local midnight).

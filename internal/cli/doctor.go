@@ -415,7 +415,7 @@ func doctorHooks(home string, add func(name, status, detail, fix string)) {
 			elems, _ := list.([]any)
 			registered := false
 			for _, el := range elems {
-				if clientconfig.IsObserverHook(el) || slices.Contains(entryCommands(el), own) {
+				if clientconfig.IsObserverHook(el) || slices.Contains(clientconfig.Commands(el), own) {
 					registered = true
 					break
 				}
@@ -476,26 +476,6 @@ func lockHolder(path string) (int, bool) {
 	}
 	err = syscall.Kill(pid, 0)
 	return pid, err == nil || errors.Is(err, syscall.EPERM)
-}
-
-// entryCommands collects the strings under "command" keys in a hook entry, at any depth.
-func entryCommands(v any) []string {
-	var out []string
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if s, ok := x.(string); ok && k == "command" {
-				out = append(out, s)
-			} else {
-				out = append(out, entryCommands(x)...)
-			}
-		}
-	case []any:
-		for _, x := range v {
-			out = append(out, entryCommands(x)...)
-		}
-	}
-	return out
 }
 
 func byteSize(b int64) string {

@@ -30,7 +30,7 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 			if err != nil {
 				return err
 			}
-			st, err := openCostStore(c.Context, e)
+			st, err := openReadStore(c.Context, e)
 			if err != nil {
 				return err
 			}

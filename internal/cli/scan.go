@@ -45,34 +45,20 @@ writer whose bus cannot be reached.`,
 }
 
 func runScan(c *cli.Context) error {
-	e, err := load(c)
+	h, err := ingestFromFlags(c, func(p ingest.Progress, took time.Duration) string {
+		mb := float64(p.BytesDone) / (1 << 20)
+		return fmt.Sprintf("scanning: %d/%d files, %.1f/%.1f MB (%.0f MB/s)", p.FilesDone, p.Files, mb,
+			float64(p.Bytes)/(1<<20), mb/max(took.Seconds(), 0.001))
+	})
 	if err != nil {
 		return err
 	}
-	ads, err := readers.Select(c.String("client"))
-	if err != nil {
-		return withCode(ExitUsage, err)
-	}
-	since, err := parseSince(c.String("since"), time.Now())
-	if err != nil {
-		return usageErr("--since: %v", err)
-	}
-	var progress func(ingest.Progress)
-	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
-		start := time.Now()
-		progress = func(p ingest.Progress) {
-			mb := float64(p.BytesDone) / (1 << 20)
-			fmt.Fprintf(e.stderr, "\rscanning: %d/%d files, %.1f/%.1f MB (%.0f MB/s)   ", p.FilesDone, p.Files, mb,
-				float64(p.Bytes)/(1<<20), mb/max(time.Since(start).Seconds(), 0.001))
-		}
-	}
-	dryRun := c.Bool("dry-run")
-	sum, scanErr := ingestHistory(c.Context, e, ads, since, dryRun, progress)
+	sum, e := h.sum, h.e
 	if c.Bool("json") {
 		writeJSON(e.stdout, sum)
 	} else {
 		verb := "scanned"
-		if dryRun {
+		if h.dryRun {
 			verb = "would ingest (dry run)"
 		}
 		fmt.Fprintf(e.stdout, "%s %d of %d files: %d lines, %d events, %d malformed lines, %.1f MB in %.2fs (%.0f MB/s)\n",
@@ -82,11 +68,50 @@ func runScan(c *cli.Context) error {
 			fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, n)
 		}
 	}
-	if scanErr != nil {
-		return scanErr
+	return h.result()
+}
+
+// historyRun is one ingestion of the clients' history by scan or backfill.
+type historyRun struct {
+	e       *env
+	ads     []transcript.Adapter
+	dryRun  bool
+	sum     ingest.Summary
+	scanErr error
+}
+
+// ingestFromFlags reads --client, --since and --dry-run and runs ingestHistory, showing progress
+// on a terminal as line words it.
+func ingestFromFlags(c *cli.Context, line func(p ingest.Progress, took time.Duration) string) (*historyRun, error) {
+	e, err := load(c)
+	if err != nil {
+		return nil, err
 	}
-	if len(sum.Errors) > 0 {
-		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(sum.Errors), strings.Join(sum.Errors, "\n  "))
+	ads, err := readers.Select(c.String("client"))
+	if err != nil {
+		return nil, withCode(ExitUsage, err)
+	}
+	since, err := parseSince(c.String("since"), time.Now())
+	if err != nil {
+		return nil, usageErr("--since: %v", err)
+	}
+	var progress func(ingest.Progress)
+	if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
+		start := time.Now()
+		progress = func(p ingest.Progress) { fmt.Fprint(e.stderr, "\r"+line(p, time.Since(start))+"   ") }
+	}
+	h := &historyRun{e: e, ads: ads, dryRun: c.Bool("dry-run")}
+	h.sum, h.scanErr = ingestHistory(c.Context, e, ads, since, h.dryRun, progress)
+	return h, nil
+}
+
+// result is the run's error: the scan's own, or the files it could not read.
+func (h *historyRun) result() error {
+	if h.scanErr != nil {
+		return h.scanErr
+	}
+	if len(h.sum.Errors) > 0 {
+		return fmt.Errorf("%d file(s) could not be read:\n  %s", len(h.sum.Errors), strings.Join(h.sum.Errors, "\n  "))
 	}
 	return nil
 }

@@ -174,7 +174,7 @@ func codexConfigNotes(configTOML string) []string {
 // IsObserverHook reports whether a hook entry (an element of an event's list, in any client's
 // format) runs `observerctl hook`, wherever observerctl is installed.
 func IsObserverHook(elem any) bool {
-	for _, c := range commands(elem) {
+	for _, c := range Commands(elem) {
 		f := shellFields(c)
 		if len(f) > 1 && strings.TrimSuffix(filepath.Base(f[0]), ".exe") == "observerctl" && slices.Contains(f[1:], "hook") {
 			return true
@@ -183,8 +183,8 @@ func IsObserverHook(elem any) bool {
 	return false
 }
 
-// commands collects the strings held under "command" keys at any depth.
-func commands(v any) []string {
+// Commands collects the strings held under "command" keys at any depth of a hook entry.
+func Commands(v any) []string {
 	var out []string
 	switch v := v.(type) {
 	case map[string]any:
@@ -192,12 +192,12 @@ func commands(v any) []string {
 			if s, ok := x.(string); ok && k == "command" {
 				out = append(out, s)
 			} else {
-				out = append(out, commands(x)...)
+				out = append(out, Commands(x)...)
 			}
 		}
 	case []any:
 		for _, x := range v {
-			out = append(out, commands(x)...)
+			out = append(out, Commands(x)...)
 		}
 	}
 	return out

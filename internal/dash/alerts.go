@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
@@ -43,20 +42,7 @@ func (s *Server) alertsAPI(ctx context.Context, q *query) (any, error) {
 // FollowAlerts subscribes the live tail to the bus's alerts, retrying every second while the bus
 // is unreachable, until ctx ends.
 func (s *Server) FollowAlerts(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
-	for {
-		sub, err := cl.SubscribeAlerts(s.live.publishAlert)
-		if err == nil {
-			logger.Debug("alerts subscribed")
-			<-ctx.Done()
-			sub.Stop()
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
+	holdSubscription(ctx, logger, "alerts", func() (*bus.Subscription, error) { return cl.SubscribeAlerts(s.live.publishAlert) })
 }
 
 // publishAlert hands an alert to the browsers that follow every kind and client.

@@ -129,7 +129,7 @@ func (h *Hub) Follow(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
 	var subscribed atomic.Bool
 	f := func() bool { return subscribed.Load() && cl.Connected() }
 	h.connected.Store(&f)
-	for {
+	holdSubscription(ctx, logger, "live tail", func() (*bus.Subscription, error) {
 		sub, err := cl.Subscribe(bus.Filter{}, func(ev event.Event, _ []byte, err error) {
 			if err == nil {
 				h.Publish(ev)
@@ -137,7 +137,18 @@ func (h *Hub) Follow(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
 		})
 		if err == nil {
 			subscribed.Store(true)
-			logger.Debug("live tail subscribed")
+		}
+		return sub, err
+	})
+}
+
+// holdSubscription subscribes, retrying every second while the bus is unreachable, and holds the
+// subscription until ctx ends.
+func holdSubscription(ctx context.Context, logger *slog.Logger, what string, subscribe func() (*bus.Subscription, error)) {
+	for {
+		sub, err := subscribe()
+		if err == nil {
+			logger.Debug(what + " subscribed")
 			<-ctx.Done()
 			sub.Stop()
 			return

@@ -225,7 +225,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 			d.turn(v.ts)
 			// The transcript rows of its message count again, wherever their hour.
 			if v.key != "" {
-				if err := markTurnsOf(ctx, tx, d, v.key); err != nil {
+				if err := markMessage(ctx, txStmt(ctx, tx), d, v.key); err != nil {
 					return 0, err
 				}
 			}
@@ -276,23 +276,6 @@ func deleteOutput(ctx context.Context, tx *sql.Tx, eventID string, ftsLast int64
 		return 0, err
 	}
 	return 1, nil
-}
-
-// markTurnsOf notes the hours of the transcript rows of a message whose proxy turn goes.
-func markTurnsOf(ctx context.Context, tx *sql.Tx, d *dirtyHours, messageID string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT ts FROM token_usage WHERE message_id = ?`, messageID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ts int64
-		if err := rows.Scan(&ts); err != nil {
-			return err
-		}
-		d.turn(ts)
-	}
-	return rows.Err()
 }
 
 // countPrune counts what prune would delete, with read-only queries.

@@ -216,18 +216,7 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	}
 	defer tx.Rollback()
 
-	stmts := map[event.Kind]*sql.Stmt{}
-	stmt := func(query string, kind event.Kind) (*sql.Stmt, error) {
-		if st, ok := stmts[kind]; ok {
-			return st, nil
-		}
-		st, err := tx.PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		stmts[kind] = st
-		return st, nil
-	}
+	stmt := txStmt(ctx, tx)
 	sessions := map[sessionKey]*sessionAgg{}
 	projects := map[string][2]int64{}
 	dirty := newDirtyHours()
@@ -455,6 +444,22 @@ var priorTsSQL = map[event.Kind]string{
 }
 
 type stmtFunc func(query string, kind event.Kind) (*sql.Stmt, error)
+
+// txStmt prepares each query in tx once (statements end with the transaction).
+func txStmt(ctx context.Context, tx *sql.Tx) stmtFunc {
+	stmts := map[event.Kind]*sql.Stmt{}
+	return func(query string, kind event.Kind) (*sql.Stmt, error) {
+		if st, ok := stmts[kind]; ok {
+			return st, nil
+		}
+		st, err := tx.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		stmts[kind] = st
+		return st, nil
+	}
+}
 
 // markMessage notes the hours of the transcript rows of a message the proxy just reported.
 func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID string) error {
