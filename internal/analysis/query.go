@@ -90,13 +90,15 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 			&d.Totals.RepeatedCommands); err != nil {
 		return nil, err
 	}
-	// A wide window takes the lists in rank order and stops at the limit; a narrow one starts
-	// from its few sessions.
+	// Unless the window holds very few of the sessions, the lists are read in rank order, each
+	// row checked against its session, until the limit: with a share p of the sessions in the
+	// window that reads about limit/p rows. A window with under 2% of them starts from its few
+	// sessions instead and sorts their rows.
 	var all int64
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM session_analysis`).Scan(&all); err != nil {
 		return nil, err
 	}
-	wide := d.Totals.Sessions*2 > all
+	wide := d.Totals.Sessions*50 >= all
 	sw, sargs := f.where("s.", "last_ts")
 	join := func(table, index string) string {
 		if wide {
@@ -147,7 +149,7 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if err := sharedFiles(ctx, db, f, d); err != nil {
+	if err := sharedFiles(ctx, db, f, d, wide); err != nil {
 		return nil, err
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM analysis_dirty`).Scan(&d.Pending); err != nil {
@@ -156,7 +158,7 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 	return d, nil
 }
 
-func sharedFiles(ctx context.Context, db *sql.DB, f Filter, d *Discovery) error {
+func sharedFiles(ctx context.Context, db *sql.DB, f Filter, d *Discovery, wide bool) error {
 	var cs []string
 	var args []any
 	if !f.Since.IsZero() {
@@ -178,8 +180,13 @@ func sharedFiles(ctx context.Context, db *sql.DB, f Filter, d *Discovery) error 
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM shared_files`+w, args...).Scan(&d.Totals.SharedFiles); err != nil {
 		return err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT project, target, clients, actions, last_ts FROM shared_files`+w+
-		` ORDER BY n_clients DESC, actions DESC, target LIMIT ?`, append(args, f.limit())...)
+	// As the lists above: in rank order for a wide window (ties in path order, the table's key).
+	from := " FROM shared_files"
+	if wide {
+		from += " INDEXED BY shared_files_rank"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT project, target, clients, actions, last_ts`+from+w+
+		` ORDER BY n_clients DESC, actions DESC, project, target LIMIT ?`, append(args, f.limit())...)
 	if err != nil {
 		return err
 	}
