@@ -327,6 +327,7 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 			&cli.IntFlag{Name: "max", Value: 12, Usage: "most patterns written"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the new file(s), write nothing"},
 			&cli.BoolFlag{Name: "remove", Usage: "take observer's block out of the file(s)"},
+			&cli.BoolFlag{Name: "json", Usage: "print per file what was done (written, unchanged, dry run) and the patterns written"},
 		},
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
@@ -368,6 +369,7 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 				}
 			}
 			var block string
+			rep := suggestReport{DryRun: c.Bool("dry-run"), Patterns: []analysis.Pattern{}, Files: []suggestFile{}}
 			if !c.Bool("remove") {
 				st, err := openAnalysis(e, c)
 				if err != nil {
@@ -383,6 +385,7 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 					return withCode(ExitFailure, fmt.Errorf("no pattern of %s reaches confidence %.2f and support %d (see `observerctl patterns --project %s`)", root, minConf, minSup, root))
 				}
 				block = suggestBlock(ps.Patterns, maxN)
+				rep.Patterns = ps.Patterns[:min(len(ps.Patterns), maxN)]
 			}
 			for _, path := range files {
 				old, err := os.ReadFile(path)
@@ -393,11 +396,18 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 				if err != nil {
 					return withCode(ExitFailure, fmt.Errorf("%s: %w", path, err))
 				}
+				js := c.Bool("json")
 				switch {
 				case bytes.Equal(updated, old):
-					fmt.Fprintf(e.stderr, "%s: unchanged\n", path)
+					rep.Files = append(rep.Files, suggestFile{Path: path, Action: "unchanged"})
+					if !js {
+						fmt.Fprintf(e.stderr, "%s: unchanged\n", path)
+					}
 				case c.Bool("dry-run"):
-					fmt.Fprintf(e.stdout, "--- %s (dry run, not written)\n%s", path, updated)
+					rep.Files = append(rep.Files, suggestFile{Path: path, Action: "would write", Content: string(updated)})
+					if !js {
+						fmt.Fprintf(e.stdout, "--- %s (dry run, not written)\n%s", path, updated)
+					}
 				default:
 					mode := fs.FileMode(0o644)
 					if fi, err := os.Stat(path); err == nil {
@@ -406,12 +416,31 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 					if err := atomicfile.Write(path, updated, mode); err != nil {
 						return err
 					}
-					fmt.Fprintf(e.stdout, "%s: written\n", path)
+					rep.Files = append(rep.Files, suggestFile{Path: path, Action: "written"})
+					if !js {
+						fmt.Fprintf(e.stdout, "%s: written\n", path)
+					}
 				}
+			}
+			if c.Bool("json") {
+				writeJSON(e.stdout, rep)
 			}
 			return nil
 		},
 	}
+}
+
+// suggestReport is suggest's JSON.
+type suggestReport struct {
+	DryRun   bool               `json:"dry_run"`
+	Patterns []analysis.Pattern `json:"patterns"` // those written (none with --remove)
+	Files    []suggestFile      `json:"files"`
+}
+
+type suggestFile struct {
+	Path    string `json:"path"`
+	Action  string `json:"action"`            // written, unchanged or would write
+	Content string `json:"content,omitempty"` // the new file, on a dry run
 }
 
 // suggestBlock renders the patterns as instructions an agent can follow, strongest first.

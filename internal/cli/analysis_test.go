@@ -196,6 +196,16 @@ func TestSuggest(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != orig {
 		t.Errorf("after --remove:\n%q\nwant\n%q", b, orig)
 	}
+	// The JSON says what happened to each file and which patterns were written.
+	code, out, errOut = runCtl(t, "--home", home, "suggest", "--dir", proj, "--max", "2", "--json", "--dry-run")
+	var rep suggestReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Patterns) != 2 || len(rep.Files) != 1 ||
+		rep.Files[0].Action != "would write" || !strings.HasPrefix(rep.Files[0].Content, orig+"\n"+suggestBegin) {
+		t.Errorf("suggest --json --dry-run: exit %d: %s\n%s", code, errOut, out)
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Errorf("suggest --json --dry-run wrote the file")
+	}
 	// AGENTS.md and .cursorrules on request; none reach an impossible threshold.
 	if code, _, errOut := runCtl(t, "--home", home, "suggest", "--dir", proj, "--file", "agents,cursor"); code != 0 {
 		t.Fatalf("suggest --file agents,cursor: exit %d: %s", code, errOut)

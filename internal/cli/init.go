@@ -70,6 +70,7 @@ func initCommand() *cli.Command {
 			&cli.StringFlag{Name: "name", Value: "observer", Usage: "the server name observer-mcp is registered under"},
 			&cli.StringFlag{Name: "mcp-bin", Usage: "the observer-mcp binary to register (default: beside observerctl, else on PATH)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as unified diffs; write nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "print what changed (or would) as JSON: dry_run, manifest, files"},
 		},
 		Action: runInit,
 	}
@@ -91,6 +92,7 @@ Exit codes: 0 done (or nothing to undo); 1 failure, or some keys were left becau
 since init; 65 a config file or the manifest that does not parse (nothing is written).`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the changes as unified diffs; write nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "print what changed (or would) as JSON: dry_run, manifest, files"},
 			&cli.BoolFlag{Name: "force", Usage: "restore keys even when they changed since init"},
 		},
 		Action: runUninstall,
@@ -180,6 +182,10 @@ func runInit(c *cli.Context) error {
 		return configErr(err)
 	}
 	stdout := c.App.Writer
+	if c.Bool("json") {
+		writeJSON(stdout, configReport{DryRun: opts.DryRun, Manifest: clientconfig.ManifestPath(home), Files: nonNil(reports)})
+		return nil
+	}
 	printReports(stdout, reports, opts.DryRun)
 	switch {
 	case opts.DryRun:
@@ -206,6 +212,10 @@ func runUninstall(c *cli.Context) error {
 		return configErr(err)
 	}
 	if len(man.Files) == 0 {
+		if c.Bool("json") {
+			writeJSON(stdout, configReport{DryRun: c.Bool("dry-run"), Manifest: clientconfig.ManifestPath(home), Files: []clientconfig.FileReport{}})
+			return nil
+		}
 		fmt.Fprintf(stdout, "nothing to undo: no changes recorded in %s\n", clientconfig.ManifestPath(home))
 		return nil
 	}
@@ -214,13 +224,17 @@ func runUninstall(c *cli.Context) error {
 	if err != nil {
 		return configErr(err)
 	}
-	printReports(stdout, reports, opts.DryRun)
 	kept := 0
 	for _, r := range reports {
 		kept += r.Kept
 	}
-	if opts.DryRun {
-		fmt.Fprintln(stdout, "dry run: nothing written")
+	if c.Bool("json") {
+		writeJSON(stdout, configReport{DryRun: opts.DryRun, Manifest: clientconfig.ManifestPath(home), Files: nonNil(reports)})
+	} else {
+		printReports(stdout, reports, opts.DryRun)
+		if opts.DryRun {
+			fmt.Fprintln(stdout, "dry run: nothing written")
+		}
 	}
 	if kept > 0 {
 		return withCode(ExitFailure, fmt.Errorf("%d key(s) left as they are because they changed since init (see above); uninstall --force restores them anyway", kept))
@@ -337,6 +351,20 @@ func joinPlans(plans []func(*clientconfig.Doc) ([]clientconfig.Edit, []string, e
 		}
 		return edits, notes, nil
 	}
+}
+
+// configReport is the JSON of init and uninstall.
+type configReport struct {
+	DryRun   bool                      `json:"dry_run"`
+	Manifest string                    `json:"manifest"`
+	Files    []clientconfig.FileReport `json:"files"`
+}
+
+func nonNil(r []clientconfig.FileReport) []clientconfig.FileReport {
+	if r == nil {
+		return []clientconfig.FileReport{}
+	}
+	return r
 }
 
 func printReports(w io.Writer, reports []clientconfig.FileReport, dryRun bool) {

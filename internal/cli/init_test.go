@@ -775,3 +775,53 @@ func TestInitHooks_RealClients(t *testing.T) {
 		}
 	}
 }
+
+// TestInit_JSON: init and uninstall report the same files in JSON as in text: a dry run with
+// diffs and nothing written, then init with backups, then uninstall restoring every file.
+func TestInit_JSON(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	before := read(t, f.settings)
+	run := func(args ...string) configReport {
+		t.Helper()
+		code, out, errOut := runCtl(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		var r configReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return r
+	}
+	files := func(r configReport) map[string]clientconfig.FileReport {
+		m := map[string]clientconfig.FileReport{}
+		for _, x := range r.Files {
+			m[x.File] = x
+		}
+		return m
+	}
+	dry := run("init", "--dry-run", "--json")
+	if m := files(dry); !dry.DryRun || !m[f.settings].Changed || !strings.Contains(m[f.settings].Diff, "--- "+f.settings) || len(m) != 3 {
+		t.Errorf("init --dry-run --json: %+v", dry)
+	}
+	if read(t, f.settings) != before {
+		t.Fatal("the dry run wrote settings.json")
+	}
+	done := run("init", "--json")
+	if m := files(done); done.DryRun || !m[f.settings].Changed || m[f.settings].Backup == "" ||
+		!strings.HasSuffix(done.Manifest, clientconfig.ManifestName) {
+		t.Errorf("init --json: %+v", done)
+	}
+	undone := run("uninstall", "--json")
+	if m := files(undone); !m[f.settings].Changed || len(m) != 3 {
+		t.Errorf("uninstall --json: %+v", undone)
+	}
+	if read(t, f.settings) != before {
+		t.Error("uninstall did not restore settings.json")
+	}
+	if again := run("uninstall", "--json"); len(again.Files) != 0 {
+		t.Errorf("a second uninstall --json: %+v", again)
+	}
+}

@@ -70,14 +70,14 @@ func (o Options) now() time.Time {
 
 // FileReport is what happened to one file.
 type FileReport struct {
-	Client  string
-	File    string
-	Lines   []string // one line per key: "added mcpServers.observer", "unchanged ...", notes
-	Diff    string   // unified diff of the change ("" when none)
-	Backup  string   // the backup written before the change
-	Changed bool     // the file was (or, with DryRun, would be) written
-	Removed bool     // the file was created by Apply and removed by Undo
-	Kept    int      // Undo: changes left in place because they changed since
+	Client  string   `json:"client"`
+	File    string   `json:"file"`
+	Lines   []string `json:"lines"`            // one line per key: "added mcpServers.observer", "unchanged ...", notes
+	Diff    string   `json:"diff,omitempty"`   // unified diff of the change ("" when none)
+	Backup  string   `json:"backup,omitempty"` // the backup written before the change
+	Changed bool     `json:"changed"`          // the file was (or, with DryRun, would be) written
+	Removed bool     `json:"removed"`          // the file was created by Apply and removed by Undo
+	Kept    int      `json:"kept"`             // Undo: changes left in place because they changed since
 }
 
 // ManifestName is the manifest's file name in $OBSERVER_HOME.
