@@ -18,6 +18,7 @@ package cost
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -133,12 +134,18 @@ func rawPart(q Query, from, to int64) string {
 
 // rollupPart is usage_hourly's hours from from to to (ms, whole hours, 0 for no bound).
 func rollupPart(q Query, from, to int64) string {
+	return levelPart(q, "usage_hourly", "hour", "session_id", from, to)
+}
+
+// levelPart reads a usage rollup (usage_hourly, usage_daily by day, usage_sessions without time)
+// in the columns of rawPart: its time column as ts (0 without one), "" for a session it lacks.
+func levelPart(q Query, table, timeCol, sessionCol string, from, to int64) string {
 	var c []string
 	if from != 0 {
-		c = append(c, fmt.Sprintf("hour >= %d", from))
+		c = append(c, fmt.Sprintf("%s >= %d", timeCol, from))
 	}
 	if to != 0 {
-		c = append(c, fmt.Sprintf("hour < %d", to))
+		c = append(c, fmt.Sprintf("%s < %d", timeCol, to))
 	}
 	if q.SessionID != "" {
 		c = append(c, "session_id = :session")
@@ -156,26 +163,30 @@ func rollupPart(q Query, from, to int64) string {
 	if len(c) > 0 {
 		where = " WHERE " + strings.Join(c, " AND ")
 	}
-	return `SELECT hour AS ts, client, session_id, project, model, turns, proxy_turns, unreliable_turns,
-       unpriced_turns, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-       cache_creation_1h_tokens, reasoning_tokens, cost_usd FROM usage_hourly` + where
+	return `SELECT ` + timeCol + ` AS ts, client, ` + sessionCol + ` AS session_id, project, model, turns, proxy_turns,
+       unreliable_turns, unpriced_turns, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
+       cache_creation_1h_tokens, reasoning_tokens, cost_usd FROM ` + table + where
 }
 
 // useRollups is false only in tests that compare with raw rows.
 var useRollups = true
 
-// source is the turns the query covers: whole hours from the writer's hourly rollup (which holds
-// each turn once, by the same rule), and raw rows for the partial hours at the range's edges.
-// Without the rollup (a store the writer has not migrated yet), or when days or hours are asked
-// in a time zone whose offset is not a whole number of hours (a UTC hour would straddle two local
-// days), everything is read raw.
-func source(ctx context.Context, db *sql.DB, q Query) (src string, rolled bool, err error) {
-	parts, rolled, err := sourceParts(ctx, db, q)
-	return strings.Join(parts, "\nUNION ALL\n"), rolled, err
+// sourceParts is source's parts, each a simple SELECT (see Spent). rolled reports that they read
+// rollups (so that day and hour keys take their bucket from ts), and hourOnly that they are
+// usage_hourly alone (so that an hour key is ts itself).
+func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, err error) {
+	parts, rolled, _, err = levels(ctx, db, q)
+	return parts, rolled, err
 }
 
-// sourceParts is source's parts, each a simple SELECT (see Spent).
-func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, err error) {
+// levels picks the turns q covers from the coarsest rollups that answer it exactly (the writer
+// keeps each of them with every turn once, by the same rule as the raw query). Without rollups
+// (a store not migrated yet), or when days or hours are asked in a time zone whose offset is not
+// a whole number of hours, everything is read raw. Otherwise: usage_sessions for all time without a
+// day or hour key; usage_daily for the whole local days of a window grouped by day, model,
+// project or client only (kept in this zone); usage_hourly for whole hours; raw rows for the
+// partial hours at the edges.
+func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled, hourOnly bool, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -185,19 +196,62 @@ func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, roll
 	}
 	raw := rawPart(q, from, to)
 	if !useRollups {
-		return []string{raw}, false, nil
+		return []string{raw}, false, false, nil
 	}
-	if slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour") {
+	timed := slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour")
+	if timed {
 		for _, at := range []time.Time{time.Now(), q.Since, q.Until} {
 			if _, off := at.Zone(); !at.IsZero() && off%3600 != 0 {
-				return []string{raw}, false, nil
+				return []string{raw}, false, false, nil
 			}
 		}
 	}
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'").Scan(&n); err != nil || n == 0 {
-		return []string{raw}, false, err
+	var hourly, daily, sessions, zone sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT
+		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'),
+		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'usage_daily'),
+		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'usage_sessions'),
+		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rollup_state')`).Scan(&hourly, &daily, &sessions, &zone); err != nil {
+		return nil, false, false, err
 	}
+	if !hourly.Valid {
+		return []string{raw}, false, false, nil
+	}
+	if sessions.Valid && !timed && from == 0 && to == 0 {
+		return []string{levelPart(q, "usage_sessions", "0", "session_id", 0, 0)}, true, false, nil
+	}
+	dayKeys := !slices.ContainsFunc(q.GroupBy, func(k string) bool { return k == "hour" || k == "session" })
+	if daily.Valid && zone.Valid && dayKeys && q.SessionID == "" && len(q.SessionIDs) == 0 && store.WholeHourZone() {
+		var kept sql.NullString
+		if err := db.QueryRowContext(ctx, `SELECT value FROM rollup_state WHERE key = 'zone'`).Scan(&kept); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, false, false, err
+		}
+		d1, d2 := from, to
+		if from != 0 {
+			if d1 = store.LocalDay(from); d1 != from {
+				d1 = store.NextLocalDay(d1)
+			}
+		}
+		if to != 0 {
+			d2 = store.LocalDay(to)
+		}
+		if kept.String == store.ZoneKey() && (from == 0 || to == 0 || d1 < d2) {
+			parts = []string{levelPart(q, "usage_daily", "day", "''", d1, d2)}
+			if from != 0 && d1 != from {
+				parts = append(parts, hourlyParts(q, from, d1)...)
+			}
+			if to != 0 && d2 != to {
+				parts = append(parts, hourlyParts(q, d2, to)...)
+			}
+			return parts, true, false, nil
+		}
+	}
+	parts = hourlyParts(q, from, to)
+	return parts, true, len(parts) == 1 && strings.Contains(parts[0], "FROM usage_hourly"), nil
+}
+
+// hourlyParts reads whole hours from usage_hourly and the partial hours at the edges raw.
+func hourlyParts(q Query, from, to int64) []string {
 	h1, h2 := from, to
 	if from != 0 {
 		h1 = store.HourOf(from + store.HourMs - 1)
@@ -206,16 +260,16 @@ func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, roll
 		h2 = store.HourOf(to)
 	}
 	if from != 0 && to != 0 && h1 >= h2 {
-		return []string{raw}, false, nil
+		return []string{rawPart(q, from, to)}
 	}
-	parts = []string{rollupPart(q, h1, h2)}
+	parts := []string{rollupPart(q, h1, h2)}
 	if from != 0 && h1 != from {
 		parts = append(parts, rawPart(q, from, h1))
 	}
 	if to != 0 && h2 != to {
 		parts = append(parts, rawPart(q, h2, to))
 	}
-	return parts, true, nil
+	return parts
 }
 
 // Run computes the report.
@@ -234,7 +288,8 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if !q.Until.IsZero() {
 		rep.Until = q.Until.UTC().Format(time.RFC3339)
 	}
-	src, rolled, err := source(ctx, db, q)
+	parts, rolled, hourOnly, err := levels(ctx, db, q)
+	src := strings.Join(parts, "\nUNION ALL\n")
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}
@@ -248,6 +303,8 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		switch {
 		case k == "day" && rolled:
 			expr = store.LocalBucketSQL("ts", "day", q.Since, time.Now())
+		case k == "hour" && hourOnly:
+			expr = "ts" // usage_hourly's hour: grouped in its key's order, without a sort
 		case k == "hour" && rolled:
 			expr = "ts - ts % 3600000"
 		case k == "day":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -201,6 +203,13 @@ func TestRun_RollupsEqualRawRows(t *testing.T) {
 			evs = append(evs, turn(fmt.Sprintf("p%d", i), client, sess, "claude-sonnet-4-5", pm, at.Add(-20*time.Second), tok, float64(i)/90))
 		}
 	}
+	// And four days of turns 45 minutes apart, so that windows hold whole local days (usage_daily).
+	for i := 0; i < 130; i++ {
+		at := t0.Add(time.Duration(i*45) * time.Minute)
+		tok := event.Tokens{Input: int64(i), Output: 3, CacheCreation: 11}
+		evs = append(evs, usage(fmt.Sprintf("d%d", i), "claude-code", fmt.Sprintf("d%d", i%5), fmt.Sprintf("/p%d", i%3),
+			[]string{"claude-sonnet-4-5", "claude-haiku-4-5"}[i%2], fmt.Sprintf("dmsg_%d", i), at, tok, float64(i)/70))
+	}
 	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +217,40 @@ func TestRun_RollupsEqualRawRows(t *testing.T) {
 		{}, {t0.Add(17 * time.Minute), time.Time{}}, {t0.Add(time.Hour), t0.Add(4 * time.Hour)},
 		{t0.Add(59*time.Minute + 50*time.Second), t0.Add(3*time.Hour + 10*time.Second)},
 		{t0.Add(61 * time.Minute), t0.Add(62 * time.Minute)}, {time.Time{}, t0.Add(5*time.Hour + 30*time.Minute)},
+		{t0.Add(5*time.Hour + 13*time.Minute), t0.Add(70*time.Hour + 1*time.Minute)}, {t0.Add(14 * time.Hour), time.Time{}},
+		{t0.Add(-10 * time.Hour), t0.Add(62 * time.Hour)},
 	}
+	// Each zone in its own process: SQLite's localtime (the raw rows' days and hours) follows the
+	// process's TZ, and time.Local is read from it at start. The daily rollups follow the zone as
+	// the writer's start makes them (KeepZone).
+	if zone := os.Getenv("OBSERVER_TEST_ZONE"); zone != "" {
+		if err := st.KeepZone(ctx); err != nil {
+			t.Fatal(err)
+		}
+		compareWindows(t, st, windows, zone)
+		return
+	}
+	compareWindows(t, st, windows, time.Local.String())
+	for _, zone := range []string{"America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"} {
+		if _, err := time.LoadLocation(zone); err != nil {
+			t.Logf("zone %s not on this machine: %v", zone, err)
+			continue
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRun_RollupsEqualRawRows$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "TZ="+zone, "OBSERVER_TEST_ZONE="+zone)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("in %s: %v\n%s", zone, err, out)
+		}
+	}
+}
+
+// compareWindows checks that Run with rollups equals Run on raw rows for each window, grouping
+// and filter.
+func compareWindows(t *testing.T, st *store.Store, windows [][2]time.Time, zone string) {
+	ctx := context.Background()
 	for _, w := range windows {
-		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}, {"day", "hour"}} {
+		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}, {"day", "hour"},
+			{"model", "client"}, {"session", "client", "model"}, {"day", "model", "project", "client"}} {
 			for _, f := range []Query{{}, {Client: "codex"}, {Project: "/p1"}, {SessionID: "c1"}} {
 				f.GroupBy, f.Since, f.Until = g, w[0], w[1]
 				withRollup, err := Run(ctx, st.DB, f)
@@ -227,11 +267,22 @@ func TestRun_RollupsEqualRawRows(t *testing.T) {
 					t.Fatalf("no rows at all for %+v", f)
 				}
 				if !sameReport(withRollup, raw) {
-					t.Errorf("%+v: with the rollup %+v\nraw rows only %+v", f, withRollup.Total, raw.Total)
+					t.Errorf("%s %+v: with the rollups %d rows, total %+v\nraw rows only %d rows, total %+v\n%s", zone, f,
+						len(withRollup.Rows), withRollup.Total, len(raw.Rows), raw.Total, firstDiff(withRollup, raw))
 				}
 			}
 		}
 	}
+}
+
+// firstDiff shows the first row that differs.
+func firstDiff(a, b *Report) string {
+	for i := range min(len(a.Rows), len(b.Rows)) {
+		if a.Rows[i] != b.Rows[i] {
+			return fmt.Sprintf("row %d: %+v\n    vs %+v", i, a.Rows[i], b.Rows[i])
+		}
+	}
+	return ""
 }
 
 func sameReport(a, b *Report) bool {

@@ -113,9 +113,20 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 		return nil
 	}
 	window := sql.Named("window", JoinWindowMs)
+	// The sessions of the dirty hours before and after: their all-time sums change.
+	sessions := map[sessionKey]bool{}
+	if err := sessionsIn(ctx, tx, d.usage, sessions); err != nil {
+		return err
+	}
 	if err := recompute(ctx, tx, "usage_hourly", "hour", usageHourSQL, d.usage, func(h int64) []any {
 		return []any{sql.Named("hour", h), window}
 	}); err != nil {
+		return err
+	}
+	if err := sessionsIn(ctx, tx, d.usage, sessions); err != nil {
+		return err
+	}
+	if err := refreshSessions(ctx, tx, sessions); err != nil {
 		return err
 	}
 	if err := recompute(ctx, tx, "actions_hourly", "hour", actionsHourSQL, d.actions, func(h int64) []any {
@@ -130,18 +141,93 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	for h := range d.actions {
 		days[LocalDay(h)] = true
 	}
-	return refreshDays(ctx, tx, days)
+	usageDays := map[int64]bool{}
+	for h := range d.usage {
+		usageDays[LocalDay(h)] = true
+	}
+	return refreshDays(ctx, tx, days, usageDays)
+}
+
+// usageHourlySums sums usage_hourly's measures.
+const usageHourlySums = `sum(turns), sum(proxy_turns), sum(unreliable_turns), sum(unpriced_turns), sum(input_tokens),
+       sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens), sum(cache_creation_1h_tokens),
+       sum(reasoning_tokens), sum(cost_usd)`
+
+const usageDaySQL = `INSERT INTO usage_daily SELECT :day, client, project, model, ` + usageHourlySums + `
+  FROM usage_hourly WHERE hour >= :day AND hour < :next GROUP BY client, project, model`
+
+const usageSessionSQL = `INSERT INTO usage_sessions SELECT client, session_id, project, model, ` + usageHourlySums + `
+  FROM usage_hourly WHERE session_id = ? AND client = ? GROUP BY project, model`
+
+// sessionsIn adds the sessions usage_hourly has in the given hours to set.
+func sessionsIn(ctx context.Context, tx *sql.Tx, hours map[int64]bool, set map[sessionKey]bool) error {
+	if len(hours) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ?`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for h := range hours {
+		rows, err := st.QueryContext(ctx, h)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k sessionKey
+			if err := rows.Scan(&k.client, &k.id); err != nil {
+				rows.Close()
+				return err
+			}
+			set[k] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshSessions recomputes usage_sessions for the given sessions from usage_hourly.
+func refreshSessions(ctx context.Context, tx *sql.Tx, set map[sessionKey]bool) error {
+	if len(set) == 0 {
+		return nil
+	}
+	del, err := tx.PrepareContext(ctx, `DELETE FROM usage_sessions WHERE client = ? AND session_id = ?`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	ins, err := tx.PrepareContext(ctx, usageSessionSQL)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	for k := range set {
+		if _, err := del.ExecContext(ctx, k.client, k.id); err != nil {
+			return fmt.Errorf("rollup usage_sessions: %w", err)
+		}
+		if _, err := ins.ExecContext(ctx, k.id, k.client); err != nil {
+			return fmt.Errorf("rollup usage_sessions: %w", err)
+		}
+	}
+	return nil
 }
 
 const actionsDaySQL = `INSERT INTO actions_daily SELECT :day, client, type, tool, sum(actions), sum(failures),
        sum(pending), sum(timed), sum(duration_ms)
   FROM actions_hourly WHERE hour >= :day AND hour < :next GROUP BY client, type, tool`
 
-// refreshDays recomputes actions_daily's days (local midnights, ms) from actions_hourly.
-func refreshDays(ctx context.Context, tx *sql.Tx, days map[int64]bool) error {
-	return recompute(ctx, tx, "actions_daily", "day", actionsDaySQL, days, func(d int64) []any {
-		return []any{sql.Named("day", d), sql.Named("next", NextLocalDay(d))}
-	})
+// refreshDays recomputes actions_daily's days (local midnights, ms) from actions_hourly, and
+// usage_daily's from usage_hourly.
+func refreshDays(ctx context.Context, tx *sql.Tx, days, usageDays map[int64]bool) error {
+	args := func(d int64) []any { return []any{sql.Named("day", d), sql.Named("next", NextLocalDay(d))} }
+	if err := recompute(ctx, tx, "actions_daily", "day", actionsDaySQL, days, args); err != nil {
+		return err
+	}
+	return recompute(ctx, tx, "usage_daily", "day", usageDaySQL, usageDays, args)
 }
 
 // recompute replaces a rollup table's rows for each key (its column col) by what insert, run
@@ -171,22 +257,45 @@ func recompute(ctx context.Context, tx *sql.Tx, table, col, insert string, keys 
 	return nil
 }
 
-// rebuildDays recomputes actions_daily whole in the current zone and records the zone.
-func rebuildDays(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM actions_daily"); err != nil {
-		return err
+// rebuildDays recomputes actions_daily and usage_daily whole in the current zone and records the
+// zone.
+func rebuildDays(ctx context.Context, tx *sql.Tx) error { return rebuildDaysOf(ctx, tx, true) }
+
+// rebuildDaysOf is rebuildDays; before migration 0008 (usage false) actions_daily alone.
+func rebuildDaysOf(ctx context.Context, tx *sql.Tx, usage bool) error {
+	tables := []string{"actions_daily"}
+	if usage {
+		tables = append(tables, "usage_daily")
+	}
+	for _, t := range tables {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+			return err
+		}
 	}
 	zone := ZoneKey()
 	if WholeHourZone() {
-		var lo, hi sql.NullInt64
-		if err := tx.QueryRowContext(ctx, "SELECT min(hour), max(hour) FROM actions_hourly").Scan(&lo, &hi); err != nil {
+		span := func(table string) (map[int64]bool, error) {
+			var lo, hi sql.NullInt64
+			if err := tx.QueryRowContext(ctx, "SELECT min(hour), max(hour) FROM "+table).Scan(&lo, &hi); err != nil {
+				return nil, err
+			}
+			days := map[int64]bool{}
+			for d := LocalDay(lo.Int64); lo.Valid && d <= hi.Int64; d = NextLocalDay(d) {
+				days[d] = true
+			}
+			return days, nil
+		}
+		days, err := span("actions_hourly")
+		if err != nil {
 			return err
 		}
-		days := map[int64]bool{}
-		for d := LocalDay(lo.Int64); lo.Valid && d <= hi.Int64; d = NextLocalDay(d) {
-			days[d] = true
+		usageDays := map[int64]bool{}
+		if usage {
+			if usageDays, err = span("usage_hourly"); err != nil {
+				return err
+			}
 		}
-		if err := refreshDays(ctx, tx, days); err != nil {
+		if err := refreshDays(ctx, tx, days, usageDays); err != nil {
 			return err
 		}
 	} else {
@@ -281,8 +390,17 @@ func (s *Store) RefreshRollups(ctx context.Context, usageTimes, actionTimes []in
 	return tx.Commit()
 }
 
-// rebuildRollups recomputes both rollups from all raw rows.
+// rebuildRollups recomputes the rollups from all raw rows.
 func rebuildRollups(ctx context.Context, tx *sql.Tx) error {
+	if err := rebuildHourly(ctx, tx); err != nil {
+		return err
+	}
+	return rebuildUsageLevels(ctx, tx)
+}
+
+// rebuildHourly recomputes the hourly rollups, and actions_daily, from all raw rows (migration
+// 0005, which precedes the other usage rollups).
+func rebuildHourly(ctx context.Context, tx *sql.Tx) error {
 	for _, stmt := range []string{"DELETE FROM usage_hourly", "DELETE FROM actions_hourly", actionsAllSQL} {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("rebuild rollups: %w", err)
@@ -290,6 +408,18 @@ func rebuildRollups(ctx context.Context, tx *sql.Tx) error {
 	}
 	if _, err := tx.ExecContext(ctx, usageAllSQL, sql.Named("window", JoinWindowMs)); err != nil {
 		return fmt.Errorf("rebuild rollups: %w", err)
+	}
+	return rebuildDaysOf(ctx, tx, false)
+}
+
+// rebuildUsageLevels rebuilds usage_sessions and the daily rollups from the hourly ones (migration
+// 0008, and after a rebuild of the hourly ones).
+func rebuildUsageLevels(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range []string{"DELETE FROM usage_sessions", `INSERT INTO usage_sessions SELECT client, session_id, project, model, ` +
+		usageHourlySums + ` FROM usage_hourly GROUP BY client, session_id, project, model`} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("rebuild usage_sessions: %w", err)
+		}
 	}
 	return rebuildDays(ctx, tx)
 }

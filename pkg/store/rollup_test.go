@@ -14,7 +14,7 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// dumpRollups reads both rollup tables whole, in key order.
+// dumpRollups reads the rollup tables whole, in key order.
 func dumpRollups(t *testing.T, s *store.Store) [][]any {
 	t.Helper()
 	var out [][]any
@@ -22,6 +22,8 @@ func dumpRollups(t *testing.T, s *store.Store) [][]any {
 		"SELECT * FROM usage_hourly ORDER BY hour, client, session_id, project, model",
 		"SELECT * FROM actions_hourly ORDER BY hour, client, session_id, project, type, tool",
 		"SELECT * FROM actions_daily ORDER BY day, client, type, tool",
+		"SELECT * FROM usage_daily ORDER BY day, client, project, model",
+		"SELECT * FROM usage_sessions ORDER BY client, session_id, project, model",
 	} {
 		rows, err := s.DB.Query(q)
 		if err != nil {
@@ -148,6 +150,14 @@ func TestRollups_IncrementalEqualsRebuild(t *testing.T) {
 	}
 	if turns == 0 || turns != rolledTurns {
 		t.Fatalf("turns: %d raw, %d in the rollup", turns, rolledTurns)
+	}
+	for _, table := range []string{"usage_daily", "usage_sessions"} {
+		if err := s.DB.QueryRow("SELECT sum(turns) FROM " + table).Scan(&rolledTurns); err != nil {
+			t.Fatal(err)
+		}
+		if turns != rolledTurns {
+			t.Fatalf("turns: %d raw, %d in %s", turns, rolledTurns, table)
+		}
 	}
 }
 

@@ -145,8 +145,9 @@ func (s *Store) Close() error {
 
 // afterMigration fills what a migration created from the rows already stored, in its transaction.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
-	5: rebuildRollups,
+	5: rebuildHourly,
 	6: fillAnalysis,
+	8: rebuildUsageLevels,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
