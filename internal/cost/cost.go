@@ -171,22 +171,22 @@ func levelPart(q Query, table, timeCol, sessionCol string, from, to int64) strin
 // useRollups is false only in tests that compare with raw rows.
 var useRollups = true
 
-// sourceParts is source's parts, each a simple SELECT (see Spent). rolled reports that they read
-// rollups (so that day and hour keys take their bucket from ts), and hourOnly that they are
-// usage_hourly alone (so that an hour key is ts itself).
+// sourceParts is the turns q covers as parts of a UNION ALL, each a simple SELECT (see Spent);
+// rolled reports that they read rollups.
 func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, err error) {
 	parts, rolled, _, err = levels(ctx, db, q)
 	return parts, rolled, err
 }
 
-// levels picks the turns q covers from the coarsest rollups that answer it exactly (the writer
+// levels picks the turns q covers (only names the rollup when it is the one part: usage_hourly's
+// ts is an hour, usage_daily's a local day, each usable as a key as it is) from the coarsest rollups that answer it exactly (the writer
 // keeps each of them with every turn once, by the same rule as the raw query). Without rollups
 // (a store not migrated yet), or when days or hours are asked in a time zone whose offset is not
 // a whole number of hours, everything is read raw. Otherwise: usage_sessions for all time without a
 // day or hour key; usage_daily for the whole local days of a window grouped by day, model,
 // project or client only (kept in this zone); usage_hourly for whole hours; raw rows for the
 // partial hours at the edges.
-func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled, hourOnly bool, err error) {
+func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, only string, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -196,13 +196,13 @@ func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled, h
 	}
 	raw := rawPart(q, from, to)
 	if !useRollups {
-		return []string{raw}, false, false, nil
+		return []string{raw}, false, "", nil
 	}
 	timed := slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour")
 	if timed {
 		for _, at := range []time.Time{time.Now(), q.Since, q.Until} {
 			if _, off := at.Zone(); !at.IsZero() && off%3600 != 0 {
-				return []string{raw}, false, false, nil
+				return []string{raw}, false, "", nil
 			}
 		}
 	}
@@ -212,19 +212,19 @@ func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled, h
 		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'usage_daily'),
 		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'usage_sessions'),
 		(SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rollup_state')`).Scan(&hourly, &daily, &sessions, &zone); err != nil {
-		return nil, false, false, err
+		return nil, false, "", err
 	}
 	if !hourly.Valid {
-		return []string{raw}, false, false, nil
+		return []string{raw}, false, "", nil
 	}
 	if sessions.Valid && !timed && from == 0 && to == 0 {
-		return []string{levelPart(q, "usage_sessions", "0", "session_id", 0, 0)}, true, false, nil
+		return []string{levelPart(q, "usage_sessions", "0", "session_id", 0, 0)}, true, "usage_sessions", nil
 	}
 	dayKeys := !slices.ContainsFunc(q.GroupBy, func(k string) bool { return k == "hour" || k == "session" })
 	if daily.Valid && zone.Valid && dayKeys && q.SessionID == "" && len(q.SessionIDs) == 0 && store.WholeHourZone() {
 		var kept sql.NullString
 		if err := db.QueryRowContext(ctx, `SELECT value FROM rollup_state WHERE key = 'zone'`).Scan(&kept); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, false, false, err
+			return nil, false, "", err
 		}
 		d1, d2 := from, to
 		if from != 0 {
@@ -243,11 +243,17 @@ func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled, h
 			if to != 0 && d2 != to {
 				parts = append(parts, hourlyParts(q, d2, to)...)
 			}
-			return parts, true, false, nil
+			if len(parts) == 1 {
+				return parts, true, "usage_daily", nil
+			}
+			return parts, true, "", nil
 		}
 	}
 	parts = hourlyParts(q, from, to)
-	return parts, true, len(parts) == 1 && strings.Contains(parts[0], "FROM usage_hourly"), nil
+	if len(parts) == 1 && strings.Contains(parts[0], "FROM usage_hourly") {
+		return parts, true, "usage_hourly", nil
+	}
+	return parts, true, "", nil
 }
 
 // hourlyParts reads whole hours from usage_hourly and the partial hours at the edges raw.
@@ -288,7 +294,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if !q.Until.IsZero() {
 		rep.Until = q.Until.UTC().Format(time.RFC3339)
 	}
-	parts, rolled, hourOnly, err := levels(ctx, db, q)
+	parts, rolled, only, err := levels(ctx, db, q)
 	src := strings.Join(parts, "\nUNION ALL\n")
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
@@ -301,10 +307,10 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	for _, k := range keys {
 		expr := column[k]
 		switch {
+		case k == "day" && only == "usage_daily", k == "hour" && only == "usage_hourly":
+			expr = "ts" // the rollup's own bucket: grouped in its key's order, without a sort
 		case k == "day" && rolled:
 			expr = store.LocalBucketSQL("ts", "day", q.Since, time.Now())
-		case k == "hour" && hourOnly:
-			expr = "ts" // usage_hourly's hour: grouped in its key's order, without a sort
 		case k == "hour" && rolled:
 			expr = "ts - ts % 3600000"
 		case k == "day":
@@ -313,7 +319,17 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			expr = "strftime('%Y-%m-%dT%H', ts / 1000, 'unixepoch', 'localtime')"
 		}
 		sel = append(sel, expr)
-		group = append(group, expr)
+	}
+	// GROUP BY in the order of the rollup's primary key, which lets SQLite group along it instead
+	// of sorting; the result is the same in any order.
+	keyOrder := []string{"day", "hour", "client", "session", "project", "model"}
+	if only == "usage_sessions" {
+		keyOrder = []string{"client", "session", "model", "project"}
+	}
+	for _, k := range keyOrder {
+		if i := slices.Index(keys, k); i >= 0 {
+			group = append(group, sel[i])
+		}
 	}
 	measures := []string{"input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
 		"cache_creation_1h_tokens", "reasoning_tokens", "cost_usd", "turns", "proxy_turns", "unreliable_turns", "unpriced_turns"}
@@ -393,13 +409,8 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for _, g := range order {
-		g.Reliability = g.reliability()
-		rep.Rows = append(rep.Rows, *g)
-		rep.Total.Add(*g)
-	}
-	// Highest cost first, then by the keys in order.
-	slices.SortStableFunc(rep.Rows, func(a, b Row) int {
+	// Highest cost first, then by the keys in order (unique per group: a total order).
+	slices.SortFunc(order, func(a, b *Row) int {
 		if a.CostUSD != b.CostUSD {
 			if a.CostUSD > b.CostUSD {
 				return -1
@@ -407,12 +418,18 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			return 1
 		}
 		for _, k := range keys {
-			if c := strings.Compare(*keyField(&a, k), *keyField(&b, k)); c != 0 {
+			if c := strings.Compare(*keyField(a, k), *keyField(b, k)); c != 0 {
 				return c
 			}
 		}
 		return 0
 	})
+	rep.Rows = slices.Grow(rep.Rows, len(order))
+	for _, g := range order {
+		g.Reliability = g.reliability()
+		rep.Rows = append(rep.Rows, *g)
+		rep.Total.Add(*g)
+	}
 	rep.Total.Reliability = rep.Total.reliability()
 	return rep, nil
 }

@@ -20,10 +20,12 @@ package dash
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/observerhq/observer/internal/cost"
@@ -105,8 +107,19 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 	a.Store = true
 	base := cost.Query{Since: f.Since, Project: f.Project, Client: f.Client}
 
-	byHour, err := s.runCost(ctx, db, base, "hour")
-	if err != nil {
+	// The three cost queries are independent reads: run side by side on the reader's connections.
+	var byHour, bySession, prior *cost.Report
+	var errs [3]error
+	var wg sync.WaitGroup
+	wg.Go(func() { byHour, errs[0] = s.runCost(ctx, db, base, "hour") })
+	wg.Go(func() { bySession, errs[1] = s.runCost(ctx, db, base, "session", "client", "model") })
+	if !f.Since.IsZero() {
+		pq := base
+		pq.Since, pq.Until = f.Since.Add(-q.now.Sub(f.Since)), f.Since
+		wg.Go(func() { prior, errs[2] = s.runCost(ctx, db, pq) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
 	a.Total = totalsOf(byHour.Total)
@@ -127,14 +140,8 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 		a.BurnPerHour = a.Total.CostUSD / float64(a.ActiveHours)
 	}
 
-	if !f.Since.IsZero() {
-		prior := base
-		prior.Since, prior.Until = f.Since.Add(-q.now.Sub(f.Since)), f.Since
-		rep, err := s.runCost(ctx, db, prior)
-		if err != nil {
-			return nil, err
-		}
-		p := totalsOf(rep.Total)
+	if prior != nil {
+		p := totalsOf(prior.Total)
 		a.Prior = &p
 		if p.CostUSD > 0 {
 			pct := 100 * (a.Total.CostUSD - p.CostUSD) / p.CostUSD
@@ -142,19 +149,12 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 		}
 	}
 
-	byModel, err := s.runCost(ctx, db, base, "model")
-	if err != nil {
-		return nil, err
-	}
-	a.CacheSavedUSD = s.cacheSavings(byModel.Rows)
+	// Cache savings are linear in the tokens: the session rows serve (one query fewer).
+	a.CacheSavedUSD = s.cacheSavings(bySession.Rows)
 	if den := a.Total.InputTokens + a.Total.CacheReadTokens + a.Total.CacheWriteTokens; den > 0 {
 		a.CacheHitRate = float64(a.Total.CacheReadTokens) / float64(den)
 	}
 
-	bySession, err := s.runCost(ctx, db, base, "session", "client", "model")
-	if err != nil {
-		return nil, err
-	}
 	a.TopSessions = s.expensiveSessions(bySession.Rows)
 	// Tool calls are counted only for the sessions the other conditions leave.
 	var maybe []string

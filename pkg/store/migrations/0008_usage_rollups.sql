@@ -37,5 +37,5 @@ CREATE TABLE usage_sessions (
     cache_creation_1h_tokens INTEGER NOT NULL,
     reasoning_tokens         INTEGER NOT NULL,
     cost_usd                 REAL NOT NULL,
-    PRIMARY KEY (client, session_id, project, model)
+    PRIMARY KEY (client, session_id, model, project) -- grouped by session (and model) along it
 ) WITHOUT ROWID;
