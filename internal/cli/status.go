@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/observerhq/observer/pkg/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -326,7 +327,8 @@ func runWriter(ctx context.Context, e *env) error {
 	}
 	go pf.Run(ctx)
 	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
-		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
+		BudgetSource: func() (config.Budget, error) { c, err := config.Load(e.cfg.Home); return c.Budget, err },
+		Options:      bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)
 	s := w.Stats()

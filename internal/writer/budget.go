@@ -13,7 +13,8 @@ import (
 const budgetEvery = 30 * time.Second
 
 // budgetLoop checks the budgets at once and then every BudgetEvery until ctx ends, storing each
-// newly crossed threshold as an alert and publishing it on the bus (see package budget).
+// newly crossed threshold as an alert and publishing it on the bus (see package budget). With a
+// BudgetSource the budgets are read again at each check.
 func (w *Writer) budgetLoop(ctx context.Context) {
 	every := w.BudgetEvery
 	if every <= 0 {
@@ -21,8 +22,24 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	cur := w.Budget
 	for {
-		raised, err := budget.Raise(ctx, w.Store, w.Budget, time.Now(), time.Local, func(a event.Alert) error {
+		if w.BudgetSource != nil {
+			if b, err := w.BudgetSource(); err != nil {
+				w.Logger.Warn("config.toml not applied; the budgets in force stay", "err", err)
+			} else {
+				cur = b
+			}
+		}
+		if !budget.Enabled(cur) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				continue
+			}
+		}
+		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, func(a event.Alert) error {
 			return w.Bus.PublishAlert(a)
 		})
 		for _, a := range raised {

@@ -2,6 +2,7 @@ package writer_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -99,5 +100,77 @@ func TestWriter_RaisesBudgetAlertsOnce(t *testing.T) {
 	stored, err := store.RecentAlerts(ctx, st.DB, time.Now().Add(-time.Hour), 10)
 	if err != nil || len(stored) != 2 || stored[0].ID != heard[1].ID || stored[1].ID != heard[0].ID {
 		t.Fatalf("stored %+v (%v), heard %+v", stored, err, heard)
+	}
+}
+
+// TestWriter_BudgetFollowsConfig: a budget set while the writer runs (BudgetSource reads
+// config.toml at each check) raises its alert without a restart; a source that fails keeps the
+// budgets in force.
+func TestWriter_BudgetFollowsConfig(t *testing.T) {
+	ctx := context.Background()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.WriteBatch(ctx, []event.Event{spendEvent("first", 9)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var mu sync.Mutex
+	cur, fail := config.Budget{}, false
+	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
+		BudgetEvery: 30 * time.Millisecond, BudgetSource: func() (config.Budget, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if fail {
+				return config.Budget{}, errors.New("config.toml: bad")
+			}
+			return cur, nil
+		}}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	alerts := func() int {
+		a, err := store.RecentAlerts(ctx, st.DB, time.Now().Add(-time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(a)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if n := alerts(); n != 0 {
+		t.Fatalf("%d alerts with no budget", n)
+	}
+	mu.Lock()
+	cur, fail = config.Budget{Daily: 10}, false
+	mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); alerts() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no alert after the daily budget was set ($9 of $10)")
+		}
+	}
+	// A broken config keeps the $10 budget: spending past it raises the 100% alert.
+	mu.Lock()
+	fail = true
+	mu.Unlock()
+	if _, err := st.WriteBatch(ctx, []event.Event{spendEvent("second", 2)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); alerts() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no 100%% alert while the config was broken")
+		}
 	}
 }

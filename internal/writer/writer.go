@@ -33,6 +33,9 @@ type Writer struct {
 	// Budget, when it sets a limit, is checked every BudgetEvery (zero: 30 s) (budget.go).
 	Budget      config.Budget
 	BudgetEvery time.Duration
+	// BudgetSource, when set, is asked for the budgets at every check (config.toml as it is now),
+	// so a change applies without a restart; an error keeps the last budgets.
+	BudgetSource func() (config.Budget, error)
 	// Prices, when set, is the price table that follows config.toml: the writer reprices stored
 	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
 	Prices *prices.Follower
@@ -79,7 +82,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	if w.Prices != nil {
 		defer w.startPricing(ctx)()
 	}
-	if budget.Enabled(w.Budget) {
+	if budget.Enabled(w.Budget) || w.BudgetSource != nil {
 		defer w.startBudget(ctx)()
 	}
 	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
