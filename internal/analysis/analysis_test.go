@@ -52,6 +52,8 @@ var crafted = []act{
 	{cc, "s1", "", "run_command", "ls", ""},            // repeat 1
 	{cc, "s1", "sub1", "write_file", "d.go", ""},       // a subagent's write counts as a change
 	{cc, "s1", "", "run_command", "ls", ""},            // not a repeat
+	{cc, "s1", "sub1", "read_file", "e.go", "fresh"},   // read by the subagent, then by the main agent:
+	{cc, "s1", "", "read_file", "e.go", "fresh"},       // unchanged, but across agents
 	{cx, "s2", "", "run_command", "go test ./...", ""}, // another session: its first run
 	{cx, "s2", "", "read_file", "a.go", ""},
 	{cx, "s2", "", "write_file", "b.go", ""},
@@ -103,7 +105,7 @@ func TestDiscover_Crafted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := analysis.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 1, RepeatedCommands: 3, SharedFiles: 2}
+	want := analysis.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 2, RepeatedCommands: 3, SharedFiles: 2}
 	if d.Totals != want || d.Pending != 0 {
 		t.Errorf("totals %+v (pending %d), want %+v", d.Totals, d.Pending, want)
 	}
@@ -114,8 +116,11 @@ func TestDiscover_Crafted(t *testing.T) {
 	if r := got["a.go"]; r.Reads != 3 || r.Unclassified != 2 || r.Agents != 2 || r.Label != "re-read (unclassified), across agents" {
 		t.Errorf("a.go: %+v", r)
 	}
-	if r := got["b.go"]; r.Stale != 1 || r.Label != "stale" || len(d.Rereads) != 2 || d.Rereads[0].Target != "b.go" {
-		t.Errorf("re-reads %+v: want b.go (stale) first, then a.go; c.go was re-read unchanged", d.Rereads)
+	if r := got["b.go"]; r.Stale != 1 || r.Label != "stale" || len(d.Rereads) != 3 || d.Rereads[0].Target != "b.go" {
+		t.Errorf("re-reads %+v: want b.go (stale) first, then a.go, e.go; c.go was re-read unchanged by one agent", d.Rereads)
+	}
+	if r := got["e.go"]; r.Reads != 2 || r.Agents != 2 || r.Stale+r.Unclassified != 0 || r.Label != "read by several agents" {
+		t.Errorf("e.go: %+v", r)
 	}
 	reps := map[string]analysis.Repeat{}
 	for _, r := range d.Repeats {
@@ -166,9 +171,9 @@ func TestDiscover_Crafted(t *testing.T) {
 		byID[x.SessionID] = x
 	}
 	s1, s2 := byID["s1"], byID["s2"]
-	// s1: 7 reads + 7 commands; 1 stale + 2 unclassified re-reads + 3 repeats = 6 of 14.
-	if s1.Actions != 16 || s1.Reads != 7 || s1.Commands != 7 || s1.Edits != 2 || s1.Agents != 2 || s1.Files != 4 ||
-		math.Abs(s1.Redundancy-6.0/14) > 1e-9 || s1.ErrorRate != 0 || s1.Score != int64(math.Round(100*(1-6.0/14))) {
+	// s1: 9 reads + 7 commands; 1 stale + 2 unclassified re-reads + 3 repeats = 6 of 16.
+	if s1.Actions != 18 || s1.Reads != 9 || s1.Commands != 7 || s1.Edits != 2 || s1.Agents != 2 || s1.Files != 5 ||
+		math.Abs(s1.Redundancy-6.0/16) > 1e-9 || s1.ErrorRate != 0 || s1.Score != int64(math.Round(100*(1-6.0/16))) {
 		t.Errorf("s1: %+v", s1)
 	}
 	if s2.Failures != 1 || s2.Completed != 4 || s2.ErrorRate != 0.25 || s2.Redundancy != 0 || s2.Score != 75 || s2.Exploration != 0.25 {

@@ -105,6 +105,9 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 		projects = append(projects, pr)
 	}
 	prows.Close()
+	if err := prows.Err(); err != nil {
+		return p, err
+	}
 	for _, pr := range projects {
 		if err := ctx.Err(); err != nil {
 			return p, err

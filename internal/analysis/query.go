@@ -119,13 +119,7 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 			rows.Close()
 			return nil, err
 		}
-		r.Label = "re-read (unclassified)"
-		if r.Stale > 0 {
-			r.Label = "stale"
-		}
-		if r.Agents > 1 {
-			r.Label += ", across agents"
-		}
+		r.Label = r.label()
 		d.Rereads = append(d.Rereads, r)
 	}
 	rows.Close()

@@ -45,7 +45,8 @@ type Action struct {
 	Success   *bool
 }
 
-// Reread is one session's reads of one file.
+// Reread is one session's reads of one file: listed when some were stale or unclassified
+// re-reads, or when more than one agent of the session read it.
 type Reread struct {
 	Client       string `json:"client"`
 	SessionID    string `json:"session_id"`
@@ -68,6 +69,22 @@ type Repeat struct {
 	Runs      int64  `json:"runs"`
 	Repeats   int64  `json:"repeats"` // runs with nothing edited since the previous identical run
 	LastTs    int64  `json:"last_ts"`
+}
+
+// label names the finding: stale, an unclassified re-read or only reads by several agents, and
+// whether more than one agent read the file.
+func (r Reread) label() string {
+	switch {
+	case r.Stale == 0 && r.Unclassified == 0:
+		return "read by several agents"
+	case r.Stale > 0 && r.Agents > 1:
+		return "stale, across agents"
+	case r.Stale > 0:
+		return "stale"
+	case r.Agents > 1:
+		return "re-read (unclassified), across agents"
+	}
+	return "re-read (unclassified)"
 }
 
 // Session is a session's analysis: counts, findings and score.
@@ -192,15 +209,11 @@ func AnalyseSession(client, sessionID string, acts []Action) (Session, []Reread,
 	for _, t := range readOrder {
 		g := reads[t]
 		g.r.Agents = int64(len(g.agents))
-		if g.r.Stale == 0 && g.r.Unclassified == 0 {
+		if g.r.Stale == 0 && g.r.Unclassified == 0 && g.r.Agents < 2 {
 			continue
 		}
-		g.r.Label = "re-read (unclassified)"
-		if g.r.Stale > 0 {
-			g.r.Label = "stale"
-		}
+		g.r.Label = g.r.label()
 		if g.r.Agents > 1 {
-			g.r.Label += ", across agents"
 			s.CrossAgentFiles++
 		}
 		s.StaleRereads += g.r.Stale

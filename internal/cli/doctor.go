@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/observerhq/observer/internal/prices"
 	"io"
 	"io/fs"
 	"net"
@@ -315,6 +316,10 @@ func doctorConfig(home string) (config.Config, string, error) {
 	}
 	if err := config.ApplyEnv(&cfg, os.LookupEnv); err != nil && ferr == nil {
 		ferr = fmt.Errorf("environment: %w", err)
+	}
+	// The components refuse to start on a price override they cannot use.
+	if err := prices.Validate(cfg.Pricing.Models); err != nil && ferr == nil {
+		ferr = fmt.Errorf("%s: %w", path, err)
 	}
 	return cfg, detail, ferr
 }

@@ -177,6 +177,17 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 			t.Errorf("exit %d", code)
 		}
 	})
+	t.Run("a price override the components refuse", func(t *testing.T) {
+		path := config.Path(s.obs)
+		good := read(t, path)
+		write(t, path, good+"\n[pricing.models.\"house-model\"]\ninput = -1\noutput = 2\n")
+		defer write(t, path, good)
+		code, checks := doctor(t)
+		expect(t, checks, "config", checkFail, "house-model")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
 	t.Run("quarantine and newer schema", func(t *testing.T) {
 		st, err := store.OpenWriter(context.Background(), dbPath)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,12 +108,10 @@ func runExport(c *cli.Context) error {
 	var f *os.File
 	path := c.String("output")
 	if path != "" {
-		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		// A temporary file beside it, renamed over it once complete: a failed export leaves the
+		// previous file as it was. CreateTemp makes it 0600.
+		f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
-			f.Close()
 			return fmt.Errorf("export: %w", err)
 		}
 		out = f
@@ -122,8 +121,11 @@ func runExport(c *cli.Context) error {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
 		if err != nil {
-			os.Remove(path)
+			os.Remove(f.Name())
 		}
 	}
 	if err != nil {

@@ -107,7 +107,7 @@ func runStatusline(c *cli.Context, strict bool) (string, error) {
 	}
 	st, err := store.OpenReader(c.Context, e.cfg.StorePath())
 	if err != nil {
-		return "observer · store unavailable", withCode(ExitUnavailable, err)
+		return "observer · store unavailable", withCode(ExitFailure, err)
 	}
 	defer st.Close()
 	sl, err := statusFigures(c.Context, st, e.cfg.Budget, p, time.Now())

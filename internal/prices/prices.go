@@ -263,8 +263,12 @@ func (f *Follower) Check() bool {
 	}
 	// An editor or a script that writes the file in place truncates it first, and an empty file
 	// is a valid configuration (no overrides): read only a file that has stayed the same for
-	// settle, else look again at the next poll.
-	if age := time.Since(st.mod); st.ok && age < settle {
+	// settle, else look again at the next poll. A missing file (an editor that moves the old one
+	// aside before writing the new) keeps the prices in force until it is back.
+	if !st.ok {
+		return false
+	}
+	if age := time.Since(st.mod); age < settle {
 		time.Sleep(min(settle-age, settle))
 		if statOf(path) != st {
 			return false

@@ -147,6 +147,16 @@ func TestFollower(t *testing.T) {
 	if !f.Check() || cost() != 10 {
 		t.Fatalf("the rewritten file: $%v, want $10", cost())
 	}
+	// A file moved aside for a moment keeps the prices in force.
+	if err := os.Rename(path, path+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if f.Check() || cost() != 10 {
+		t.Errorf("a missing config.toml changed the prices: $%v", cost())
+	}
+	if err := os.Rename(path+".old", path); err != nil {
+		t.Fatal(err)
+	}
 	writeConfig(t, home, "")
 	if !f.Check() {
 		t.Fatal("removing the overrides was not applied")

@@ -85,6 +85,7 @@ func RefreshFileClients(ctx context.Context, tx *sql.Tx, project, target string)
 type prunedActions struct {
 	sessions map[sessionKey]bool
 	files    map[[2]string]bool
+	projects map[string]bool
 }
 
 // note reads what the analysis needs of the action with this id before it is deleted.
@@ -99,11 +100,12 @@ func (p *prunedActions) note(ctx context.Context, tx *sql.Tx, id int64) error {
 		return err
 	}
 	if p.sessions == nil {
-		p.sessions, p.files = map[sessionKey]bool{}, map[[2]string]bool{}
+		p.sessions, p.files, p.projects = map[sessionKey]bool{}, map[[2]string]bool{}, map[string]bool{}
 	}
 	if session != "" {
 		p.sessions[sessionKey{client, session}] = true
 	}
+	p.projects[project] = true
 	if target != "" && (typ == "read_file" || typ == "edit_file" || typ == "write_file") {
 		p.files[[2]string{project, target}] = true
 	}
@@ -111,7 +113,7 @@ func (p *prunedActions) note(ctx context.Context, tx *sql.Tx, id int64) error {
 }
 
 // apply, after the deletes, recounts the files and marks the sessions (their files are counted
-// here, so the mark's since_ts is past any action).
+// here, so the mark's since_ts is past any action) and their projects' patterns.
 func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
 	for f := range p.files {
 		if err := RefreshFileClients(ctx, tx, f[0], f[1]); err != nil {
@@ -120,6 +122,13 @@ func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
 	}
 	for k := range p.sessions {
 		if _, err := tx.ExecContext(ctx, analysisDirtySQL, k.client, k.id, int64(math.MaxInt64)); err != nil {
+			return err
+		}
+	}
+	// Their projects' patterns were counted from the deleted actions too.
+	for pr := range p.projects {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
+			ON CONFLICT (project) DO UPDATE SET dirty = 1`, pr); err != nil {
 			return err
 		}
 	}

@@ -207,6 +207,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 	}
 	defer del.Close()
 	var pa prunedActions
+	stmt := txStmt(ctx, tx)
 	for _, v := range vs {
 		switch table {
 		case "actions":
@@ -225,7 +226,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 			d.turn(v.ts)
 			// The transcript rows of its message count again, wherever their hour.
 			if v.key != "" {
-				if err := markMessage(ctx, txStmt(ctx, tx), d, v.key); err != nil {
+				if err := markMessage(ctx, stmt, d, v.key); err != nil {
 					return 0, err
 				}
 			}
