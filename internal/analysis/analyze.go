@@ -239,8 +239,7 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since, gen in
 		}
 	}
 	for pr := range projects {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
-			ON CONFLICT (project) DO UPDATE SET dirty = 1`, pr); err != nil {
+		if _, err := tx.ExecContext(ctx, store.MarkPatternsSQL, pr); err != nil {
 			return err
 		}
 	}

@@ -62,14 +62,14 @@ func Decay(lastSeen int64, now time.Time) float64 {
 	return math.Exp2(-float64(age) / float64(HalfLife))
 }
 
-// TestCommandRe matches a command line that runs tests.
-var TestCommandRe = regexp.MustCompile(`(^|[\s;&|/])(go test|pytest|py\.test|(npm|yarn|pnpm|bun)( run)? test|cargo (test|nextest)|jest|vitest|mocha|rspec|make (test|check)|tox|phpunit|mvn test|gradle test|dotnet test|ctest)\b`)
+// testCommandRe matches a command line that runs tests.
+var testCommandRe = regexp.MustCompile(`(^|[\s;&|/])(go test|pytest|py\.test|(npm|yarn|pnpm|bun)( run)? test|cargo (test|nextest)|jest|vitest|mocha|rspec|make (test|check)|tox|phpunit|mvn test|gradle test|dotnet test|ctest)\b`)
 
 // subcommandRe is a word that reads as a subcommand ("test", "run"), not a flag or a path.
 var subcommandRe = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
-// CommandHead is a command's program and subcommand: "go test ./..." is "go test".
-func CommandHead(cmd string) string {
+// commandHead is a command's program and subcommand: "go test ./..." is "go test".
+func commandHead(cmd string) string {
 	fields := strings.Fields(cmd)
 	if len(fields) == 0 {
 		return ""
@@ -137,11 +137,11 @@ func (d *deriver) endSession() {
 func (d *deriver) add(typ, target string, ts int64) {
 	switch typ {
 	case "run_command":
-		head := CommandHead(target)
+		head := commandHead(target)
 		if head == "" {
 			return
 		}
-		isTest := TestCommandRe.MatchString(target)
+		isTest := testCommandRe.MatchString(target)
 		if isTest {
 			d.lastTest = max(d.lastTest, ts)
 		}

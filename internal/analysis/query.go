@@ -29,9 +29,17 @@ func (f Filter) limit() int {
 }
 
 // where builds the conditions on a table with client, project and a time column.
-func (f Filter) where(alias, tsCol string) (string, []any) {
+// extra are further conditions with one argument each ("kind = ?", value), kept when the value
+// is not empty.
+func (f Filter) where(alias, tsCol string, extra ...any) (string, []any) {
 	var cs []string
 	var args []any
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i+1] != "" {
+			cs = append(cs, extra[i].(string))
+			args = append(args, extra[i+1])
+		}
+	}
 	if !f.Since.IsZero() {
 		cs = append(cs, alias+tsCol+" >= ?")
 		args = append(args, f.Since.UnixMilli())
@@ -153,24 +161,14 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 }
 
 func sharedFiles(ctx context.Context, db *sql.DB, f Filter, d *Discovery, wide bool) error {
-	var cs []string
-	var args []any
-	if !f.Since.IsZero() {
-		cs = append(cs, "last_ts >= ?")
-		args = append(args, f.Since.UnixMilli())
+	// A client filter keeps the files that client is one of the clients of.
+	client := f.Client
+	f.Client = ""
+	like := ""
+	if client != "" {
+		like = "%," + client + ",%"
 	}
-	if f.Project != "" {
-		cs = append(cs, "project = ?")
-		args = append(args, f.Project)
-	}
-	if f.Client != "" {
-		cs = append(cs, "(','||clients||',') LIKE ?")
-		args = append(args, "%,"+f.Client+",%")
-	}
-	w := ""
-	if len(cs) > 0 {
-		w = " WHERE " + strings.Join(cs, " AND ")
-	}
+	w, args := f.where("", "last_ts", "(','||clients||',') LIKE ?", like)
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM shared_files`+w, args...).Scan(&d.Totals.SharedFiles); err != nil {
 		return err
 	}
@@ -209,15 +207,7 @@ type PatternSet struct {
 // to now; the strongest (support × confidence) Limit of each kind, at least minConfidence.
 func Patterns(ctx context.Context, db *sql.DB, f Filter, kind string, minConfidence float64, now time.Time) (*PatternSet, error) {
 	f.Client = ""
-	w, args := f.where("", "last_seen")
-	if kind != "" {
-		if w == "" {
-			w = " WHERE kind = ?"
-		} else {
-			w += " AND kind = ?"
-		}
-		args = append(args, kind)
-	}
+	w, args := f.where("", "last_seen", "kind = ?", kind)
 	rows, err := db.QueryContext(ctx, `SELECT kind, project, key, detail, occurrences, confidence, last_seen FROM patterns`+w, args...)
 	if err != nil {
 		return nil, err
@@ -262,15 +252,7 @@ func Patterns(ctx context.Context, db *sql.DB, f Filter, kind string, minConfide
 // most recent first), capped at the filter's limit; a non-empty sessionID selects that session
 // (of any client, unless the filter names one).
 func Scores(ctx context.Context, db *sql.DB, f Filter, sessionID string) ([]Session, error) {
-	w, args := f.where("", "last_ts")
-	if sessionID != "" {
-		if w == "" {
-			w = " WHERE session_id = ?"
-		} else {
-			w += " AND session_id = ?"
-		}
-		args = append(args, sessionID)
-	}
+	w, args := f.where("", "last_ts", "session_id = ?", sessionID)
 	rows, err := db.QueryContext(ctx, `SELECT client, session_id, project, first_ts, last_ts, actions, failures, completed,
 		reads, edits, commands, searches, files, agents, stale_rereads, unclassified_rereads, cross_agent_files,
 		repeated_commands, error_rate, redundancy, exploration, score FROM session_analysis`+w+

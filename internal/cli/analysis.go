@@ -31,20 +31,24 @@ var windowFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 }
 
-// analysisFilter reads the window flags.
-func analysisFilter(c *cli.Context) (analysis.Filter, error) {
+// analysisFilter loads the configuration and reads the window flags.
+func analysisFilter(c *cli.Context) (*env, analysis.Filter, error) {
 	f := analysis.Filter{Project: c.String("project"), Client: c.String("client"), Limit: c.Int("limit")}
+	e, err := load(c)
+	if err != nil {
+		return nil, f, err
+	}
 	if f.Limit <= 0 || f.Limit > 10000 {
-		return f, usageErr("--limit: must be between 1 and 10000")
+		return nil, f, usageErr("--limit: must be between 1 and 10000")
 	}
 	if s := c.String("since"); s != "all" {
 		since, err := parseSince(s, time.Now())
 		if err != nil {
-			return f, usageErr("--since: %v", err)
+			return nil, f, usageErr("--since: %v", err)
 		}
 		f.Since = since
 	}
-	return f, nil
+	return e, f, nil
 }
 
 // openAnalysis opens the store read-only for a command of this file.
@@ -88,11 +92,7 @@ The JSON has "totals", "rereads", "repeats", "shared_files" and "pending_session
 Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 		Flags: windowFlags,
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
-			if err != nil {
-				return err
-			}
-			f, err := analysisFilter(c)
+			e, f, err := analysisFilter(c)
 			if err != nil {
 				return err
 			}
@@ -160,11 +160,7 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 			&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(analysis.Kinds, ", ")},
 			&cli.Float64Flag{Name: "min-confidence", Usage: "only patterns with at least this confidence (0 to 1)"}),
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
-			if err != nil {
-				return err
-			}
-			f, err := analysisFilter(c)
+			e, f, err := analysisFilter(c)
 			if err != nil {
 				return err
 			}
@@ -219,11 +215,7 @@ With a SESSION_ID, that session alone (whatever the window). The JSON is an arra
 Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a bad flag; 69 no store yet.`,
 		Flags: windowFlags,
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
-			if err != nil {
-				return err
-			}
-			f, err := analysisFilter(c)
+			e, f, err := analysisFilter(c)
 			if err != nil {
 				return err
 			}

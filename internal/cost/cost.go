@@ -115,6 +115,12 @@ func idList(q Query) string {
 	return strings.Join(ph, ", ")
 }
 
+// queryArgs are the named arguments of the parts' filters.
+func queryArgs(q Query) []any {
+	return append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
+		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))
+}
+
 func idArgs(q Query) []any {
 	var args []any
 	for i, id := range q.SessionIDs {
@@ -170,13 +176,6 @@ func levelPart(q Query, table, timeCol, sessionCol string, from, to int64) strin
 
 // useRollups is false only in tests that compare with raw rows.
 var useRollups = true
-
-// sourceParts is the turns q covers as parts of a UNION ALL, each a simple SELECT (see Spent);
-// rolled reports that they read rollups.
-func sourceParts(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, err error) {
-	parts, rolled, _, err = levels(ctx, db, q)
-	return parts, rolled, err
-}
 
 // levels picks the turns q covers (only names the rollup when it is the one part: usage_hourly's
 // ts is an hour, usage_daily's a local day, each usable as a key as it is) from the coarsest rollups that answer it exactly (the writer
@@ -340,8 +339,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if len(group) > 0 {
 		stmt += " GROUP BY " + strings.Join(group, ", ")
 	}
-	rows, err := db.QueryContext(ctx, stmt, append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
-		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))...)
+	rows, err := db.QueryContext(ctx, stmt, queryArgs(q)...)
 	if err != nil {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"github.com/observerhq/observer/pkg/store"
 )
 
 // Spent is the dollars Run would total for q (its GroupBy is ignored), read several times faster:
@@ -15,12 +13,11 @@ import (
 // the status line, which want one figure, use it.
 func Spent(ctx context.Context, db *sql.DB, q Query) (float64, error) {
 	q.GroupBy = nil
-	parts, _, err := sourceParts(ctx, db, q)
+	parts, _, _, err := levels(ctx, db, q)
 	if err != nil {
 		return 0, fmt.Errorf("cost query: %w", err)
 	}
-	args := append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
-		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))
+	args := queryArgs(q)
 	var total float64
 	for _, p := range parts {
 		var usd sql.NullFloat64

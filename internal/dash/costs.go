@@ -298,16 +298,6 @@ type priceMemo struct {
 	m     sync.Map // model name -> priceOf
 }
 
-// table is the price table in force.
-func (s *Server) table() *pricing.Table {
-	if s.opts.PriceTable != nil {
-		if t := s.opts.PriceTable(); t != nil {
-			return t
-		}
-	}
-	return s.opts.Prices
-}
-
 // lookup is the table's Lookup remembered per model name: a cost tab over months splits thousands
 // of rows among a handful of models, and a lookup normalizes the name each time. A new table
 // (config.toml's overrides changed) starts a new memory.

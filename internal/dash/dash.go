@@ -88,6 +88,7 @@ type Server struct {
 	mu sync.Mutex
 	st *store.Store
 
+	table  func() *pricing.Table     // the price table in force
 	prices atomic.Pointer[priceMemo] // lookups of the table in force, see lookup
 
 	requests atomic.Int64
@@ -112,9 +113,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Token != "" && len(opts.Token) < 16 {
 		return nil, errors.New("[dash] token is too short: use at least 16 characters (say, `openssl rand -hex 16`)")
 	}
-	if s.opts.Prices == nil {
-		s.opts.Prices = pricing.Default()
-	}
+	s.table = pricing.Source(opts.Prices, opts.PriceTable)
 	if s.opts.Now == nil {
 		s.opts.Now = time.Now
 	}

@@ -56,11 +56,3 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 		}
 	}
 }
-
-// startBudget runs budgetLoop until the returned stop is called.
-func (w *Writer) startBudget(ctx context.Context) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { w.budgetLoop(ctx); close(done) }()
-	return func() { cancel(); <-done }
-}

@@ -103,19 +103,6 @@ func (p *pricer) price(t *pricing.Table, table, client, model string, tok event.
 	return usd, rel
 }
 
-// startPricing prices incoming events with the overrides in force and starts the loop that
-// follows them; stop ends the loop and waits for it.
-func (w *Writer) startPricing(ctx context.Context) (stop func()) {
-	w.pr.swap(w.Prices.Current(), nil)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.pricingLoop(ctx)
-	}()
-	return func() { cancel(); <-done }
-}
-
 // PriceCheck is how often the writer looks for new price overrides.
 var PriceCheck = time.Second
 

@@ -72,18 +72,20 @@ func (w *Writer) Run(ctx context.Context) error {
 	if w.Heartbeat > 0 {
 		go w.heartbeat(ctx)
 	}
-	indexKick := make(chan struct{}, 1)
-	indexed := make(chan struct{})
-	go func() { w.indexLoop(ctx, indexKick); close(indexed) }()
-	analyseKick := make(chan struct{}, 1)
-	analysed := make(chan struct{})
-	go func() { w.analysisLoop(ctx, analyseKick); close(analysed) }()
-	defer func() { cancel(); <-indexed; <-analysed }() // the store stays open until the last catch-ups are done
+	// The store stays open until the loops have stopped (and made their last catch-ups).
+	indexKick, analyseKick := make(chan struct{}, 1), make(chan struct{}, 1)
+	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, indexKick, w.indexStep, w.indexFinish) })()
+	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
+	defer spawn(ctx, func(ctx context.Context) {
+		w.offBatch(ctx, analyseKick, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
+			func(ctx context.Context) { w.analyseFinish(ctx, a) })
+	})()
 	if w.Prices != nil {
-		defer w.startPricing(ctx)()
+		w.pr.swap(w.Prices.Current(), nil)
+		defer spawn(ctx, w.pricingLoop)()
 	}
 	if budget.Enabled(w.Budget) || w.BudgetSource != nil {
-		defer w.startBudget(ctx)()
+		defer spawn(ctx, w.budgetLoop)()
 	}
 	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
 		if err := w.Handle(ctx, batch); err != nil {
@@ -130,11 +132,20 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	return nil
 }
 
-// indexLoop fills the full-text index of tool outputs off the insert path, every 2 s while outputs
-// arrive. It starts with a catch-up (a previous writer may have stopped with outputs unindexed)
-// and ends with one, bounded in time, so that a short-lived writer (the one `observerctl scan`
-// hosts) leaves everything it stored searchable.
-func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
+// spawn runs fn in a goroutine until the returned stop is called, which cancels fn's context and
+// waits for it to return.
+func spawn(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+// offBatch does work the writer keeps off the insert path: step every 2 s while there is some
+// (it reports whether work is left; a kick says a batch came in), starting with whatever a
+// previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
+// (the one `observerctl scan` hosts) leaves its work done.
+func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, step func(context.Context) bool, finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending := true
@@ -142,7 +153,7 @@ func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			w.indexAll(fctx)
+			finish(fctx)
 			cancel()
 			return
 		case <-kick:
@@ -151,10 +162,14 @@ func (w *Writer) indexLoop(ctx context.Context, kick <-chan struct{}) {
 		case <-t.C:
 		}
 		if pending {
-			pending = !w.indexAll(ctx)
+			pending = step(ctx)
 		}
 	}
 }
+
+// indexStep and indexFinish fill the full-text index of tool outputs.
+func (w *Writer) indexStep(ctx context.Context) bool { return !w.indexAll(ctx) }
+func (w *Writer) indexFinish(ctx context.Context)    { w.indexAll(ctx) }
 
 // indexAll indexes every output not indexed yet; it reports whether it got to the end.
 func (w *Writer) indexAll(ctx context.Context) bool {
@@ -173,44 +188,27 @@ func (w *Writer) indexAll(ctx context.Context) bool {
 	return false
 }
 
-// analysisLoop keeps the analysis tables current (internal/analysis): every 2 s while batches
-// arrive it analyses the sessions they marked, 100 at a time between batches, and each project's
-// patterns at most once a minute. It starts with whatever a previous writer (or a migration) left
-// marked, and ends with a catch-up bounded in time, patterns included.
-func (w *Writer) analysisLoop(ctx context.Context, kick <-chan struct{}) {
-	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
-	t := time.NewTicker(2 * time.Second)
-	defer t.Stop()
-	pending := true
-	for {
-		select {
-		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			if _, err := a.Run(fctx); err != nil && fctx.Err() == nil {
-				w.Logger.Warn("analysis failed", "err", err)
-			}
-			cancel()
-			return
-		case <-kick:
-			pending = true
-			continue
-		case <-t.C:
+// analyseStep keeps the analysis tables current (internal/analysis): the sessions the batches
+// marked, 100 at a time between batches, and each project's patterns at most once a minute.
+func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
+	p, err := a.Step(ctx, 100, false)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.Logger.Warn("analysis failed; will retry", "err", err)
 		}
-		if !pending {
-			continue
-		}
-		p, err := a.Step(ctx, 100, false)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.Logger.Warn("analysis failed; will retry", "err", err)
-			}
-			continue
-		}
-		if p.Sessions > 0 || p.Projects > 0 {
-			w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
-				"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
-		}
-		pending = p.PendingSessions > 0 || p.PendingProjects > 0
+		return true
+	}
+	if p.Sessions > 0 || p.Projects > 0 {
+		w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
+			"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
+	}
+	return p.PendingSessions > 0 || p.PendingProjects > 0
+}
+
+// analyseFinish analyses everything left, patterns included.
+func (w *Writer) analyseFinish(ctx context.Context, a *analysis.Analyzer) {
+	if _, err := a.Run(ctx); err != nil && ctx.Err() == nil {
+		w.Logger.Warn("analysis failed", "err", err)
 	}
 }
 

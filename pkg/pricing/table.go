@@ -12,6 +12,18 @@ const TableDate = "2026-11-18"
 // Default returns the baked-in table. It is built once and shared; it is immutable.
 func Default() *Table { return defaultTable() }
 
+// Source is the table a reader prices with at each use: current when set (a table that follows
+// config.toml), else fixed, else Default().
+func Source(fixed *Table, current func() *Table) func() *Table {
+	switch {
+	case current != nil:
+		return current
+	case fixed != nil:
+		return func() *Table { return fixed }
+	}
+	return Default
+}
+
 var defaultTable = sync.OnceValue(func() *Table {
 	entries := make(map[string]entry)
 	for _, group := range [][]seed{anthropic, openai, google} {

@@ -13,18 +13,32 @@ import (
 // since_ts past its last action (its files are counted already) and every project's patterns are
 // due. The writer's analysis loop does the rest.
 var fillAnalysisSQL = []string{
-	`INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
-	 SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
-	  WHERE type IN ('read_file', 'edit_file', 'write_file') AND target != ''
-	  GROUP BY project, target, client`,
-	`INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
-	 SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
-	   FROM (SELECT * FROM file_clients ORDER BY project, target, client)
-	  GROUP BY project, target HAVING count(*) > 1`,
+	fileClientsSQL("target != ''"),
+	sharedFilesSQL("1"),
 	`INSERT INTO analysis_dirty (client, session_id, since_ts)
 	 SELECT client, session_id, max(ts) + 1 FROM actions WHERE session_id != '' GROUP BY client, session_id`,
 	`INSERT INTO pattern_state (project, dirty, computed_at) SELECT DISTINCT project, 1, 0 FROM actions`,
 }
+
+// fileClientsSQL counts the file actions (read, edit, write) per file and client of the files
+// cond selects; sharedFilesSQL keeps those of them that more than one client touched.
+func fileClientsSQL(cond string) string {
+	return `INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
+	 SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
+	  WHERE ` + cond + ` AND type IN ('read_file', 'edit_file', 'write_file')
+	  GROUP BY project, target, client`
+}
+
+func sharedFilesSQL(cond string) string {
+	return `INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
+	 SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
+	   FROM (SELECT * FROM file_clients WHERE ` + cond + ` ORDER BY project, target, client)
+	  GROUP BY project, target HAVING count(*) > 1`
+}
+
+// MarkPatternsSQL marks a project's patterns for the writer's analysis loop.
+const MarkPatternsSQL = `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
+	ON CONFLICT (project) DO UPDATE SET dirty = 1`
 
 // analysisTables are the tables the analysis keeps.
 var analysisTables = []string{"analysis_dirty", "session_analysis", "session_rereads", "session_repeats",
@@ -61,18 +75,9 @@ func (s *Store) ResetAnalysis(ctx context.Context) error {
 // RefreshFileClients recomputes one file's per-client counts (file_clients) and whether several
 // clients touched it (shared_files) from its actions.
 func RefreshFileClients(ctx context.Context, tx *sql.Tx, project, target string) error {
-	for _, q := range []string{
-		`DELETE FROM file_clients WHERE project = ? AND target = ?`,
-		`INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
-		 SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
-		  WHERE project = ? AND target = ? AND type IN ('read_file', 'edit_file', 'write_file')
-		  GROUP BY client`,
-		`DELETE FROM shared_files WHERE project = ? AND target = ?`,
-		`INSERT INTO shared_files (project, target, clients, n_clients, actions, first_ts, last_ts)
-		 SELECT project, target, group_concat(client, ','), count(*), sum(actions), min(first_ts), max(last_ts)
-		   FROM (SELECT * FROM file_clients WHERE project = ? AND target = ? ORDER BY client)
-		  GROUP BY project, target HAVING count(*) > 1`,
-	} {
+	const file = "project = ? AND target = ?"
+	for _, q := range []string{"DELETE FROM file_clients WHERE " + file, fileClientsSQL(file),
+		"DELETE FROM shared_files WHERE " + file, sharedFilesSQL(file)} {
 		if _, err := tx.ExecContext(ctx, q, project, target); err != nil {
 			return fmt.Errorf("refresh file %s: %w", target, err)
 		}
@@ -127,8 +132,7 @@ func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
 	}
 	// Their projects' patterns were counted from the deleted actions too.
 	for pr := range p.projects {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
-			ON CONFLICT (project) DO UPDATE SET dirty = 1`, pr); err != nil {
+		if _, err := tx.ExecContext(ctx, MarkPatternsSQL, pr); err != nil {
 			return err
 		}
 	}

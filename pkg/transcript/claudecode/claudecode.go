@@ -359,14 +359,7 @@ func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Par
 }
 
 func (a *Adapter) newParser(src transcript.Source, state []byte) (*Parser, error) {
-	fixed := a.Prices
-	prices := func() *pricing.Table { return fixed }
-	switch {
-	case a.CurrentPrices != nil:
-		prices = a.CurrentPrices
-	case fixed == nil:
-		prices = pricing.Default
-	}
+	prices := pricing.Source(a.Prices, a.CurrentPrices)
 	p := &Parser{src: src, prices: prices}
 	if p.src.Client == "" {
 		p.src.Client = Client
