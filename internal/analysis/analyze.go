@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -48,10 +49,6 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	if err != nil {
 		return p, err
 	}
-	type mark struct {
-		client, id string
-		since, gen int64
-	}
 	var marks []mark
 	for rows.Next() {
 		var m mark
@@ -65,14 +62,23 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	if err := rows.Err(); err != nil {
 		return p, err
 	}
+	// Each session's findings in a transaction of its own; then, in one, the files they touched
+	// (once each, however many sessions touched them) and the marks. A stop in between leaves the
+	// marks, so the sessions are analysed again.
+	touched := map[fileKey]bool{}
 	for _, m := range marks {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		if err := a.session(ctx, m.client, m.id, m.since, m.gen); err != nil {
+		if err := a.session(ctx, m.client, m.id, m.since, touched); err != nil {
 			return p, fmt.Errorf("analyse session %s: %w", m.id, err)
 		}
 		p.Sessions++
+	}
+	if len(marks) > 0 {
+		if err := a.settle(ctx, touched, marks); err != nil {
+			return p, err
+		}
 	}
 	every := a.PatternEvery
 	if every <= 0 {
@@ -142,16 +148,48 @@ func (a *Analyzer) Run(ctx context.Context) (Progress, error) {
 const sessionActionsSQL = `SELECT ts, project, type, target, agent_id, freshness, success FROM actions
 	WHERE session_id = ? AND client = ? ORDER BY ts, id`
 
-// session recomputes one session's rows, and the file_clients rows of the files it touched from
-// since on, then clears its mark unless a batch marked it again meanwhile.
-func (a *Analyzer) session(ctx context.Context, client, id string, since, gen int64) error {
+// mark is a session marked for analysis.
+type mark struct {
+	client, id string
+	since, gen int64
+}
+
+type fileKey struct{ project, target string }
+
+// settle recomputes the file_clients rows of the files touched and clears the marks unless a
+// batch marked the session again meanwhile.
+func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks []mark) error {
+	tx, err := a.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	keys := slices.SortedFunc(maps.Keys(touched), func(x, y fileKey) int {
+		if c := strings.Compare(x.project, y.project); c != 0 {
+			return c
+		}
+		return strings.Compare(x.target, y.target)
+	})
+	for _, k := range keys {
+		if err := store.RefreshFileClients(ctx, tx, k.project, k.target); err != nil {
+			return err
+		}
+	}
+	for _, m := range marks {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM analysis_dirty WHERE client = ? AND session_id = ? AND gen = ?`, m.client, m.id, m.gen); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// session recomputes one session's rows and adds the files it touched from since on to touched.
+func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool) error {
 	rows, err := a.DB.QueryContext(ctx, sessionActionsSQL, id, client)
 	if err != nil {
 		return err
 	}
 	var acts []Action
-	type fileKey struct{ project, target string }
-	touched := map[fileKey]bool{}
 	projects := map[string]bool{}
 	for rows.Next() {
 		var x Action
@@ -223,28 +261,10 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since, gen in
 			}
 		}
 	}
-	keys := make([]fileKey, 0, len(touched))
-	for k := range touched {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y fileKey) int {
-		if c := strings.Compare(x.project, y.project); c != 0 {
-			return c
-		}
-		return strings.Compare(x.target, y.target)
-	})
-	for _, k := range keys {
-		if err := store.RefreshFileClients(ctx, tx, k.project, k.target); err != nil {
-			return err
-		}
-	}
 	for pr := range projects {
 		if _, err := tx.ExecContext(ctx, store.MarkPatternsSQL, pr); err != nil {
 			return err
 		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM analysis_dirty WHERE client = ? AND session_id = ? AND gen = ?`, client, id, gen); err != nil {
-		return err
 	}
 	return tx.Commit()
 }

@@ -74,10 +74,13 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 	// The store stays open until the loops have stopped (and made their last catch-ups).
 	indexKick, analyseKick := make(chan struct{}, 1), make(chan struct{}, 1)
-	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, indexKick, w.indexStep, w.indexFinish) })()
+	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, indexKick, 0, w.indexStep, w.indexFinish) })()
+	// The analysis re-reads each marked session whole: while batches keep coming (a backfill, a
+	// busy session) it runs every analyseBusy, not at every tick, so that it does not halve the
+	// writer's rate.
 	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, analyseKick, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
+		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
 	})()
 	if w.Prices != nil {
@@ -141,14 +144,19 @@ func spawn(ctx context.Context, fn func(context.Context)) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
+// analyseBusy is how often the analysis runs while batches keep coming.
+const analyseBusy = 30 * time.Second
+
 // offBatch does work the writer keeps off the insert path: step every 2 s while there is some
 // (it reports whether work is left; a kick says a batch came in), starting with whatever a
 // previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
-// (the one `observerctl scan` hosts) leaves its work done.
-func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, step func(context.Context) bool, finish func(context.Context)) {
+// (the one `observerctl scan` hosts) leaves its work done. With busy set, while batches came in
+// since the last tick, step waits until busy has passed since it last ran.
+func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) bool, finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
-	pending := true
+	pending, kicked := true, false
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -157,13 +165,16 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, step func(c
 			cancel()
 			return
 		case <-kick:
-			pending = true
+			pending, kicked = true, true
 			continue
 		case <-t.C:
 		}
-		if pending {
-			pending = step(ctx)
+		if !pending || (busy > 0 && kicked && time.Since(last) < busy) {
+			kicked = false
+			continue
 		}
+		kicked, last = false, time.Now()
+		pending = step(ctx)
 	}
 }
 
