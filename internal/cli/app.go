@@ -25,6 +25,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/logging"
 	"github.com/observerhq/observer/pkg/config"
 )
 
@@ -145,17 +146,13 @@ type env struct {
 	stderr io.Writer
 }
 
-// load resolves the home directory and loads its configuration.
+// load resolves the home directory and loads its configuration. Under the supervisor (the writer
+// it runs as a child) a broken config.toml does not stop the restart: see loadOrLastGood.
 func load(c *cli.Context) (*env, error) {
-	home := c.String("home")
-	if home == "" {
-		h, err := config.HomeDir()
-		if err != nil {
-			return nil, err
-		}
-		home = h
+	if os.Getenv("OBSERVER_SUPERVISOR_PID") != "" {
+		return loadOrLastGood(c)
 	}
-	home, err := filepath.Abs(home)
+	home, err := homeDir(c)
 	if err != nil {
 		return nil, err
 	}
@@ -166,23 +163,42 @@ func load(c *cli.Context) (*env, error) {
 	return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 }
 
-// newLogger logs text to a terminal and JSON lines elsewhere (a log file, a service manager).
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		lv = slog.LevelInfo
+// loadOrLastGood is load for the commands that must work while config.toml is broken: the hook
+// (an event is published or spooled whatever the file says) and the control commands (status,
+// down, restart, logs, tail, spool). They run with the configuration that last loaded, else the
+// defaults, and say so on stderr.
+func loadOrLastGood(c *cli.Context) (*env, error) {
+	home, err := homeDir(c)
+	if err != nil {
+		return nil, err
 	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		return slog.New(slog.NewTextHandler(w, opts))
+	cfg, warning, err := config.LoadOrLastGood(home)
+	if err != nil {
+		return nil, withCode(ExitFailure, err)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	e := &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	if warning != nil {
+		e.logger.Warn(warning.Error())
+	}
+	return e, nil
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+func homeDir(c *cli.Context) (string, error) {
+	home := c.String("home")
+	if home == "" {
+		h, err := config.HomeDir()
+		if err != nil {
+			return "", err
+		}
+		home = h
+	}
+	return filepath.Abs(home)
 }
+
+// newLogger logs text to a terminal and JSON lines elsewhere (a log file, a service manager).
+func newLogger(w io.Writer, level string) *slog.Logger { return logging.New(w, level) }
+
+func isTerminal(f *os.File) bool { return logging.IsTerminal(f) }
 
 // flagsFirst moves a subcommand's flags ahead of its positional arguments, so `logs writer -f`
 // works like `logs -f writer` (urfave/cli v2 stops parsing flags at the first argument).

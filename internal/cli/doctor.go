@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/clientconfig"
@@ -289,33 +287,21 @@ func doctorConfig(home string) (config.Config, string, error) {
 	cfg.Home = home
 	path := config.Path(home)
 	data, err := os.ReadFile(path)
-	detail := path + " parses"
+	detail := path + " parses and every value is valid"
 	var ferr error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		detail = path + " does not exist yet: the defaults apply (observer writes them at its first start)"
 	case err != nil:
 		ferr = fmt.Errorf("read %s: %w", path, err)
-	default:
-		dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			var sm *toml.StrictMissingError
-			var de *toml.DecodeError
-			switch {
-			case errors.As(err, &sm):
-				ferr = fmt.Errorf("%s: unknown key:\n%s", path, sm.String())
-			case errors.As(err, &de):
-				row, col := de.Position()
-				ferr = fmt.Errorf("%s:%d:%d: %v", path, row, col, de)
-			default:
-				ferr = fmt.Errorf("%s: %w", path, err)
-			}
-			cfg = config.Default()
-			cfg.Home = home
-		}
 	}
-	if err := config.ApplyEnv(&cfg, os.LookupEnv); err != nil && ferr == nil {
-		ferr = fmt.Errorf("environment: %w", err)
+	if ferr == nil {
+		cfg, ferr = config.Parse(home, data) // no file: the defaults, with the environment checked
+	}
+	if ferr != nil {
+		cfg = config.Default()
+		cfg.Home = home
+		config.ApplyEnv(&cfg, os.LookupEnv) // the valid overrides, for the other checks
 	}
 	// The components refuse to start on a price override they cannot use.
 	if err := prices.Validate(cfg.Pricing.Models); err != nil && ferr == nil {

@@ -177,6 +177,17 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 			t.Errorf("exit %d", code)
 		}
 	})
+	t.Run("values out of range", func(t *testing.T) {
+		path := config.Path(s.obs)
+		good := read(t, path)
+		write(t, path, "[log]\nlevel = \"loud\"\n[writer]\nbatch_size = 0\n")
+		defer write(t, path, good)
+		code, checks := doctor(t)
+		expect(t, checks, "config", checkFail, "config.toml:2: [log] level", "config.toml:4: [writer] batch_size")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
 	t.Run("a price override the components refuse", func(t *testing.T) {
 		path := config.Path(s.obs)
 		good := read(t, path)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/logging"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/config"
 )
@@ -49,15 +50,20 @@ func Start(c *cli.Context) (context.Context, context.CancelFunc, config.Config, 
 		home = h
 	}
 	home, _ = filepath.Abs(home)
+	// A component the supervisor (re)starts runs on the last good configuration when config.toml
+	// broke while the suite ran; started by hand or by a service manager, it refuses a bad file.
+	var warning error
 	cfg, err := config.Load(home)
+	if err != nil && os.Getenv("OBSERVER_SUPERVISOR_PID") != "" {
+		cfg, warning, err = config.LoadOrLastGood(home)
+	}
 	if err != nil {
 		return nil, nil, cfg, nil, cli.Exit(err, 64)
 	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
-		lv = slog.LevelInfo
+	logger := logging.New(c.App.ErrWriter, cfg.Log.Level)
+	if warning != nil {
+		logger.Warn(warning.Error())
 	}
-	logger := slog.New(slog.NewJSONHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: lv}))
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := supervisor.WatchParent(ctx)
 	return ctx, func() { cancel(); stop() }, cfg, logger, nil

@@ -49,6 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -110,8 +111,10 @@ func New(opts Options) (*Server, error) {
 	if !s.loopback && opts.Token == "" {
 		return nil, ErrNeedToken
 	}
-	if opts.Token != "" && len(opts.Token) < 16 {
-		return nil, errors.New("[dash] token is too short: use at least 16 characters (say, `openssl rand -hex 16`)")
+	if opts.Token != "" {
+		if err := config.CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("[dash] token: %w", err)
+		}
 	}
 	s.table = pricing.Source(opts.Prices, opts.PriceTable)
 	if s.opts.Now == nil {

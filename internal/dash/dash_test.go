@@ -656,8 +656,10 @@ func TestSecurity_Token(t *testing.T) {
 			t.Errorf("New(%s) without a token: %v, want ErrNeedToken", addr, err)
 		}
 	}
-	if _, err := New(Options{Addr: "0.0.0.0:0", Token: "short"}); err == nil {
-		t.Error("a 5-character token was accepted")
+	for _, weak := range []string{"short", "                ", "aaaaaaaaaaaaaaaaaaaaaaaa", "abababababababababab", "correct horse battery staple"} {
+		if _, err := New(Options{Addr: "0.0.0.0:0", Token: weak}); err == nil {
+			t.Errorf("the weak token %q was accepted", weak)
+		}
 	}
 	token := "0123456789abcdef0123"
 	srv := startServer(t, Options{Addr: "0.0.0.0:0", Token: token, StorePath: filepath.Join(t.TempDir(), "none.db")})

@@ -349,25 +349,14 @@ func modelTables(data []byte, name string) ([][2]int, error) {
 	return spans, p.Error()
 }
 
-// validateConfig loads content with config.Load from a temporary home; the loader's message names
-// the real path.
+// validateConfig checks content as the components would load it, as the text of path, writing
+// nothing.
 func validateConfig(path, content string) error {
-	tmp, err := os.MkdirTemp("", "observer-config-check-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.WriteFile(config.Path(tmp), []byte(content), 0o600); err != nil {
-		return err
-	}
-	cfg, err := config.Load(tmp)
+	cfg, err := config.Parse(filepath.Dir(path), []byte(content))
 	if err == nil {
 		err = prices.Validate(cfg.Pricing.Models)
 	}
-	if err != nil {
-		return errors.New(strings.ReplaceAll(err.Error(), config.Path(tmp), path))
-	}
-	return nil
+	return err
 }
 
 // writeConfig keeps the old file as path.bak and replaces path atomically; it returns the backup's

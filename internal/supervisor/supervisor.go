@@ -414,11 +414,26 @@ func exitText(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by " + ws.Signal().String()
+			return "killed by " + signalName(ws.Signal())
 		}
 		return fmt.Sprintf("exit %d", ee.ExitCode())
 	}
 	return err.Error()
+}
+
+// signalName names a signal as kill(1) does: "SIGKILL (9)".
+func signalName(sig syscall.Signal) string {
+	names := map[syscall.Signal]string{
+		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+		syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+		syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+		syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGXCPU: "SIGXCPU",
+		syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+	}
+	if n, ok := names[sig]; ok {
+		return fmt.Sprintf("%s (%d)", n, int(sig))
+	}
+	return fmt.Sprintf("signal %d (%s)", int(sig), sig)
 }
 
 // TailFile copies the last n lines of path to w.

@@ -213,7 +213,7 @@ func TestSupervisor_Run_StopsInReverseOrder(t *testing.T) {
 			t.Errorf("%s (pid %d) still exists after Run returned", name, pid)
 		}
 	}
-	want := map[string]string{"a": "exit 0", "b": "killed by killed", "c": "exit 0"}
+	want := map[string]string{"a": "exit 0", "b": "killed by SIGKILL (9)", "c": "exit 0"}
 	for _, st := range r.Status() {
 		if st.LastExit != want[st.Name] || st.State != supervisor.StateStopped {
 			t.Errorf("%s: last exit %q state %q, want %q, stopped", st.Name, st.LastExit, st.State, want[st.Name])

@@ -58,9 +58,12 @@ type Writer struct {
 
 // Proxy configures observer-proxy.
 type Proxy struct {
-	Addr              string `toml:"addr" comment:"Listen address of the model API proxy."`
-	AnthropicUpstream string `toml:"anthropic_upstream" comment:"Where Anthropic requests are forwarded."`
-	OpenAIUpstream    string `toml:"openai_upstream" comment:"Where OpenAI requests are forwarded."`
+	Addr                  string   `toml:"addr" comment:"Listen address of the model API proxy."`
+	AnthropicUpstream     string   `toml:"anthropic_upstream" comment:"Where Anthropic requests are forwarded."`
+	OpenAIUpstream        string   `toml:"openai_upstream" comment:"Where OpenAI requests are forwarded."`
+	ConnectTimeout        Duration `toml:"connect_timeout" comment:"Longest the proxy waits to connect to an upstream (TCP and TLS) before it answers the client with a 504."`
+	ResponseHeaderTimeout Duration `toml:"response_header_timeout" comment:"Longest the proxy waits for an upstream's response headers once the request is sent before it answers the client with a 504 (a stream may then run as long as it needs)."`
+	MaxBodyBytes          int64    `toml:"max_body_bytes" comment:"Largest request body the proxy accepts for a model endpoint; a larger one is answered with a 413 without being read into memory."`
 }
 
 // Dash configures observer-dash.
@@ -73,6 +76,7 @@ type Dash struct {
 type Hook struct {
 	MaxPayloadBytes int64    `toml:"max_payload_bytes" comment:"Largest hook payload read from stdin; larger ones are reported and dropped."`
 	Timeout         Duration `toml:"timeout" comment:"Longest a hook call waits for the bus before it spools the event."`
+	StdinTimeout    Duration `toml:"stdin_timeout" comment:"Longest a hook call waits for its payload on stdin to end; a payload still open then is reported and dropped."`
 }
 
 // Watch configures observer-watch's session lifecycle.
@@ -132,14 +136,18 @@ func Default() Config {
 			AckWait:       Duration(15 * time.Second),
 		},
 		Proxy: Proxy{
-			Addr:              "127.0.0.1:8820",
-			AnthropicUpstream: "https://api.anthropic.com",
-			OpenAIUpstream:    "https://api.openai.com",
+			Addr:                  "127.0.0.1:8820",
+			AnthropicUpstream:     "https://api.anthropic.com",
+			OpenAIUpstream:        "https://api.openai.com",
+			ConnectTimeout:        Duration(10 * time.Second),
+			ResponseHeaderTimeout: Duration(10 * time.Minute),
+			MaxBodyBytes:          64 << 20,
 		},
 		Dash: Dash{Addr: "127.0.0.1:8081"},
 		Hook: Hook{
 			MaxPayloadBytes: 256 << 20,
 			Timeout:         Duration(2 * time.Second),
+			StdinTimeout:    Duration(5 * time.Second),
 		},
 		Watch: Watch{
 			IdleAfter:     Duration(time.Minute),
@@ -192,11 +200,12 @@ func HomeDir() (string, error) {
 func Path(home string) string { return filepath.Join(home, "config.toml") }
 
 // Load reads home/config.toml (writing it with commented defaults when absent), then applies the
-// OBSERVER_<SECTION>_<KEY> environment overrides. The home directory is created 0700.
+// OBSERVER_<SECTION>_<KEY> environment overrides and validates every key. The home directory is
+// created 0700.
 func Load(home string) (Config, error) {
-	cfg := Default()
-	cfg.Home = home
 	if err := EnsureDir(home); err != nil {
+		cfg := Default()
+		cfg.Home = home
 		return cfg, err
 	}
 	path := Path(home)
@@ -204,27 +213,48 @@ func Load(home string) (Config, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := WriteDefault(path); err != nil {
+			cfg := Default()
+			cfg.Home = home
 			return cfg, err
 		}
+		data = nil
 	case err != nil:
+		cfg := Default()
+		cfg.Home = home
 		return cfg, fmt.Errorf("read config %s: %w", path, err)
-	default:
-		dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			var sm *toml.StrictMissingError
-			if errors.As(err, &sm) {
-				return cfg, fmt.Errorf("config %s: unknown key:\n%s", path, sm.String())
-			}
-			var de *toml.DecodeError
-			if errors.As(err, &de) {
-				row, col := de.Position()
-				return cfg, fmt.Errorf("config %s:%d:%d: %v", path, row, col, de)
-			}
-			return cfg, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg, err := Parse(home, data)
+	if err == nil && data != nil {
+		remember(cfg, data)
+	}
+	return cfg, err
+}
+
+// Parse decodes data, the text of home's config.toml, over the defaults, applies the environment
+// overrides and validates every key, writing nothing. An error names the file and line, or the
+// variable, of each bad value.
+func Parse(home string, data []byte) (Config, error) {
+	cfg := Default()
+	cfg.Home = home
+	path := Path(home)
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			return cfg, fmt.Errorf("config %s: unknown key:\n%s", path, sm.String())
 		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return cfg, fmt.Errorf("config %s:%d:%d: %v", path, row, col, de)
+		}
+		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := ApplyEnv(&cfg, os.LookupEnv); err != nil {
 		return cfg, err
+	}
+	if err := Validate(&cfg, path, data, os.LookupEnv); err != nil {
+		return cfg, fmt.Errorf("config %s is not valid:\n%w", path, err)
 	}
 	return cfg, nil
 }

@@ -475,12 +475,12 @@ func TestLoad_WatchTimings(t *testing.T) {
 		t.Errorf("default watch timings = %v, %v; want 1m, 5m", cfg.Watch.IdleAfter.D(), cfg.Watch.FinalizeAfter.D())
 	}
 	writeConfig(t, home, "[watch]\nidle_after = '30s'\nfinalize_after = '10m'\n")
-	t.Setenv("OBSERVER_WATCH_FINALIZE_AFTER", "3s")
+	t.Setenv("OBSERVER_WATCH_FINALIZE_AFTER", "45s")
 	if cfg, err = config.Load(home); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Watch.IdleAfter.D() != 30*time.Second || cfg.Watch.FinalizeAfter.D() != 3*time.Second {
-		t.Errorf("watch timings = %v, %v; want 30s from the file, 3s from the environment",
+	if cfg.Watch.IdleAfter.D() != 30*time.Second || cfg.Watch.FinalizeAfter.D() != 45*time.Second {
+		t.Errorf("watch timings = %v, %v; want 30s from the file, 45s from the environment",
 			cfg.Watch.IdleAfter.D(), cfg.Watch.FinalizeAfter.D())
 	}
 }

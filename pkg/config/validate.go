@@ -1,0 +1,334 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// A rule checks one key's value and returns what is wrong with it, or "" when it is fine.
+type rule func(v reflect.Value) string
+
+// rules holds the check of every key that has more to it than its TOML type. A key without a
+// rule accepts any value of its type; TestValidate_EveryKeyHasARule keeps the list complete.
+var rules = map[string]rule{
+	"bus.host":      loopbackHostRule,
+	"bus.port":      intRange(1, 65535),
+	"bus.max_age":   durRange(time.Minute, 10*365*24*time.Hour),
+	"bus.max_bytes": intRange(1<<20, math.MaxInt64),
+
+	"writer.batch_size":     intRange(1, 100_000),
+	"writer.flush_interval": durRange(time.Millisecond, time.Minute),
+	"writer.ack_wait":       durRange(time.Second, time.Hour),
+
+	"proxy.addr":                    hostPortRule,
+	"proxy.anthropic_upstream":      upstreamRule,
+	"proxy.openai_upstream":         upstreamRule,
+	"proxy.connect_timeout":         durRange(100*time.Millisecond, 10*time.Minute),
+	"proxy.response_header_timeout": durRange(time.Second, 24*time.Hour),
+	"proxy.max_body_bytes":          intRange(1<<20, 4<<30),
+
+	"dash.addr":  hostPortRule,
+	"dash.token": tokenRule,
+
+	"hook.max_payload_bytes": intRange(1<<10, 1<<30),
+	"hook.timeout":           durRange(10*time.Millisecond, 5*time.Minute),
+	"hook.stdin_timeout":     durRange(10*time.Millisecond, 5*time.Minute),
+
+	"watch.idle_after":     durRange(time.Second, 7*24*time.Hour),
+	"watch.finalize_after": durRange(time.Second, 30*24*time.Hour),
+
+	"mcp.call_timeout": durRange(10*time.Millisecond, 24*time.Hour),
+	"mcp.redact":       regexpListRule,
+	"mcp.max_tools":    intRange(0, 100_000),
+	"mcp.history":      intRange(1, 1_000_000),
+
+	"log.level": oneOf("debug", "info", "warn", "error"),
+
+	"retention.max_age":     durRange(0, 100*365*24*time.Hour),
+	"retention.max_actions": intRange(0, math.MaxInt64),
+
+	"budget.daily":    floatRange(0, 1e9),
+	"budget.monthly":  floatRange(0, 1e9),
+	"budget.projects": budgetProjectsRule,
+}
+
+// A FieldError is one key with a value that is out of range, of the wrong kind, or not one of
+// its choices. Where says where the value came from: "config.toml:12" or the environment
+// variable that set it.
+type FieldError struct {
+	Where   string
+	Section string
+	Key     string
+	Value   string
+	Problem string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: [%s] %s = %s: %s", e.Where, e.Section, e.Key, e.Value, e.Problem)
+}
+
+// site is where the file sets a key and the TOML kind of the value it gives.
+type site struct {
+	line int
+	kind unstable.Kind
+}
+
+// fileSites maps "section.key" to where the file sets it. A file that does not parse gives what
+// was read before the error (the decoder reports the error itself).
+func fileSites(data []byte) map[string]site {
+	sites := map[string]site{}
+	var p unstable.Parser
+	p.Reset(data)
+	var table []string
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = keyParts(e.Key())
+		case unstable.KeyValue:
+			parts := append(append([]string{}, table...), keyParts(e.Key())...)
+			line := 0
+			if k := e.Key(); k.Next() {
+				line = p.Shape(k.Node().Raw).Start.Line
+			}
+			if len(parts) >= 2 {
+				sites[parts[0]+"."+parts[1]] = site{line: line, kind: e.Value().Kind}
+			}
+		}
+	}
+	return sites
+}
+
+func keyParts(it unstable.Iterator) []string {
+	var parts []string
+	for it.Next() {
+		parts = append(parts, string(it.Node().Data))
+	}
+	return parts
+}
+
+// Validate checks every key of cfg against its rule. path and data are the file the values were
+// read from (data may be nil), so that each error names the file and line, or the environment
+// variable, that set the value.
+func Validate(cfg *Config, path string, data []byte, lookup func(string) (string, bool)) error {
+	sites := fileSites(data)
+	var errs []error
+	forEachKey(cfg, func(section, key, env, _ string, v reflect.Value) {
+		if key == "" {
+			return
+		}
+		name := section + "." + key
+		where := "default"
+		if s, ok := sites[name]; ok {
+			where = fmt.Sprintf("%s:%d", path, s.line)
+			if _, isDur := v.Interface().(Duration); isDur && s.kind != unstable.String {
+				errs = append(errs, &FieldError{Where: where, Section: section, Key: key, Value: show(v),
+					Problem: `must be a duration in quotes, such as "50ms", "30s" or "2h"`})
+				return
+			}
+		}
+		if lookup != nil {
+			if _, ok := lookup(env); ok {
+				where = env
+			}
+		}
+		r := rules[name]
+		if r == nil {
+			return
+		}
+		if problem := r(v); problem != "" {
+			errs = append(errs, &FieldError{Where: where, Section: section, Key: key, Value: show(v), Problem: problem})
+		}
+	})
+	if cfg.Watch.FinalizeAfter < cfg.Watch.IdleAfter {
+		errs = append(errs, &FieldError{Where: whereOf(sites, path, lookup, "watch", "finalize_after"), Section: "watch", Key: "finalize_after",
+			Value: show(reflect.ValueOf(cfg.Watch.FinalizeAfter)), Problem: fmt.Sprintf("must not be shorter than idle_after (%s)", cfg.Watch.IdleAfter.D())})
+	}
+	return errors.Join(errs...)
+}
+
+func whereOf(sites map[string]site, path string, lookup func(string) (string, bool), section, key string) string {
+	if lookup != nil {
+		if _, ok := lookup(EnvName(section, key)); ok {
+			return EnvName(section, key)
+		}
+	}
+	if s, ok := sites[section+"."+key]; ok {
+		return fmt.Sprintf("%s:%d", path, s.line)
+	}
+	return "default"
+}
+
+// show prints a value the way it would be written in the file.
+func show(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case Duration:
+		return strconv.Quote(x.D().String())
+	case string:
+		return strconv.Quote(x)
+	case []string:
+		q := make([]string, len(x))
+		for i, s := range x {
+			q[i] = strconv.Quote(s)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func intRange(lo, hi int64) rule {
+	return func(v reflect.Value) string {
+		if n := v.Int(); n < lo || n > hi {
+			if hi == math.MaxInt64 {
+				return fmt.Sprintf("must be at least %d", lo)
+			}
+			return fmt.Sprintf("must be between %d and %d", lo, hi)
+		}
+		return ""
+	}
+}
+
+func floatRange(lo, hi float64) rule {
+	return func(v reflect.Value) string {
+		if f := v.Float(); math.IsNaN(f) || f < lo || f > hi {
+			return fmt.Sprintf("must be a number between %g and %g", lo, hi)
+		}
+		return ""
+	}
+}
+
+func durRange(lo, hi time.Duration) rule {
+	return func(v reflect.Value) string {
+		if d := time.Duration(v.Int()); d < lo || d > hi {
+			return fmt.Sprintf("must be between %s and %s", fmtDur(lo), fmtDur(hi))
+		}
+		return ""
+	}
+}
+
+// fmtDur prints whole days as days, which time.Duration.String does not.
+func fmtDur(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd (%s)", d/(24*time.Hour), d)
+	}
+	return d.String()
+}
+
+func oneOf(choices ...string) rule {
+	return func(v reflect.Value) string {
+		for _, c := range choices {
+			if v.String() == c {
+				return ""
+			}
+		}
+		return "must be one of " + strings.Join(choices, ", ")
+	}
+}
+
+func loopbackHostRule(v reflect.Value) string {
+	if strings.TrimSpace(v.String()) == "" {
+		return "must be a host name or address (127.0.0.1 keeps the bus on this machine)"
+	}
+	return ""
+}
+
+func hostPortRule(v reflect.Value) string {
+	_, port, err := net.SplitHostPort(v.String())
+	if err != nil {
+		return `must be host:port, such as "127.0.0.1:8820"`
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "port must be a number from 0 to 65535"
+	}
+	return ""
+}
+
+func upstreamRule(v reflect.Value) string {
+	u, err := url.Parse(v.String())
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return `must be an http(s) URL, such as "https://api.anthropic.com"`
+	}
+	if u.User != nil {
+		return "must not carry a user or password (the clients send their own credentials)"
+	}
+	return ""
+}
+
+func tokenRule(v reflect.Value) string {
+	if v.String() == "" {
+		return ""
+	}
+	if err := CheckToken(v.String()); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func regexpListRule(v reflect.Value) string {
+	for _, s := range v.Interface().([]string) {
+		if _, err := regexp.Compile(s); err != nil {
+			return fmt.Sprintf("%q is not a regular expression: %v", s, err)
+		}
+	}
+	return ""
+}
+
+func budgetProjectsRule(v reflect.Value) string {
+	for _, k := range v.MapKeys() {
+		if f := v.MapIndex(k).Float(); math.IsNaN(f) || f < 0 || f > 1e9 {
+			return fmt.Sprintf("%q: must be a number between 0 and 1e9", k.String())
+		}
+		if strings.TrimSpace(k.String()) == "" {
+			return "a project budget needs the project's path as its key"
+		}
+	}
+	return ""
+}
+
+// MinTokenBits is the least entropy, estimated from the token's own characters, that an access
+// token must carry.
+const MinTokenBits = 48
+
+// CheckToken reports why token is too weak to guard the dashboard: shorter than 16 characters,
+// spaces or control characters in it, or too little entropy (a repeated character, a short
+// alphabet). The estimate is the token's length times the Shannon entropy of its characters,
+// which is generous to a human-chosen phrase; `observerctl dash token` makes a 256-bit one.
+func CheckToken(token string) error {
+	if len(token) < 16 {
+		return fmt.Errorf("a token needs at least 16 characters (has %d); make one with `observerctl dash token`", len(token))
+	}
+	for _, r := range token {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return errors.New("a token must not contain spaces or control characters; make one with `observerctl dash token`")
+		}
+	}
+	count := map[rune]int{}
+	n := 0
+	for _, r := range token {
+		count[r]++
+		n++
+	}
+	h := 0.0
+	for _, c := range count {
+		p := float64(c) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	if bits := h * float64(n); len(count) < 8 || bits < MinTokenBits {
+		return fmt.Errorf("a token must be random: this one has about %.0f bits of entropy in %d distinct characters (need %d bits, 8 characters); make one with `observerctl dash token`", bits, len(count), MinTokenBits)
+	}
+	return nil
+}
+
+// HasRule reports whether "section.key" has a validation rule.
+func HasRule(name string) bool { return rules[name] != nil }
