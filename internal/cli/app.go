@@ -131,7 +131,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serviceCommand(),
 			doctorCommand(), exportCommand(), pruneCommand(), backfillCommand(), reconcileCommand(),
 			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(),
-			blocksCommand(), budgetCommand(), statuslineCommand(), metricsCommand(),
+			blocksCommand(), budgetCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
 		},
 		HideVersion: false,
 	}

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -51,8 +53,13 @@ started (SessionStart, except after a compaction), finalized (Stop, SessionEnd).
 the store at once, with its cwd and transcript path; its next transcript record makes it active.
 Claude Code calls Stop at the end of every turn, so a session is finalized between turns.
 
-Exit codes: 0 published or spooled; 65 the payload is not JSON, has no hook_event_name, or is larger
-than [hook] max_payload_bytes; 1 the event could be neither published nor spooled.`,
+It waits at most [hook] stdin_timeout (5s) for stdin to end: a client that keeps it open after
+writing a whole JSON object is served then. With config.toml broken it runs on the configuration
+that last loaded (or the defaults) and says so on stderr: a hook is never lost to a typo.
+
+Exit codes: 0 published or spooled; 65 the payload is not JSON, has no hook_event_name, is larger
+than [hook] max_payload_bytes, or stdin stayed open without a whole payload; 1 the event could be
+neither published nor spooled.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "client", Usage: "client that calls the hook: claude-code, codex or cursor (default: guessed from the transcript path)"},
 			&cli.Int64Flag{Name: "max-bytes", Usage: "largest payload accepted (default: [hook] max_payload_bytes)"},
@@ -62,7 +69,7 @@ than [hook] max_payload_bytes; 1 the event could be neither published nor spoole
 }
 
 func runHook(c *cli.Context) error {
-	e, err := load(c)
+	e, err := loadOrLastGood(c)
 	if err != nil {
 		return err
 	}
@@ -70,13 +77,9 @@ func runHook(c *cli.Context) error {
 	if c.IsSet("max-bytes") {
 		limit = c.Int64("max-bytes")
 	}
-	data, err := io.ReadAll(io.LimitReader(c.App.Reader, limit+1))
+	data, err := readPayload(c.App.Reader, limit, e.cfg.Hook.StdinTimeout.D())
 	if err != nil {
-		return withCode(ExitBadInput, fmt.Errorf("hook: read stdin: %w", err))
-	}
-	if int64(len(data)) > limit {
-		io.Copy(io.Discard, c.App.Reader) // let the client finish writing
-		return withCode(ExitBadInput, fmt.Errorf("hook: payload larger than %d bytes ([hook] max_payload_bytes); event dropped", limit))
+		return withCode(ExitBadInput, fmt.Errorf("hook: %w; event dropped", err))
 	}
 	var p hookPayload
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -123,6 +126,67 @@ func runHook(c *cli.Context) error {
 		e.logger.Debug("bus unreachable; hook event spooled", "dir", e.cfg.SpoolDir())
 	}
 	return nil
+}
+
+// readPayload reads a hook payload from r until EOF, at most limit bytes, waiting at most wait. A
+// client that writes its payload and keeps stdin open does not hold the hook: once wait has
+// passed, what was read is used if it is a whole JSON object, and refused otherwise. A payload
+// over limit is read to its end (within wait) so that the client's write does not fail, then
+// refused.
+func readPayload(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	var (
+		mu   sync.Mutex
+		buf  []byte
+		over bool
+		rerr error
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		chunk := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(chunk)
+			mu.Lock()
+			if int64(len(buf)+n) > limit {
+				over = true
+			} else {
+				buf = append(buf, chunk[:n]...)
+			}
+			mu.Unlock()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				mu.Lock()
+				rerr = err
+				mu.Unlock()
+				return
+			}
+		}
+	}()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	timedOut := false
+	select {
+	case <-done:
+	case <-timer.C:
+		timedOut = true
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case over:
+		return nil, fmt.Errorf("payload larger than %d bytes ([hook] max_payload_bytes)", limit)
+	case rerr != nil:
+		return nil, fmt.Errorf("read stdin: %w", rerr)
+	case timedOut:
+		data := bytes.TrimSpace(buf)
+		if len(data) > 0 && data[0] == '{' && json.Valid(data) {
+			return append([]byte(nil), data...), nil
+		}
+		return nil, fmt.Errorf("stdin still open after %s ([hook] stdin_timeout) with %d bytes that are not a whole JSON object", wait, len(buf))
+	}
+	return buf, nil
 }
 
 // hookSession returns the session event a lifecycle hook publishes beside its hook event: the

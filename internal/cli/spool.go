@@ -22,7 +22,7 @@ func spoolCommand() *cli.Command {
 				Usage:       "count spooled files",
 				Description: `Exit codes: 0 done; 1 the spool cannot be read; 64 bad flags.`,
 				Action: func(c *cli.Context) error {
-					e, err := load(c)
+					e, err := loadOrLastGood(c)
 					if err != nil {
 						return err
 					}
@@ -44,7 +44,7 @@ func spoolCommand() *cli.Command {
 				Description: `Exit codes: 0 all published; 65 some lines were corrupt and were moved to spool/corrupt/ (the
 rest were published); 69 the bus cannot be reached.`,
 				Action: func(c *cli.Context) error {
-					e, err := load(c)
+					e, err := loadOrLastGood(c)
 					if err != nil {
 						return err
 					}
@@ -82,7 +82,7 @@ func publishCommand() *cli.Command {
 or spooled when the bus is down. Exit code 65 when some line was not a valid event (unknown kind,
 missing id, bad JSON): those lines are reported on stderr and skipped.`,
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}

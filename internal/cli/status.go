@@ -88,7 +88,7 @@ func statusCommand() *cli.Command {
 69 when observer is not running.`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func downCommand() *cli.Command {
 		Usage:       "stop observer (components in reverse order, then the bus)",
 		Description: `Exit codes: 0 stopped, or observer was not running; 1 still stopping after 60 s; 64 bad flags.`,
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}
@@ -208,7 +208,7 @@ func restartCommand() *cli.Command {
 is not running.`,
 		ArgsUsage: "NAME",
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}
@@ -245,7 +245,7 @@ func logsCommand() *cli.Command {
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Value: 100, Usage: "lines to print from the end"},
 		},
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}

@@ -33,7 +33,7 @@ Exit code 69 when the bus cannot be reached.`,
 			&cli.BoolFlag{Name: "json", Usage: "print each event's JSON on a line"},
 		},
 		Action: func(c *cli.Context) error {
-			e, err := load(c)
+			e, err := loadOrLastGood(c)
 			if err != nil {
 				return err
 			}
