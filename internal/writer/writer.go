@@ -45,7 +45,18 @@ type Writer struct {
 	dups      atomic.Int64
 	quarant   atomic.Int64
 	lastEvent atomic.Int64 // unix ms of the newest stored event's time
+
+	// What the heartbeat tells about a store that does not take batches: the write in progress
+	// (unix ms when it began, and its size), and since when commits have failed, with the last
+	// error.
+	writing   atomic.Int64
+	writingN  atomic.Int64
+	failSince atomic.Int64
+	lastErr   atomic.Pointer[string]
 }
+
+// stallAfter is how long a batch may wait on the store before the writer reports itself unhealthy.
+const stallAfter = 2 * time.Second
 
 // Stats is a snapshot of what the writer has done since it started.
 type Stats struct {
@@ -122,10 +133,19 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	defer w.priceEvents(evs)()
 	// A commit that fails for a moment (disk full, a reader's long checkpoint) is retried by the
 	// bus's redelivery, not here: the batch stays unacked.
+	start := time.Now().UnixMilli()
+	w.writingN.Store(int64(len(batch)))
+	w.writing.Store(start)
 	res, err := w.Store.WriteBatch(context.WithoutCancel(ctx), evs, rejected)
+	w.writing.Store(0)
 	if err != nil {
-		return fmt.Errorf("store batch of %d: %w", len(batch), err)
+		err = fmt.Errorf("store batch of %d: %w", len(batch), err)
+		msg := err.Error()
+		w.lastErr.Store(&msg)
+		w.failSince.CompareAndSwap(0, start)
+		return err
 	}
+	w.failSince.Store(0)
 	w.stored.Add(int64(res.Inserted))
 	w.dups.Add(int64(res.Duplicates))
 	w.quarant.Add(int64(res.Quarantined))
@@ -223,10 +243,30 @@ func (w *Writer) analyseFinish(ctx context.Context, a *analysis.Analyzer) {
 	}
 }
 
-func (w *Writer) heartbeat(ctx context.Context) {
-	w.Bus.Heartbeat(ctx, w.Heartbeat, func() bus.Health {
-		st := w.Stats()
-		return bus.Health{Component: "writer", OK: true, LastEvent: st.LastEvent, Events: st.Stored,
-			Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined)}
-	})
+func (w *Writer) heartbeat(ctx context.Context) { w.Bus.Heartbeat(ctx, w.Heartbeat, w.Health) }
+
+// Health is what the heartbeat reports: ok while batches are stored; not ok, saying what it waits
+// on and since when, while a batch has waited on the store for over stallAfter or commits fail.
+func (w *Writer) Health() bus.Health {
+	st := w.Stats()
+	h := bus.Health{Component: "writer", OK: true, LastEvent: st.LastEvent, Events: st.Stored,
+		Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined)}
+	now := time.Now()
+	since := func(ms int64) string {
+		t := time.UnixMilli(ms)
+		return fmt.Sprintf("since %s (%s)", t.Local().Format("15:04:05"), now.Sub(t).Round(time.Second))
+	}
+	if ms := w.writing.Load(); ms > 0 && now.Sub(time.UnixMilli(ms)) > stallAfter {
+		h.OK = false
+		h.Detail = fmt.Sprintf("waiting on the store %s to commit a batch of %d events (locked by another process? see `observerctl doctor`); %s",
+			since(ms), w.writingN.Load(), h.Detail)
+	} else if ms := w.failSince.Load(); ms > 0 {
+		h.OK = false
+		last := ""
+		if p := w.lastErr.Load(); p != nil {
+			last = *p
+		}
+		h.Detail = fmt.Sprintf("nothing stored %s: %s; the batch stays on the bus and is retried; %s", since(ms), last, h.Detail)
+	}
+	return h
 }
