@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -122,6 +123,7 @@ func runUp(c *cli.Context) error {
 	}
 	defer srv.Close()
 	defer cl.Close()
+	homeLost := guardHome(ctx, e, logger, srv, cancel)
 
 	specs, missing := components(e)
 	sup := supervisor.New(supervisor.Options{
@@ -143,7 +145,35 @@ func runUp(c *cli.Context) error {
 		"components", len(specs), "not_installed", strings.Join(missing, ","))
 	err = sup.Run(ctx)
 	logger.Info("observer is down")
+	if lost := homeLost(); lost != nil {
+		return lost
+	}
 	return err
+}
+
+// guardHome stops the bus at once, then the suite (cancel), when observer's home, its bus store,
+// its store file or its run directory is removed or replaced while the bus runs: what the bus or
+// the writer would take after that goes into deleted files. With the bus gone the producers spool
+// (the hook, the proxy, the watcher, whose cursors move only past what was published or spooled),
+// and the next start stores what they spooled. The returned func gives the error to exit with,
+// once the home was lost.
+func guardHome(ctx context.Context, e *env, logger *slog.Logger, srv *bus.Server, cancel func()) func() error {
+	var lost atomic.Pointer[error]
+	paths := []string{e.cfg.Home, e.cfg.BusDir(), e.cfg.StorePath(), e.cfg.RunDir()}
+	go supervisor.GuardPaths(ctx, paths, 250*time.Millisecond, func(path, what string) {
+		logger.Error("observer's data was "+what+" while the suite ran; stopping the bus and every component, so that producers spool instead of writing into deleted files",
+			"path", path, "home", e.cfg.Home)
+		srv.Close()
+		err := fmt.Errorf("%s was %s while observer ran: the suite stopped (events produced since are spooled and stored at the next `observerctl up`)", path, what)
+		lost.Store(&err)
+		cancel()
+	})
+	return func() error {
+		if p := lost.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
 }
 
 // hostBus starts the bus in this process (making its token on first start) and connects to it in
@@ -255,9 +285,12 @@ writable); 64 bad flags or a bad config.toml.`,
 			}
 			defer srv.Close()
 			defer cl.Close()
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			homeLost := guardHome(ctx, e, e.logger, srv, cancel)
 			e.logger.Info("bus is up", "url", e.cfg.BusURL(), "dir", e.cfg.BusDir())
 			<-ctx.Done()
-			return nil
+			return homeLost()
 		},
 	}
 }

@@ -101,8 +101,13 @@ func (w *Writer) Run(ctx context.Context) error {
 	if budget.Enabled(w.Budget) || w.BudgetSource != nil {
 		defer spawn(ctx, w.budgetLoop)()
 	}
-	return w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
+	var gone atomic.Pointer[error]
+	err := w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
 		if err := w.Handle(ctx, batch); err != nil {
+			if errors.Is(err, store.ErrFileGone) {
+				gone.Store(&err)
+				cancel()
+			}
 			return err
 		}
 		for _, kick := range []chan struct{}{indexKick, analyseKick} {
@@ -113,6 +118,11 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	if p := gone.Load(); p != nil {
+		w.Logger.Error("the store file was removed or replaced under the writer; stopping without acknowledging the batch (it stays on the bus)", "err", *p)
+		return *p
+	}
+	return err
 }
 
 // Handle decodes and stores one batch.
@@ -146,6 +156,11 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 		return err
 	}
 	w.failSince.Store(0)
+	// A commit into a store file that was deleted (the observer home removed) is not durable:
+	// the batch is not acknowledged, and Run stops.
+	if err := w.Store.CheckFile(); err != nil {
+		return err
+	}
 	w.stored.Add(int64(res.Inserted))
 	w.dups.Add(int64(res.Duplicates))
 	w.quarant.Add(int64(res.Quarantined))

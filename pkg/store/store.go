@@ -40,12 +40,31 @@ type Store struct {
 	DB   *sql.DB
 	path string
 	lock *os.File
+	// file is the store file as it was when opened, for CheckFile.
+	file os.FileInfo
 	// Now is the clock, injectable in tests.
 	Now func() time.Time
 }
 
 // Path returns the database file.
 func (s *Store) Path() string { return s.path }
+
+// ErrFileGone says that the store's path no longer names the file the store has open: it was
+// removed or replaced (the observer home deleted under a running writer). What is committed after
+// that goes to a file nobody will open again.
+var ErrFileGone = errors.New("store file removed or replaced")
+
+// CheckFile reports ErrFileGone when the path the writer opened no longer names its file.
+func (s *Store) CheckFile() error {
+	if s.file == nil {
+		return nil
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil || !os.SameFile(fi, s.file) {
+		return fmt.Errorf("%s: %w", s.path, ErrFileGone)
+	}
+	return nil
+}
 
 func dsn(path string, readOnly bool) string {
 	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-65536"
@@ -70,14 +89,19 @@ func OpenWriter(ctx context.Context, path string) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	fi, err := f.Stat()
 	f.Close()
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	db, err := sql.Open("sqlite3", dsn(path, false))
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{DB: db, path: path, lock: lock, Now: time.Now}
+	s := &Store{DB: db, path: path, lock: lock, file: fi, Now: time.Now}
 	var mode string
 	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 		s.Close()
