@@ -149,7 +149,7 @@ type env struct {
 // load resolves the home directory and loads its configuration. Under the supervisor (the writer
 // it runs as a child) a broken config.toml does not stop the restart: see loadOrLastGood.
 func load(c *cli.Context) (*env, error) {
-	if os.Getenv("OBSERVER_SUPERVISOR_PID") != "" {
+	if config.Supervised() {
 		return loadOrLastGood(c)
 	}
 	home, err := homeDir(c)

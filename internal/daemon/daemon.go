@@ -54,7 +54,7 @@ func Start(c *cli.Context) (context.Context, context.CancelFunc, config.Config, 
 	// broke while the suite ran; started by hand or by a service manager, it refuses a bad file.
 	var warning error
 	cfg, err := config.Load(home)
-	if err != nil && os.Getenv("OBSERVER_SUPERVISOR_PID") != "" {
+	if err != nil && config.Supervised() {
 		cfg, warning, err = config.LoadOrLastGood(home)
 	}
 	if err != nil {

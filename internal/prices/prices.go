@@ -172,6 +172,16 @@ func Follow(home string, logger *slog.Logger) (*Follower, error) {
 	f := &Follower{home: home, logger: logger}
 	f.stat = statOf(config.Path(home))
 	set, err := load(home)
+	if err != nil && config.Supervised() {
+		// Restarted by the supervisor while config.toml is broken: the prices of the configuration
+		// that last loaded, as the component's other settings.
+		if cfg, warning, lerr := config.LoadOrLastGood(home); lerr == nil {
+			if good, berr := Build(cfg.Pricing.Models); berr == nil {
+				logger.Warn("config.toml not applied; pricing with the configuration that last loaded", "err", warning)
+				set, err = good, nil
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

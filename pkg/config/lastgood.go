@@ -65,3 +65,8 @@ func LoadOrLastGood(home string) (cfg Config, warning error, err error) {
 	ApplyEnv(&cfg, os.LookupEnv) // each valid override applies; the bad ones were in lerr
 	return cfg, fmt.Errorf("%w: %v\nusing the defaults until it is fixed", ErrFallback, lerr), nil
 }
+
+// Supervised reports whether this process is a component `observerctl up` started (it sets
+// OBSERVER_SUPERVISOR_PID). Such a component runs on LoadOrLastGood: a config.toml broken while
+// the suite runs must not keep a crashed or restarted component down.
+func Supervised() bool { return os.Getenv("OBSERVER_SUPERVISOR_PID") != "" }
