@@ -52,7 +52,11 @@ func SetKey(data []byte, section, key string, value any) ([]byte, error) {
 		return nil, fmt.Errorf("config.toml does not parse: %w", err)
 	}
 	if header >= 0 {
-		out := append(append(append([]byte{}, data[:header]...), line...), '\n')
+		out := append([]byte{}, data[:header]...)
+		if header == 0 || out[header-1] != '\n' {
+			out = append(out, '\n') // the header is the last line, without its newline
+		}
+		out = append(append(out, line...), '\n')
 		return append(out, data[header:]...), nil
 	}
 	out := append([]byte{}, data...)
