@@ -146,3 +146,77 @@ func TestProxy_BusDown60s(t *testing.T) {
 		t.Fatalf("%d turns with figures that differ from the upstream's", bad)
 	}
 }
+
+// TestProxy_Limits runs observer-proxy with its limits set from the environment and checks each
+// answer the client gets and each turn the store keeps: a silent upstream answered with a 504 once
+// [proxy] response_header_timeout passes, a body over [proxy] max_body_bytes with a 413, and a
+// request from a rebinding page or a browser refused with a 403 and not recorded.
+func TestProxy_Limits(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Header.Get("X-Silent") != "" {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_limits","type":"message","model":"claude-haiku-4-5","stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":3}}`)
+	}))
+	defer up.Close()
+	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL,
+		"OBSERVER_PROXY_RESPONSE_HEADER_TIMEOUT=1s", "OBSERVER_PROXY_MAX_BODY_BYTES=1048576")
+	s.spawn("observerctl", "bus")
+	s.spawn("observerctl", "writer")
+	s.spawn("observer-proxy")
+	waitHTTP(t, "http://"+proxyAddr+"/")
+
+	client := &http.Client{Timeout: 20 * time.Second}
+	post := func(body string, header ...string) (int, string, time.Duration) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+proxyAddr+"/v1/messages", strings.NewReader(body))
+		for i := 0; i+1 < len(header); i += 2 {
+			if header[i] == "Host" {
+				req.Host = header[i+1]
+			} else {
+				req.Header.Set(header[i], header[i+1])
+			}
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b), time.Since(start)
+	}
+	const small = `{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"hi"}]}`
+	if code, body, took := post(small, "X-Silent", "1"); code != 504 || took > 10*time.Second || !strings.Contains(body, `"timeout_error"`) {
+		t.Fatalf("silent upstream: %d after %v: %s", code, took, body)
+	}
+	big := `{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<20) + `"}]}`
+	if code, body, _ := post(big); code != 413 || !strings.Contains(body, `"request_too_large"`) {
+		t.Fatalf("2 MiB body: %d %s", code, body)
+	}
+	for _, h := range [][]string{{"Host", "rebound.example:8820"}, {"Origin", "https://page.example"}} {
+		if code, body, _ := post(small, h...); code != 403 || !strings.Contains(body, `"permission_error"`) {
+			t.Fatalf("%s %s: %d %s", h[0], h[1], code, body)
+		}
+	}
+	if code, body, _ := post(small, "Host", "localhost:1"); code != 200 {
+		t.Fatalf("localhost: %d %s", code, body)
+	}
+	s.waitCount(30*time.Second, 3, "SELECT count(*) FROM api_turns")
+	for class, status := range map[string]int{"upstream_timeout": 504, "request_too_large": 413, "": 200} {
+		if n := s.count("SELECT count(*) FROM api_turns WHERE error_class = ? AND status = ?", class, status); n != 1 {
+			t.Errorf("%d turns with error class %q and status %d, want 1", n, class, status)
+		}
+	}
+	time.Sleep(time.Second)
+	if n := s.count("SELECT count(*) FROM api_turns"); n != 3 {
+		t.Errorf("%d turns stored, want 3: a refused request was recorded", n)
+	}
+}

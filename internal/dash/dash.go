@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/loopback"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -107,7 +108,7 @@ func New(opts Options) (*Server, error) {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return nil, fmt.Errorf("[dash] addr %q: bad port", opts.Addr)
 	}
-	s := &Server{opts: opts, loopback: isLoopbackHost(host), port: port, live: NewHub()}
+	s := &Server{opts: opts, loopback: loopback.Host(host), port: port, live: NewHub()}
 	if !s.loopback && opts.Token == "" {
 		return nil, ErrNeedToken
 	}

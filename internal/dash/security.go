@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/observerhq/observer/pkg/loopback"
 )
 
 // The dashboard's defences, applied to every request before routing:
@@ -32,16 +34,6 @@ const (
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// isLoopbackHost reports whether host (no port, brackets allowed) is a loopback name or address.
-func isLoopbackHost(host string) bool {
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // hostAllowed checks a request's Host header: a loopback host, and the listening port.
 func (s *Server) hostAllowed(hostport string) bool {
 	host, port, err := net.SplitHostPort(hostport)
@@ -49,7 +41,7 @@ func (s *Server) hostAllowed(hostport string) bool {
 		// No port: only right when the dashboard listens on the scheme's default port.
 		host, port = hostport, "80"
 	}
-	return port == s.port && isLoopbackHost(host)
+	return port == s.port && loopback.Host(host)
 }
 
 func sameSecret(a, b string) bool {

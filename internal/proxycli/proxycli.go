@@ -18,6 +18,7 @@ import (
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/loopback"
 	"github.com/observerhq/observer/pkg/proxy"
 )
 
@@ -61,7 +62,7 @@ func serve(c *cli.Context) error {
 		return cli.Exit(err, 64)
 	}
 	go pf.Run(ctx)
-	if !proxy.IsLoopback(cfg.Proxy.Addr) {
+	if !loopback.Addr(cfg.Proxy.Addr) {
 		logger.Warn("the proxy listens beyond loopback: anyone who reaches it can spend your API keys' credit through it", "addr", cfg.Proxy.Addr)
 	}
 	ln, err := net.Listen("tcp", cfg.Proxy.Addr)
@@ -78,6 +79,8 @@ func serve(c *cli.Context) error {
 	p, err := proxy.New(proxy.Config{
 		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream,
 		Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
+		ConnectTimeout: cfg.Proxy.ConnectTimeout.D(), ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout.D(),
+		MaxBodyBytes: cfg.Proxy.MaxBodyBytes, ListenAddr: cfg.Proxy.Addr,
 	})
 	if err != nil {
 		return cli.Exit(err, 64)

@@ -15,10 +15,17 @@
 // What it never does: fail or slow a client because of observer. Request bodies are parsed beside
 // the forwarding, events are published from a queue by background workers, and the bus client
 // spools them to disk while the bus is down.
+//
+// What it answers itself, in the provider's error shape: 403 to a request from a web page (see
+// guard), 413 to a body over Config.MaxBodyBytes (read no further), 502 when the upstream cannot
+// be reached, 504 when it cannot be connected to within Config.ConnectTimeout or sends no headers
+// within Config.ResponseHeaderTimeout. All but the 403s are recorded as turns with their error
+// class (upstream_unreachable, upstream_connect_timeout, upstream_timeout, request_too_large).
 package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +35,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -57,9 +65,28 @@ type Config struct {
 	Coster            Coster    // nil: costs are 0 and marked unknown
 	Logger            *slog.Logger
 	Host, User        string // stamped on events
-	// Transport reaches the upstreams; nil uses a tuned clone of http.DefaultTransport.
+	// Transport reaches the upstreams; nil uses a tuned clone of http.DefaultTransport with the
+	// two timeouts below. A given Transport keeps its own.
 	Transport http.RoundTripper
+	// ConnectTimeout bounds connecting to an upstream, TCP and TLS (0: DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for an upstream's response headers once the request
+	// is sent (0: DefaultResponseHeaderTimeout). The body, a stream say, is not bounded.
+	ResponseHeaderTimeout time.Duration
+	// MaxBodyBytes is the largest request body of a model endpoint (0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// ListenAddr is where the proxy listens: its host is accepted in a Host header besides the
+	// loopback names.
+	ListenAddr string
 }
+
+// Defaults of the Config limits, as in config.Default.
+const (
+	DefaultConnectTimeout        = 10 * time.Second
+	DefaultResponseHeaderTimeout = 10 * time.Minute
+	// DefaultMaxBodyBytes is twice the largest request the Messages API accepts (32 MB).
+	DefaultMaxBodyBytes = 64 << 20
+)
 
 // Proxy is an http.Handler.
 type Proxy struct {
@@ -67,6 +94,9 @@ type Proxy struct {
 	upstreams map[string]*url.URL
 	rp        *httputil.ReverseProxy
 	logger    *slog.Logger
+	guard     guard
+	maxBody   int64
+	timeouts  [2]time.Duration // connect, response headers (what the messages say)
 
 	queueMu sync.RWMutex // held for reading while sending to queue; Close takes it to close queue
 	queue   chan *event.Event
@@ -86,6 +116,10 @@ func New(cfg Config) (*Proxy, error) {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	p.guard = newGuard(cfg.ListenAddr)
+	p.maxBody = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
+	p.timeouts = [2]time.Duration{cmp.Or(max(cfg.ConnectTimeout, 0), DefaultConnectTimeout),
+		cmp.Or(max(cfg.ResponseHeaderTimeout, 0), DefaultResponseHeaderTimeout)}
 	for name, raw := range map[string]string{Anthropic: cfg.AnthropicUpstream, OpenAI: cfg.OpenAIUpstream} {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -99,6 +133,11 @@ func New(cfg Config) (*Proxy, error) {
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
 		t.IdleConnTimeout = 90 * time.Second
+		// A silent upstream must not hold a client for ever: bound the connection (TCP and TLS) and
+		// the wait for the response headers, never the body (a stream runs as long as it runs).
+		t.DialContext = (&net.Dialer{Timeout: p.timeouts[0], KeepAlive: 30 * time.Second}).DialContext
+		t.TLSHandshakeTimeout = p.timeouts[0]
+		t.ResponseHeaderTimeout = p.timeouts[1]
 		// The proxy reads usage from compressed bodies itself and passes them on untouched.
 		t.DisableCompression = true
 		tr = t
@@ -126,6 +165,9 @@ type turnCtx struct {
 	header  http.Header // the client's request headers (never stored)
 	bytesIn int64
 	filter  bool
+	// connected is set once the proxy holds a connection to the upstream: a timeout before it
+	// is a connect timeout, after it a response header timeout.
+	connected atomic.Bool
 }
 
 type ctxKey struct{}
@@ -133,14 +175,30 @@ type ctxKey struct{}
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	rt := routeFor(r)
+	if class, msg := p.guard.refuse(r); class != "" {
+		p.logger.Warn("refused a request", "class", class, "host", r.Host, "origin", r.Header.Get("Origin"),
+			"sec_fetch_site", r.Header.Get("Sec-Fetch-Site"), "remote", r.RemoteAddr, "path", r.URL.Path)
+		p.writeError(w, rt.provider, http.StatusForbidden, class, msg)
+		return
+	}
 	if !rt.metered {
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, &turnCtx{route: rt, start: time.Now()}))
 		p.rp.ServeHTTP(w, r)
 		return
 	}
 	tc := &turnCtx{route: rt, start: time.Now(), info: make(chan requestInfo, 1), header: r.Header.Clone()}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r, p.maxBody)
 	r.Body.Close()
+	if errors.Is(err, errTooLarge) {
+		tc.bytesIn = max(r.ContentLength, p.maxBody+1)
+		msg := fmt.Sprintf("observer-proxy: the request body is larger than [proxy] max_body_bytes (%d bytes); "+
+			"raise it in config.toml (or OBSERVER_PROXY_MAX_BODY_BYTES) if the API takes larger requests", p.maxBody)
+		// The rest of the body stays unread: the connection cannot carry another request.
+		w.Header().Set("Connection", "close")
+		p.writeError(w, rt.provider, http.StatusRequestEntityTooLarge, "request_too_large", msg)
+		p.recordFailure(tc, requestInfo{}, http.StatusRequestEntityTooLarge, "request_too_large", msg)
+		return
+	}
 	if err != nil {
 		p.writeError(w, rt.provider, http.StatusBadRequest, "invalid_request_error",
 			"observer-proxy: could not read the request body: "+err.Error())
@@ -165,9 +223,52 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.rp.ServeHTTP(w, r)
 }
 
+// errTooLarge is a request body over the proxy's limit.
+var errTooLarge = errors.New("request body too large")
+
+// readBody reads a request body of at most limit bytes, holding no more than that: a body whose
+// Content-Length is larger is refused unread, one without a length is read to one byte past the
+// limit at most, and a body of known length is read into a buffer of its exact size.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errTooLarge
+	}
+	if r.ContentLength >= 0 {
+		body := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	// Chunked: read into blocks, not a slice that grows by copying (io.ReadAll would leave about
+	// four times the body in garbage behind it), and join them once the end is seen.
+	var blocks [][]byte
+	var n int64
+	for {
+		b := make([]byte, min(1<<20, limit+1-n))
+		k, err := io.ReadFull(r.Body, b)
+		blocks, n = append(blocks, b[:k]), n+int64(k)
+		switch {
+		case n > limit:
+			return nil, errTooLarge
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			body := make([]byte, 0, n)
+			for _, b := range blocks {
+				body = append(body, b...)
+			}
+			return body, nil
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	tc := pr.In.Context().Value(ctxKey{}).(*turnCtx)
 	pr.SetURL(p.upstreams[tc.route.provider])
+	pr.Out = pr.Out.WithContext(httptrace.WithClientTrace(pr.Out.Context(), &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { tc.connected.Store(true) },
+	}))
 	pr.Out.Host = ""
 	if tc.filter {
 		// The proxy edits this stream; keep it uncompressed.
@@ -286,6 +387,7 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	ev.Client = clientOf(tc.header)
 	ev.SessionID = sessionOf(tc.header, info)
 	ev.Host, ev.User = p.cfg.Host, p.cfg.User
+	scrubError(t)
 	ev.APITurn = t
 	p.turns.Add(1)
 	p.lastTurn.Store(time.Now().UnixMilli())
@@ -358,19 +460,34 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 		provider = tc.route.provider
 	}
 	status, class := http.StatusBadGateway, "upstream_unreachable"
-	msg := fmt.Sprintf("observer-proxy: the %s upstream %s could not be reached: %v", provider, p.upstreams[provider].Redacted(), err)
-	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+	up := p.upstreams[provider].Redacted()
+	msg := fmt.Sprintf("observer-proxy: the %s upstream %s could not be reached: %v", provider, up, err)
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) || r.Context().Err() != nil:
 		status, class, msg = 499, "client_disconnected", "the client closed the connection before the upstream answered"
+	case errors.As(err, &ne) && ne.Timeout() && (tc == nil || !tc.connected.Load()):
+		status, class = http.StatusGatewayTimeout, "upstream_connect_timeout"
+		msg = fmt.Sprintf("observer-proxy: could not connect to the %s upstream %s within %v ([proxy] connect_timeout): %v",
+			provider, up, p.timeouts[0], err)
+	case errors.As(err, &ne) && ne.Timeout():
+		status, class = http.StatusGatewayTimeout, "upstream_timeout"
+		msg = fmt.Sprintf("observer-proxy: the %s upstream %s sent no response headers within %v ([proxy] response_header_timeout)",
+			provider, up, p.timeouts[1])
 	}
 	if status != 499 {
 		p.writeError(w, provider, status, class, msg)
-		p.logger.Warn("upstream unreachable", "provider", provider, "err", err)
+		p.logger.Warn("upstream failed", "provider", provider, "class", class, "err", err)
 	}
 	if tc == nil || !tc.route.metered {
 		return
 	}
-	info := <-tc.info
-	t := &event.APITurn{Provider: provider, Endpoint: tc.route.endpoint, Model: info.Model, Stream: info.Stream,
+	p.recordFailure(tc, <-tc.info, status, class, msg)
+}
+
+// recordFailure queues the turn of a request the proxy answered itself.
+func (p *Proxy) recordFailure(tc *turnCtx, info requestInfo, status int, class, msg string) {
+	t := &event.APITurn{Provider: tc.route.provider, Endpoint: tc.route.endpoint, Model: info.Model, Stream: info.Stream,
 		Status: status, ErrorClass: class, ErrorMessage: truncate(msg, 2000), LatencyMs: ms(time.Since(tc.start)),
 		Messages: info.Messages, Tools: info.Tools, BytesIn: tc.bytesIn, Reliability: event.ReliabilityAccurate}
 	p.enqueue(tc, info, t)
@@ -391,11 +508,15 @@ func (p *Proxy) writeError(w http.ResponseWriter, provider string, status int, c
 }
 
 func anthropicErrorType(status int) string {
-	switch {
-	case status == http.StatusBadRequest:
+	switch status {
+	case http.StatusBadRequest:
 		return "invalid_request_error"
-	case status >= 500:
-		return "api_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusGatewayTimeout:
+		return "timeout_error"
 	}
 	return "api_error"
 }
@@ -452,17 +573,4 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// IsLoopback reports whether addr listens only on a loopback interface.
-func IsLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -54,7 +54,7 @@ func (c *capture) nextEvent(tb testing.TB) event.Event {
 	select {
 	case ev := <-c.ch:
 		return ev
-	case <-time.After(60 * time.Second): // a 100 MB request body takes long to parse under -race
+	case <-time.After(60 * time.Second): // a 64 MiB request body takes long to parse under -race
 		tb.Fatal("no event within 60s")
 	}
 	return event.Event{}
@@ -491,11 +491,12 @@ func TestProxy_BodyNotJSONAndHugeBody(t *testing.T) {
 		t.Fatalf("turn %+v", turn)
 	}
 
-	// 100 MB of valid JSON: forwarded intact.
-	big := make([]byte, 0, 100<<20+100)
-	big = append(big, `{"model":"claude-opus-4-5","messages":[{"role":"user","content":"`...)
-	big = append(big, bytes.Repeat([]byte("a"), 100<<20)...)
-	big = append(big, `"}]}`...)
+	// Valid JSON of exactly the default [proxy] max_body_bytes: forwarded intact.
+	prefix, suffix := `{"model":"claude-opus-4-5","messages":[{"role":"user","content":"`, `"}]}`
+	big := make([]byte, 0, DefaultMaxBodyBytes)
+	big = append(big, prefix...)
+	big = append(big, bytes.Repeat([]byte("a"), DefaultMaxBodyBytes-len(prefix)-len(suffix))...)
+	big = append(big, suffix...)
 	sum := sha256.Sum256(big)
 	resp, err = http.Post(srv.URL+"/v1/messages", "application/json", bytes.NewReader(big))
 	if err != nil {
@@ -507,7 +508,7 @@ func TestProxy_BodyNotJSONAndHugeBody(t *testing.T) {
 	json.NewDecoder(resp.Body).Decode(&out)
 	resp.Body.Close()
 	if out.Sha != fmt.Sprintf("%x", sum) {
-		t.Fatal("the 100 MB body reached the upstream altered")
+		t.Fatal("the 64 MiB body reached the upstream altered")
 	}
 	if turn := cp.next(t); turn.BytesIn != int64(len(big)) || turn.Input != int64(len(big)) || turn.Messages != 1 {
 		t.Fatalf("turn bytes_in %d input %d messages %d", turn.BytesIn, turn.Input, turn.Messages)

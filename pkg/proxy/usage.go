@@ -6,6 +6,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/jsonscan"
+	"github.com/observerhq/observer/pkg/scrub"
 )
 
 // turnUsage accumulates what the response says about the turn, from a JSON body or from the
@@ -125,7 +126,15 @@ func (u *turnUsage) applyError(e *apiError) {
 			u.ErrClass = s
 		}
 	}
-	u.ErrMsg = e.Message
+	// An upstream's error can echo the request (its x-api-key, a bearer token, passwords in the
+	// prompt): scrub it whole, before record cuts it.
+	u.ErrMsg = scrub.String(e.Message)
+}
+
+// scrubError scrubs what an api_turn keeps of an error, whatever made it: the upstream's class
+// and message (which applyError scrubbed already, whole) or a transport error's text.
+func scrubError(t *event.APITurn) {
+	t.ErrorClass, t.ErrorMessage = scrub.String(t.ErrorClass), scrub.String(t.ErrorMessage)
 }
 
 // parseJSONBody reads a whole (non-streaming) response body.
