@@ -149,6 +149,11 @@ func TestWatch_CodexLive(t *testing.T) {
 		t.Fatalf("no successful tool call stored from the rollout; actions: %v", have)
 	}
 	s.waitCount(10*time.Second, 2, "SELECT count(*) FROM api_turns WHERE client = 'codex'")
+	// Codex 0.171 writes the prompt as an item_completed UserMessage (and a user message item), not
+	// as user_message: one prompt, once.
+	if n := s.count("SELECT count(*) FROM actions WHERE client = 'codex' AND type = 'user_prompt' AND target = 'list the files'"); n != 1 {
+		t.Errorf("%d user_prompt actions for the one prompt, want 1", n)
+	}
 	out, errOut, code := s.ctl(nil, "cost", "--json")
 	if code != 0 {
 		t.Fatalf("cost: %d %s", code, errOut)

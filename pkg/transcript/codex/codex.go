@@ -86,7 +86,9 @@
 // known failure phrase ("patch rejected", "failed to parse function arguments", ...).
 //
 // Other actions: event_msg user_message is the user_prompt (the text after Codex's "## My request
-// for Codex:" marker when present). response_item messages with role user are not prompts in the
+// for Codex:" marker when present); Codex 0.171 writes no user_message and reports the prompt as
+// event_msg item_completed with a UserMessage item instead. A session's prompts come from the
+// first of the two forms it shows, so a prompt written in both counts once. response_item messages with role user are not prompts in the
 // envelope format: Codex writes the typed prompt there too, beside injected context (AGENTS.md,
 // <environment_context>, <user_instructions>, permissions); in the bare format, which has no
 // event_msg, a user message that is not such a preamble is the prompt. task_complete,

@@ -75,6 +75,11 @@ type state struct {
 
 	SessionModel string `json:"smodel,omitempty"` // model last reported in a session event
 	Epoch        int    `json:"epoch,omitempty"`
+
+	// PromptForm is where this session's prompts come from, the first form seen: event_msg
+	// user_message (Codex up to 0.16x) or event_msg item_completed with a UserMessage item (0.171).
+	// A prompt written in both forms is counted once.
+	PromptForm string `json:"pform,omitempty"`
 }
 
 type kv struct {
@@ -493,6 +498,25 @@ type eventMsg struct {
 		Tool   string `json:"tool"`
 	} `json:"invocation"`
 	Result json.RawMessage `json:"result"`
+	Item   *struct {
+		Type    string          `json:"type"`
+		ID      string          `json:"id"`
+		Content json.RawMessage `json:"content"`
+	} `json:"item"`
+}
+
+// prompt yields the user_prompt action of an envelope-format session, from form ("user_message"
+// or "item"), unless the session's prompts come from the other form.
+func (p *Parser) prompt(msg, form string, t time.Time, hasTime bool) ([]event.Event, error) {
+	if p.st.Legacy || (p.st.PromptForm != "" && p.st.PromptForm != form) {
+		return nil, nil
+	}
+	if err := needTime(hasTime, form); err != nil {
+		return nil, err
+	}
+	p.st.PromptForm = form
+	return []event.Event{p.action(p.contentID("user_prompt", msg), t,
+		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(msg))})}, nil
 }
 
 // knownEvents are event_msg types that carry nothing this package reports.
@@ -503,7 +527,7 @@ var knownEvents = map[string]bool{
 	"patch_apply_begin": true, "mcp_tool_call_begin": true, "web_search_begin": true,
 	"turn_diff": true, "plan_update": true, "entered_review_mode": true, "exited_review_mode": true,
 	"undo_started": true, "undo_completed": true, "warning": true, "background_event": true,
-	"context_compacted": true, "item_started": true, "item_completed": true, "view_image_tool_call": true,
+	"context_compacted": true, "item_started": true, "view_image_tool_call": true,
 	"thread_name_updated": true, "session_name_updated": true, "session_configured": true,
 	"shutdown_complete": true, "deprecation_notice": true, "exec_approval_request": true,
 	"apply_patch_approval_request": true, "elicitation_request": true, "request_user_input": true,
@@ -536,15 +560,14 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		}
 		return nil, nil
 	case "user_message":
-		if p.st.Legacy {
+		return p.prompt(jsonText(e.Message), "user_message", t, hasTime)
+	case "item_completed":
+		// Codex 0.171 reports the turn's items as they complete; a UserMessage is the prompt.
+		// The other items (commands, agent messages) are read from their response_item lines.
+		if e.Item == nil || e.Item.Type != "UserMessage" {
 			return nil, nil
 		}
-		msg := jsonText(e.Message)
-		if err := needTime(hasTime, "user_message"); err != nil {
-			return nil, err
-		}
-		return []event.Event{p.action(p.contentID("user_prompt", msg), t,
-			&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(msg))})}, nil
+		return p.prompt(contentText(e.Item.Content), "item", t, hasTime)
 	case "task_complete":
 		if err := needTime(hasTime, "task_complete"); err != nil {
 			return nil, err
