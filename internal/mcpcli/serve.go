@@ -35,6 +35,7 @@ func serve(c *cli.Context) error {
 	}
 	opts := mcpserver.Options{
 		StorePath: cfg.StorePath(),
+		Home:      cfg.Home,
 		Project:   project.Root(dir),
 		Session:   clientSession(),
 		Logger:    logger,

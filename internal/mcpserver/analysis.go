@@ -14,43 +14,6 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// ftsQuery turns what an agent typed into an FTS5 query that cannot be a syntax error: every
-// word, and every "quoted phrase", becomes a quoted FTS5 string, all of which must match; a word
-// ending in * stays a prefix query.
-func ftsQuery(q string) string {
-	var terms []string
-	add := func(t string, prefix bool) {
-		if t = strings.TrimSpace(t); t == "" {
-			return
-		}
-		t = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		if prefix {
-			t += "*"
-		}
-		terms = append(terms, t)
-	}
-	for q = strings.TrimSpace(q); q != ""; q = strings.TrimSpace(q) {
-		if q[0] == '"' {
-			end := strings.IndexByte(q[1:], '"')
-			if end < 0 {
-				add(q[1:], false)
-				break
-			}
-			add(q[1:1+end], false)
-			q = q[end+2:]
-			continue
-		}
-		end := strings.IndexAny(q, " \t\n\"")
-		if end < 0 {
-			end = len(q)
-		}
-		word := q[:end]
-		add(strings.TrimRight(word, "*"), strings.HasSuffix(word, "*"))
-		q = q[end:]
-	}
-	return strings.Join(terms, " ")
-}
-
 type hit struct {
 	act
 	Snip string `json:"snip"`
@@ -68,15 +31,19 @@ type searchAnswer struct {
 const maxSearchScan = 1000
 
 // search runs the full-text index over tool outputs newest first (FTS5 walks rowids backwards
-// and the LIMIT stops it), keeping the project's, among the newest maxSearchScan matches. The
+// and the LIMIT stops it), keeping the project's, among the newest maxSearchScan matches, each
+// with a snippet marked in Go (see markTerms: FTS5's snippet() is quadratic in the matches). The
 // index is built by the writer in batches, so the last seconds of output may not be searchable
 // yet.
 func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error) {
-	fq := ftsQuery(in.Query)
+	fq, terms, err := parseQuery(in.Query)
+	if err != nil {
+		return nil, err
+	}
 	if fq == "" {
 		return nil, errors.New("query is empty")
 	}
-	cond, args := "", []any{fq}
+	cond, args := "", []any{maxSnipScan, fq}
 	proj := ""
 	n := limit(in.Limit, defLimit)
 	var bound int64
@@ -96,7 +63,7 @@ func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error
 	}
 	args = append(args, n)
 	rows, err := db.QueryContext(ctx, `SELECT a.id, a.ts, a.session_id, a.type, a.target, a.project,
-		snippet(tool_output_fts, 0, '«', '»', '…', 12)
+		substr(o.output, 1, ?)
 		FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
 		WHERE tool_output_fts MATCH ?`+cond+` ORDER BY tool_output_fts.rowid DESC LIMIT ?`, args...)
 	if err != nil {
@@ -108,12 +75,13 @@ func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error
 	for rows.Next() {
 		var h hit
 		var ts int64
-		var sid, target, p string
-		if err := rows.Scan(&h.ID, &ts, &sid, &h.Type, &target, &p, &h.Snip); err != nil {
+		var sid, target, p, out string
+		if err := rows.Scan(&h.ID, &ts, &sid, &h.Type, &target, &p, &out); err != nil {
 			return nil, err
 		}
 		h.Ago, h.Sess, h.Target = ago(now, ts), short(sid), clip(rel(p, target), 120)
-		h.Snip = strings.Join(strings.Fields(h.Snip), " ")
+		marks, _ := markTerms(out, terms)
+		h.Snip = strings.Join(strings.Fields(snippet(out, marks, snipBytes)), " ")
 		ans.Hits = append(ans.Hits, h)
 	}
 	if err := rows.Err(); err != nil {
@@ -197,10 +165,7 @@ func (s *Server) patterns(ctx context.Context, db *dbh, in patternArgs) (any, er
 		return ans, err
 	}
 
-	ans.Days = in.Days
-	if ans.Days <= 0 {
-		ans.Days = 7
-	}
+	ans.Days = daysOf(in.Days)
 	since := now - int64(ans.Days)*86400000
 	if err := scanRows(ctx, db, func(r *sql.Rows) error {
 		var f fileUse
@@ -240,6 +205,21 @@ func (s *Server) patterns(ctx context.Context, db *dbh, in patternArgs) (any, er
 		return nil, notice("nothing recorded in " + proj + " in the last " + strconv.Itoa(ans.Days) + " days")
 	}
 	return ans, nil
+}
+
+// maxDays caps a days argument (the answer says the days it covers): a window is a range of
+// the project's index, and a larger number would overflow the milliseconds it is counted in.
+const maxDays = 366
+
+// daysOf returns a days argument: 7 by default, at most maxDays.
+func daysOf(n int) int {
+	switch {
+	case n <= 0:
+		return 7
+	case n > maxDays:
+		return maxDays
+	}
+	return n
 }
 
 func scanRows(ctx context.Context, db *dbh, each func(*sql.Rows) error, query string, args ...any) error {
@@ -350,10 +330,7 @@ func (s *Server) costSummary(ctx context.Context, db *dbh, in costArgs) (any, er
 	if err != nil {
 		return nil, err
 	}
-	days := in.Days
-	if days <= 0 {
-		days = 7
-	}
+	days := daysOf(in.Days)
 	c, err := projectCost(ctx, db, proj, s.opts.Now().Add(-time.Duration(days)*24*time.Hour).UnixMilli())
 	if err != nil {
 		return nil, err

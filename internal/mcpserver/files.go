@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/observerhq/observer/internal/freshness"
@@ -59,9 +61,9 @@ func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, 
 		}
 		sess = x.ID
 	}
-	relF, absF := fileForms(proj, in.Path)
-	if absF == "" {
-		return nil, errors.New("path is relative and the project is unknown: pass an absolute path")
+	relF, absF, realF, err := s.fileIn(ctx, db, proj, in.Path)
+	if err != nil {
+		return nil, err
 	}
 	now := s.now()
 	ans := freshAnswer{Path: relF}
@@ -92,7 +94,8 @@ func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, 
 		ans.Seen = &act{Ago: ago(now, seenAt), Sess: short(seenSess)}
 	}
 
-	fi, statErr := os.Stat(absF)
+	// The resolved path: what was decided on is what is read.
+	fi, statErr := os.Stat(realF)
 	switch {
 	case errors.Is(statErr, fs.ErrNotExist):
 		ans.State = "missing"
@@ -103,7 +106,7 @@ func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, 
 	ans.Size, ans.Modified = fi.Size(), ago(now, fi.ModTime().UnixMilli())
 	switch {
 	case hasSeen && seenHash != "":
-		hash, _, err := freshness.HashFile(absF)
+		hash, _, err := freshness.HashFile(realF)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +167,10 @@ func (s *Server) fileHistory(ctx context.Context, db *dbh, in historyArgs) (any,
 	if err != nil {
 		return nil, err
 	}
-	relF, absF := fileForms(proj, in.Path)
+	relF, absF, _, err := s.fileIn(ctx, db, proj, in.Path)
+	if err != nil {
+		return nil, err
+	}
 	ans := historyAnswer{Path: relF, Acts: []act{}}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND target IN (?, ?)`,
 		proj, relF, absF).Scan(&ans.N); err != nil {
@@ -189,4 +195,93 @@ func (s *Server) fileHistory(ctx context.Context, db *dbh, in historyArgs) (any,
 		ans.Acts = append(ans.Acts, a)
 	}
 	return ans, rows.Err()
+}
+
+// maxLinks bounds the symbolic links resolve follows, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// fileIn resolves a tool's file argument (relative to the project, or absolute) and decides
+// whether the tool may answer for it: only for a file inside the project, whose root must be the
+// client's own project or one observer recorded, and not the file system root, and never for a
+// file in observer's home (its bus token, its store). The decision is taken on the path with `..` and every symbolic link resolved
+// (realF), on both sides, so that neither a link inside the project nor a project argument naming
+// any directory reaches a file outside it. Without this an agent could learn through observer the
+// size and age of any file the server can stat, /etc/shadow or bus.token, which its client would
+// not show it. relF and absF are the forms the store records the file under.
+func (s *Server) fileIn(ctx context.Context, db *dbh, proj, path string) (relF, absF, realF string, err error) {
+	relF, absF = fileForms(proj, path)
+	if absF == "" {
+		return "", "", "", errors.New("path is relative and the project is unknown: pass an absolute path")
+	}
+	if proj != s.opts.Project {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE path = ?`, proj).Scan(&n); err != nil {
+			return "", "", "", err
+		}
+		if n == 0 {
+			return "", "", "", fmt.Errorf("project %s is not recorded by observer: file tools answer for files of the client's project or of a recorded one", proj)
+		}
+	}
+	realF, err = resolve(absF)
+	if err != nil {
+		return "", "", "", fmt.Errorf("path %s: %w", path, err)
+	}
+	realProj, err := resolve(proj)
+	if err != nil {
+		return "", "", "", fmt.Errorf("project %s: %w", proj, err)
+	}
+	if filepath.Dir(realProj) == realProj {
+		// A client that spawns its servers in / (some desktop clients do) has no project.
+		return "", "", "", fmt.Errorf("the project is the file system root %s: file tools answer for files of a project; pass project", realProj)
+	}
+	if !within(realProj, realF) {
+		return "", "", "", fmt.Errorf("path %s is outside the project %s: file tools answer for files inside the project only", path, proj)
+	}
+	home := filepath.Clean(s.opts.Home)
+	realHome, err := resolve(home)
+	if err != nil {
+		return "", "", "", err
+	}
+	if within(home, absF) || within(realHome, realF) {
+		return "", "", "", fmt.Errorf("path %s is in observer's home %s: observer does not answer for its own files", path, home)
+	}
+	return relF, absF, realF, nil
+}
+
+// within reports whether path is root or lies below it; both are clean and absolute.
+func within(root, path string) bool {
+	r, err := filepath.Rel(root, path)
+	return err == nil && r != ".." && !strings.HasPrefix(r, "../") && !filepath.IsAbs(r)
+}
+
+// resolve returns the absolute path p with every symbolic link resolved, like
+// filepath.EvalSymlinks, except that the file need not exist: the missing part is appended to its
+// longest existing prefix, and a dangling link is followed to where it points.
+func resolve(p string) (string, error) {
+	p = filepath.Clean(p)
+	rest := ""
+	for links := 0; ; {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if target, lerr := os.Readlink(p); lerr == nil { // a dangling link: follow it
+			if links++; links > maxLinks {
+				return "", errors.New("too many levels of symbolic links")
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(p), target)
+			}
+			p = filepath.Clean(target)
+			continue
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest), nil
+		}
+		rest, p = filepath.Join(filepath.Base(p), rest), parent
+	}
 }

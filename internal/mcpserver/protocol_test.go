@@ -153,6 +153,12 @@ func TestBadInput(t *testing.T) {
 		{"MissingArgument", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"check_file_freshness","arguments":{}}}`, "12", 0, "path"},
 		{"UnknownArgument", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get_file_history","arguments":{"path":"a","sesion":"x"}}}`, "13", 0, "unknown argument \"sesion\""},
 		{"ArgumentsNotObject", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"get_cost_summary","arguments":[1,2]}}`, "14", 0, ""},
+		// MCP 2025-06-18 removed JSON-RPC batching: every batch is refused, and the session goes on.
+		{"EmptyBatch", `[]`, "null", -32600, "batch"},
+		{"BatchOfNumbers", `[1,2]`, "null", -32600, "batch"},
+		{"BatchOfRequests", `[{"jsonrpc":"2.0","id":15,"method":"tools/list"},{"jsonrpc":"2.0","id":16,"method":"ping"}]`, "null", -32600, "batch"},
+		{"NoMethodNoResult", `{"jsonrpc":"2.0","id":3}`, "3", -32600, "invalid request"},
+		{"NoMethodNoResultStringID", `{"jsonrpc":"2.0","id":"x"}`, `"x"`, -32600, "invalid request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.send(tc.line)

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/observerhq/observer/pkg/project"
 )
 
 // Limits every list answer follows: a default when the agent names none, and a cap.
@@ -63,7 +61,13 @@ func (s *Server) projectOf(ctx context.Context, db *dbh, arg string) (string, er
 			break
 		}
 	}
-	return project.Root(arg), nil
+	// Not recorded: the client's own project when the path lies in it (it may not be recorded
+	// yet), else the path itself, which nothing is recorded for. The file system is not searched
+	// for a repository root: observer reads nothing outside the client's project on an agent's word.
+	if s.opts.Project != "" && within(s.opts.Project, arg) {
+		return s.opts.Project, nil
+	}
+	return arg, nil
 }
 
 // session is a sessions row.

@@ -14,16 +14,29 @@
 //     ("ago") are relative to the server's clock: 45s, 12m, 3h, 5d.
 //   - Indexed: every query is an index range (migration 0003 adds the project-scoped indexes), so
 //     a tool answers in milliseconds on a store with a million actions (BenchmarkTools).
+//   - Bounded work: every string argument has a byte limit (argLimits) checked before any query
+//     runs; a search query takes at most maxQueryBytes bytes and maxQueryTerms distinct terms, and
+//     its snippets are marked in time linear in the query and the outputs (snippet.go), where
+//     FTS5's snippet() is quadratic in the matches.
+//   - Confined file tools: check_file_freshness (which reads the disk) and get_file_history answer
+//     only for a file inside the tool's project, which must be the client's own or a recorded
+//     one, and never for a file in observer's home (Options.Home); `..` and symbolic links are
+//     resolved before deciding (fileIn). No other tool reads the file system.
 //   - Protocol errors, not crashes: an unknown tool and an unknown method get JSON-RPC errors from
 //     the SDK; arguments that fail their schema get a tool error result (isError, which the model
-//     can read and correct); a line on stdin that is not a JSON-RPC message gets a JSON-RPC parse
-//     or invalid-request error from guard.go, and the session goes on.
+//     can read and correct); a line on stdin the SDK would end the session on (not JSON-RPC, a
+//     batch, over maxLine bytes) gets a JSON-RPC parse or invalid-request error from guard.go,
+//     and the session goes on.
+//   - Answers before exit: when stdin ends, the requests already read are answered before Serve
+//     returns (within drainGrace).
 //
 // # Scope
 //
 // A tool's project is its `project` argument (a path, or a project's base name as stored), else
 // the project of the server's working directory (pkg/project.Root), which is where the client
-// spawned it. A session-scoped tool takes a `session` argument (an id or a prefix of one), else
+// spawned it. A path names the nearest recorded project holding it, else the client's project
+// when it lies inside, else itself: the file system is not searched for a repository root on an
+// agent's word. A session-scoped tool takes a `session` argument (an id or a prefix of one), else
 // the session of the client that spawned the server (Options.Session) when the store has it and no
 // other project was asked for, else the project's most recently active session. Each answer names
 // the session it used.
@@ -42,7 +55,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +72,9 @@ import (
 type Options struct {
 	// StorePath is the SQLite store. It may not exist yet.
 	StorePath string
+	// Home is observer's home ($OBSERVER_HOME): the file tools never answer for a file in it,
+	// whatever the project. Empty means the store's directory.
+	Home string
 	// Project is the default project root: the project of the server's working directory.
 	Project string
 	// Session is the default session: the session of the client that spawned the server, when
@@ -116,6 +134,12 @@ func New(opts Options) *Server {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.Home == "" {
+		opts.Home = filepath.Dir(opts.StorePath)
+	}
+	if abs, err := filepath.Abs(opts.Home); err == nil {
+		opts.Home = abs
 	}
 	s := &Server{opts: opts}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "observer", Version: opts.Version}, &mcp.ServerOptions{
@@ -202,15 +226,24 @@ func tool[In any](s *Server, name string, known []string, h func(ctx context.Con
 }
 
 // knownArgs refuses arguments the tool does not take: a misspelt optional argument would
-// otherwise be ignored and the agent answered about another scope than it asked for.
+// otherwise be ignored and the agent answered about another scope than it asked for. It also
+// refuses a string argument longer than its argLimits bound, before the handler sees it.
 func knownArgs(raw json.RawMessage, known []string) error {
 	var args map[string]json.RawMessage
 	if len(raw) == 0 || json.Unmarshal(raw, &args) != nil {
 		return nil // the schema validation already answered for what is not an object
 	}
-	for k := range args {
+	for _, k := range slices.Sorted(maps.Keys(args)) {
 		if !slices.Contains(known, k) {
 			return fmt.Errorf("unknown argument %q: this tool takes %s", k, strings.Join(known, ", "))
+		}
+		var v string
+		if max, ok := argLimits[k]; ok && json.Unmarshal(args[k], &v) == nil && len(v) > max {
+			msg := fmt.Sprintf("%s is %d bytes, over its limit of %d bytes", k, len(v), max)
+			if k == "query" {
+				msg = fmt.Sprintf("query is %d bytes; a query takes at most %s: search for the few words that matter", len(v), queryLimits)
+			}
+			return errors.New(msg)
 		}
 	}
 	return nil
@@ -232,11 +265,14 @@ func compactJSON(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// Serve runs the server on in and out (stdin and stdout) until in ends, the client closes the
-// session, or ctx is done. Lines that are not JSON-RPC messages are answered by the guard (see
-// guard.go) and never reach the SDK, which would otherwise end the session on them.
+// Serve runs the server on in and out (stdin and stdout) until in ends and the requests read
+// are answered, the client closes the session, or ctx is done. Lines the SDK cannot take (not
+// JSON-RPC, batches, over-long) are answered by the guard (see guard.go) and never reach it,
+// since it would end the session on them.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := s.mcp.Run(ctx, guard(in, out))
+	g := newGuard(in, out)
+	defer g.stop()
+	err := s.mcp.Run(ctx, g.transport())
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
 		return nil
 	}

@@ -14,6 +14,18 @@ import (
 // paid in every conversation that loads the server (TestToolsListSize holds the total under
 // maxListBytes).
 
+// argLimits bound the string arguments, in bytes, before any reaches SQL or FTS5, so that every
+// call costs bounded work and an argument pasted by mistake gets a clear error rather than a
+// search for it. (A maxLength in the schemas would tell the client too, at the cost of tools/list
+// bytes in every conversation.)
+var argLimits = map[string]int{
+	"path":    4096, // PATH_MAX
+	"project": 4096,
+	"session": 256, // ids are UUIDs or shorter
+	"command": 8192,
+	"query":   maxQueryBytes,
+}
+
 type fileArgs struct {
 	Path    string `json:"path"`
 	Project string `json:"project,omitempty"`
