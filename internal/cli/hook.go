@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/project"
+	"github.com/observerhq/observer/pkg/scrub"
 )
 
 // hookPayload holds the fields observer keeps from a Claude Code, Codex or Cursor hook call.
@@ -81,12 +83,29 @@ func runHook(c *cli.Context) error {
 	if err != nil {
 		return withCode(ExitBadInput, fmt.Errorf("hook: %w; event dropped", err))
 	}
+	evs, err := hookEvents(data, c.String("client"))
+	if err != nil {
+		return withCode(ExitBadInput, fmt.Errorf("hook: %w; event dropped", err))
+	}
+	res, err := publishEvents(c.Context, e, e.cfg.Hook.Timeout.D(), evs...)
+	if err != nil {
+		return fmt.Errorf("hook: %w", err)
+	}
+	if res == bus.Spooled {
+		e.logger.Debug("bus unreachable; hook event spooled", "dir", e.cfg.SpoolDir())
+	}
+	return nil
+}
+
+// hookEvents builds the events one hook payload publishes: the hook event, and for a lifecycle
+// hook the session's new state. client is the --client flag ("" guesses it).
+func hookEvents(data []byte, client string) ([]event.Event, error) {
 	var p hookPayload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return withCode(ExitBadInput, fmt.Errorf("hook: payload is not a JSON object (%v); event dropped", err))
+		return nil, fmt.Errorf("payload is not a JSON object (%v)", err)
 	}
 	if p.HookEventName == "" {
-		return withCode(ExitBadInput, fmt.Errorf("hook: payload has no hook_event_name; event dropped"))
+		return nil, errors.New("payload has no hook_event_name")
 	}
 	if p.SessionID == "" {
 		p.SessionID = p.ConversationID
@@ -94,7 +113,6 @@ func runHook(c *cli.Context) error {
 	if p.Cwd == "" && len(p.WorkspaceRoots) > 0 {
 		p.Cwd = p.WorkspaceRoots[0]
 	}
-	client := c.String("client")
 	if client == "" {
 		client = guessClient(p.TranscriptPath)
 	}
@@ -105,27 +123,22 @@ func runHook(c *cli.Context) error {
 	ev.Project = project.Root(p.Cwd)
 	ev.Host, _ = os.Hostname()
 	ev.User = os.Getenv("USER")
+	// The names kept are scrubbed like any text from a client (a no-op on the names clients send);
+	// the cwd and transcript path are kept as they are: the sessions join on them.
 	ev.Hook = &event.Hook{
-		Event:          p.HookEventName,
+		Event:          scrub.String(p.HookEventName),
 		Cwd:            p.Cwd,
 		TranscriptPath: p.TranscriptPath,
-		ToolName:       p.ToolName,
-		ToolUseID:      p.ToolUseID,
-		Matcher:        firstNonEmpty(p.Source, p.Trigger, p.NotificationType, p.Reason),
+		ToolName:       scrub.String(p.ToolName),
+		ToolUseID:      scrub.String(p.ToolUseID),
+		Matcher:        scrub.String(firstNonEmpty(p.Source, p.Trigger, p.NotificationType, p.Reason)),
 		PayloadBytes:   int64(len(data)),
 	}
 	evs := []event.Event{ev}
 	if s, ok := hookSession(&ev); ok {
 		evs = append(evs, s)
 	}
-	res, err := publishEvents(c.Context, e, e.cfg.Hook.Timeout.D(), evs...)
-	if err != nil {
-		return fmt.Errorf("hook: %w", err)
-	}
-	if res == bus.Spooled {
-		e.logger.Debug("bus unreachable; hook event spooled", "dir", e.cfg.SpoolDir())
-	}
-	return nil
+	return evs, nil
 }
 
 // readPayload reads a hook payload from r until EOF, at most limit bytes, waiting at most wait. A

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/scrub"
 )
 
 // Error codes of the errors the proxy makes itself, beside the JSON-RPC standard ones.
@@ -197,7 +199,8 @@ func (p *Proxy) Run(ctx context.Context, in io.Reader, out io.Writer) error {
 	if p.server == "" {
 		p.server = filepath.Base(p.opts.Command[0])
 	}
-	p.log.Info("wrapping an MCP server", "command", p.opts.Command, "pid", cmd.Process.Pid)
+	// A server's command line often carries its token (--api-key ..., a URL with a password).
+	p.log.Info("wrapping an MCP server", "command", scrub.String(strings.Join(p.opts.Command, " ")), "pid", cmd.Process.Pid)
 	p.toClient = &lineWriter{w: out, onError: p.clientGone}
 	p.toServer = &lineWriter{w: stdin}
 	p.rec.start()

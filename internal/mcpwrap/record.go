@@ -124,6 +124,8 @@ func toolError(result json.RawMessage) string {
 			break
 		}
 	}
+	// Scrubbed whole before the cut: a secret the cut split would no longer be recognized.
+	msg = scrub.String(msg)
 	if len(msg) > 500 {
 		msg = msg[:500] + "…"
 	}

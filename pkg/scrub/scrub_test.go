@@ -67,10 +67,18 @@ func FuzzPrefilters(f *testing.F) {
 	for _, s := range []string{"postgres://app:pw1234@db", "a://b:c@d", "sk-ant-0123456789abcdefghijkl"} {
 		f.Add(s)
 	}
+	addFormatSeeds(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, r := range rules {
-			if r.re.MatchString(s) && !r.may(s) {
+		mask := bigramMask(s)
+		for i, r := range rules {
+			if !r.re.MatchString(s) {
+				continue
+			}
+			if !r.may(s) {
 				t.Fatalf("rule %s: prefilter skips %q, which the expression matches", r.kind, s)
+			}
+			if gates[i] != 0 && mask&gates[i] == 0 {
+				t.Fatalf("rule %s: gate skips %q, which the expression matches", r.kind, s)
 			}
 		}
 	})
@@ -94,18 +102,22 @@ func FuzzFastMatchesExpressions(f *testing.F) {
 		`{"PassWord" : 'hunter22'}`, "x-api-key=abcdef", "my_secret_key:abcdefgh", "api_key=secret=abcdefgh",
 		"postgres://app:pw1234@db https://a:b@c/d", "1a://b:c@d", "basic\nQWxhZGRpbjpvcGVuIHNlc2FtZQ==",
 		"passwd =\t'abcdef'", "password=ééé", "xtoken abcdefghijklmnopqrstuvw", "password=abcdefsecret : zzzzzz",
+		`{"password" : "abcdefgh"}`, `password "= abcdefgh`, "redis://:pw1234@cache", "a://b:%41bc@d a://b:%s@d",
+		"a://b:$Xyz@d a://b:$xyz@d a://b:{pw}@d a://b:$@d",
 	} {
 		f.Add(s)
 	}
+	addFormatSeeds(f)
 	f.Fuzz(func(t *testing.T, s string) {
 		if foldsToASCII(s) {
 			return
 		}
-		for _, r := range rules {
+		for i := range rules {
+			r := &rules[i]
 			if r.fast == nil {
 				continue
 			}
-			if got, want := r.fast(s), r.apply(s); got != want {
+			if got, want := r.replaceAll(s, true), r.replaceAll(s, false); got != want {
 				t.Fatalf("rule %s on %q:\n fast       %q\n expression %q", r.kind, s, got, want)
 			}
 		}
