@@ -1,7 +1,8 @@
-// Package fakeapi is a scripted, offline fake of the Anthropic Messages API and the OpenAI
-// Responses and Chat Completions APIs. Tests use it as the upstream of the proxy and as the model
-// behind the real Claude Code and Codex CLIs; observer-fakeapi serves it for anyone who wants to
-// try the suite without a network or a key. It uses the standard library only.
+// Package fakeapi is a scripted, offline fake of the Anthropic Messages API, the OpenAI Responses
+// and Chat Completions APIs and the Gemini API. Tests use it as the upstream of the proxy and as
+// the model behind the real Claude Code, Codex and Gemini CLIs (and OpenCode, Kilo, Cline, Qwen
+// Code, Pi); observer-fakeapi serves it for anyone who wants to try the suite without a network or
+// a key. It uses the standard library only.
 //
 // # Endpoints
 //
@@ -12,11 +13,19 @@
 //	GET  /v1/responses + Upgrade     426: no WebSocket; Codex falls back to HTTP
 //	POST /v1/chat/completions        OpenAI Chat Completions, streaming or not
 //	GET  /v1/models                  a short list, in the Anthropic shape when the request carries
-//	                                 anthropic-version or x-api-key, else the OpenAI shape
+//	                                 anthropic-version or x-api-key, the Gemini shape with
+//	                                 x-goog-api-key, else the OpenAI shape
+//	POST /v1beta/models/{model}:generateContent         Gemini, one JSON response (also /v1/...)
+//	POST /v1beta/models/{model}:streamGenerateContent   Gemini stream: SSE with ?alt=sse (events
+//	                                 end in CRLF pairs, as the real API's do), else one JSON array
+//	                                 written element by element
+//	POST /v1beta/models/{model}:countTokens             {"totalTokens": Input+CacheRead}
+//	GET  /v1beta/models              a short list in the Gemini shape
 //
 // Anything else is a 404, and a body that is not a JSON object a 400, each in the provider's error
 // shape: {"type":"error","error":{"type":...,"message":...}} for Anthropic,
-// {"error":{"message":...,"type":"invalid_request_error"}} for OpenAI.
+// {"error":{"message":...,"type":"invalid_request_error"}} for OpenAI, {"error":{"code":404,
+// "message":...,"status":"NOT_FOUND"}} for Gemini (a /v1beta path or an x-goog-api-key header).
 //
 // # Script
 //
@@ -26,19 +35,26 @@
 //   - Anthropic: Bash with {"command":"ls"} when offered, else the first client tool with {}
 //     (server tools such as web_search_20250305 are never called). The message is a short text
 //     block followed by the tool_use block, as real models answer; stop_reason is tool_use.
-//   - OpenAI (both APIs): exec_command with its required string parameter, read from the tool's
-//     JSON schema (Codex calls it cmd), set to "ls"; else shell with {"command":["ls"]} ("ls"
-//     when the schema says command is a string); else the first function tool with {}.
+//   - OpenAI (both APIs) and Gemini (functionDeclarations): exec_command with its required string
+//     parameter, read from the tool's JSON schema (Codex calls it cmd), set to "ls"; else shell
+//     with {"command":["ls"]} ("ls" when the schema says command is a string); else a shell tool
+//     that takes the command line as a string or a list (bash: OpenCode, Kilo, Pi;
+//     run_shell_command: Gemini CLI, Qwen Code; run_commands: Cline) with "ls", every other
+//     required parameter a value of its schema; else the first function tool with {}. Gemini's
+//     answer is a text part followed by the functionCall part.
 //
 // Otherwise the answer is final text: TextAfterTool once the conversation holds a tool result
-// (Anthropic tool_result block; Responses *_call_output item; Chat message of role tool), else
-// TextNoTools. A request that asks for JSON output (Anthropic output_config.format, Responses
-// text.format, Chat response_format, of type json_schema) gets a small value of its schema
-// instead: Claude Code's session-title request asks for {"title": ...}.
+// (Anthropic tool_result block; Responses *_call_output item; Chat message of role tool; Gemini
+// functionResponse part), else TextNoTools. A request that asks for JSON output (Anthropic
+// output_config.format, Responses text.format, Chat response_format, of type json_schema; Gemini
+// generationConfig.responseMimeType application/json with responseJsonSchema or responseSchema,
+// whose types are in capitals) gets a small value of its schema instead: Claude Code's
+// session-title request asks for {"title": ...}, Gemini CLI's model router for a complexity score
+// (numbers are 1, or the schema's minimum: the router rejects 0).
 //
 // Every response names the request's model, or Config.Model when set. Ids are unique within a
-// Server: msg_fake_N, toolu_fake_N, resp_fake_N, fc_fake_N, call_fake_N, chatcmpl-fake-N, and the
-// request-id / x-request-id header req_fake_N.
+// Server: msg_fake_N, toolu_fake_N, resp_fake_N, fc_fake_N, call_fake_N, chatcmpl-fake-N,
+// gemresp_fake_N (Gemini's responseId), and the request-id / x-request-id header req_fake_N.
 //
 // # Usage
 //
@@ -59,7 +75,13 @@
 //	           Streaming: usage only when the request sets stream_options.include_usage, in a last
 //	           chunk with empty choices (the other chunks then carry "usage": null).
 //
-// The cache-write buckets exist only for Anthropic; OpenAI responses do not count them.
+//	Gemini     usageMetadata: promptTokenCount = Input + CacheRead (it includes the cached tokens),
+//	           cachedContentTokenCount = CacheRead, candidatesTokenCount = Output - Reasoning,
+//	           thoughtsTokenCount = Reasoning, totalTokenCount. Streaming: every chunk carries
+//	           usageMetadata, the prompt count alone until the last chunk (with finishReason STOP),
+//	           which carries it whole. toolUsePromptTokenCount is never sent.
+//
+// The cache-write buckets exist only for Anthropic; OpenAI and Gemini responses do not count them.
 //
 // # Request log
 //
@@ -67,8 +89,8 @@
 // request: method, path, the client's identifying headers, the session id, provider, model,
 // stream, whether the conversation held a tool result, the id returned, the usage numbers exactly
 // as put in the response JSON, the status, and the action (tool_call, final_text, error, info).
-// They never hold a credential: for x-api-key and Authorization only their presence is recorded,
-// and key-like query parameters are redacted.
+// They never hold a credential: for x-api-key, x-goog-api-key and Authorization only their
+// presence is recorded, and key-like query parameters (Gemini's ?key=) are redacted.
 //
 // # Running the real clients against it (verified with Claude Code 2.1.197 and Codex 0.171.0)
 //
@@ -143,9 +165,9 @@
 //     connect to Responses WebSocket" on stderr and fall back to HTTP, and it still exits 0.
 //     Without that key it goes straight to HTTP. It never asked for /v1/models; --json instead
 //     reports an item of type error, "Model metadata for `gpt-5.2-codex` not found", harmlessly.
-//   - wire_api="chat" is rejected ("no longer supported"), so no agent CLI here exercises
-//     /v1/chat/completions; that shape was checked with the openai npm SDK (v4), and the
-//     non-streaming Anthropic shape and count_tokens with @anthropic-ai/sdk.
+//   - wire_api="chat" is rejected ("no longer supported"); the clients below exercise
+//     /v1/chat/completions. The non-streaming Anthropic shape and count_tokens were checked with
+//     @anthropic-ai/sdk.
 //   - In this container ls also ran with the default sandbox, with -s danger-full-access, and
 //     without --skip-git-repo-check in a non-git directory; the flags above are kept for
 //     robustness. With stdin not a terminal Codex prints "Reading additional input from
@@ -159,4 +181,57 @@
 // cache_write_input_tokens is read from usage.input_tokens_details.cache_write_tokens (a field
 // name found in the 0.171 binary, not sent by this fake, so 0 here). The --json turn.completed
 // event carries the turn's summed usage.
+//
+// # The other terminal agents (verified 2026-12-01, Linux x86_64, Node 20, as root)
+//
+// Each was installed with npm install -g and run in a git repository with a fresh HOME, under
+// timeout 60 (some retry for ever when an answer displeases them). Each ran ls through its shell
+// tool and printed "Done: the tool ran.".
+//
+// Gemini CLI (@google/gemini-cli@0.61.0), with $HOME/.gemini/settings.json holding
+// {"security":{"auth":{"selectedType":"gemini-api-key"}}}:
+//
+//	GEMINI_API_KEY=test GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9999 GEMINI_CLI_TRUST_WORKSPACE=true \
+//	  gemini -p "list the files" --yolo </dev/null
+//
+// It sends three requests, all to /v1beta with the key in x-goog-api-key (Authorization: Bearer
+// instead with GEMINI_API_KEY_AUTH_MECHANISM=bearer): generateContent for its model router
+// (gemini-3.5-flash-lite, a JSON answer {"complexity_reasoning", "complexity_score" >= 1}), then
+// streamGenerateContent?alt=sse for gemini-3.1-pro-preview, twice (the tool call, the final text).
+// User-Agent GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64; terminal) (GeminiCLI[-<client
+// name>]/<version>/<model> (<platform>; <arch>; <surface>)), x-goog-api-client google-genai-sdk/1.30.0
+// gl-node/v20.20.2, x-gemini-api-privileged-user-id (an installation id, not a session), and no
+// session id at all. Node's fetch adds sec-fetch-mode: cors, never Origin or Sec-Fetch-Site.
+//
+// OpenCode (opencode-ai@1.18.33) with $HOME/.config/opencode/opencode.json defining a provider
+// "fake" {"npm":"@ai-sdk/openai-compatible","options":{"baseURL":"http://127.0.0.1:9999/v1",
+// "apiKey":"sk-test"},"models":{"gpt-5.2":{"tool_call":true}}}:
+// OPENCODE_DISABLE_MODELS_FETCH=true opencode run "list the files" -m fake/gpt-5.2. Streaming chat
+// with stream_options.include_usage; a title request first, then the tool call and the final text;
+// User-Agent opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14, X-Session-Id and
+// x-session-affinity ses_....
+//
+// Kilo (@kilocode/cli@7.7.7), the same file as $HOME/.config/kilo/kilo.json:
+// kilo run --auto "list the files" -m fake/gpt-5.2 (without --auto it waits on a question). About
+// 50 s on a loaded 2-core machine, most of it start-up; User-Agent Kilo-Code/7.7.7
+// ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14, X-Title Kilo Code, HTTP-Referer
+// https://kilocode.ai, X-Session-Id ses_... (title-ses_... on its session-title request).
+//
+// Cline (cline@3.0.65): cline auth -p openai -k sk-test -m gpt-5.2 -b http://127.0.0.1:9999/v1, then
+// cline -c DIR "list the files" (auto-approve is the default). Its tool is run_commands
+// {"commands": [...]}; User-Agent ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30
+// runtime/bun/1.3.13, no session header.
+//
+// Qwen Code (@qwen-code/qwen-code@0.24.4, which asks for Node 22 but ran on 20):
+// OPENAI_API_KEY=sk-test OPENAI_BASE_URL=http://127.0.0.1:9999/v1 OPENAI_MODEL=gpt-5.2
+// qwen -p "list the files" --yolo --auth-type openai. User-Agent QwenCode/0.24.4 (linux; x64) and
+// the OpenAI SDK's x-stainless-* headers, no session header.
+//
+// Pi (@mariozechner/pi-coding-agent@0.73.1) with $HOME/.pi/agent/models.json {"providers":{"fake":
+// {"baseUrl":"http://127.0.0.1:9999/v1","api":"openai-completions","apiKey":"sk-test",
+// "models":[{"id":"gpt-5.2"}]}}}: pi -p --provider fake --model gpt-5.2 "list the files". It sends
+// only the OpenAI SDK's marks (User-Agent OpenAI/JS 6.26.0), no session.
+//
+// Crush (@charmland/crush) could not be tried: its install script downloads the binary from
+// GitHub, which this machine cannot reach.
 package fakeapi

@@ -47,6 +47,7 @@ type Config struct {
 const (
 	ProviderAnthropic = "anthropic"
 	ProviderOpenAI    = "openai"
+	ProviderGoogle    = "google"
 )
 
 // Actions, as recorded in Request.Action.
@@ -68,13 +69,15 @@ type Request struct {
 	// Headers holds the headers that identify a client and its session, by canonical name
 	// (X-Claude-Code-Session-Id, Session-Id, Anthropic-Version, User-Agent, ...: see
 	// recordedHeaders). No other header is kept.
-	Headers          map[string]string `json:"headers,omitempty"`
-	HasAPIKey        bool              `json:"has_api_key"`
-	HasAuthorization bool              `json:"has_authorization"`
-	// SessionID is the client's session id: the X-Claude-Code-Session-Id or session-id header,
-	// else the session_id inside an Anthropic body's metadata.user_id.
+	Headers map[string]string `json:"headers,omitempty"`
+	// HasAPIKey reports an x-api-key or x-goog-api-key header, or a key query parameter.
+	HasAPIKey        bool `json:"has_api_key"`
+	HasAuthorization bool `json:"has_authorization"`
+	// SessionID is the client's session id: the X-Claude-Code-Session-Id, session-id or
+	// x-session-id header, else the session_id inside an Anthropic body's metadata.user_id.
 	SessionID string `json:"session_id,omitempty"`
-	// Provider is ProviderAnthropic or ProviderOpenAI; empty for a probe that does not say.
+	// Provider is ProviderAnthropic, ProviderOpenAI or ProviderGoogle; empty for a probe that does
+	// not say.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"` // the model named in the response
 	Stream   bool   `json:"stream"`
@@ -104,6 +107,13 @@ var recordedHeaders = []string{
 	"X-Codex-Window-Id",
 	"Originator", // Codex: "codex_exec"
 	"User-Agent",
+	"X-Goog-Api-Client", // the Google GenAI SDK (Gemini CLI)
+	"X-Session-Id",      // OpenCode, Kilo
+	"X-Title",           // OpenRouter-style app name (Cline, Kilo, Crush)
+	"Http-Referer",
+	"X-Initiator",
+	"Origin", // browser marks: observer-proxy refuses a request that carries either
+	"Sec-Fetch-Site",
 }
 
 // redactedQuery are query parameters whose values are not recorded.
@@ -143,7 +153,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Time:             time.Now().UTC(),
 		Method:           r.Method,
 		Path:             redactURI(r.URL),
-		HasAPIKey:        r.Header.Get("X-Api-Key") != "",
+		HasAPIKey:        r.Header.Get("X-Api-Key") != "" || r.Header.Get("X-Goog-Api-Key") != "" || r.URL.Query().Has("key"),
 		HasAuthorization: r.Header.Get("Authorization") != "",
 	}
 	for _, h := range recordedHeaders {
@@ -157,6 +167,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.SessionID = r.Header.Get("X-Claude-Code-Session-Id")
 	if rec.SessionID == "" {
 		rec.SessionID = r.Header.Get("Session-Id")
+	}
+	if rec.SessionID == "" {
+		rec.SessionID = r.Header.Get("X-Session-Id")
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	s.route(sw, r, rec)
@@ -196,6 +209,17 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rec *Request) {
 	case p == "/v1/chat/completions" && r.Method == http.MethodPost:
 		rec.Provider = ProviderOpenAI
 		s.openAIChat(w, r, rec)
+	case r.Method == http.MethodPost && isGemini(p):
+		rec.Provider = ProviderGoogle
+		model, action, ok := geminiRoute(p)
+		if !ok {
+			geminiError(w, http.StatusNotFound, fmt.Sprintf("%s %s is not an endpoint of the observer fake API", r.Method, p))
+			return
+		}
+		s.gemini(w, r, rec, model, action)
+	case (p == "/v1beta/models" || p == "/v1/models" && r.Header.Get("X-Goog-Api-Key") != "") && r.Method == http.MethodGet:
+		rec.Provider, rec.Action = ProviderGoogle, ActionInfo
+		s.geminiModels(w)
 	case p == "/v1/models" && r.Method == http.MethodGet:
 		rec.Provider, rec.Action = providerOf(r), ActionInfo
 		if rec.Provider == "" {
@@ -205,19 +229,25 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rec *Request) {
 	default:
 		rec.Provider = providerOf(r)
 		msg := fmt.Sprintf("%s %s is not an endpoint of the observer fake API", r.Method, p)
-		if rec.Provider == ProviderAnthropic {
+		switch rec.Provider {
+		case ProviderAnthropic:
 			anthropicError(w, http.StatusNotFound, "not_found_error", msg)
-		} else {
+		case ProviderGoogle:
+			geminiError(w, http.StatusNotFound, msg)
+		default:
 			rec.Provider = ProviderOpenAI
 			openAIError(w, http.StatusNotFound, msg)
 		}
 	}
 }
 
-// providerOf guesses which provider a request is meant for when its path does not say: Anthropic
-// by its headers, OpenAI by a bearer token, else "" (Claude Code's HEAD / probe sends neither).
+// providerOf guesses which provider a request is meant for when its path does not say: Google by
+// a /v1beta path or x-goog-api-key, Anthropic by its headers, OpenAI by a bearer token, else ""
+// (Claude Code's HEAD / probe sends neither).
 func providerOf(r *http.Request) string {
 	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1beta/") || r.Header.Get("X-Goog-Api-Key") != "":
+		return ProviderGoogle
 	case strings.HasPrefix(r.URL.Path, "/v1/messages") || r.Header.Get("Anthropic-Version") != "" ||
 		r.Header.Get("X-Api-Key") != "":
 		return ProviderAnthropic
@@ -225,6 +255,11 @@ func providerOf(r *http.Request) string {
 		return ProviderOpenAI
 	}
 	return ""
+}
+
+// isGemini reports a Gemini API model path: /v1beta/models/... or /v1/models/...:action.
+func isGemini(path string) bool {
+	return strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":")
 }
 
 func isWebSocket(r *http.Request) bool {
@@ -273,9 +308,12 @@ func readJSON(w http.ResponseWriter, r *http.Request, provider string, v any) bo
 		return true
 	}
 	msg := "the request body is not a valid JSON request: " + err.Error()
-	if provider == ProviderAnthropic {
+	switch provider {
+	case ProviderAnthropic:
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", msg)
-	} else {
+	case ProviderGoogle:
+		geminiError(w, http.StatusBadRequest, msg)
+	default:
 		openAIError(w, http.StatusBadRequest, msg)
 	}
 	return false

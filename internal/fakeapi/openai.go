@@ -108,10 +108,18 @@ func (q *chatRequest) hasToolResult() bool {
 	return false
 }
 
-// pickOpenAITool chooses the function tool to call and its JSON arguments: exec_command with its
-// required string parameter (Codex names it cmd) set to "ls", else shell with ["ls"], else the
-// first function tool with {}.
-func pickOpenAITool(tools []fnTool) (name, args string, ok bool) {
+// commandTools are shell tools and the parameter that takes the command line (a string, or a list
+// of command lines): OpenCode's, Kilo's and Pi's bash, Gemini CLI's and Qwen Code's
+// run_shell_command, Cline's run_commands (its older execute_command).
+var commandTools = []struct{ tool, param string }{
+	{"bash", "command"}, {"run_shell_command", "command"}, {"run_commands", "commands"}, {"execute_command", "command"},
+}
+
+// pickFunctionTool chooses the function tool to call and its JSON arguments: exec_command with its
+// required string parameter (Codex names it cmd) set to "ls", else shell with ["ls"], else one of
+// commandTools with "ls" (or ["ls"]) and a value of its schema for every other required parameter
+// (OpenCode's bash requires a description), else the first function tool with {}.
+func pickFunctionTool(tools []fnTool) (name, args string, ok bool) {
 	if len(tools) == 0 {
 		return "", "", false
 	}
@@ -134,6 +142,21 @@ func pickOpenAITool(tools []fnTool) (name, args string, ok bool) {
 			return t.Name, marshalArgs(obj{"command": "ls"}), true
 		}
 		return t.Name, marshalArgs(obj{"command": []string{"ls"}}), true
+	}
+	for _, c := range commandTools {
+		if t, ok := find(c.tool); ok {
+			var schema any
+			json.Unmarshal(t.Parameters, &schema)
+			a, _ := schemaExample(schema, "value", 0).(map[string]any)
+			if a == nil {
+				a = obj{}
+			}
+			a[c.param] = "ls"
+			if paramType(t.Parameters, c.param) == "array" {
+				a[c.param] = []string{"ls"}
+			}
+			return t.Name, marshalArgs(a), true
+		}
 	}
 	return tools[0].Name, "{}", true
 }
@@ -168,7 +191,7 @@ func paramType(schema json.RawMessage, name string) string {
 	}
 	switch t := s.Properties[name].Type.(type) {
 	case string:
-		return t
+		return strings.ToLower(t) // Gemini writes STRING
 	case []any:
 		for _, e := range t {
 			if e == "string" {
@@ -177,7 +200,7 @@ func paramType(schema json.RawMessage, name string) string {
 		}
 		if len(t) > 0 {
 			if str, ok := t[0].(string); ok {
-				return str
+				return strings.ToLower(str)
 			}
 		}
 	}
@@ -246,7 +269,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request, rec *Re
 	created := time.Now().Unix()
 
 	var item obj // the one output item, completed
-	if name, args, ok := pickOpenAITool(q.functionTools()); ok && !q.hasToolResult() {
+	if name, args, ok := pickFunctionTool(q.functionTools()); ok && !q.hasToolResult() {
 		rec.Action, rec.Tool = ActionToolCall, name
 		item = obj{"type": "function_call", "id": s.nextID("fc_fake_"), "call_id": s.nextID("call_fake_"),
 			"name": name, "arguments": args, "status": "completed"}
@@ -329,7 +352,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, rec *Request
 	var text string
 	var call obj // {"id","type","function":{"name","arguments"}} when calling a tool
 	finish := "stop"
-	if name, args, ok := pickOpenAITool(q.functionTools()); ok && !q.hasToolResult() {
+	if name, args, ok := pickFunctionTool(q.functionTools()); ok && !q.hasToolResult() {
 		rec.Action, rec.Tool, finish = ActionToolCall, name, "tool_calls"
 		call = obj{"id": s.nextID("call_fake_"), "type": "function", "function": obj{"name": name, "arguments": args}}
 	} else {

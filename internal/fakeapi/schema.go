@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // finalText is the text of a final answer: for a request that asks for JSON output matching a
@@ -25,8 +26,9 @@ func finalText(schema json.RawMessage, afterTool bool) string {
 }
 
 // schemaExample builds a small value that satisfies a JSON schema: objects get every required
-// property, strings a short sentence, numbers 0, arrays none. It follows enum and const, the first
-// of anyOf/oneOf, and the first of a list of types; it does not resolve $ref.
+// property, strings a short sentence, numbers their minimum or 1, arrays none (types in any case:
+// Gemini writes STRING). It follows enum and const, the first of anyOf/oneOf, and the first of a
+// list of types; it does not resolve $ref.
 func schemaExample(schema any, name string, depth int) any {
 	s, ok := schema.(map[string]any)
 	if !ok || depth > 8 {
@@ -50,6 +52,8 @@ func schemaExample(schema any, name string, depth int) any {
 			typ = "string"
 		}
 	}
+	// Gemini's OpenAPI-style schemas write the types in capitals (OBJECT, STRING, INTEGER).
+	typ = strings.ToLower(typ)
 	if typ == "" {
 		if _, ok := s["properties"]; ok {
 			typ = "object"
@@ -71,7 +75,12 @@ func schemaExample(schema any, name string, depth int) any {
 	case "string":
 		return "Fake " + name + " from the observer fake API"
 	case "integer", "number":
-		return 0
+		// 1 rather than 0: Gemini CLI's model router rejects a complexity score below 1 without
+		// saying so in its schema.
+		if m, ok := s["minimum"].(float64); ok {
+			return m
+		}
+		return 1
 	case "boolean":
 		return false
 	}

@@ -33,6 +33,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Description: `Point clients at it:
    Claude Code:  ANTHROPIC_BASE_URL=http://127.0.0.1:8820
    OpenAI SDKs:  OPENAI_BASE_URL=http://127.0.0.1:8820/v1
+   Gemini CLI:   GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8820
    Codex:        a custom provider (it ignores OPENAI_BASE_URL), see the README.`,
 		Version: Version,
 		Flags: []cli.Flag{
@@ -40,6 +41,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			&cli.StringFlag{Name: "addr", Usage: "listen address (default: [proxy] addr)"},
 			&cli.StringFlag{Name: "anthropic-upstream", Usage: "where Anthropic requests go (default: [proxy] anthropic_upstream)"},
 			&cli.StringFlag{Name: "openai-upstream", Usage: "where OpenAI requests go (default: [proxy] openai_upstream)"},
+			&cli.StringFlag{Name: "gemini-upstream", Usage: "where Gemini API requests go (default: [proxy] gemini_upstream)"},
 		},
 		Action: serve,
 	}, args, stdout, stderr)
@@ -51,7 +53,8 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer stop()
-	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream} {
+	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream,
+		"gemini-upstream": &cfg.Proxy.GeminiUpstream} {
 		if c.IsSet(flag) {
 			*dst = c.String(flag)
 		}
@@ -77,7 +80,7 @@ func serve(c *cli.Context) error {
 	}
 	defer cl.Close()
 	p, err := proxy.New(proxy.Config{
-		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream,
+		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream, GeminiUpstream: cfg.Proxy.GeminiUpstream,
 		Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
 		ConnectTimeout: cfg.Proxy.ConnectTimeout.D(), ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout.D(),
 		MaxBodyBytes: cfg.Proxy.MaxBodyBytes, ListenAddr: cfg.Proxy.Addr,
@@ -92,7 +95,8 @@ func serve(c *cli.Context) error {
 		return bus.Health{Component: "proxy", OK: true, LastEvent: st.LastTurn, Events: st.Turns,
 			Detail: fmt.Sprintf("%s, %d requests, %d turns", ln.Addr(), st.Requests, st.Turns)}
 	})
-	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream)
+	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream,
+		"gemini", cfg.Proxy.GeminiUpstream)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

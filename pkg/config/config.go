@@ -61,6 +61,7 @@ type Proxy struct {
 	Addr                  string   `toml:"addr" comment:"Listen address of the model API proxy."`
 	AnthropicUpstream     string   `toml:"anthropic_upstream" comment:"Where Anthropic requests are forwarded."`
 	OpenAIUpstream        string   `toml:"openai_upstream" comment:"Where OpenAI requests are forwarded."`
+	GeminiUpstream        string   `toml:"gemini_upstream" comment:"Where Gemini API requests are forwarded (point GOOGLE_GEMINI_BASE_URL at the proxy)."`
 	ConnectTimeout        Duration `toml:"connect_timeout" comment:"Longest the proxy waits to connect to an upstream (TCP and TLS) before it answers the client with a 504."`
 	ResponseHeaderTimeout Duration `toml:"response_header_timeout" comment:"Longest the proxy waits for an upstream's response headers once the request is sent before it answers the client with a 504 (a stream may then run as long as it needs)."`
 	MaxBodyBytes          int64    `toml:"max_body_bytes" comment:"Largest request body the proxy accepts for a model endpoint; a larger one is answered with a 413 without being read into memory."`
@@ -139,6 +140,7 @@ func Default() Config {
 			Addr:                  "127.0.0.1:8820",
 			AnthropicUpstream:     "https://api.anthropic.com",
 			OpenAIUpstream:        "https://api.openai.com",
+			GeminiUpstream:        "https://generativelanguage.googleapis.com",
 			ConnectTimeout:        Duration(10 * time.Second),
 			ResponseHeaderTimeout: Duration(10 * time.Minute),
 			MaxBodyBytes:          64 << 20,

@@ -208,6 +208,7 @@ flush_interval = '250ms'
 anthropic_upstream = 'http://file.example'
 `)
 	t.Setenv("OBSERVER_PROXY_ANTHROPIC_UPSTREAM", "http://env.example")
+	t.Setenv("OBSERVER_PROXY_GEMINI_UPSTREAM", "http://127.0.0.1:9999")
 	t.Setenv("OBSERVER_BUS_PORT", "6000")
 	t.Setenv("OBSERVER_WRITER_FLUSH_INTERVAL", "2s")
 	t.Setenv("OBSERVER_HOOK_MAX_PAYLOAD_BYTES", "1024")
@@ -217,6 +218,7 @@ anthropic_upstream = 'http://file.example'
 	}
 	want := wantDefault(home)
 	want.Proxy.AnthropicUpstream = "http://env.example"
+	want.Proxy.GeminiUpstream = "http://127.0.0.1:9999"
 	want.Bus.Port = 6000
 	want.Writer.FlushInterval = config.Duration(2 * time.Second)
 	want.Hook.MaxPayloadBytes = 1024

@@ -34,6 +34,7 @@ var rules = map[string]rule{
 	"proxy.addr":                    hostPortRule,
 	"proxy.anthropic_upstream":      upstreamRule,
 	"proxy.openai_upstream":         upstreamRule,
+	"proxy.gemini_upstream":         upstreamRule,
 	"proxy.connect_timeout":         durRange(100*time.Millisecond, 10*time.Minute),
 	"proxy.response_header_timeout": durRange(time.Second, 24*time.Hour),
 	"proxy.max_body_bytes":          intRange(1<<20, 4<<30),

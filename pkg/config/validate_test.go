@@ -29,6 +29,7 @@ func TestLoad_Validates(t *testing.T) {
 		{"proxy", "anthropic_upstream", `"api.anthropic.com"`, "must be an http(s) URL"},
 		{"proxy", "openai_upstream", `"ftp://x"`, "must be an http(s) URL"},
 		{"proxy", "openai_upstream", `"https://user:pw@api.openai.com"`, "must not carry a user or password"},
+		{"proxy", "gemini_upstream", `"generativelanguage.googleapis.com"`, "must be an http(s) URL"},
 		{"dash", "addr", `"127.0.0.1:99999"`, "port must be a number from 0 to 65535"},
 		{"dash", "token", `"                "`, "must not contain spaces"},
 		{"dash", "token", `"aaaaaaaaaaaaaaaaaaaaaaaa"`, "must be random"},

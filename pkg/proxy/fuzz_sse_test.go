@@ -35,16 +35,14 @@ func FuzzSSEUsage(f *testing.F) {
 		"data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":7,\"prompt_tokens_details\":{\"cached_tokens\":4},\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\ndata: [DONE]\n\n"
 	responses := "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r1\",\"model\":\"gpt-5.2-codex\",\"status\":\"in_progress\"}}\n\n" +
 		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r1\",\"model\":\"gpt-5.2-codex\",\"status\":\"completed\",\"usage\":{\"input_tokens\":30,\"input_tokens_details\":{\"cached_tokens\":10},\"output_tokens\":9,\"output_tokens_details\":{\"reasoning_tokens\":3}}}}\n\n"
-	for _, s := range []string{anthropic, errStream, chat, responses, "data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":-5,\"input_tokens\":\"x\"}}\n\n",
+	for _, s := range []string{anthropic, errStream, chat, responses, geminiSSE(), "data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":-5,\"input_tokens\":\"x\"}}\n\n",
 		"data: {\"usage\":{\"prompt_tokens\":-1,\"completion_tokens\":1e30}}\n\n", "data:\ndata:\n\n", ":comment\n\n", "data: {" + strings.Repeat("[", 200) + "\n\n"} {
-		f.Add([]byte(s), uint16(7), uint16(90), true)
-		f.Add([]byte(s), uint16(1), uint16(2), false)
+		f.Add([]byte(s), uint16(7), uint16(90), uint8(0))
+		f.Add([]byte(s), uint16(1), uint16(2), uint8(1))
+		f.Add([]byte(s), uint16(5), uint16(400), uint8(2))
 	}
-	f.Fuzz(func(t *testing.T, stream []byte, a, b uint16, isAnthropic bool) {
-		provider := OpenAI
-		if isAnthropic {
-			provider = Anthropic
-		}
+	f.Fuzz(func(t *testing.T, stream []byte, a, b uint16, which uint8) {
+		provider := []string{Anthropic, OpenAI, Google}[which%3]
 		whole := feedSSE(provider, stream)
 		cut := feedSSE(provider, stream, int(a)%(len(stream)+1), int(a)%(len(stream)+1)+int(b)%(len(stream)+1))
 		if !reflect.DeepEqual(whole, cut) {

@@ -76,6 +76,8 @@ func FuzzScanMatchesEncodingJSON(f *testing.F) {
 		var u turnUsage
 		u.parseJSONBody(Anthropic, data)
 		u.parseJSONBody(OpenAI, data)
+		u.parseJSONBody(Google, data)
+		parseGeminiRequest(data, route{})
 		if !json.Valid(data) || foldedOrEscapedKey(data) {
 			return
 		}

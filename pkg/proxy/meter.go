@@ -23,11 +23,12 @@ const maxJSONCopy = 64 << 20
 type meter struct {
 	body     io.ReadCloser
 	provider string
-	stream   bool
+	format   bodyFormat
 	filter   bool // drop usage-only chat chunks from what the client reads
 
 	usage    turnUsage
 	sse      sseSplitter
+	arr      arraySplitter
 	jsonCopy bytes.Buffer
 	tooBig   bool
 	lag      []byte // read but not yet parsed
@@ -49,6 +50,15 @@ type meter struct {
 	done      func(m *meter, reason endReason, clientGone bool)
 }
 
+// bodyFormat is how a response body is read for usage.
+type bodyFormat int
+
+const (
+	formatJSON      bodyFormat = iota // one JSON value, parsed when it ends
+	formatSSE                         // server-sent events, parsed one by one
+	formatJSONArray                   // a JSON array streamed element by element (Gemini without alt=sse)
+)
+
 type endReason int
 
 const (
@@ -57,9 +67,10 @@ const (
 	endReadError
 )
 
-func newMeter(ctx context.Context, body io.ReadCloser, provider string, stream, filter bool, encoding string, done func(*meter, endReason, bool)) *meter {
-	m := &meter{ctx: ctx, body: body, provider: provider, stream: stream, filter: filter, done: done}
+func newMeter(ctx context.Context, body io.ReadCloser, provider string, format bodyFormat, filter bool, encoding string, done func(*meter, endReason, bool)) *meter {
+	m := &meter{ctx: ctx, body: body, provider: provider, format: format, filter: filter, done: done}
 	m.sse.onEvent = func(data []byte) bool { return m.usage.streamEvent(m.provider, data) }
+	m.arr.onValue = func(data []byte) { m.usage.streamEvent(m.provider, data) }
 	enc := strings.ToLower(strings.TrimSpace(encoding))
 	if enc != "" && enc != "identity" && !filter {
 		pr, pw := io.Pipe()
@@ -112,8 +123,12 @@ func (m *meter) decode(enc string, r *io.PipeReader) {
 
 // parse feeds plain response bytes to the usage parser.
 func (m *meter) parse(p []byte) {
-	if m.stream {
+	switch m.format {
+	case formatSSE:
 		m.sse.write(p)
+		return
+	case formatJSONArray:
+		m.arr.write(p)
 		return
 	}
 	if m.tooBig {
@@ -267,9 +282,14 @@ func (m *meter) finish(reason endReason) {
 			if m.decoded != nil {
 				<-m.decoded
 			}
-			if m.stream {
+			switch {
+			case m.format == formatSSE:
 				m.sse.flush()
-			} else if !m.tooBig {
+			case m.format == formatJSONArray:
+				if m.arr.closed {
+					m.usage.Final = true
+				}
+			case !m.tooBig:
 				m.usage.parseJSONBody(m.provider, m.jsonCopy.Bytes())
 			}
 			m.done(m, reason, clientGone)
@@ -327,4 +347,119 @@ func (s *sseSplitter) flush() {
 		s.line = s.line[:0]
 	}
 	s.dispatch()
+}
+
+// arraySplitter hands out the elements of a JSON array as their bytes arrive, however the bytes
+// are chunked: the Gemini API streams without alt=sse as one array of responses. A body that is one
+// object (an error) is handed out whole. It follows strings and nesting only; the elements are
+// checked when they are parsed. An element larger than maxJSONCopy is skipped.
+type arraySplitter struct {
+	state   arrayState
+	top     bool // the body is one object, not an array
+	depth   int  // nesting inside the element being read
+	inStr   bool
+	esc     bool
+	tooBig  bool
+	elem    []byte
+	closed  bool // the array (or the single object) ended
+	onValue func(data []byte)
+}
+
+type arrayState int
+
+const (
+	arrayBefore  arrayState = iota // before the body's first byte that is not white space
+	arrayBetween                   // inside the array, between elements
+	arrayElement                   // inside an element
+	arrayDone                      // after the array, or in a body that is neither array nor object
+)
+
+func (s *arraySplitter) write(p []byte) {
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch s.state {
+		case arrayBefore:
+			switch c {
+			case '[':
+				s.state = arrayBetween
+			case '{':
+				s.top = true
+				s.begin(c)
+			case ' ', '\t', '\r', '\n':
+			default:
+				s.state = arrayDone
+			}
+		case arrayBetween:
+			switch c {
+			case '{', '[':
+				s.begin(c)
+			case ']':
+				s.state, s.closed = arrayDone, true
+			}
+		case arrayElement:
+			if s.inStr {
+				if s.esc {
+					s.esc = false
+					s.add(p[i : i+1])
+					continue
+				}
+				// Copy the run of string bytes up to the next quote or backslash at once.
+				j := bytes.IndexAny(p[i:], `"\`)
+				if j < 0 {
+					s.add(p[i:])
+					i = len(p)
+					continue
+				}
+				s.add(p[i : i+j+1])
+				i += j
+				if p[i] == '\\' {
+					s.esc = true
+				} else {
+					s.inStr = false
+				}
+				continue
+			}
+			s.add(p[i : i+1])
+			switch c {
+			case '"':
+				s.inStr = true
+			case '{', '[':
+				s.depth++
+			case '}', ']':
+				s.depth--
+				if s.depth == 0 {
+					s.end()
+				}
+			}
+		case arrayDone:
+			return
+		}
+	}
+}
+
+func (s *arraySplitter) begin(c byte) {
+	s.state, s.depth, s.tooBig = arrayElement, 1, false
+	s.elem = append(s.elem[:0], c)
+}
+
+func (s *arraySplitter) add(b []byte) {
+	if s.tooBig {
+		return
+	}
+	if len(s.elem)+len(b) > maxJSONCopy {
+		s.tooBig, s.elem = true, nil
+		return
+	}
+	s.elem = append(s.elem, b...)
+}
+
+func (s *arraySplitter) end() {
+	if !s.tooBig {
+		s.onValue(s.elem)
+	}
+	s.elem = s.elem[:0]
+	s.state = arrayBetween
+	if s.top {
+		s.state, s.closed = arrayDone, true
+	}
 }

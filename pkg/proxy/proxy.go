@@ -1,5 +1,6 @@
-// Package proxy is observer-proxy: a reverse proxy in front of the model APIs that reads the exact
-// usage of every turn from the API's own response and publishes one api_turn event per request.
+// Package proxy is observer-proxy: a reverse proxy in front of the model APIs (Anthropic, OpenAI,
+// the Gemini API) that reads the exact usage of every turn from the API's own response and
+// publishes one api_turn event per request.
 //
 // What the client gets: exactly what the upstream sent, byte for byte and as it arrives (streams
 // are never buffered), with one exception: for a streaming OpenAI chat request that did not ask for
@@ -8,9 +9,10 @@
 //
 // What is recorded: provider, endpoint, model, upstream message or response id, the client and its
 // session id, status, error class and message, latency, time to first byte, the four token buckets
-// stored net (input excludes cached tokens; reasoning stays inside output and is also shown apart),
-// cost, message and tool counts, bytes in and out. Never a header that carries a credential, never a
-// prompt or completion.
+// stored net (input excludes cached tokens; reasoning stays inside output and is also shown apart;
+// Gemini's thoughts, which it counts beside the output, are added to it), cost, message and tool
+// counts, bytes in and out. Never a header that carries a credential, nor the query of a URL (where
+// a Gemini client may put its key), never a prompt or completion.
 //
 // What it never does: fail or slow a client because of observer. Request bodies are parsed beside
 // the forwarding, events are published from a queue by background workers, and the bus client
@@ -61,6 +63,7 @@ type Coster interface {
 type Config struct {
 	AnthropicUpstream string
 	OpenAIUpstream    string
+	GeminiUpstream    string    // "": DefaultGeminiUpstream
 	Publisher         Publisher // nil: events are only counted (benchmarks)
 	Coster            Coster    // nil: costs are 0 and marked unknown
 	Logger            *slog.Logger
@@ -86,6 +89,8 @@ const (
 	DefaultResponseHeaderTimeout = 10 * time.Minute
 	// DefaultMaxBodyBytes is twice the largest request the Messages API accepts (32 MB).
 	DefaultMaxBodyBytes = 64 << 20
+	// DefaultGeminiUpstream is the Gemini API (Google AI Studio keys).
+	DefaultGeminiUpstream = "https://generativelanguage.googleapis.com"
 )
 
 // Proxy is an http.Handler.
@@ -120,7 +125,8 @@ func New(cfg Config) (*Proxy, error) {
 	p.maxBody = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	p.timeouts = [2]time.Duration{cmp.Or(max(cfg.ConnectTimeout, 0), DefaultConnectTimeout),
 		cmp.Or(max(cfg.ResponseHeaderTimeout, 0), DefaultResponseHeaderTimeout)}
-	for name, raw := range map[string]string{Anthropic: cfg.AnthropicUpstream, OpenAI: cfg.OpenAIUpstream} {
+	for name, raw := range map[string]string{Anthropic: cfg.AnthropicUpstream, OpenAI: cfg.OpenAIUpstream,
+		Google: cmp.Or(cfg.GeminiUpstream, DefaultGeminiUpstream)} {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("proxy: %s upstream %q is not an http(s) URL", name, raw)
@@ -205,7 +211,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tc.bytesIn = int64(len(body))
-	if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" {
+	if rt.provider == Google {
+		go func(b []byte) { tc.info <- parseGeminiRequest(b, rt) }(body)
+	} else if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" {
 		// The body must be read before forwarding here, to decide whether to ask for usage.
 		info := parseRequest(body)
 		tc.info <- info
@@ -300,13 +308,23 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	ct := resp.Header.Get("Content-Type")
 	stream := strings.HasPrefix(ct, "text/event-stream")
+	format := formatJSON
+	switch {
+	case stream:
+		format = formatSSE
+	case tc.route.geminiStream:
+		// Without alt=sse Gemini streams one JSON array; an error before the stream is one object,
+		// which the array reader takes too.
+		format = formatJSONArray
+		stream = resp.StatusCode < 400
+	}
 	ctx := resp.Request.Context()
 	status := resp.StatusCode
 	reqID := firstNonEmpty(resp.Header.Get("request-id"), resp.Header.Get("x-request-id"))
 	if tc.filter && (!stream || resp.Header.Get("Content-Encoding") != "") {
 		tc.filter = false
 	}
-	resp.Body = newMeter(ctx, resp.Body, tc.route.provider, stream, tc.filter, resp.Header.Get("Content-Encoding"),
+	resp.Body = newMeter(ctx, resp.Body, tc.route.provider, format, tc.filter, resp.Header.Get("Content-Encoding"),
 		func(m *meter, reason endReason, clientGone bool) {
 			p.record(tc, status, reqID, stream, m, reason, clientGone)
 		})
@@ -461,6 +479,7 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	status, class := http.StatusBadGateway, "upstream_unreachable"
 	up := p.upstreams[provider].Redacted()
+	err = withoutQuery(err)
 	msg := fmt.Sprintf("observer-proxy: the %s upstream %s could not be reached: %v", provider, up, err)
 	var ne net.Error
 	switch {
@@ -496,15 +515,50 @@ func (p *Proxy) recordFailure(tc *turnCtx, info requestInfo, status int, class, 
 // writeError answers in the provider's error shape, so the client shows a useful message.
 func (p *Proxy) writeError(w http.ResponseWriter, provider string, status int, class, msg string) {
 	var body any
-	if provider == Anthropic {
+	switch provider {
+	case Anthropic:
 		body = map[string]any{"type": "error", "error": map[string]string{"type": anthropicErrorType(status), "message": msg}}
-	} else {
+	case Google:
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": googleErrorStatus(status)}}
+	default:
 		body = map[string]any{"error": map[string]any{"message": msg, "type": class, "code": class, "param": nil}}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Observer-Proxy-Error", class)
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(body)
+}
+
+// googleErrorStatus is the google.rpc.Code name the Gemini API gives an HTTP status.
+func googleErrorStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return "INVALID_ARGUMENT"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	return "UNAVAILABLE"
+}
+
+// withoutQuery drops the query from the URL a transport error names: a Gemini client's API key
+// can be there (?key=), and the error goes into a log line, the client's error message and the
+// recorded turn.
+func withoutQuery(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	u, perr := url.Parse(ue.URL)
+	if perr != nil {
+		return &url.Error{Op: ue.Op, URL: "(an unreadable URL)", Err: ue.Err}
+	}
+	if u.RawQuery == "" {
+		return err
+	}
+	u.RawQuery = ""
+	return &url.Error{Op: ue.Op, URL: u.Redacted(), Err: ue.Err}
 }
 
 func anthropicErrorType(status int) string {

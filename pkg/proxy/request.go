@@ -13,6 +13,7 @@ import (
 const (
 	Anthropic = "anthropic"
 	OpenAI    = "openai"
+	Google    = "google" // the Gemini API
 )
 
 // route says where a request goes and whether it is a model call to meter.
@@ -20,6 +21,39 @@ type route struct {
 	provider string
 	endpoint string // the API endpoint, without query and version prefix quirks
 	metered  bool
+	// model is the model a Gemini API path names (models/{model}:{method}); Gemini request bodies
+	// carry none.
+	model string
+	// geminiStream is a streamGenerateContent call: its response is SSE with ?alt=sse, else one
+	// JSON array whose elements arrive as they are made.
+	geminiStream bool
+}
+
+// Gemini API methods the proxy meters, after models/{model}: in the path.
+var geminiMethods = map[string]bool{"generateContent": true, "streamGenerateContent": true, "countTokens": true}
+
+// geminiPath splits a Gemini API model path, /v1beta/models/{model}:{method} or /v1/..., into
+// its model and method.
+func geminiPath(path string) (model, method string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/v1beta/models/")
+	if !ok {
+		rest, ok = strings.CutPrefix(path, "/v1/models/")
+	}
+	if !ok {
+		return "", "", false
+	}
+	model, method, ok = strings.Cut(rest, ":")
+	if !ok || model == "" || strings.Contains(model, "/") {
+		return "", "", false
+	}
+	return model, method, true
+}
+
+// googleRequest reports a request meant for the Gemini API by its path (/v1beta) or its key
+// (x-goog-api-key, or key in the query).
+func googleRequest(r *http.Request, path string) bool {
+	return strings.HasPrefix(path, "/v1beta/") || path == "/v1beta" || r.Header.Get("x-goog-api-key") != "" ||
+		r.URL.Query().Has("key")
 }
 
 var meteredPaths = map[string]string{
@@ -32,12 +66,23 @@ var meteredPaths = map[string]string{
 	"/v1/embeddings":            OpenAI,
 }
 
-// routeFor picks the upstream: the metered paths by their provider, any other path by its
-// headers (an Anthropic client sends anthropic-version or x-api-key), else OpenAI.
+// routeFor picks the upstream: the metered paths by their provider, Gemini API model paths
+// (/v1beta/models/{model}:{method} and /v1/models/...) and any request with a Google API key to
+// Google, any other path by its headers (an Anthropic client sends anthropic-version or
+// x-api-key), else OpenAI.
 func routeFor(r *http.Request) route {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	if p, ok := meteredPaths[path]; ok && r.Method == http.MethodPost {
 		return route{provider: p, endpoint: path, metered: true}
+	}
+	// An OpenAI fine-tuned model's id has colons too (GET /v1/models/ft:gpt-4o:org::id): a /v1 path
+	// is Gemini's only with one of its methods or a Google key.
+	if model, method, ok := geminiPath(path); ok && (geminiMethods[method] || googleRequest(r, path)) {
+		return route{provider: Google, endpoint: path, model: model, metered: r.Method == http.MethodPost && geminiMethods[method],
+			geminiStream: method == "streamGenerateContent"}
+	}
+	if googleRequest(r, path) {
+		return route{provider: Google, endpoint: path}
 	}
 	if r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != "" || strings.HasPrefix(r.Header.Get("User-Agent"), "claude-cli") {
 		return route{provider: Anthropic, endpoint: path}
@@ -107,6 +152,33 @@ func parseRequest(body []byte) requestInfo {
 	return info
 }
 
+// parseGeminiRequest reads a Gemini API request body: its contents are the messages, the function
+// declarations of its tools the tools. The model and whether it streams are in the path.
+func parseGeminiRequest(body []byte, rt route) requestInfo {
+	info := requestInfo{Model: rt.model, Stream: rt.geminiStream}
+	err := jsonscan.Members(body, func(key, val []byte) bool {
+		switch {
+		case jsonscan.Key(key, "contents"):
+			info.Messages = max(jsonscan.Count(val), 0)
+		case jsonscan.Key(key, "tools"):
+			jsonscan.Elements(val, func(tool []byte) bool {
+				jsonscan.Members(tool, func(k, v []byte) bool {
+					if jsonscan.Key(k, "functionDeclarations") || jsonscan.Key(k, "function_declarations") {
+						info.Tools += max(jsonscan.Count(v), 0)
+					}
+					return true
+				})
+				return true
+			})
+		}
+		return true
+	})
+	if err != nil {
+		info.NotJSON = true
+	}
+	return info
+}
+
 var legacySession = regexp.MustCompile(`session_([0-9a-fA-F-]{36})`)
 
 // sessionFromUserID reads Claude Code's metadata.user_id: a JSON string holding session_id in
@@ -133,7 +205,24 @@ func sessionFromUserID(uid string) string {
 	return ""
 }
 
-// clientOf names the AI client from its headers.
+// clientOf names the AI client from its headers. The marks, as each client sent them to the fake
+// API (internal/fakeapi):
+//
+//	claude-code  X-Claude-Code-Session-Id; User-Agent claude-cli/2.1.197 (external, sdk-cli)
+//	codex        originator codex_exec; User-Agent codex_exec/0.171.0 (...)
+//	kilo         User-Agent Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14,
+//	             X-Title Kilo Code, HTTP-Referer https://kilocode.ai, X-Session-Id ses_...
+//	opencode     User-Agent opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14,
+//	             X-Session-Id ses_...
+//	gemini-cli   User-Agent GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64; terminal)
+//	             (GeminiCLI[-<surface>]/<version>/<model> ...), x-goog-api-client google-genai-sdk/...
+//	qwen-code    User-Agent QwenCode/0.24.4 (linux; x64)
+//	cline        User-Agent ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30
+//	             runtime/bun/1.3.13 (Cline 3.0.65's OpenAI-compatible provider; the bare AI SDK
+//	             agent, which other apps built on the AI SDK may send too)
+//
+// Pi 0.73.1 sends only the OpenAI SDK's own marks (User-Agent OpenAI/JS 6.26.0, x-stainless-*):
+// it stays unknown, like any client without a mark.
 func clientOf(h http.Header) string {
 	ua := strings.ToLower(h.Get("User-Agent"))
 	orig := strings.ToLower(h.Get("originator"))
@@ -142,18 +231,30 @@ func clientOf(h http.Header) string {
 		return "claude-code"
 	case strings.HasPrefix(orig, "codex") || strings.HasPrefix(ua, "codex"):
 		return "codex"
-	case strings.Contains(ua, "opencode"):
+	case strings.HasPrefix(ua, "kilo-code/") || h.Get("X-Title") == "Kilo Code":
+		return "kilo"
+	case strings.HasPrefix(ua, "opencode/") || strings.Contains(ua, "opencode"):
 		return "opencode"
-	case strings.Contains(ua, "gemini"):
+	case strings.HasPrefix(ua, "geminicli"):
 		return "gemini-cli"
+	case strings.HasPrefix(ua, "qwencode/"):
+		return "qwen-code"
+	case strings.HasPrefix(ua, "ai-sdk/openai-compatible/"):
+		return "cline"
 	}
 	return "unknown"
 }
 
-// sessionOf reads the client's session id from the headers, falling back to the body's.
+// sessionOf reads the client's session id from the headers (Claude Code's, Codex's session-id,
+// OpenCode's and Kilo's X-Session-Id), falling back to the body's. Gemini CLI, Qwen Code, Cline and
+// Pi send none. Kilo 7.7.7 sends its session-title request as X-Session-Id title-ses_...: that turn
+// belongs to session ses_....
 func sessionOf(h http.Header, info requestInfo) string {
 	for _, k := range []string{"X-Claude-Code-Session-Id", "session-id", "session_id", "x-session-id"} {
 		if v := h.Get(k); v != "" {
+			if rest, ok := strings.CutPrefix(v, "title-"); ok && strings.HasPrefix(rest, "ses_") {
+				return rest
+			}
 			return v
 		}
 	}

@@ -139,6 +139,12 @@ func scrubError(t *event.APITurn) {
 
 // parseJSONBody reads a whole (non-streaming) response body.
 func (u *turnUsage) parseJSONBody(provider string, body []byte) {
+	if provider == Google {
+		if u.geminiChunk(body) {
+			u.Final = true
+		}
+		return
+	}
 	var usage, errVal, choices []byte
 	var status string
 	err := jsonscan.Members(body, func(key, val []byte) bool {
@@ -199,6 +205,12 @@ func (u *turnUsage) parseJSONBody(provider string, body []byte) {
 // streamEvent reads one SSE data payload. It returns true when the payload is an OpenAI chat
 // usage-only chunk (empty choices, usage set): the proxy hides that chunk when it asked for it.
 func (u *turnUsage) streamEvent(provider string, data []byte) (usageOnlyChunk bool) {
+	if provider == Google {
+		if len(data) > 0 && data[0] == '{' {
+			u.geminiChunk(data)
+		}
+		return false
+	}
 	if string(data) == "[DONE]" {
 		u.Final = true
 		return false
@@ -427,4 +439,103 @@ func num(v []byte) int64 {
 		n = n*10 + int64(c-'0')
 	}
 	return n
+}
+
+// geminiUsage is a Gemini API usageMetadata object.
+type geminiUsage struct {
+	Prompt     int64 // promptTokenCount: the whole prompt, cached tokens included
+	Cached     int64 // cachedContentTokenCount
+	Candidates int64 // candidatesTokenCount: the answer, thinking excluded
+	Thoughts   int64 // thoughtsTokenCount: thinking, billed as output
+	ToolUse    int64 // toolUsePromptTokenCount: the results of built-in tools, billed as input
+}
+
+// applyGemini stores Gemini usage net, as applyOpenAI does: the cached tokens are moved out of the
+// prompt count into CacheRead, the prompt of built-in tools (search, code execution) is added to
+// Input, thinking is added to Output and shown apart as Reasoning. A stream repeats usageMetadata
+// in every chunk, growing; the last one read wins.
+func (u *turnUsage) applyGemini(g geminiUsage) {
+	u.Seen = true
+	u.Input = max(g.Prompt-g.Cached, 0) + g.ToolUse
+	u.CacheRead = g.Cached
+	u.Output = g.Candidates + g.Thoughts
+	u.Reasoning = g.Thoughts
+}
+
+// scanGeminiUsage reads a usageMetadata object with the scanner.
+func scanGeminiUsage(val []byte) (geminiUsage, bool) {
+	var g geminiUsage
+	err := jsonscan.Members(val, func(k, v []byte) bool {
+		switch {
+		case jsonscan.Key(k, "promptTokenCount"):
+			g.Prompt = num(v)
+		case jsonscan.Key(k, "cachedContentTokenCount"):
+			g.Cached = num(v)
+		case jsonscan.Key(k, "candidatesTokenCount"):
+			g.Candidates = num(v)
+		case jsonscan.Key(k, "thoughtsTokenCount"):
+			g.Thoughts = num(v)
+		case jsonscan.Key(k, "toolUsePromptTokenCount"):
+			g.ToolUse = num(v)
+		}
+		return true
+	})
+	return g, err == nil
+}
+
+// geminiError is the Gemini API's error object: {"code": 429, "message": ..., "status": "RESOURCE_EXHAUSTED"}.
+type geminiError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Status  string `json:"status"`
+}
+
+// geminiChunk reads one GenerateContentResponse: a whole JSON body, one SSE event or one element
+// of a streamed JSON array. A candidate's finishReason (or the prompt's blockReason) ends the
+// turn; so does an error. It reports whether data was one JSON object.
+func (u *turnUsage) geminiChunk(data []byte) bool {
+	return jsonscan.Members(data, func(key, val []byte) bool {
+		switch {
+		case jsonscan.Key(key, "responseId"):
+			if id := jsonscan.Str(val); id != "" {
+				u.MessageID = id
+			}
+		case jsonscan.Key(key, "modelVersion"):
+			if m := jsonscan.Str(val); m != "" {
+				u.Model = m
+			}
+		case jsonscan.Key(key, "usageMetadata"):
+			if g, ok := scanGeminiUsage(val); ok {
+				u.applyGemini(g)
+			}
+		case jsonscan.Key(key, "candidates"):
+			jsonscan.Elements(val, func(c []byte) bool {
+				jsonscan.Members(c, func(k, v []byte) bool {
+					if jsonscan.Key(k, "finishReason") {
+						if r := jsonscan.Str(v); r != "" {
+							u.StopReason, u.Final = r, true
+						}
+					}
+					return true
+				})
+				return false // the first candidate says why the turn ended
+			})
+		case jsonscan.Key(key, "promptFeedback"):
+			jsonscan.Members(val, func(k, v []byte) bool {
+				if jsonscan.Key(k, "blockReason") {
+					if r := jsonscan.Str(v); r != "" {
+						u.StopReason, u.Final = r, true
+					}
+				}
+				return true
+			})
+		case jsonscan.Key(key, "error") && !jsonscan.Null(val):
+			var e geminiError
+			if json.Unmarshal(val, &e) == nil {
+				u.applyError(&apiError{Type: e.Status, Message: e.Message, Code: e.Code})
+			}
+			u.Final = true
+		}
+		return true
+	}) == nil
 }

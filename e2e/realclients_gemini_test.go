@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/fakeapi"
+	"github.com/observerhq/observer/internal/realclient"
+)
+
+// TestRealClients_GeminiThroughProxy runs the real Gemini CLI, offline, against the fake Gemini
+// API through observer-proxy started by `observerctl up` (GOOGLE_GEMINI_BASE_URL points at the
+// proxy, [proxy] gemini_upstream at the fake). It completes a tool round trip, and every request
+// the fake served (the model router's generateContent and the streamGenerateContent turns) is one
+// api_turn of client gemini-cli whose buckets are the fake's usageMetadata stored net. The API key
+// is in neither the store nor the proxy's log.
+func TestRealClients_GeminiThroughProxy(t *testing.T) {
+	gemini := realclient.FindGemini(t)
+	usage := fakeapi.Usage{Input: 321, Output: 54, CacheRead: 4321, Reasoning: 7}
+	fake := fakeapi.New(fakeapi.Config{Usage: usage})
+	up := httptest.NewServer(fake)
+	defer up.Close()
+	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_GEMINI_UPSTREAM="+up.URL)
+	s.start()
+
+	home, repo := realclient.Dirs(t)
+	realclient.GeminiHome(t, home)
+	env := realclient.GeminiEnv(home, "http://"+proxyAddr)
+	t0 := time.Now()
+	out := realclient.Run(t, repo, env, gemini, realclient.GeminiArgs("list the files")...)
+	t.Logf("gemini through the proxy in %v", time.Since(t0).Round(time.Millisecond))
+	if !strings.Contains(out, fakeapi.TextAfterTool) {
+		t.Fatalf("gemini printed %q", out)
+	}
+	if _, _, err := fakeapi.RoundTrip(fake.Requests(), "/v1beta/models/", "run_shell_command"); err != nil {
+		t.Fatalf("gemini: %v", err)
+	}
+
+	var turns []fakeapi.Request
+	for _, r := range fake.Requests() {
+		if r.ResponseID != "" && r.Method == "POST" {
+			turns = append(turns, r)
+		}
+	}
+	s.waitCount(20*time.Second, len(turns), "SELECT count(*) FROM api_turns")
+	if n := s.count("SELECT count(*) FROM api_turns"); n != len(turns) {
+		t.Errorf("%d api_turns for the %d requests the fake served", n, len(turns))
+	}
+	db := s.db()
+	for _, r := range turns {
+		var provider, client, endpoint, model, stop string
+		var in, out, cr, cc, reasoning int64
+		var status, stream, partial int
+		err := db.QueryRow(`SELECT provider, client, endpoint, model, stop_reason, input_tokens, output_tokens, cache_read_tokens,
+			cache_creation_tokens, reasoning_tokens, status, stream, partial FROM api_turns WHERE message_id = ?`, r.ResponseID).
+			Scan(&provider, &client, &endpoint, &model, &stop, &in, &out, &cr, &cc, &reasoning, &status, &stream, &partial)
+		if err != nil {
+			t.Fatalf("turn %s (%s): %v", r.ResponseID, r.Path, err)
+		}
+		// Net of cache: Gemini's promptTokenCount includes the cached tokens; its candidates exclude
+		// the thinking, which is output too.
+		cached := r.Usage["cachedContentTokenCount"]
+		want := [5]int64{r.Usage["promptTokenCount"] - cached, r.Usage["candidatesTokenCount"] + r.Usage["thoughtsTokenCount"], cached, 0,
+			r.Usage["thoughtsTokenCount"]}
+		if got := [5]int64{in, out, cr, cc, reasoning}; got != want {
+			t.Errorf("turn %s (%s): buckets in/out/cache_read/cache_write/reasoning %v, the fake returned %v", r.ResponseID, r.Path, got, want)
+		}
+		if want != [5]int64{usage.Input, usage.Output, usage.CacheRead, 0, usage.Reasoning} {
+			t.Errorf("turn %s: the fake's figures %v are not the configured usage", r.ResponseID, want)
+		}
+		if provider != "google" || client != "gemini-cli" || status != 200 || model != r.Model || stop != "STOP" || partial != 0 ||
+			(stream == 1) != r.Stream || endpoint != strings.SplitN(r.Path, "?", 2)[0] {
+			t.Errorf("turn %s: provider %q client %q endpoint %q model %q stop %q status %d stream %d partial %d; the fake served %+v",
+				r.ResponseID, provider, client, endpoint, model, stop, status, stream, partial, r)
+		}
+	}
+	t.Logf("%d api turns checked against the fake API's usage", len(turns))
+
+	// The key went upstream, and nowhere else.
+	key := strings.TrimPrefix(env[1], "GEMINI_API_KEY=")
+	if !strings.HasPrefix(key, "AIza") {
+		t.Fatalf("env %v: the key is not where the test expects it", env)
+	}
+	for _, r := range fake.Requests() {
+		if r.Method == "POST" && !r.HasAPIKey {
+			t.Errorf("%s reached the fake without the key", r.Path)
+		}
+	}
+	s.stop()
+	filepath.WalkDir(s.home, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), key) {
+			t.Errorf("the API key is in %s", p)
+		}
+		return nil
+	})
+}
