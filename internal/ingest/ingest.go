@@ -6,6 +6,12 @@
 // acknowledged by the bus (or spooled to disk); a file that shrank or was replaced (new inode) is
 // read again from its start, and the deterministic event ids make that harmless. Malformed lines
 // are counted and skipped; a line longer than MaxLine is skipped whole.
+//
+// A Document source (one JSON document rewritten in place, see package transcript) is read whole
+// whenever its size or modification time differs from its cursor's, and only when the file's size
+// and modification time were the same before and after the read (a document being written while
+// it is read waits for the next pass). Its cursor keeps the parser's state across a replacement,
+// since that state names what was emitted, not where.
 package ingest
 
 import (
@@ -40,6 +46,7 @@ type Cursor struct {
 	Offset    int64           `json:"offset"`
 	Size      int64           `json:"size"`
 	Inode     uint64          `json:"inode"`
+	MTime     int64           `json:"mtime,omitempty"` // a document's modification time (unix ns) when read
 	State     json.RawMessage `json:"state,omitempty"`
 	Lines     int64           `json:"lines"`
 	Malformed int64           `json:"malformed"`
@@ -128,6 +135,8 @@ func decodeCursors(data []byte) (map[string]*Cursor, error) {
 				c.Inode = uint64(n)
 			case jsonscan.Key(k, "lines"):
 				c.Lines, ok = jsonscan.Int(v)
+			case jsonscan.Key(k, "mtime"):
+				c.MTime, ok = jsonscan.Int(v)
 			case jsonscan.Key(k, "malformed"):
 				c.Malformed, ok = jsonscan.Int(v)
 			case jsonscan.Key(k, "state"):
@@ -286,12 +295,12 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			}
 			sum.Files++
 			cur := s.Cursors.get(src.Path)
-			if cur != nil && cur.Inode == ino && cur.Offset == fi.Size() {
+			if cur != nil && cur.Inode == ino && cur.Offset == fi.Size() && (!src.Document || cur.MTime == fi.ModTime().UnixNano()) {
 				continue // nothing new: the common case of a re-scan costs a stat
 			}
 			jobs = append(jobs, job{src: src, ad: ad, size: fi.Size(), ino: ino})
 			total += fi.Size()
-			if cur != nil && cur.Inode == ino && cur.Offset <= fi.Size() {
+			if cur != nil && cur.Inode == ino && cur.Offset <= fi.Size() && !src.Document {
 				total -= cur.Offset
 			}
 		}
@@ -346,6 +355,9 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 }
 
 func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
+	if j.src.Document {
+		return s.scanDocument(ctx, j, sum, p)
+	}
 	cur := s.Cursors.get(j.src.Path)
 	if cur == nil || cur.Inode != j.ino || cur.Offset > j.size {
 		cur = &Cursor{Inode: j.ino} // new, replaced or truncated: from the start
@@ -450,6 +462,115 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	return read, nil
 }
 
+// scanDocument reads a Document source whole and hands it to its parser as one record, from the
+// state its cursor kept (see the package doc). A document that changes while it is read is tried
+// again a few times, then left to the next pass.
+func (s *Scanner) scanDocument(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
+	work := Cursor{Inode: j.ino}
+	cur := s.Cursors.get(j.src.Path)
+	if cur != nil {
+		work = *cur
+		work.Inode = j.ino
+	}
+	start := work.Malformed
+	defer func() { sum.noteMalformed(j.src.Path, work.Malformed-start, work.Malformed) }()
+	data, size, mtime, err := readStable(ctx, j.src.Path, s.MaxLine)
+	if errors.Is(err, errChanging) {
+		return 0, nil // it changed while read: the next pass reads it (a watcher is woken by the change)
+	}
+	if err != nil {
+		return 0, err
+	}
+	parser, err := j.ad.NewParser(j.src, work.State)
+	if err != nil {
+		return 0, err
+	}
+	work.Lines++
+	sum.Lines++
+	sum.Bytes += size
+	p.BytesDone += size
+	var evs []event.Event
+	if data == nil { // longer than MaxLine
+		work.Malformed++
+		sum.Malformed++
+	} else if evs, err = parser.Record(0, data); err != nil {
+		work.Malformed++ // half-written or damaged: the state stays, the next change reads it again
+		sum.Malformed++
+	}
+	for k, v := range parser.Stats().Unknown {
+		sum.Unknown[k] += v
+	}
+	sum.Events += int64(len(evs))
+	work.Offset, work.Size, work.MTime, work.State = size, size, mtime, parser.State()
+	if s.DryRun {
+		return size, nil
+	}
+	for len(evs) > s.BatchSize {
+		// The cursor moves with the last batch only: a failure before it reads the document again.
+		if err := s.pipe.send(ctx, pubJob{path: j.src.Path, events: evs[:s.BatchSize]}); err != nil {
+			return size, err
+		}
+		evs = evs[s.BatchSize:]
+	}
+	c := work
+	return size, s.pipe.send(ctx, pubJob{path: j.src.Path, events: evs, cursor: &c})
+}
+
+// errChanging reports a document whose size or modification time changed while it was read.
+var errChanging = errors.New("document changed while read")
+
+// readStable reads a whole file, checking that its size and modification time were the same
+// before and after the read, a few times over a short while. data is nil (with the size) when the
+// file is longer than max.
+func readStable(ctx context.Context, path string, max int64) (data []byte, size, mtime int64, err error) {
+	for try := range 4 {
+		if try > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, 0, 0, ctx.Err()
+			case <-time.After(time.Duration(try) * 25 * time.Millisecond):
+			}
+		}
+		data, size, mtime, err = readOnce(path, max)
+		if !errors.Is(err, errChanging) {
+			return data, size, mtime, err
+		}
+	}
+	return nil, 0, 0, err
+}
+
+func readOnce(path string, max int64) (data []byte, size, mtime int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	size, mtime = before.Size(), before.ModTime().UnixNano()
+	if size <= max {
+		data = make([]byte, 0, size+1) // +1: a file that grew shows as longer than its size
+		for err == nil && len(data) < cap(data) {
+			var n int
+			n, err = f.Read(data[len(data):cap(data)])
+			data = data[:len(data)+n]
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, 0, err
+		}
+	}
+	after, err := f.Stat()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if after.Size() != size || after.ModTime().UnixNano() != mtime || data != nil && int64(len(data)) != size {
+		return nil, 0, 0, errChanging
+	}
+	return data, size, mtime, nil
+}
+
 // pipe publishes a scan's batches in order on its own goroutine, so that reading the next batch
 // overlaps waiting for the bus to acknowledge the last one. A file's cursor moves only after the
 // batch that ends at it was acknowledged; after a failure nothing more is published and no cursor
@@ -464,7 +585,7 @@ type pipe struct {
 type pubJob struct {
 	path   string
 	events []event.Event
-	cursor *Cursor
+	cursor *Cursor // where the file's cursor moves once events are acknowledged; nil: it stays
 }
 
 // pipeDepth is how many batches may wait for the bus while the scan reads on.
@@ -485,7 +606,9 @@ func startPipe(ctx context.Context, pub Publisher, cur *Cursors) *pipe {
 					continue
 				}
 			}
-			cur.set(j.path, j.cursor)
+			if j.cursor != nil {
+				cur.set(j.path, j.cursor)
+			}
 		}
 	}()
 	return p

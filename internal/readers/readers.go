@@ -10,18 +10,27 @@ import (
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/codex"
+	"github.com/observerhq/observer/pkg/transcript/gemini"
 )
 
 // All returns every adapter on its default roots.
 func All() []transcript.Adapter {
-	return []transcript.Adapter{claudecode.New(claudecode.DefaultRoots()), codex.New(codex.DefaultHome())}
+	return []transcript.Adapter{claudecode.New(claudecode.DefaultRoots()), codex.New(codex.DefaultHome()),
+		gemini.New(gemini.DefaultRoots()), gemini.NewQwen(gemini.DefaultQwenRoots())}
 }
 
-// Select returns every adapter, or only the one for client.
+// aliases are the short names --client also accepts.
+var aliases = map[string]string{"claude": claudecode.Client, "gemini": gemini.Client, "qwen": gemini.QwenClient}
+
+// Select returns every adapter, or only the one for client (its name or its alias: claude, gemini,
+// qwen).
 func Select(client string) ([]transcript.Adapter, error) {
 	all := All()
 	if client == "" {
 		return all, nil
+	}
+	if full, ok := aliases[client]; ok {
+		client = full
 	}
 	var names []string
 	for _, a := range all {
@@ -33,14 +42,16 @@ func Select(client string) ([]transcript.Adapter, error) {
 	return nil, fmt.Errorf("no transcript reader for client %q: choose among %s", client, strings.Join(names, ", "))
 }
 
-// WithPrices makes the Claude Code and Codex adapters among ads price usage with the table prices
-// returns when each line is read (internal/prices.Follower.Table), and returns ads.
+// WithPrices makes the adapters among ads price usage with the table prices returns when each
+// line is read (internal/prices.Follower.Table), and returns ads.
 func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transcript.Adapter {
 	for _, a := range ads {
 		switch a := a.(type) {
 		case *claudecode.Adapter:
 			a.CurrentPrices = prices
 		case *codex.Adapter:
+			a.CurrentPrices = prices
+		case *gemini.Adapter:
 			a.CurrentPrices = prices
 		}
 	}
@@ -49,5 +60,7 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 
 // Roots lists the directories the adapters read, for watching.
 func Roots() []string {
-	return append(claudecode.DefaultRoots(), codex.DefaultHome()+"/sessions", codex.DefaultHome()+"/archived_sessions")
+	roots := append(claudecode.DefaultRoots(), codex.DefaultHome()+"/sessions", codex.DefaultHome()+"/archived_sessions")
+	roots = append(roots, gemini.New(gemini.DefaultRoots()).WatchDirs()...)
+	return append(roots, gemini.NewQwen(gemini.DefaultQwenRoots()).WatchDirs()...)
 }

@@ -18,10 +18,22 @@
 //     message (id derived from the message id, not the line), input net of cache reads and writes,
 //     reasoning inside output.
 //   - Secrets are scrubbed from every string that leaves the parser (targets, errors, outputs).
+//
+// Documents: a Source marked Document is one JSON document that its client rewrites in place
+// (Gemini CLI's session-*.json), not lines appended. Its caller hands the whole file to Record at
+// offset 0, again whenever the file's size or modification time changed, and only when the file
+// stayed the same while it was read (a document caught half-written is read at the next change).
+// The parser's State says what it already emitted (by message id), so a re-read emits only what
+// changed, and the ids are those of the same messages in any file, so a re-read of a document
+// whose State was lost stores nothing twice. A document that does not parse as a whole (caught
+// mid-write, or damaged) is ErrMalformed and leaves State as it was: nothing of it is emitted.
+// DocumentLine turns a document into the one line a line reader expects.
 package transcript
 
 import (
 	"errors"
+	"io"
+	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
 )
@@ -35,6 +47,27 @@ type Source struct {
 	Path      string `json:"path"`       // absolute path
 	SessionID string `json:"session_id"` // the session the file belongs to; a subagent file's parent session
 	AgentID   string `json:"agent_id"`   // the subagent a file holds; empty for a session's own file
+	// Document marks a file that is one JSON document rewritten in place (see the package doc).
+	Document bool `json:"document,omitempty"`
+}
+
+// DocumentLine returns r with every line break turned into a space and a newline at the end, so
+// that a reader of newline-terminated lines sees a Document source as one record. JSON allows no
+// raw line break inside a string, so the document means the same.
+func DocumentLine(r io.Reader) io.Reader {
+	return io.MultiReader(&unbreak{r: r}, strings.NewReader("\n"))
+}
+
+type unbreak struct{ r io.Reader }
+
+func (u *unbreak) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	for i, c := range p[:n] {
+		if c == '\n' || c == '\r' {
+			p[i] = ' '
+		}
+	}
+	return n, err
 }
 
 // Adapter reads one client's transcripts.

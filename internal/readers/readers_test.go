@@ -1,0 +1,48 @@
+package readers
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// --client takes a client's name or its alias, and names the choices when it matches none.
+func TestSelect(t *testing.T) {
+	for client, want := range map[string]string{"gemini": "gemini-cli", "gemini-cli": "gemini-cli", "qwen": "qwen-code",
+		"qwen-code": "qwen-code", "claude": "claude-code", "codex": "codex"} {
+		ads, err := Select(client)
+		if err != nil || len(ads) != 1 || ads[0].Client() != want {
+			t.Errorf("Select(%q) = %v, %v", client, ads, err)
+		}
+	}
+	if _, err := Select("vim"); err == nil || !strings.Contains(err.Error(), "gemini-cli, qwen-code") {
+		t.Errorf("Select(vim) error = %v", err)
+	}
+	all, _ := Select("")
+	var names []string
+	for _, a := range all {
+		names = append(names, a.Client())
+	}
+	for _, want := range []string{"claude-code", "codex", "gemini-cli", "qwen-code"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("all readers %v lack %s", names, want)
+		}
+	}
+}
+
+// The watcher watches the Gemini CLI and Qwen Code directories new sessions appear in.
+func TestRoots(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, k := range []string{"GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "CLAUDE_CONFIG_DIR", "CODEX_HOME"} {
+		t.Setenv(k, "")
+	}
+	roots := Roots()
+	for _, want := range []string{filepath.Join(home, ".gemini", "tmp"), filepath.Join(home, ".qwen", "projects"),
+		filepath.Join(home, ".qwen", "tmp")} {
+		if !slices.Contains(roots, want) {
+			t.Errorf("roots %v lack %s", roots, want)
+		}
+	}
+}
