@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -26,11 +27,12 @@ func TestRealClients_GeminiThroughProxy(t *testing.T) {
 	up := httptest.NewServer(fake)
 	defer up.Close()
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_GEMINI_UPSTREAM="+up.URL)
-	s.start()
-
 	home, repo := realclient.Dirs(t)
 	realclient.GeminiHome(t, home)
+	// The watcher reads the client's HOME: its own records are joined to the proxy's turns.
+	s := newSuite(t, "HOME="+home, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_GEMINI_UPSTREAM="+up.URL)
+	s.start()
+
 	env := realclient.GeminiEnv(home, "http://"+proxyAddr)
 	t0 := time.Now()
 	out := realclient.Run(t, repo, env, gemini, realclient.GeminiArgs("list the files")...)
@@ -81,6 +83,35 @@ func TestRealClients_GeminiThroughProxy(t *testing.T) {
 		}
 	}
 	t.Logf("%d api turns checked against the fake API's usage", len(turns))
+
+	// Gemini CLI sends no session id: its turns are linked to the messages its own records name
+	// (same model and figures, within 30 s), so cost counts each turn once, under that session.
+	// The router's call has no message in the records and stays alone.
+	deadline := time.Now().Add(20 * time.Second)
+	for s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'") < 1 || s.count("SELECT count(*) FROM api_turns WHERE session_id != ''") <
+		s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transcript messages, %d proxy turns linked to a session\n%s", s.count("SELECT count(*) FROM token_usage"),
+				s.count("SELECT count(*) FROM api_turns WHERE session_id != ''"), s.readFile("logs/watch.log"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	msgs := s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'")
+	session := ""
+	db.QueryRow("SELECT session_id FROM token_usage WHERE client = 'gemini-cli' LIMIT 1").Scan(&session)
+	if n := s.count("SELECT count(*) FROM api_turns WHERE session_id = ?", session); n != msgs {
+		t.Errorf("%d proxy turns linked to session %s, its records hold %d messages", n, session, msgs)
+	}
+	cout, errOut, code := s.ctl(nil, "cost", "--json")
+	if code != 0 {
+		t.Fatalf("cost: %d %s", code, errOut)
+	}
+	var c costJSON
+	json.Unmarshal([]byte(cout), &c)
+	if c.Total.Turns != int64(len(turns)) || c.Total.Input != int64(len(turns))*usage.Input || c.Total.Output != int64(len(turns))*usage.Output {
+		t.Errorf("cost counts %+v, want each of the %d turns once at the fake's figures", c.Total, len(turns))
+	}
+	t.Logf("%d transcript messages joined to proxy turns; cost counts %d turns", msgs, c.Total.Turns)
 
 	// The key went upstream, and nowhere else.
 	key := strings.TrimPrefix(env[1], "GEMINI_API_KEY=")

@@ -42,7 +42,8 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
                            AND s.session_id = api_turns.session_id), '') END`
 
 // TurnsSQL is every model turn once: proxy turns, and transcript messages the proxy did not see
-// (joined by message id; without one, by session and time within :window ms). %[1]s and %[2]s
+// (joined by message id, or by the transcript message a session-less proxy turn was linked to;
+// without a message id, by session and time within :window ms). %[1]s and %[2]s
 // are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
 // t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
 // for the proxy's turns) and reliability.
@@ -58,6 +59,7 @@ SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.outpu
  WHERE %[2]s
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
+        AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
        ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
                                              AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
        END`

@@ -184,6 +184,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
+	deferredRollups := false
 	for _, name := range names {
 		base := filepath.Base(name)
 		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
@@ -209,7 +210,16 @@ func (s *Store) migrate(ctx context.Context) error {
 			tx.Rollback()
 			return fmt.Errorf("migration %s: %w", base, err)
 		}
-		if after := afterMigration[v]; after != nil {
+		after := afterMigration[v]
+		// The rollup rebuilds of 0005 and 0008 run today's TurnsSQL, which reads a column 0010
+		// adds: on a store older than 0005 they wait for 0010, which then rebuilds every rollup.
+		if (v == 5 || v == 8) && !hasColumn(ctx, tx, "api_turns", "transcript_message_id") {
+			after, deferredRollups = nil, true
+		}
+		if v == 10 && deferredRollups {
+			after = rebuildRollups
+		}
+		if after != nil {
 			if err := after(ctx, tx); err != nil {
 				tx.Rollback()
 				return fmt.Errorf("migration %s: %w", base, err)
@@ -225,6 +235,13 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// hasColumn reports whether table has column.
+func hasColumn(ctx context.Context, tx *sql.Tx, table, column string) bool {
+	var n int
+	tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", table, column).Scan(&n)
+	return n > 0
 }
 
 // SchemaVersion returns the newest applied migration.

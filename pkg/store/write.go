@@ -268,11 +268,21 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			if oldTs >= 0 {
 				dirty.turn(oldTs)
 			}
+			if u := e.TokenUsage; u.MessageID != "" && e.SessionID != "" {
+				if err := linkUsage(ctx, stmt, dirty, e); err != nil {
+					return res, err
+				}
+			}
 		case event.KindAPITurn:
 			dirty.turn(ts)
 			if m := e.APITurn.MessageID; m != "" {
 				// The transcript rows of the same message stop counting, wherever their hour.
 				if err := markMessage(ctx, stmt, dirty, m); err != nil {
+					return res, err
+				}
+			}
+			if e.SessionID == "" {
+				if err := linkTurn(ctx, stmt, dirty, e); err != nil {
 					return res, err
 				}
 			}
@@ -480,6 +490,88 @@ func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID st
 		d.turn(ts)
 	}
 	return rows.Err()
+}
+
+// Session-less proxy turns. Gemini CLI, Qwen Code and Cline send no session id with their API
+// requests, so their proxy turns cannot be joined to the client's transcript by session or by a
+// message id the two share (Gemini's responseId is not in Gemini CLI's records). The writer links
+// them after the fact: a proxy turn without a session and a transcript message of the same client
+// and model with the same input, output and cache-read figures, within JoinWindowMs of each
+// other, are one turn. Each is linked at most once (the nearest in time first), whichever of the
+// two is stored first; the turn takes the message's session (and its project, when it has none),
+// and the message's id goes into api_turns.transcript_message_id, so that TurnsSQL counts the
+// turn once, at the proxy's figures. Both hours are recomputed.
+
+const linkTurnSQL = `SELECT t.message_id, t.session_id, t.project, t.ts FROM token_usage t
+ WHERE t.ts BETWEEN ? AND ? AND t.client = ? AND t.model = ?
+   AND t.input_tokens = ? AND t.output_tokens = ? AND t.cache_read_tokens = ?
+   AND t.message_id != '' AND t.session_id != ''
+   AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
+   AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
+ ORDER BY abs(t.ts - ?) LIMIT 1`
+
+const linkUsageSQL = `SELECT a.event_id, a.ts FROM api_turns a
+ WHERE a.session_id = '' AND a.ts BETWEEN ? AND ? AND a.client = ? AND a.model = ?
+   AND a.input_tokens = ? AND a.output_tokens = ? AND a.cache_read_tokens = ?
+   AND a.transcript_message_id = ''
+   AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.message_id = ?)
+   AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
+ ORDER BY abs(a.ts - ?) LIMIT 1`
+
+const linkSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = ?,
+       project = CASE WHEN project = '' THEN ? ELSE project END WHERE event_id = ?`
+
+// linkTurn links the session-less proxy turn e to its transcript message, when one is stored.
+func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
+	q, err := stmt(linkTurnSQL, "link_turn")
+	if err != nil {
+		return err
+	}
+	t, ts := e.APITurn, e.Time.UnixMilli()
+	var msg, session, project string
+	var uts int64
+	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, t.Model, t.Input, t.Output, t.CacheRead, ts).
+		Scan(&msg, &session, &project, &uts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
+	}
+	return link(ctx, stmt, d, e.ID, ts, session, msg, project, uts)
+}
+
+// linkUsage links the transcript message e to a session-less proxy turn, when one is stored.
+func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
+	q, err := stmt(linkUsageSQL, "link_usage")
+	if err != nil {
+		return err
+	}
+	u, ts := e.TokenUsage, e.Time.UnixMilli()
+	var turnID string
+	var ats int64
+	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
+		u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
+	}
+	return link(ctx, stmt, d, turnID, ats, e.SessionID, u.MessageID, e.Project, ts)
+}
+
+func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, msg, project string, usageTs int64) error {
+	up, err := stmt(linkSQL, "link")
+	if err != nil {
+		return err
+	}
+	if _, err := up.ExecContext(ctx, session, msg, project, turnID); err != nil {
+		return fmt.Errorf("link proxy turn %s to message %s: %w", turnID, msg, err)
+	}
+	d.turn(turnTs)
+	d.turn(usageTs)
+	return nil
 }
 
 // markProjectChange notes the hours of a session's proxy turns when its project is about to
