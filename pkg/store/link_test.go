@@ -124,7 +124,9 @@ func TestStore_LinksSessionlessTurns(t *testing.T) {
 			func(a, b *event.Event) { b.TokenUsage.Output++ },
 			func(a, b *event.Event) { b.Client = "qwen-code" },
 			func(a, b *event.Event) { b.TokenUsage.Model = "gemini-2.5-flash" },
-			func(a, b *event.Event) { b.Time = a.Time.Add(time.Duration(store.JoinWindowMs+1000) * time.Millisecond) },
+			func(a, b *event.Event) {
+				b.Time = a.Time.Add(time.Duration(store.JoinWindowMs+1000) * time.Millisecond)
+			},
 		} {
 			a, b := sessionless(i, base.Add(time.Duration(i)*time.Hour), same)
 			f(&a, &b)
