@@ -24,12 +24,12 @@ otherwise backfill hosts a bus and a writer itself for the run. On a terminal, a
 
 Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
 CLAUDE_CONFIG_DIR. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_sessions. Gemini
-CLI and Qwen Code: as for ` + "`observerctl scan`" + `. While observer-watch runs it owns the cursors and ingests the history itself: backfill then says so.
+CLI, Qwen Code and Pi: as for ` + "`observerctl scan`" + `. While observer-watch runs it owns the cursors and ingests the history itself: backfill then says so.
 
 Exit codes: 0 done (or nothing new); 1 some files could not be read (listed), or observer-watch
 holds the cursors; 64 bad flags; 69 the store is held by a writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini) or qwen-code (qwen)"},
+			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen) or pi"},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},

@@ -26,18 +26,19 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI and Qwen Code history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code and Pi history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, the events go through its bus; otherwise scan hosts a bus and a writer itself for the
 run. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
 CLAUDE_CONFIG_DIR. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_sessions. Gemini
 CLI: ~/.gemini/tmp/*/chats (and ~/.cache/.gemini, macOS's sandbox), or $GEMINI_CLI_HOME/.gemini.
 Qwen Code: ~/.qwen (or $QWEN_HOME, and $QWEN_RUNTIME_DIR) projects/*/chats and tmp/*/chats.
+Pi: ~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions, and $PI_CODING_AGENT_SESSION_DIR).
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini) or qwen-code (qwen)"},
+			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen) or pi"},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},

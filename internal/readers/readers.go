@@ -11,12 +11,13 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/codex"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
+	"github.com/observerhq/observer/pkg/transcript/pi"
 )
 
 // All returns every adapter on its default roots.
 func All() []transcript.Adapter {
 	return []transcript.Adapter{claudecode.New(claudecode.DefaultRoots()), codex.New(codex.DefaultHome()),
-		gemini.New(gemini.DefaultRoots()), gemini.NewQwen(gemini.DefaultQwenRoots())}
+		gemini.New(gemini.DefaultRoots()), gemini.NewQwen(gemini.DefaultQwenRoots()), pi.New(pi.DefaultRoots())}
 }
 
 // aliases are the short names --client also accepts.
@@ -53,6 +54,8 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 			a.CurrentPrices = prices
 		case *gemini.Adapter:
 			a.CurrentPrices = prices
+		case *pi.Adapter:
+			a.CurrentPrices = prices
 		}
 	}
 	return ads
@@ -62,5 +65,6 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 func Roots() []string {
 	roots := append(claudecode.DefaultRoots(), codex.DefaultHome()+"/sessions", codex.DefaultHome()+"/archived_sessions")
 	roots = append(roots, gemini.New(gemini.DefaultRoots()).WatchDirs()...)
-	return append(roots, gemini.NewQwen(gemini.DefaultQwenRoots()).WatchDirs()...)
+	roots = append(roots, gemini.NewQwen(gemini.DefaultQwenRoots()).WatchDirs()...)
+	return append(roots, pi.New(pi.DefaultRoots()).WatchDirs()...)
 }

@@ -1,0 +1,82 @@
+package pi
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// FuzzRecord feeds arbitrary lines to one parser: it must never panic, every event it returns must
+// validate, token counts must not be negative, and its state must survive a round trip.
+func FuzzRecord(f *testing.F) {
+	seeds := []string{
+		`{"type":"session","version":3,"id":"s","timestamp":"2026-01-02T10:00:00.000Z","cwd":"/w","parentSession":"/a/2026-01-01T00-00-00-000Z_00000000-0000-4000-8000-000000000000.jsonl"}`,
+		`{"type":"session","id":"s","timestamp":"2025-11-02T09:00:00.000Z","cwd":"/w","modelId":"m","branchedFrom":"x"}`,
+		`{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-02T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image","data":"AAA","mimeType":"image/png"}],"timestamp":1767348001000}}`,
+		`{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-02T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"read","arguments":{"path":"@x"}},{"type":"toolCall","name":"grep","arguments":{"pattern":"p","path":"d"}}],"provider":"p","model":"claude-sonnet-4-5","usage":{"input":-1,"output":"7","cacheRead":1.5,"cacheWrite":1e300,"cost":{"total":-2}},"stopReason":"toolUse","timestamp":1767348002000}}`,
+		`{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-02T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":"text","isError":true,"timestamp":1}}`,
+		`{"type":"message","message":{"role":"bashExecution","command":"ls","output":"x","exitCode":null,"cancelled":true,"timestamp":1767348002000}}`,
+		`{"type":"message","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"e","timestamp":1767348002000}}`,
+		`{"type":"compaction","id":"d","parentId":"c","timestamp":"2026-01-02T10:00:04.000Z","summary":"s","firstKeptEntryId":"a","tokensBefore":100}`,
+		`{"type":"compaction","timestamp":"2025-01-02T10:00:04.000Z","summary":"s","firstKeptEntryIndex":1,"tokensBefore":"x"}`,
+		`{"type":"model_change","id":"e","parentId":"d","timestamp":"2026-01-02T10:00:05.000Z","provider":"p","modelId":"m2"}`,
+		`{"type":"branch_summary","id":"f","parentId":"a","timestamp":"2026-01-02T10:00:06.000Z","fromId":"e","summary":"s"}`,
+		`{"type":"custom_message","customType":"x","content":"c","display":true}`,
+		`{"type":"label","targetId":"a","label":"l"}`, `{"type":"session_info","name":"n"}`,
+		"\xff\xfe", `[]`, `{}`, `{"type":7}`, `{"type":"message","message":[]}`, `{"type":"message","timestamp":"garbage","message":{"role":"user","content":"x"}}`,
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(seeds[0] + "\n" + seeds[2] + "\n" + seeds[3] + "\n" + seeds[4] + "\n" + seeds[7]))
+	for _, path := range []string{fixV1, fixRPC, filepath.Join(corpusDir(), fileLarge)} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		lines := bytes.Split(data, []byte("\n"))
+		for i := 0; i < len(lines) && i < 16; i++ {
+			if len(lines[i]) < 8192 {
+				f.Add(lines[i])
+			}
+		}
+	}
+	a := New(nil)
+	src := transcript.Source{Path: "/fuzz/2026-01-02T10-00-00-000Z_00000000-0000-4000-8000-000000000001.jsonl"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := a.newParser(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			evs, _ := p.Record(int64(i), line)
+			for j := range evs {
+				e := &evs[j]
+				if err := e.Validate(); err != nil {
+					t.Fatalf("invalid event %+v: %v", e, err)
+				}
+				if e.Action != nil && !e.Action.Type.Valid() {
+					t.Fatalf("action type %q", e.Action.Type)
+				}
+				if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 ||
+					u.CacheCreation < 0 || u.Reasoning < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
+					t.Fatalf("negative usage %+v", u)
+				}
+				if _, err := json.Marshal(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		state := p.State()
+		if _, err := a.NewParser(src, state); err != nil {
+			t.Fatalf("state %s does not load: %v", state, err)
+		}
+		if st := p.Stats(); st.Malformed > st.Lines {
+			t.Fatalf("stats %+v", st)
+		}
+	})
+}
