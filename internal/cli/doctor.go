@@ -59,7 +59,8 @@ func doctorCommand() *cli.Command {
 		Description: `Checks, in order, and prints one line per check with what to do about each problem:
 
   home        $OBSERVER_HOME exists and is private (0700)
-  config      config.toml parses, and the OBSERVER_* environment overrides are valid
+  config      config.toml parses, every value is valid (type, range), and so are the OBSERVER_*
+              environment overrides
   bus.token   the bus token exists, private (0600)
   store       observer.db exists, private (0600), and opens read-only
   schema      the store's schema is the one this observerctl knows (older: the writer migrates it)
@@ -70,6 +71,9 @@ func doctorCommand() *cli.Command {
   proxy       something listens on [proxy] addr
   dash        the dashboard answers HTTP at [dash] addr
   hooks:NAME  for each AI client found, observer's hook is registered for every event init adds
+  client:NAME for each client observer reads, installed or recorded: its records are where
+              observer-watch looks (a warning when it is installed without any), and how to point
+              its API calls at the proxy
 
 Only reads: doctor changes nothing (not even the home's mode) and creates no file. What is
 missing before observer's first start (the home, the token, the store) and what is down while
@@ -264,8 +268,9 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		return fmt.Sprintf("http://%s/ answers (HTTP %d)", cfg.Dash.Addr, resp.StatusCode), nil
 	})
 
-	// hooks
+	// hooks, and the clients whose records observer reads
 	doctorHooks(home, add)
+	doctorClients(cfg, add)
 
 	for _, c := range rep.Checks {
 		switch c.Status {

@@ -304,3 +304,23 @@ func TestDoctor_FreshHome(t *testing.T) {
 		t.Errorf("bad flag: exit %d %s", code, errOut)
 	}
 }
+
+// doctor tells, per client observer reads, whether its records are where observer looks, and how
+// to meter it through the proxy; a client installed without records is a warning.
+func TestDoctor_Clients(t *testing.T) {
+	e := newCtlEnv(t)
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	for _, name := range []string{"gemini", "qwen"} {
+		write(t, filepath.Join(bin, name), "#!/bin/sh\n")
+		os.Chmod(filepath.Join(bin, name), 0o755)
+	}
+	write(t, filepath.Join(e.home, ".gemini", "tmp", "proj", "chats", "session-2026-06-01T10-00-abcd1234.json"),
+		`{"sessionId":"abcd1234","projectHash":"x","startTime":"2026-06-01T10:00:00Z","lastUpdated":"2026-06-01T10:00:00Z","messages":[]}`)
+	_, checks := doctor(t)
+	expect(t, checks, "client:gemini-cli", checkOK, "1 record file", "GOOGLE_GEMINI_BASE_URL=http://")
+	expect(t, checks, "client:qwen-code", checkWarn, "installed at "+filepath.Join(bin, "qwen"), "no records")
+	if _, ok := checks["client:pi"]; ok {
+		t.Error("doctor reported pi, neither installed nor recorded")
+	}
+}
