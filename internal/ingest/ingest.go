@@ -12,6 +12,12 @@
 // and modification time were the same before and after the read (a document being written while
 // it is read waits for the next pass). Its cursor keeps the parser's state across a replacement,
 // since that state names what was emitted, not where.
+//
+// A Database source (a client's SQLite database, see package transcript) is polled through its
+// parser whenever the database's or its -wal file's size or modification time differs from its
+// cursor's; the cursor keeps the parser's watermark as its state, and moves only once the events
+// of the poll were acknowledged. A poll that fails (the database locked) moves nothing and is
+// tried again at the next pass.
 package ingest
 
 import (
@@ -255,10 +261,11 @@ func (s *Scanner) Dirs() []string {
 }
 
 type job struct {
-	src  transcript.Source
-	ad   transcript.Adapter
-	size int64
-	ino  uint64
+	src   transcript.Source
+	ad    transcript.Adapter
+	size  int64
+	ino   uint64
+	mtime int64 // unix ns; of a Database, the later of the file's and its -wal's
 }
 
 // Scan reads every file once, from its cursor to its last complete line.
@@ -286,7 +293,11 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			if err != nil {
 				continue
 			}
-			if !s.Since.IsZero() && fi.ModTime().Before(s.Since) {
+			size, mtime := fi.Size(), fi.ModTime()
+			if src.Database {
+				size, mtime = databaseStat(src.Path, fi)
+			}
+			if !s.Since.IsZero() && mtime.Before(s.Since) {
 				continue
 			}
 			var ino uint64
@@ -295,12 +306,13 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			}
 			sum.Files++
 			cur := s.Cursors.get(src.Path)
-			if cur != nil && cur.Inode == ino && cur.Offset == fi.Size() && (!src.Document || cur.MTime == fi.ModTime().UnixNano()) {
+			whole := src.Document || src.Database
+			if cur != nil && cur.Inode == ino && cur.Offset == size && (!whole || cur.MTime == mtime.UnixNano()) {
 				continue // nothing new: the common case of a re-scan costs a stat
 			}
-			jobs = append(jobs, job{src: src, ad: ad, size: fi.Size(), ino: ino})
-			total += fi.Size()
-			if cur != nil && cur.Inode == ino && cur.Offset <= fi.Size() && !src.Document {
+			jobs = append(jobs, job{src: src, ad: ad, size: size, ino: ino, mtime: mtime.UnixNano()})
+			total += size
+			if cur != nil && cur.Inode == ino && cur.Offset <= size && !whole {
 				total -= cur.Offset
 			}
 		}
@@ -357,6 +369,9 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
 	if j.src.Document {
 		return s.scanDocument(ctx, j, sum, p)
+	}
+	if j.src.Database {
+		return s.scanDatabase(ctx, j, sum, p)
 	}
 	cur := s.Cursors.get(j.src.Path)
 	if cur == nil || cur.Inode != j.ino || cur.Offset > j.size {
@@ -514,6 +529,69 @@ func (s *Scanner) scanDocument(ctx context.Context, j job, sum *Summary, p *Prog
 	}
 	c := work
 	return size, s.pipe.send(ctx, pubJob{path: j.src.Path, events: evs, cursor: &c})
+}
+
+// databaseStat returns what tells a Database source changed: its size plus its -wal file's, and
+// the later of their modification times (a client in WAL mode writes to the -wal file; the
+// database itself changes only at checkpoints).
+func databaseStat(path string, fi os.FileInfo) (int64, time.Time) {
+	size, mtime := fi.Size(), fi.ModTime()
+	if w, err := os.Stat(path + "-wal"); err == nil {
+		size += w.Size()
+		if w.ModTime().After(mtime) {
+			mtime = w.ModTime()
+		}
+	}
+	return size, mtime
+}
+
+// scanDatabase polls a Database source from the watermark its cursor keeps (see package
+// transcript). A failed poll (the database locked past its busy timeout) moves nothing: the next
+// pass polls again from the same watermark.
+func (s *Scanner) scanDatabase(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
+	work := Cursor{Inode: j.ino}
+	if cur := s.Cursors.get(j.src.Path); cur != nil {
+		work = *cur
+		work.Inode = j.ino
+	}
+	start := work.Malformed
+	defer func() { sum.noteMalformed(j.src.Path, work.Malformed-start, work.Malformed) }()
+	parser, err := j.ad.NewParser(j.src, work.State)
+	if err != nil {
+		return 0, err
+	}
+	poller, ok := parser.(transcript.Poller)
+	if !ok {
+		return 0, fmt.Errorf("the %s reader cannot poll a database", j.ad.Client())
+	}
+	evs, err := poller.Poll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	st := parser.Stats()
+	work.Lines += st.Lines
+	work.Malformed += st.Malformed
+	sum.Lines += st.Lines
+	sum.Malformed += st.Malformed
+	sum.Bytes += j.size
+	p.BytesDone += j.size
+	for k, v := range st.Unknown {
+		sum.Unknown[k] += v
+	}
+	sum.Events += int64(len(evs))
+	work.Offset, work.Size, work.MTime, work.State = j.size, j.size, j.mtime, parser.State()
+	if s.DryRun {
+		return j.size, nil
+	}
+	for len(evs) > s.BatchSize {
+		// The cursor moves with the last batch only: a failure before it polls the same rows again.
+		if err := s.pipe.send(ctx, pubJob{path: j.src.Path, events: evs[:s.BatchSize]}); err != nil {
+			return j.size, err
+		}
+		evs = evs[s.BatchSize:]
+	}
+	c := work
+	return j.size, s.pipe.send(ctx, pubJob{path: j.src.Path, events: evs, cursor: &c})
 }
 
 // errChanging reports a document whose size or modification time changed while it was read.

@@ -28,9 +28,20 @@
 // whose State was lost stores nothing twice. A document that does not parse as a whole (caught
 // mid-write, or damaged) is ErrMalformed and leaves State as it was: nothing of it is emitted.
 // DocumentLine turns a document into the one line a line reader expects.
+//
+// Databases: a Source marked Database is a client's SQLite database (OpenCode's and Kilo's), which
+// is no text at all. Its parser also implements Poller, and its caller calls Poll instead of
+// reading the file, whenever the database (or its -wal file) changed size or modification time.
+// The parser reads the rows itself, read-only, and its State is the watermark (the newest
+// time_updated read per table, and the ids read at it), so a pass reads only rows added or
+// updated since the last acknowledged one. A pass that fails (the database locked past its busy
+// timeout, caught mid-checkpoint) returns an error, emits nothing and leaves State as it was: the
+// next pass reads the same rows again. A row whose data does not decode is counted in
+// Stats.Malformed and passed over.
 package transcript
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -49,6 +60,15 @@ type Source struct {
 	AgentID   string `json:"agent_id"`   // the subagent a file holds; empty for a session's own file
 	// Document marks a file that is one JSON document rewritten in place (see the package doc).
 	Document bool `json:"document,omitempty"`
+	// Database marks a client's SQLite database, read by its parser's Poll (see the package doc).
+	Database bool `json:"database,omitempty"`
+}
+
+// Poller is the Parser of a Database source.
+type Poller interface {
+	// Poll reads the rows added or changed since State and returns their events; State then
+	// covers them. On an error nothing is returned and State stays.
+	Poll(ctx context.Context) ([]event.Event, error)
 }
 
 // DocumentLine returns r with every line break turned into a space and a newline at the end, so
