@@ -26,7 +26,7 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code and Pi history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code and Kilo Code history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, the events go through its bus; otherwise scan hosts a bus and a writer itself for the
 run. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
@@ -34,11 +34,17 @@ CLAUDE_CONFIG_DIR. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_s
 CLI: ~/.gemini/tmp/*/chats (and ~/.cache/.gemini, macOS's sandbox), or $GEMINI_CLI_HOME/.gemini.
 Qwen Code: ~/.qwen (or $QWEN_HOME, and $QWEN_RUNTIME_DIR) projects/*/chats and tmp/*/chats.
 Pi: ~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions, and $PI_CODING_AGENT_SESSION_DIR).
+OpenCode and Kilo CLI: their SQLite databases $XDG_DATA_HOME/opencode/opencode.db and
+$XDG_DATA_HOME/kilo/kilo.db ($XDG_DATA_HOME defaults to ~/.local/share), read read-only.
+Cline CLI: ~/.cline/data/sessions (or $CLINE_SESSION_DATA_DIR, $CLINE_DATA_DIR/sessions,
+$CLINE_DIR/data/sessions). The Cline, Roo Code and Kilo Code VS Code extensions: tasks under each
+editor's User/globalStorage (Code, Code - Insiders, VSCodium, Cursor, Windsurf), or under the
+directories in $OBSERVER_VSCODE_GLOBALSTORAGE.
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen) or pi"},
+			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo) or kilo-code"},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
