@@ -222,7 +222,8 @@ func sessionFromUserID(uid string) string {
 //	             agent, which other apps built on the AI SDK may send too)
 //
 // Pi 0.73.1 sends only the OpenAI SDK's own marks (User-Agent OpenAI/JS 6.26.0, x-stainless-*):
-// it stays unknown, like any client without a mark.
+// it stays unknown, like any client without a mark (the writer names such a turn pi when Pi's
+// record of the same response id links it to its session: see pkg/store/write.go).
 func clientOf(h http.Header) string {
 	ua := strings.ToLower(h.Get("User-Agent"))
 	orig := strings.ToLower(h.Get("originator"))

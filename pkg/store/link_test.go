@@ -139,6 +139,66 @@ func TestStore_LinksSessionlessTurns(t *testing.T) {
 	})
 }
 
+// A transcript message that keeps the API's response id (Pi) is the proxy turn of that id: the
+// turn, of client "unknown" because Pi sends no mark, takes the message's session, project and
+// client, whichever is stored first, even when the figures differ; a turn the proxy named for
+// another client keeps its client and no session. Each counts once; the rollups equal a rebuild.
+func TestStore_LinksTurnsByMessageID(t *testing.T) {
+	at := time.Date(2026, 6, 1, 10, 59, 50, 0, time.UTC)
+	pair := func(i int, proxyClient string) (turn, usage event.Event) {
+		turn, usage = sessionless(i, at.Add(time.Duration(i)*time.Minute), event.Tokens{Input: 900, Output: 40, CacheRead: 5000})
+		turn.Client = proxyClient
+		turn.APITurn.Model = "gpt-5.2"
+		usage.Client, usage.SessionID, usage.Project = "pi", "pi-session", "/work/pi"
+		usage.TokenUsage.MessageID = turn.APITurn.MessageID
+		usage.TokenUsage.Model = "gpt-5.2"
+		usage.TokenUsage.Output = 41 // the client's copy may differ: the id decides
+		return turn, usage
+	}
+	for _, order := range []string{"TurnFirst", "MessageFirst", "OneBatch"} {
+		t.Run(order, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "o.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			t1, u1 := pair(1, "unknown")
+			t2, u2 := pair(2, "cline")
+			switch order {
+			case "TurnFirst":
+				write(t, s, []event.Event{t1, t2}, nil)
+				write(t, s, []event.Event{u1, u2}, nil)
+			case "MessageFirst":
+				write(t, s, []event.Event{u1, u2}, nil)
+				write(t, s, []event.Event{t1, t2}, nil)
+			case "OneBatch":
+				write(t, s, []event.Event{u1, t1, t2, u2}, nil)
+			}
+			n, sessions, input := turns(t, s)
+			if want := []string{"/1", "pi-session/1"}; n != 2 || !reflect.DeepEqual(sessions, want) || input != 2*900 {
+				t.Fatalf("counted %d turns %v, input %d; want 2 %v, input %d", n, sessions, input, want, 2*900)
+			}
+			var client, session, project string
+			s.DB.QueryRow("SELECT client, session_id, project FROM api_turns WHERE message_id = ?", t1.APITurn.MessageID).Scan(&client, &session, &project)
+			if client != "pi" || session != "pi-session" || project != "/work/pi" {
+				t.Errorf("the unknown turn is client %q session %q project %q, want pi pi-session /work/pi", client, session, project)
+			}
+			s.DB.QueryRow("SELECT client, session_id FROM api_turns WHERE message_id = ?", t2.APITurn.MessageID).Scan(&client, &session)
+			if client != "cline" || session != "" {
+				t.Errorf("the named turn is client %q session %q, want cline and no session", client, session)
+			}
+			got := dumpRollups(t, s)
+			if err := s.RebuildRollups(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if want := dumpRollups(t, s); !reflect.DeepEqual(got, want) {
+				t.Errorf("kept rollups differ from a rebuild:\n%v\n%v", got, want)
+			}
+		})
+	}
+}
+
 // A store made before the rollups (schema 0004) with rows in it migrates to today's schema: the
 // rollup rebuilds of 0005 and 0008 wait for the column 0010 adds, then equal a rebuild.
 func TestStore_MigratesFromSchema4(t *testing.T) {

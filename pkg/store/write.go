@@ -501,6 +501,12 @@ func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID st
 // two is stored first; the turn takes the message's session (and its project, when it has none),
 // and the message's id goes into api_turns.transcript_message_id, so that TurnsSQL counts the
 // turn once, at the proxy's figures. Both hours are recomputed.
+//
+// A message whose id is the proxy turn's own response id (Pi keeps chatcmpl-..., resp_...) is that
+// turn whatever the figures and the time: TurnsSQL already counts it once, and the link gives the
+// turn the message's session. Such a client may send no mark the proxy knows (Pi sends only the
+// OpenAI SDK's), so a turn of client "unknown" also takes the message's client; a turn the proxy
+// named keeps its client and is linked by id only to a message of that client.
 
 const linkTurnSQL = `SELECT t.message_id, t.session_id, t.project, t.ts FROM token_usage t
  WHERE t.ts BETWEEN ? AND ? AND t.client = ? AND t.model = ?
@@ -518,8 +524,17 @@ const linkUsageSQL = `SELECT a.event_id, a.ts FROM api_turns a
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
  ORDER BY abs(a.ts - ?) LIMIT 1`
 
+const linkTurnByIDSQL = `SELECT t.message_id, t.session_id, t.project, t.ts, t.client FROM token_usage t
+ WHERE t.message_id = ? AND t.session_id != '' AND (t.client = ? OR ? = 'unknown')
+ ORDER BY t.ts LIMIT 1`
+
+const linkUsageByIDSQL = `SELECT a.event_id, a.ts FROM api_turns a
+ WHERE a.message_id = ? AND a.session_id = '' AND (a.client = ? OR a.client = 'unknown')
+ ORDER BY a.ts LIMIT 1`
+
 const linkSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = ?,
-       project = CASE WHEN project = '' THEN ? ELSE project END WHERE event_id = ?`
+       project = CASE WHEN project = '' THEN ? ELSE project END,
+       client = CASE WHEN client = 'unknown' THEN ? ELSE client END WHERE event_id = ?`
 
 // linkTurn links the session-less proxy turn e to its transcript message, when one is stored.
 func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
@@ -530,6 +545,20 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 	t, ts := e.APITurn, e.Time.UnixMilli()
 	var msg, session, project string
 	var uts int64
+	if t.MessageID != "" {
+		byID, err := stmt(linkTurnByIDSQL, "link_turn_id")
+		if err != nil {
+			return err
+		}
+		client := e.Client
+		err = byID.QueryRowContext(ctx, t.MessageID, e.Client, e.Client).Scan(&msg, &session, &project, &uts, &client)
+		if err == nil {
+			return link(ctx, stmt, d, e.ID, ts, session, msg, project, client, uts)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
+		}
+	}
 	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, t.Model, t.Input, t.Output, t.CacheRead, ts).
 		Scan(&msg, &session, &project, &uts)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -538,7 +567,7 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 	if err != nil {
 		return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
 	}
-	return link(ctx, stmt, d, e.ID, ts, session, msg, project, uts)
+	return link(ctx, stmt, d, e.ID, ts, session, msg, project, e.Client, uts)
 }
 
 // linkUsage links the transcript message e to a session-less proxy turn, when one is stored.
@@ -550,6 +579,16 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 	u, ts := e.TokenUsage, e.Time.UnixMilli()
 	var turnID string
 	var ats int64
+	byID, err := stmt(linkUsageByIDSQL, "link_usage_id")
+	if err != nil {
+		return err
+	}
+	switch err := byID.QueryRowContext(ctx, u.MessageID, e.Client).Scan(&turnID, &ats); {
+	case err == nil:
+		return link(ctx, stmt, d, turnID, ats, e.SessionID, u.MessageID, e.Project, e.Client, ts)
+	case !errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
+	}
 	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
 		u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -558,15 +597,17 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 	if err != nil {
 		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
 	}
-	return link(ctx, stmt, d, turnID, ats, e.SessionID, u.MessageID, e.Project, ts)
+	return link(ctx, stmt, d, turnID, ats, e.SessionID, u.MessageID, e.Project, e.Client, ts)
 }
 
-func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, msg, project string, usageTs int64) error {
+// link gives the proxy turn turnID the session, message and project of a transcript message of
+// client (which replaces the turn's client only when the proxy could not name it).
+func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, msg, project, client string, usageTs int64) error {
 	up, err := stmt(linkSQL, "link")
 	if err != nil {
 		return err
 	}
-	if _, err := up.ExecContext(ctx, session, msg, project, turnID); err != nil {
+	if _, err := up.ExecContext(ctx, session, msg, project, client, turnID); err != nil {
 		return fmt.Errorf("link proxy turn %s to message %s: %w", turnID, msg, err)
 	}
 	d.turn(turnTs)

@@ -1,0 +1,126 @@
+package realclient
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The versions of the other terminal agents the tests were verified with (.ci/run installs them).
+const (
+	OpenCodePackage = "opencode-ai@1.18.33"
+	KiloPackage     = "@kilocode/cli@7.7.7"
+	QwenCodePackage = "@qwen-code/qwen-code@0.24.4"
+	PiPackage       = "@mariozechner/pi-coding-agent@0.73.1"
+)
+
+// FakeModel is the model the OpenAI-compatible providers below are configured with.
+const FakeModel = "gpt-5.2"
+
+// FindOpenCode returns the opencode binary ($OBSERVER_OPENCODE_BIN, else PATH).
+func FindOpenCode(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_OPENCODE_BIN", "opencode", "npm install -g "+OpenCodePackage)
+}
+
+// FindKilo returns the kilo binary ($OBSERVER_KILO_BIN, else PATH).
+func FindKilo(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_KILO_BIN", "kilo", "npm install -g "+KiloPackage)
+}
+
+// FindQwen returns the qwen binary ($OBSERVER_QWEN_BIN, else PATH).
+func FindQwen(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_QWEN_BIN", "qwen", "npm install -g "+QwenCodePackage)
+}
+
+// FindPi returns the pi binary ($OBSERVER_PI_BIN, else PATH).
+func FindPi(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_PI_BIN", "pi", "npm install -g "+PiPackage)
+}
+
+func writeJSON(tb testing.TB, path string, v any) {
+	tb.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// openCodeConfig is an OpenCode (or Kilo) configuration with one OpenAI-compatible provider, fake,
+// at baseURL (ending in /v1), serving FakeModel; no automatic update and no sharing.
+func openCodeConfig(baseURL string) map[string]any {
+	return map[string]any{
+		"autoupdate": false,
+		"share":      "disabled",
+		"provider": map[string]any{
+			"fake": map[string]any{
+				"npm":     "@ai-sdk/openai-compatible",
+				"options": map[string]any{"baseURL": baseURL, "apiKey": "sk-test"},
+				"models":  map[string]any{FakeModel: map[string]any{"tool_call": true}},
+			},
+		},
+	}
+}
+
+// OpenCodeHome writes $HOME/.config/opencode/opencode.json for an offline run against baseURL.
+func OpenCodeHome(tb testing.TB, home, baseURL string) {
+	writeJSON(tb, filepath.Join(home, ".config", "opencode", "opencode.json"), openCodeConfig(baseURL))
+}
+
+// KiloHome writes $HOME/.config/kilo/kilo.json, the same configuration as OpenCode's.
+func KiloHome(tb testing.TB, home, baseURL string) {
+	writeJSON(tb, filepath.Join(home, ".config", "kilo", "kilo.json"), openCodeConfig(baseURL))
+}
+
+// OpenCodeEnv is OpenCode's (and Kilo's) environment: its state under home, no models.dev fetch.
+func OpenCodeEnv(home string) []string {
+	return []string{"HOME=" + home, "OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true", "NO_COLOR=1"}
+}
+
+// OpenCodeArgs run one prompt with the fake provider's model.
+func OpenCodeArgs(prompt string) []string { return []string{"run", prompt, "-m", "fake/" + FakeModel} }
+
+// KiloArgs run one prompt with the fake provider's model; --auto approves every tool (without it
+// Kilo waits on a question).
+func KiloArgs(prompt string) []string {
+	return []string{"run", "--auto", prompt, "-m", "fake/" + FakeModel}
+}
+
+// QwenEnv is Qwen Code's environment for an offline run against baseURL (ending in /v1).
+func QwenEnv(home, baseURL string) []string {
+	return []string{"HOME=" + home, "OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + baseURL, "OPENAI_MODEL=" + FakeModel, "NO_COLOR=1"}
+}
+
+// QwenArgs run one prompt, every tool call approved, with the OpenAI-compatible login.
+func QwenArgs(prompt string) []string {
+	return []string{"-p", prompt, "--yolo", "--auth-type", "openai"}
+}
+
+// PiHome writes $HOME/.pi/agent/models.json: a provider fake at baseURL (ending in /v1) speaking
+// Chat Completions, serving FakeModel.
+func PiHome(tb testing.TB, home, baseURL string) {
+	writeJSON(tb, filepath.Join(home, ".pi", "agent", "models.json"), map[string]any{
+		"providers": map[string]any{
+			"fake": map[string]any{"baseUrl": baseURL, "api": "openai-completions", "apiKey": "sk-test",
+				"models": []any{map[string]any{"id": FakeModel}}},
+		},
+	})
+}
+
+// PiEnv is Pi's environment: its state under home.
+func PiEnv(home string) []string { return []string{"HOME=" + home, "NO_COLOR=1"} }
+
+// PiArgs run one prompt, non-interactively, with the fake provider's model.
+func PiArgs(prompt string) []string {
+	return []string{"-p", "--provider", "fake", "--model", FakeModel, prompt}
+}
