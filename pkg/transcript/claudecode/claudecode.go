@@ -144,7 +144,7 @@ func DefaultRoots() []string {
 	if env := os.Getenv("CLAUDE_CONFIG_DIR"); strings.TrimSpace(env) != "" {
 		for dir := range strings.SplitSeq(env, ",") {
 			if dir = strings.TrimSpace(dir); dir != "" {
-				roots = append(roots, filepath.Join(expandHome(dir), "projects"))
+				roots = append(roots, filepath.Join(transcript.ExpandHome(dir), "projects"))
 			}
 		}
 	}
@@ -155,29 +155,7 @@ func DefaultRoots() []string {
 		}
 		roots = []string{filepath.Join(home, ".claude", "projects"), filepath.Join(home, ".config", "claude", "projects")}
 	}
-	return dedupe(roots)
-}
-
-func expandHome(dir string) string {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, dir[1:])
-		}
-	}
-	return dir
-}
-
-func dedupe(paths []string) []string {
-	seen := map[string]bool{}
-	out := paths[:0]
-	for _, p := range paths {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out
+	return transcript.DedupePaths(roots)
 }
 
 // Client returns "claude-code".
@@ -210,7 +188,7 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 		}
 		for _, pd := range projects {
 			dir := filepath.Join(abs, pd.Name())
-			if !isDir(pd, dir) {
+			if !transcript.IsDir(pd, dir) {
 				continue
 			}
 			out = append(out, discoverProject(dir)...)
@@ -218,29 +196,6 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, errors.Join(errs...)
-}
-
-// isDir reports whether a directory entry is a directory, following a symbolic link.
-func isDir(d fs.DirEntry, path string) bool {
-	if d.IsDir() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.IsDir()
-	}
-	return false
-}
-
-func isFile(d fs.DirEntry, path string) bool {
-	if d.Type().IsRegular() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	return false
 }
 
 // discoverProject lists one project directory: sessions, 2.0 subagent files beside them, and 2.1
@@ -254,7 +209,7 @@ func discoverProject(dir string) []transcript.Source {
 	for _, e := range entries {
 		name, path := e.Name(), filepath.Join(dir, e.Name())
 		switch {
-		case strings.HasSuffix(name, ".jsonl") && isFile(e, path):
+		case strings.HasSuffix(name, ".jsonl") && transcript.IsFile(e, path):
 			stem := strings.TrimSuffix(name, ".jsonl")
 			if agent, ok := strings.CutPrefix(stem, "agent-"); ok {
 				sid, lineAgent := peekIDs(path)
@@ -265,7 +220,7 @@ func discoverProject(dir string) []transcript.Source {
 				continue
 			}
 			out = append(out, transcript.Source{Client: Client, Path: path, SessionID: stem})
-		case isDir(e, path):
+		case transcript.IsDir(e, path):
 			out = append(out, discoverSubagents(filepath.Join(path, "subagents"), name)...)
 		}
 	}
@@ -281,7 +236,7 @@ func discoverSubagents(dir, session string) []transcript.Source {
 	var out []transcript.Source
 	for _, e := range entries {
 		name, path := e.Name(), filepath.Join(dir, e.Name())
-		if !strings.HasSuffix(name, ".jsonl") || !isFile(e, path) {
+		if !strings.HasSuffix(name, ".jsonl") || !transcript.IsFile(e, path) {
 			continue
 		}
 		stem := strings.TrimSuffix(name, ".jsonl")

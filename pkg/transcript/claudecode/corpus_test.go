@@ -12,6 +12,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -58,7 +59,7 @@ func TestCorpus_Golden(t *testing.T) {
 	}
 	sort.Strings(sids)
 	for _, sid := range sids {
-		got := append(mustJSON(t, sums[sid]), '\n')
+		got := append(transcripttest.MustJSON(t, sums[sid]), '\n')
 		path := filepath.Join(dir, sid+".json")
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -90,7 +91,7 @@ func TestCorpus_Golden(t *testing.T) {
 func rawSums(tb testing.TB, names ...string) (lines int, b [4]int64) {
 	tb.Helper()
 	for _, name := range names {
-		for _, raw := range readLines(tb, corpus(tb, name)) {
+		for _, raw := range transcripttest.ReadLines(tb, corpus(tb, name)) {
 			var l line
 			if err := json.Unmarshal(raw, &l); err != nil || l.Type != "assistant" {
 				continue

@@ -1,8 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // corpusDir holds the shared corpus of real Claude Code transcripts, relative to this package.
@@ -98,22 +97,6 @@ func layout(tb testing.TB) string {
 	return root
 }
 
-// readLines returns a file's lines without their newlines.
-func readLines(tb testing.TB, path string) [][]byte {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if len(line) > 0 {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // srcOf is the source Discover would give a corpus file laid out beside its session: the session
 // is the file name without its "<repo>__" prefix, or for an agent-<id> file the sessionId its
 // lines carry.
@@ -163,7 +146,7 @@ func newTestParser(tb testing.TB, src transcript.Source, state []byte) *Parser {
 func parseFile(tb testing.TB, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
 	p := newTestParser(tb, src, nil)
-	return run(tb, p, readLines(tb, src.Path)), p
+	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
 }
 
 // merge folds events with the same id the way the writer does (pkg/store/write.go): a token_usage
@@ -345,15 +328,6 @@ func summarize(sid string, files []string, evs []event.Event, stats []transcript
 	}
 	s.Projects, s.Agents = keys(projects), keys(agents)
 	return s
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
 }
 
 // usageIDs returns the ids of the token_usage events.

@@ -75,37 +75,14 @@ type msgOut struct {
 // State returns the parser's resume state.
 func (p *Parser) State() []byte {
 	p.st.V = 1
-	b, err := json.Marshal(&p.st)
-	if err != nil {
-		return nil
-	}
-	return b
+	return transcript.MarshalState(&p.st)
 }
 
 // Stats returns what the parser counted.
-func (p *Parser) Stats() transcript.Stats {
-	s := p.stats
-	if len(p.stats.Unknown) > 0 {
-		s.Unknown = make(map[string]int64, len(p.stats.Unknown))
-		for k, v := range p.stats.Unknown {
-			s.Unknown[k] = v
-		}
-	}
-	return s
-}
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: claude-code: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
-}
-
-func (p *Parser) unknown(kind string) {
-	if p.stats.Unknown == nil {
-		p.stats.Unknown = map[string]int64{}
-	}
-	if len(kind) > 64 {
-		kind = kind[:64]
-	}
-	p.stats.Unknown[kind]++
+	return transcript.Malformed("claude-code", format, args...)
 }
 
 // Record parses one complete line.
@@ -258,14 +235,14 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 	}
 	typ := l.Type
 	if typ == "" {
-		p.unknown("(no type)")
+		p.stats.CountUnknown("(no type)")
 		return nil, nil
 	}
 	switch typ {
 	case "user", "assistant", "system":
 	default:
 		if !knownRecords[typ] {
-			p.unknown(typ)
+			p.stats.CountUnknown(typ)
 		}
 		return nil, nil
 	}
@@ -663,7 +640,7 @@ func (p *Parser) system(l *line, raw []byte, t time.Time) ([]event.Event, error)
 		return nil, nil // 1.x informational lines ("Running PostToolUse hooks…")
 	default:
 		if !knownSystem[l.Subtype] {
-			p.unknown("system/" + l.Subtype)
+			p.stats.CountUnknown("system/" + l.Subtype)
 		}
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func eventsJSON(tb testing.TB, evs []event.Event) []byte {
@@ -30,7 +31,7 @@ func TestParser_ResumeFromState(t *testing.T) {
 		"claude-code-viewer__1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", snifflyFiles[0]} {
 		t.Run(name, func(t *testing.T) {
 			src := srcOf(corpus(t, name))
-			lines := readLines(t, src.Path)
+			lines := transcripttest.ReadLines(t, src.Path)
 			whole := eventsJSON(t, run(t, newTestParser(t, src, nil), lines))
 			cuts := []int{0, 1, len(lines) / 3, len(lines) / 2, len(lines) - 1, len(lines)}
 			if len(lines) <= 30 {
@@ -73,7 +74,7 @@ func TestParser_NoDoubleCountAcrossFiles(t *testing.T) {
 			for _, name := range group {
 				src := srcOf(corpus(t, name))
 				copied := transcript.Source{Client: Client, Path: src.Path + ".resumed.jsonl", SessionID: "resumed-session"}
-				copies = append(copies, run(t, newTestParser(t, copied, nil), readLines(t, src.Path))...)
+				copies = append(copies, run(t, newTestParser(t, copied, nil), transcripttest.ReadLines(t, src.Path))...)
 			}
 			twice := append(append([]event.Event{}, once...), copies...)
 			a, b := usageIDs(once), usageIDs(twice)

@@ -110,7 +110,6 @@ package cline
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -260,7 +259,7 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 		}
 		if a.extension != "" {
 			tasks := filepath.Join(abs, a.extension, "tasks")
-			ents, err := readDir(tasks)
+			ents, err := transcript.ReadDir(tasks)
 			if err != nil {
 				errs = append(errs, err)
 			}
@@ -272,7 +271,7 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 			}
 			continue
 		}
-		ents, err := readDir(abs)
+		ents, err := transcript.ReadDir(abs)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -290,14 +289,6 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, errors.Join(errs...)
-}
-
-func readDir(dir string) ([]os.DirEntry, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return ents, err
 }
 
 func isFile(p string) bool {

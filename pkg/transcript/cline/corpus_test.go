@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -13,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // golden compares a summary with testdata/golden/<name>.golden.json.
 func golden(t *testing.T, name string, s summary) {
 	t.Helper()
-	got := append(mustJSON(t, s), '\n')
+	got := append(transcripttest.MustJSON(t, s), '\n')
 	path := filepath.Join("testdata", "golden", name+".golden.json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {

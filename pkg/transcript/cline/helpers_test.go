@@ -1,7 +1,6 @@
 package cline
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -11,18 +10,10 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// corpusRoot is the shared corpus of real transcripts: $OBSERVER_CORPUS, else the corpus beside
-// the repository.
-func corpusRoot() string {
-	if d := os.Getenv("OBSERVER_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "..", "shared", "corpus")
-}
-
-func corpusDir() string { return filepath.Join(corpusRoot(), "cline") }
+func corpusDir() string { return transcripttest.CorpusDir("cline") }
 
 // The corpus's Cline CLI session: its messages and its metadata file.
 const (
@@ -31,10 +22,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if _, err := os.Stat(corpusDir()); err != nil {
-		fmt.Fprintf(os.Stderr, "WARNING: the Cline corpus is absent (%v): every corpus test SKIPS. "+
-			"Set OBSERVER_CORPUS to the corpus directory (the one holding cline/).\n", err)
-	}
+	transcripttest.WarnAbsentCorpus("Cline", "cline")
 	os.Exit(m.Run())
 }
 
@@ -179,13 +167,4 @@ func summarize(evs []event.Event) summary {
 	sort.Strings(s.Sessions)
 	sort.Strings(s.Projects)
 	return s
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
 }

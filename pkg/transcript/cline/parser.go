@@ -63,16 +63,13 @@ func newParser(client string, vscode bool, src transcript.Source, st []byte, pri
 }
 
 // State returns the parser's state as JSON.
-func (p *Parser) State() []byte {
-	b, _ := json.Marshal(p.st)
-	return b
-}
+func (p *Parser) State() []byte { return transcript.MarshalState(p.st) }
 
 // Stats counts what the parser saw.
-func (p *Parser) Stats() transcript.Stats { return p.stats }
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
+	return transcript.Malformed("", format, args...)
 }
 
 func (p *Parser) unknown(kind string) {

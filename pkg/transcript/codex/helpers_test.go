@@ -14,6 +14,7 @@ import (
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // corpusDir holds the shared corpus of real transcripts, relative to this package.
@@ -45,22 +46,6 @@ func corpus(tb testing.TB, name string) string {
 
 func srcOf(path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: path, SessionID: SessionIDFromPath(path)}
-}
-
-// readLines returns a file's lines without their newlines.
-func readLines(tb testing.TB, path string) [][]byte {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if len(line) > 0 {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // testAdapter prices Azure's aide-gpt-5 deployment as gpt-5, as a user's config would.
@@ -101,7 +86,7 @@ func parseFile(tb testing.TB, a *Adapter, path string) ([]event.Event, *Parser) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return run(tb, p, readLines(tb, path)), p
+	return run(tb, p, transcripttest.ReadLines(tb, path)), p
 }
 
 // merge folds events with the same id the way the writer does: the first event of an id fixes its

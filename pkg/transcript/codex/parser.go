@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -118,24 +117,11 @@ func (p *Parser) Meta() Meta {
 // State returns the parser's resume state.
 func (p *Parser) State() []byte {
 	p.st.V = 1
-	b, err := json.Marshal(&p.st)
-	if err != nil {
-		return nil
-	}
-	return b
+	return transcript.MarshalState(&p.st)
 }
 
 // Stats returns what the parser counted.
-func (p *Parser) Stats() transcript.Stats {
-	s := p.stats
-	if len(s.Unknown) > 0 {
-		s.Unknown = make(map[string]int64, len(p.stats.Unknown))
-		for k, v := range p.stats.Unknown {
-			s.Unknown[k] = v
-		}
-	}
-	return s
-}
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 // envelope is one rollout line.
 type envelope struct {
@@ -147,7 +133,7 @@ type envelope struct {
 }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: codex: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
+	return transcript.Malformed("codex", format, args...)
 }
 
 // Record parses one complete line.
@@ -184,7 +170,7 @@ func (p *Parser) record(_ int64, line []byte) ([]event.Event, error) {
 	}
 	if len(env.Payload) > 0 && env.Payload[0] != '{' {
 		if string(env.Payload) == "null" {
-			p.unknown(*env.Type + "/null")
+			p.stats.CountUnknown(*env.Type + "/null")
 			return nil, nil
 		}
 		return nil, malformed("%s payload is not an object", *env.Type)
@@ -203,7 +189,7 @@ func (p *Parser) record(_ int64, line []byte) ([]event.Event, error) {
 	case "token_usage_record":
 		return p.usageRecord(env.Payload, t, hasTime)
 	default:
-		p.unknown(typ)
+		p.stats.CountUnknown(typ)
 		return nil, nil
 	}
 }
@@ -222,7 +208,7 @@ func (p *Parser) bare(line []byte, env *envelope, t time.Time, hasTime bool) ([]
 		p.st.Legacy = true
 		return p.responseItem(line, t, hasTime)
 	default:
-		p.unknown(*env.Type)
+		p.stats.CountUnknown(*env.Type)
 		return nil, nil
 	}
 }
@@ -231,16 +217,6 @@ var responseItemTypes = map[string]bool{
 	"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
 	"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true,
 	"web_search_call": true, "ghost_snapshot": true, "compaction": true,
-}
-
-func (p *Parser) unknown(kind string) {
-	if p.stats.Unknown == nil {
-		p.stats.Unknown = map[string]int64{}
-	}
-	if len(kind) > 64 {
-		kind = kind[:64]
-	}
-	p.stats.Unknown[kind]++
 }
 
 // lineTime parses the line's timestamp, falling back to the last one seen.
@@ -604,7 +580,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		return p.mcpEnd(&e, t, hasTime)
 	default:
 		if !knownEvents[e.Type] {
-			p.unknown("event_msg/" + e.Type)
+			p.stats.CountUnknown("event_msg/" + e.Type)
 		}
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // A file in which every token_count line is written twice yields exactly the same events.
@@ -18,7 +19,7 @@ func TestParser_RepeatsSkipped(t *testing.T) {
 	for _, name := range corpusFiles {
 		t.Run(name, func(t *testing.T) {
 			path := corpus(t, name)
-			lines := readLines(t, path)
+			lines := transcripttest.ReadLines(t, path)
 			a := testAdapter(t, "")
 			p1, _ := a.newParser(srcOf(path), nil)
 			p2, _ := a.newParser(srcOf(path), nil)
@@ -36,7 +37,7 @@ func TestParser_ResumeFromState(t *testing.T) {
 	for _, name := range corpusFiles {
 		t.Run(name, func(t *testing.T) {
 			path := corpus(t, name)
-			lines := readLines(t, path)
+			lines := transcripttest.ReadLines(t, path)
 			a := testAdapter(t, "")
 			p, _ := a.newParser(srcOf(path), nil)
 			want := eventsJSON(t, run(t, p, lines))
@@ -107,7 +108,7 @@ func forkOf(tb testing.TB, parent [][]byte, forkID, parentID, instant string, la
 // of its ancestors' metas, whose root the adapter then reads from the parent's file on disk.
 func TestParser_Fork(t *testing.T) {
 	parentPath := corpus(t, fileCodemie)
-	parentLines := readLines(t, parentPath)
+	parentLines := transcripttest.ReadLines(t, parentPath)
 	const parentID = "019b7f94-51b4-7593-922e-ba12b5b73b52"
 	const forkID = "019b8000-0000-7000-8000-00000000f001"
 	const grandID = "019b8000-0000-7000-8000-00000000f002"

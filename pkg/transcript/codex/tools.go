@@ -66,7 +66,7 @@ func (p *Parser) responseItem(raw json.RawMessage, t time.Time, hasTime bool) ([
 		}
 		return p.webSearch(&it, t), nil
 	default:
-		p.unknown("response_item/" + it.Type)
+		p.stats.CountUnknown("response_item/" + it.Type)
 		return nil, nil
 	}
 }

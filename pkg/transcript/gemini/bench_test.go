@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // BenchmarkParser parses every Gemini CLI file of the corpus from a fresh parser, as a cold scan
@@ -30,7 +32,7 @@ func BenchmarkParser(b *testing.B) {
 		if src.Document {
 			f.recs = [][]byte{data}
 		} else {
-			f.recs = readLines(b, path)
+			f.recs = transcripttest.ReadLines(b, path)
 		}
 		files = append(files, f)
 		size += int64(len(data))

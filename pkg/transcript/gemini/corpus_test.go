@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
+
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -26,7 +28,7 @@ func TestCorpus_Golden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			evs, p := parseFile(t, New(nil), srcOf(corpus(t, name)))
-			got := append(mustJSON(t, summarize(evs, p)), '\n')
+			got := append(transcripttest.MustJSON(t, summarize(evs, p)), '\n')
 			path := filepath.Join(dir, name+".golden.json")
 			if *update {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -67,7 +69,7 @@ func TestCorpus_VCTJSONL(t *testing.T) {
 		"gemini-3.1-pro-preview": {Messages: 1, Input: 40238, CacheRead: 0, Output: 266 + 452, Reasoning: 452},
 	}
 	if len(s.ByModel) != len(want) {
-		t.Fatalf("models = %v", sortedKeys(s.ByModel))
+		t.Fatalf("models = %v", transcripttest.SortedKeys(s.ByModel))
 	}
 	for m, w := range want {
 		g := *s.ByModel[m]
@@ -121,7 +123,7 @@ func TestCorpus_VCTLegacy(t *testing.T) {
 	if s.Project != "/home/wei/repo/VibeCodingTracker" {
 		t.Errorf("project = %q", s.Project)
 	}
-	for _, a := range actionsOf(evs) {
+	for _, a := range transcripttest.ActionsOf(evs) {
 		if strings.HasPrefix(a.Target, "/") {
 			t.Errorf("target %q not relative to the project", a.Target)
 		}
@@ -135,7 +137,7 @@ func TestCorpus_CodemieFileOps(t *testing.T) {
 	evs, p := parseFile(t, New(nil), srcOf(corpus(t, fileCodemieB)))
 	s := summarize(evs, p)
 	var writes, reads, helloReads int
-	for _, a := range actionsOf(evs) {
+	for _, a := range transcripttest.ActionsOf(evs) {
 		if a.Success == nil || !*a.Success {
 			t.Errorf("%s %s: success %v", a.Tool, a.Target, a.Success)
 		}
@@ -156,7 +158,7 @@ func TestCorpus_CodemieFileOps(t *testing.T) {
 		t.Errorf("writes %d reads %d (hello.md %d), want 3, 6 (2)", writes, reads, helloReads)
 	}
 	if len(s.ByModel) != 1 || s.ByModel["gemini-3-pro"] == nil {
-		t.Errorf("models = %v", sortedKeys(s.ByModel))
+		t.Errorf("models = %v", transcripttest.SortedKeys(s.ByModel))
 	}
 	total := 0
 	for _, n := range s.Tools {
@@ -194,7 +196,7 @@ func TestCorpus_LiveProbe(t *testing.T) {
 		t.Errorf("prompts = %q", s.Prompts)
 	}
 	var got []string
-	for _, a := range actionsOf(evs) {
+	for _, a := range transcripttest.ActionsOf(evs) {
 		got = append(got, a.Tool+"("+a.Target+")")
 		if a.Success == nil || !*a.Success || a.Output == "" {
 			t.Errorf("%s: success %v output %q", a.Tool, a.Success, a.Output)

@@ -176,7 +176,6 @@ package gemini
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -225,7 +224,7 @@ func (a *Adapter) Client() string {
 // set, else ~/.gemini and ~/.cache/.gemini (macOS's sandbox-exec runs keep their state there).
 func DefaultRoots() []string {
 	if h := strings.TrimSpace(os.Getenv("GEMINI_CLI_HOME")); h != "" {
-		return []string{filepath.Join(expandHome(h), ".gemini")}
+		return []string{filepath.Join(transcript.ExpandHome(h), ".gemini")}
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -239,16 +238,16 @@ func DefaultRoots() []string {
 func DefaultQwenRoots() []string {
 	var roots []string
 	if d := strings.TrimSpace(os.Getenv("QWEN_RUNTIME_DIR")); d != "" {
-		roots = append(roots, expandHome(d))
+		roots = append(roots, transcript.ExpandHome(d))
 	}
 	if d := strings.TrimSpace(os.Getenv("QWEN_HOME")); d != "" {
-		roots = append(roots, expandHome(d))
+		roots = append(roots, transcript.ExpandHome(d))
 	} else if home, err := os.UserHomeDir(); err == nil {
 		roots = append(roots, filepath.Join(home, ".qwen"))
 	} else {
 		roots = append(roots, ".qwen")
 	}
-	return dedupe(roots)
+	return transcript.DedupePaths(roots)
 }
 
 // WatchDirs lists the directories under roots that a watcher should watch for new sessions.
@@ -258,28 +257,6 @@ func (a *Adapter) WatchDirs() []string {
 		out = append(out, filepath.Join(r, "tmp"))
 		if a.Client() == QwenClient {
 			out = append(out, filepath.Join(r, "projects"))
-		}
-	}
-	return out
-}
-
-func expandHome(dir string) string {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, dir[1:])
-		}
-	}
-	return dir
-}
-
-func dedupe(paths []string) []string {
-	seen := map[string]bool{}
-	out := paths[:0]
-	for _, p := range paths {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
 		}
 	}
 	return out
@@ -327,39 +304,30 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 	return out, errors.Join(errs...)
 }
 
-// readDir lists a directory; a missing one is empty.
-func readDir(dir string) ([]fs.DirEntry, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return entries, err
-}
-
 // discoverTmp lists Gemini CLI's tmp/<project>/chats: session files and subagent directories.
 func (a *Adapter) discoverTmp(tmp string) ([]transcript.Source, error) {
-	projects, err := readDir(tmp)
+	projects, err := transcript.ReadDir(tmp)
 	if err != nil {
 		return nil, err
 	}
 	var out []transcript.Source
 	for _, pd := range projects {
 		chats := filepath.Join(tmp, pd.Name(), "chats")
-		if !isDir(pd, filepath.Join(tmp, pd.Name())) {
+		if !transcript.IsDir(pd, filepath.Join(tmp, pd.Name())) {
 			continue
 		}
-		entries, _ := readDir(chats)
+		entries, _ := transcript.ReadDir(chats)
 		for _, e := range entries {
 			name, path := e.Name(), filepath.Join(chats, e.Name())
 			switch {
-			case geminiSession.MatchString(name) && isFile(e, path):
+			case geminiSession.MatchString(name) && transcript.IsFile(e, path):
 				out = append(out, transcript.Source{Client: a.Client(), Path: path,
 					Document: strings.HasSuffix(name, ".json")})
-			case isDir(e, path):
-				subs, _ := readDir(path)
+			case transcript.IsDir(e, path):
+				subs, _ := transcript.ReadDir(path)
 				for _, s := range subs {
 					sp := filepath.Join(path, s.Name())
-					if strings.HasSuffix(s.Name(), ".jsonl") && isFile(s, sp) {
+					if strings.HasSuffix(s.Name(), ".jsonl") && transcript.IsFile(s, sp) {
 						out = append(out, transcript.Source{Client: a.Client(), Path: sp, SessionID: name,
 							AgentID: strings.TrimSuffix(s.Name(), ".jsonl")})
 					}
@@ -373,66 +341,43 @@ func (a *Adapter) discoverTmp(tmp string) ([]transcript.Source, error) {
 // discoverQwen lists Qwen Code's projects/<cwd>/chats (and chats/archive) sessions and
 // projects/<cwd>/subagents/<session>/agent-<id>.jsonl.
 func (a *Adapter) discoverQwen(projectsDir string) ([]transcript.Source, error) {
-	projects, err := readDir(projectsDir)
+	projects, err := transcript.ReadDir(projectsDir)
 	if err != nil {
 		return nil, err
 	}
 	var out []transcript.Source
 	for _, pd := range projects {
 		dir := filepath.Join(projectsDir, pd.Name())
-		if !isDir(pd, dir) {
+		if !transcript.IsDir(pd, dir) {
 			continue
 		}
 		for _, chats := range []string{filepath.Join(dir, "chats"), filepath.Join(dir, "chats", "archive")} {
-			entries, _ := readDir(chats)
+			entries, _ := transcript.ReadDir(chats)
 			for _, e := range entries {
 				name, path := e.Name(), filepath.Join(chats, e.Name())
-				if qwenSession.MatchString(name) && isFile(e, path) {
+				if qwenSession.MatchString(name) && transcript.IsFile(e, path) {
 					out = append(out, transcript.Source{Client: a.Client(), Path: path,
 						SessionID: strings.TrimSuffix(name, ".jsonl")})
 				}
 			}
 		}
-		sessions, _ := readDir(filepath.Join(dir, "subagents"))
+		sessions, _ := transcript.ReadDir(filepath.Join(dir, "subagents"))
 		for _, sd := range sessions {
 			sdir := filepath.Join(dir, "subagents", sd.Name())
-			if !isDir(sd, sdir) {
+			if !transcript.IsDir(sd, sdir) {
 				continue
 			}
-			files, _ := readDir(sdir)
+			files, _ := transcript.ReadDir(sdir)
 			for _, f := range files {
 				name, path := f.Name(), filepath.Join(sdir, f.Name())
 				agent, ok := strings.CutPrefix(strings.TrimSuffix(name, ".jsonl"), "agent-")
-				if ok && strings.HasSuffix(name, ".jsonl") && isFile(f, path) {
+				if ok && strings.HasSuffix(name, ".jsonl") && transcript.IsFile(f, path) {
 					out = append(out, transcript.Source{Client: a.Client(), Path: path, SessionID: sd.Name(), AgentID: agent})
 				}
 			}
 		}
 	}
 	return out, nil
-}
-
-// isDir reports whether a directory entry is a directory, following a symbolic link.
-func isDir(d fs.DirEntry, path string) bool {
-	if d.IsDir() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.IsDir()
-	}
-	return false
-}
-
-func isFile(d fs.DirEntry, path string) bool {
-	if d.Type().IsRegular() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	return false
 }
 
 // NewParser returns a parser for one recording, resumed from state when it is not nil.

@@ -1,31 +1,18 @@
 package gemini
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// corpusRoot is the shared corpus of real transcripts: $OBSERVER_CORPUS, else the corpus beside
-// the repository.
-func corpusRoot() string {
-	if d := os.Getenv("OBSERVER_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "..", "shared", "corpus")
-}
-
 // corpusDir holds the Gemini CLI files of the corpus.
-func corpusDir() string { return filepath.Join(corpusRoot(), "gemini-cli") }
+func corpusDir() string { return transcripttest.CorpusDir("gemini-cli") }
 
 // Corpus files, by the name the corpus gives them.
 const (
@@ -37,75 +24,25 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if _, err := os.Stat(corpusDir()); err != nil {
-		fmt.Fprintf(os.Stderr, "WARNING: the Gemini CLI corpus is absent (%v): every corpus test SKIPS. "+
-			"Set OBSERVER_CORPUS to the corpus directory (the one holding gemini-cli/).\n", err)
-	}
+	transcripttest.WarnAbsentCorpus("Gemini CLI", "gemini-cli")
 	os.Exit(m.Run())
 }
 
 // corpus returns the absolute path of a corpus file, skipping the test when it is absent.
 func corpus(tb testing.TB, name string) string {
 	tb.Helper()
-	p := filepath.Join(corpusDir(), name)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("SKIPPED: corpus file %s absent (%v); set OBSERVER_CORPUS to the corpus directory", name, err)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return abs
+	return transcripttest.CorpusFile(tb, corpusDir(), name)
 }
 
 // corpusNames lists the Gemini CLI files of the corpus, skipping the test when it is absent.
 func corpusNames(tb testing.TB) []string {
 	tb.Helper()
-	entries, err := os.ReadDir(corpusDir())
-	if err != nil {
-		tb.Skipf("SKIPPED: the Gemini CLI corpus is absent (%v); set OBSERVER_CORPUS to the corpus directory", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if n := e.Name(); strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".jsonl") {
-			out = append(out, n)
-		}
-	}
-	return out
+	return transcripttest.CorpusNames(tb, "Gemini CLI", corpusDir(), ".json", ".jsonl")
 }
 
 // srcOf is the source Discover would give a file: a document when it ends in .json.
 func srcOf(path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: path, Document: strings.HasSuffix(path, ".json")}
-}
-
-// readLines returns a file's lines without their newlines.
-func readLines(tb testing.TB, path string) [][]byte {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if len(line) > 0 {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-// check validates events.
-func check(tb testing.TB, evs []event.Event) {
-	tb.Helper()
-	for i := range evs {
-		if err := evs[i].Validate(); err != nil {
-			tb.Fatalf("invalid event %+v: %v", evs[i], err)
-		}
-		if a := evs[i].Action; a != nil && !a.Type.Valid() {
-			tb.Fatalf("action type %q", a.Type)
-		}
-	}
 }
 
 // run feeds records to a parser and returns the events.
@@ -119,7 +56,7 @@ func run(tb testing.TB, p *Parser, recs [][]byte) []event.Event {
 		if err != nil {
 			tb.Logf("record at %d: %v", off, err)
 		}
-		check(tb, evs)
+		transcripttest.CheckEvents(tb, evs)
 		out = append(out, evs...)
 	}
 	return out
@@ -139,51 +76,7 @@ func parseFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event,
 		}
 		return run(tb, p, [][]byte{data}), p
 	}
-	return run(tb, p, readLines(tb, src.Path)), p
-}
-
-// merge folds events with the same id the way the writer does: an action's later event fills in
-// what the first lacked; a usage keeps the figures with the largest output.
-func merge(evs []event.Event) (ids []string, byID map[string]event.Event) {
-	byID = map[string]event.Event{}
-	for _, e := range evs {
-		old, ok := byID[e.ID]
-		if !ok {
-			ids = append(ids, e.ID)
-			cp := e
-			if e.Action != nil {
-				a := *e.Action
-				cp.Action = &a
-			}
-			byID[e.ID] = cp
-			continue
-		}
-		switch {
-		case e.TokenUsage != nil && old.TokenUsage != nil:
-			if e.TokenUsage.Output > old.TokenUsage.Output {
-				byID[e.ID] = e
-			}
-		case e.Action != nil && old.Action != nil:
-			a, n := old.Action, e.Action
-			if a.Type == event.ActionUnknown {
-				a.Type = n.Type
-			}
-			if a.Target == "" {
-				a.Target = n.Target
-			}
-			if n.Success != nil {
-				a.Success = n.Success
-				a.Error = n.Error
-			}
-			if n.Output != "" {
-				a.Output, a.OutputSize = n.Output, n.OutputSize
-			}
-			if n.DurationMs != 0 {
-				a.DurationMs = n.DurationMs
-			}
-		}
-	}
-	return ids, byID
+	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
 }
 
 // bucket is one model's usage.
@@ -231,7 +124,7 @@ func summarize(evs []event.Event, p *Parser) summary {
 	s := summary{SessionID: p.st.SessionID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
 		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
 		Failures: map[string]int{}, NoResult: map[string]int{}, Sessions: []string{}, Unknown: st.Unknown}
-	ids, byID := merge(evs)
+	ids, byID := transcripttest.Merge(evs)
 	s.Distinct = len(ids)
 	for _, id := range ids {
 		e := byID[id]
@@ -272,34 +165,4 @@ func summarize(evs []event.Event, p *Parser) summary {
 		round(b)
 	}
 	return s
-}
-
-// actionsOf returns the merged tool-call actions in the order they were first seen.
-func actionsOf(evs []event.Event) []*event.Action {
-	ids, byID := merge(evs)
-	var out []*event.Action
-	for _, id := range ids {
-		if a := byID[id].Action; a != nil && a.ToolUseID != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -54,7 +54,7 @@ func walkParts(d []byte, at int, ps *parts) (int, error) {
 		case '{':
 			return walkPart(d, at, ps)
 		case '[':
-			return arr(d, at, func(i int) (int, error) { return walkPart(d, i, ps) })
+			return jsonscan.WalkArray(d, at, func(i int) (int, error) { return walkPart(d, i, ps) })
 		}
 	}
 	v, end, err := value(d, at)
@@ -75,7 +75,7 @@ func walkPart(d []byte, at int, ps *parts) (int, error) {
 	}
 	var txt []byte
 	thought := false
-	end, err := obj(d, at, func(k []byte, i int) (int, error) {
+	end, err := jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "text":
 			v, end, err := value(d, i)
@@ -93,7 +93,7 @@ func walkPart(d []byte, at int, ps *parts) (int, error) {
 		case "functionCall":
 			var c fcall
 			end, err := only(d, i, '{', func() (int, error) {
-				return obj(d, i, func(k []byte, j int) (int, error) {
+				return jsonscan.WalkObject(d, i, func(k []byte, j int) (int, error) {
 					switch string(k[1 : len(k)-1]) {
 					case "id":
 						v, end, err := value(d, j)
@@ -127,7 +127,7 @@ func walkPart(d []byte, at int, ps *parts) (int, error) {
 // walkResponse reads a functionResponse {id, name, response}.
 func walkResponse(d []byte, at int, r *response) (int, error) {
 	var b resultBuilder
-	end, err := obj(d, at, func(k []byte, i int) (int, error) {
+	end, err := jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "id":
 			v, end, err := value(d, i)
@@ -169,7 +169,7 @@ func (p *Parser) message(raw []byte, r *record) ([]event.Event, error) {
 	case "info", "warning":
 		return nil, nil
 	}
-	p.unknown("message/" + r.Type)
+	p.stats.CountUnknown("message/" + r.Type)
 	return nil, nil
 }
 

@@ -105,37 +105,14 @@ func (a *Adapter) newParser(src transcript.Source, st []byte) (*Parser, error) {
 // State returns the parser's resume state.
 func (p *Parser) State() []byte {
 	p.st.V = 1
-	b, err := json.Marshal(&p.st)
-	if err != nil {
-		return nil
-	}
-	return b
+	return transcript.MarshalState(&p.st)
 }
 
 // Stats returns what the parser counted.
-func (p *Parser) Stats() transcript.Stats {
-	s := p.stats
-	if len(p.stats.Unknown) > 0 {
-		s.Unknown = make(map[string]int64, len(p.stats.Unknown))
-		for k, v := range p.stats.Unknown {
-			s.Unknown[k] = v
-		}
-	}
-	return s
-}
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: gemini: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
-}
-
-func (p *Parser) unknown(kind string) {
-	if p.stats.Unknown == nil {
-		p.stats.Unknown = map[string]int64{}
-	}
-	if len(kind) > 64 {
-		kind = transcript.CutBytes(kind, 64)
-	}
-	p.stats.Unknown[kind]++
+	return transcript.Malformed("gemini", format, args...)
 }
 
 // Record parses one line of a .jsonl, or a whole document.
@@ -229,7 +206,7 @@ func (r *record) decode(d []byte) error {
 		*dst = v
 		return end, err
 	}
-	end, err := obj(d, 0, func(k []byte, at int) (int, error) {
+	end, err := jsonscan.WalkObject(d, 0, func(k []byte, at int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "id":
 			r.has |= hasID
@@ -247,7 +224,7 @@ func (r *record) decode(d []byte) error {
 			return raw(at, &r.Tokens)
 		case "toolCalls":
 			return only(d, at, '[', func() (int, error) {
-				return arr(d, at, func(i int) (int, error) {
+				return jsonscan.WalkArray(d, at, func(i int) (int, error) {
 					var c call
 					end, err := walkCall(d, i, &c)
 					if err == nil && c.Name != "" {
@@ -274,7 +251,7 @@ func (r *record) decode(d []byte) error {
 		case "messages":
 			return only(d, at, '[', func() (int, error) {
 				r.has |= hasMessages
-				return arr(d, at, func(i int) (int, error) {
+				return jsonscan.WalkArray(d, at, func(i int) (int, error) {
 					v, end, err := value(d, i)
 					r.Messages = append(r.Messages, v)
 					return end, err
@@ -296,7 +273,7 @@ func (r *record) decode(d []byte) error {
 			return str(k, at, &r.GitBranch)
 		case "message":
 			return only(d, at, '{', func() (int, error) {
-				return obj(d, at, func(k []byte, i int) (int, error) {
+				return jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 					if keyIs(k, "parts") {
 						return walkParts(d, i, &r.Content)
 					}
@@ -312,7 +289,7 @@ func (r *record) decode(d []byte) error {
 		}
 		return -1, nil
 	})
-	if err == nil && skipSpace(d, end) != len(d) {
+	if err == nil && !jsonscan.AtEnd(d, end) {
 		err = jsonscan.ErrSyntax
 	}
 	if err != nil {
@@ -356,7 +333,7 @@ func (p *Parser) line(raw []byte) ([]event.Event, error) {
 		p.findRoot(nil)
 		return p.keep(p.started(&r)), nil
 	}
-	p.unknown("(no type)")
+	p.stats.CountUnknown("(no type)")
 	return nil, nil
 }
 
@@ -489,12 +466,12 @@ func (p *Parser) document(raw []byte) (evs []event.Event, err error) {
 func (p *Parser) listed(m []byte) []event.Event {
 	var r record
 	if m[0] != '{' || r.decode(m) != nil || r.has&hasID == 0 {
-		p.unknown("(malformed message)")
+		p.stats.CountUnknown("(malformed message)")
 		return nil
 	}
 	evs, err := p.message(m, &r)
 	if err != nil {
-		p.unknown("(malformed message)")
+		p.stats.CountUnknown("(malformed message)")
 	}
 	return evs
 }

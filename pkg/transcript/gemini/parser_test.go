@@ -12,6 +12,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 const (
@@ -32,7 +33,7 @@ func absFixture(tb testing.TB, rel string) string {
 // byTool returns the merged tool-call actions by raw tool name.
 func byTool(evs []event.Event) map[string]*event.Action {
 	out := map[string]*event.Action{}
-	for _, a := range actionsOf(evs) {
+	for _, a := range transcripttest.ActionsOf(evs) {
 		out[a.Tool] = a
 	}
 	return out
@@ -139,7 +140,7 @@ func reread(tb testing.TB, src transcript.Source, state, doc []byte) ([]event.Ev
 		tb.Fatal(err)
 	}
 	evs, err := p.Record(0, doc)
-	check(tb, evs)
+	transcripttest.CheckEvents(tb, evs)
 	return evs, p.State(), err
 }
 
@@ -187,15 +188,15 @@ func TestParser_DocumentRewrites(t *testing.T) {
 			t.Errorf("version %d read again emitted %d events: %s", i, len(again), eventsJSON(t, again))
 		}
 	}
-	gotIDs, got := merge(all)
-	wantIDs, want := merge(once)
+	gotIDs, got := transcripttest.Merge(all)
+	wantIDs, want := transcripttest.Merge(once)
 	if !slices.Equal(gotIDs, wantIDs) {
 		t.Fatalf("ids differ:\n%v\n%v", gotIDs, wantIDs)
 	}
 	for _, id := range wantIDs {
 		g, w := got[id], want[id]
-		if !bytes.Equal(mustJSON(t, g), mustJSON(t, w)) {
-			t.Errorf("%s differs:\n%s\n%s", id, mustJSON(t, g), mustJSON(t, w))
+		if !bytes.Equal(transcripttest.MustJSON(t, g), transcripttest.MustJSON(t, w)) {
+			t.Errorf("%s differs:\n%s\n%s", id, transcripttest.MustJSON(t, g), transcripttest.MustJSON(t, w))
 		}
 	}
 	// Nothing was emitted twice: a message that changed outside its events (the first one's
@@ -253,8 +254,8 @@ func TestParser_DocumentHalfWritten(t *testing.T) {
 	}
 	firstEvs, _, _ := reread(t, src, nil, first)
 	once, _, _ := reread(t, src, nil, full)
-	ids, _ := merge(append(firstEvs, rest...))
-	want, _ := merge(once)
+	ids, _ := transcripttest.Merge(append(firstEvs, rest...))
+	want, _ := transcripttest.Merge(once)
 	if !slices.Equal(ids, want) {
 		t.Errorf("after the half-written reads: %d ids, want %d", len(ids), len(want))
 	}
@@ -305,7 +306,7 @@ func TestParser_JSONLResumed(t *testing.T) {
 	once, _ := parseFile(t, New(nil), src)
 	var state []byte
 	var all []event.Event
-	for i, line := range readLines(t, src.Path) {
+	for i, line := range transcripttest.ReadLines(t, src.Path) {
 		p, err := New(nil).newParser(src, state)
 		if err != nil {
 			t.Fatal(err)
@@ -322,7 +323,7 @@ func TestParser_JSONLResumed(t *testing.T) {
 func eventsJSON(tb testing.TB, evs []event.Event) string {
 	var b strings.Builder
 	for i := range evs {
-		b.Write(mustJSON(tb, evs[i]))
+		b.Write(transcripttest.MustJSON(tb, evs[i]))
 		b.WriteByte('\n')
 	}
 	return b.String()

@@ -30,7 +30,7 @@ func (p *Parser) qwen(r *record, raw []byte) []event.Event {
 	p.setCwd(r.Cwd)
 	t, ok := p.time(r.Timestamp)
 	if !ok {
-		p.unknown("(no timestamp)")
+		p.stats.CountUnknown("(no timestamp)")
 		return nil
 	}
 	var evs []event.Event
@@ -51,7 +51,7 @@ func (p *Parser) qwen(r *record, raw []byte) []event.Event {
 	case "system":
 		return append(evs, p.qwenSystem(r, t)...)
 	}
-	p.unknown(firstNonEmpty(r.Type, "(no type)"))
+	p.stats.CountUnknown(firstNonEmpty(r.Type, "(no type)"))
 	return evs
 }
 
@@ -214,7 +214,7 @@ func (p *Parser) qwenSystem(r *record, t time.Time) []event.Event {
 		return []event.Event{ev}
 	}
 	if !qwenSystem[r.Subtype] {
-		p.unknown("system/" + r.Subtype)
+		p.stats.CountUnknown("system/" + r.Subtype)
 	}
 	return nil
 }

@@ -207,7 +207,7 @@ func walkCall(d []byte, at int, c *call) (int, error) {
 		*dst = v
 		return end, err
 	}
-	return obj(d, at, func(k []byte, i int) (int, error) {
+	return jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "id":
 			return str(i, &c.ID)
@@ -331,7 +331,7 @@ func (b *resultBuilder) walkResponse(d []byte, at int) (int, error) {
 		return end, err
 	}
 	found := false
-	end, err := obj(d, at, func(k []byte, i int) (int, error) {
+	end, err := jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "output", "content", "llmContent":
 			v, end, err := value(d, i)
@@ -343,7 +343,7 @@ func (b *resultBuilder) walkResponse(d []byte, at int) (int, error) {
 		case "error":
 			found = true
 			if d[i] == '{' {
-				return obj(d, i, func(k []byte, j int) (int, error) {
+				return jsonscan.WalkObject(d, i, func(k []byte, j int) (int, error) {
 					if !keyIs(k, "message") {
 						return -1, nil
 					}

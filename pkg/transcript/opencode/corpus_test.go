@@ -7,15 +7,9 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
-)
 
-// corpusDir is the shared corpus of real client records, $OBSERVER_CORPUS when set.
-func corpusDir() string {
-	if d := os.Getenv("OBSERVER_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "..", "shared", "corpus")
-}
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
+)
 
 // TestCorpus rebuilds each kilo.db dump of the corpus into a database with the client's schema
 // and checks the figures read from it. The numbers were checked by hand against the dumps: input,
@@ -36,7 +30,7 @@ func TestCorpus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			path := filepath.Join(corpusDir(), "opencode", c.file)
+			path := filepath.Join(transcripttest.CorpusRoot(), "opencode", c.file)
 			if _, err := os.Stat(path); err != nil {
 				t.Skipf("SKIPPED: corpus file %s absent (set OBSERVER_CORPUS): %v", path, err)
 			}

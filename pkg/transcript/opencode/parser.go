@@ -79,13 +79,10 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 }
 
 // State returns the watermarks as JSON.
-func (p *Parser) State() []byte {
-	b, _ := json.Marshal(p.st)
-	return b
-}
+func (p *Parser) State() []byte { return transcript.MarshalState(p.st) }
 
 // Stats counts the rows read.
-func (p *Parser) Stats() transcript.Stats { return p.stats }
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func (p *Parser) unknown(kind string) {
 	if p.stats.Unknown == nil {

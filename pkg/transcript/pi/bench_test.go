@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // BenchmarkParser parses every Pi file of the corpus (3.3 MB) from a fresh parser, as a cold scan
@@ -23,7 +25,7 @@ func BenchmarkParser(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		files = append(files, file{path, readLines(b, path)})
+		files = append(files, file{path, transcripttest.ReadLines(b, path)})
 		size += fi.Size()
 	}
 	a := New(nil)

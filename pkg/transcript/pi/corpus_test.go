@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
+
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -28,7 +30,7 @@ func TestCorpus_Golden(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			evs, p := parseFile(t, New(nil), srcOf(corpus(t, name)))
-			got := append(mustJSON(t, summarize(evs, p)), '\n')
+			got := append(transcripttest.MustJSON(t, summarize(evs, p)), '\n')
 			path := filepath.Join(dir, name+".golden.json")
 			if *update {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -73,7 +75,7 @@ type piTotals struct {
 func totalsOf(tb testing.TB, path string) piTotals {
 	tb.Helper()
 	tot := piTotals{Calls: map[string]int{}}
-	for _, l := range readLines(tb, path) {
+	for _, l := range transcripttest.ReadLines(tb, path) {
 		var e struct {
 			Type    string `json:"type"`
 			Message struct {
@@ -159,7 +161,7 @@ func TestCorpus_AgainstPiFigures(t *testing.T) {
 					t.Errorf("%s: %d calls, pi wrote %d", tool, n, want.Calls[tool])
 				}
 			}
-			for _, a := range actionsOf(evs) {
+			for _, a := range transcripttest.ActionsOf(evs) {
 				if a.Success != nil {
 					results++
 				}
@@ -174,7 +176,7 @@ func TestCorpus_AgainstPiFigures(t *testing.T) {
 			if s.Records <= 100 || s.Malformed != 0 || s.Project != "/Users/badlogic/workspaces/pi-mono" {
 				t.Errorf("records %d malformed %d project %q", s.Records, s.Malformed, s.Project)
 			}
-			for _, a := range actionsOf(evs) {
+			for _, a := range transcripttest.ActionsOf(evs) {
 				if (a.Type == event.ActionReadFile || a.Type == event.ActionEditFile) && strings.HasPrefix(a.Target, "/Users/badlogic/workspaces/pi-mono/") {
 					t.Errorf("target %q not relative to the project", a.Target)
 				}

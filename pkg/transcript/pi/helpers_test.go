@@ -1,31 +1,19 @@
 package pi
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// corpusRoot is the shared corpus of real transcripts: $OBSERVER_CORPUS, else the corpus beside
-// the repository.
-func corpusRoot() string {
-	if d := os.Getenv("OBSERVER_CORPUS"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "..", "shared", "corpus")
-}
-
 // corpusDir holds the Pi files of the corpus.
-func corpusDir() string { return filepath.Join(corpusRoot(), "pi") }
+func corpusDir() string { return transcripttest.CorpusDir("pi") }
 
 // Corpus files, by the name the corpus gives them.
 const (
@@ -34,41 +22,20 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if _, err := os.Stat(corpusDir()); err != nil {
-		fmt.Fprintf(os.Stderr, "WARNING: the Pi corpus is absent (%v): every corpus test SKIPS. "+
-			"Set OBSERVER_CORPUS to the corpus directory (the one holding pi/).\n", err)
-	}
+	transcripttest.WarnAbsentCorpus("Pi", "pi")
 	os.Exit(m.Run())
 }
 
 // corpus returns the absolute path of a corpus file, skipping the test when it is absent.
 func corpus(tb testing.TB, name string) string {
 	tb.Helper()
-	p := filepath.Join(corpusDir(), name)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("SKIPPED: corpus file %s absent (%v); set OBSERVER_CORPUS to the corpus directory", name, err)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return abs
+	return transcripttest.CorpusFile(tb, corpusDir(), name)
 }
 
 // corpusNames lists the Pi files of the corpus, skipping the test when it is absent.
 func corpusNames(tb testing.TB) []string {
 	tb.Helper()
-	entries, err := os.ReadDir(corpusDir())
-	if err != nil {
-		tb.Skipf("SKIPPED: the Pi corpus is absent (%v); set OBSERVER_CORPUS to the corpus directory", err)
-	}
-	var out []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".jsonl") {
-			out = append(out, e.Name())
-		}
-	}
-	return out
+	return transcripttest.CorpusNames(tb, "Pi", corpusDir(), ".jsonl")
 }
 
 // srcOf is the source Discover would give a file.
@@ -76,34 +43,12 @@ func srcOf(path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: path, SessionID: SessionIDFromPath(path)}
 }
 
-// readLines returns a file's lines without their newlines.
-func readLines(tb testing.TB, path string) [][]byte {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		if len(line) > 0 {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // check validates events.
 func check(tb testing.TB, evs []event.Event) {
 	tb.Helper()
+	transcripttest.CheckEvents(tb, evs)
 	for i := range evs {
-		e := &evs[i]
-		if err := e.Validate(); err != nil {
-			tb.Fatalf("invalid event %+v: %v", e, err)
-		}
-		if a := e.Action; a != nil && !a.Type.Valid() {
-			tb.Fatalf("action type %q", a.Type)
-		}
-		if e.Client != Client || e.Source != Component {
+		if e := &evs[i]; e.Client != Client || e.Source != Component {
 			tb.Fatalf("envelope %+v", e)
 		}
 	}
@@ -133,7 +78,7 @@ func parseFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event,
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return run(tb, p, readLines(tb, src.Path)), p
+	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
 }
 
 // parseLines parses lines given as strings.
@@ -148,50 +93,6 @@ func parseLines(tb testing.TB, a *Adapter, path string, lines ...string) ([]even
 		bs = append(bs, []byte(l))
 	}
 	return run(tb, p, bs), p
-}
-
-// merge folds events with the same id the way the writer does: an action's later event fills in
-// what the first lacked; a usage keeps the figures with the largest output.
-func merge(evs []event.Event) (ids []string, byID map[string]event.Event) {
-	byID = map[string]event.Event{}
-	for _, e := range evs {
-		old, ok := byID[e.ID]
-		if !ok {
-			ids = append(ids, e.ID)
-			cp := e
-			if e.Action != nil {
-				a := *e.Action
-				cp.Action = &a
-			}
-			byID[e.ID] = cp
-			continue
-		}
-		switch {
-		case e.TokenUsage != nil && old.TokenUsage != nil:
-			if e.TokenUsage.Output > old.TokenUsage.Output {
-				byID[e.ID] = e
-			}
-		case e.Action != nil && old.Action != nil:
-			a, n := old.Action, e.Action
-			if a.Type == event.ActionUnknown {
-				a.Type = n.Type
-			}
-			if a.Target == "" {
-				a.Target = n.Target
-			}
-			if n.Success != nil {
-				a.Success = n.Success
-				a.Error = n.Error
-			}
-			if n.Output != "" {
-				a.Output, a.OutputSize = n.Output, n.OutputSize
-			}
-			if n.DurationMs != 0 {
-				a.DurationMs = n.DurationMs
-			}
-		}
-	}
-	return ids, byID
 }
 
 // bucket is one model's usage.
@@ -239,7 +140,7 @@ func summarize(evs []event.Event, p *Parser) summary {
 	s := summary{SessionID: p.st.SessionID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
 		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
 		Failures: map[string]int{}, NoResult: map[string]int{}, Sessions: []string{}, Unknown: st.Unknown}
-	ids, byID := merge(evs)
+	ids, byID := transcripttest.Merge(evs)
 	s.Distinct = len(ids)
 	for _, id := range ids {
 		e := byID[id]
@@ -284,34 +185,4 @@ func summarize(evs []event.Event, p *Parser) summary {
 		round(b)
 	}
 	return s
-}
-
-// actionsOf returns the merged tool-call actions in the order they were first seen.
-func actionsOf(evs []event.Event) []*event.Action {
-	ids, byID := merge(evs)
-	var out []*event.Action
-	for _, id := range ids {
-		if a := byID[id].Action; a != nil && a.ToolUseID != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -98,34 +97,14 @@ func (a *Adapter) newParser(src transcript.Source, st []byte) (*Parser, error) {
 // State returns the parser's resume state.
 func (p *Parser) State() []byte {
 	p.st.V = 1
-	b, err := json.Marshal(&p.st)
-	if err != nil {
-		return nil
-	}
-	return b
+	return transcript.MarshalState(&p.st)
 }
 
 // Stats returns what the parser counted.
-func (p *Parser) Stats() transcript.Stats {
-	s := p.stats
-	if len(p.stats.Unknown) > 0 {
-		s.Unknown = make(map[string]int64, len(p.stats.Unknown))
-		for k, v := range p.stats.Unknown {
-			s.Unknown[k] = v
-		}
-	}
-	return s
-}
+func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: pi: %s", transcript.ErrMalformed, fmt.Sprintf(format, args...))
-}
-
-func (p *Parser) unknown(kind string) {
-	if p.stats.Unknown == nil {
-		p.stats.Unknown = map[string]int64{}
-	}
-	p.stats.Unknown[transcript.CutBytes(kind, 64)]++
+	return transcript.Malformed("pi", format, args...)
 }
 
 // Record parses one complete line.
@@ -158,7 +137,7 @@ type entry struct {
 
 // decode walks a line once, the message (and its content) included.
 func (e *entry) decode(d []byte) error {
-	end, err := walkObject(d, 0, func(k []byte, at int) (int, error) {
+	end, err := jsonscan.WalkObject(d, 0, func(k []byte, at int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "type":
 			var v []byte
@@ -199,7 +178,7 @@ func (e *entry) decode(d []byte) error {
 		}
 		return -1, nil
 	})
-	if err == nil && space(d, end) != len(d) {
+	if err == nil && !jsonscan.AtEnd(d, end) {
 		err = jsonscan.ErrSyntax
 	}
 	return err
@@ -221,7 +200,7 @@ func (p *Parser) record(line []byte) ([]event.Event, error) {
 		return nil, malformed("%v (a line half-written?)", err)
 	}
 	if !e.HasType {
-		p.unknown("(no type)")
+		p.stats.CountUnknown("(no type)")
 		return nil, nil
 	}
 	t, hasTime := p.entryTime(e.Timestamp)
@@ -236,7 +215,7 @@ func (p *Parser) record(line []byte) ([]event.Event, error) {
 		"session_info":
 		return nil, nil
 	}
-	p.unknown(e.Type)
+	p.stats.CountUnknown(e.Type)
 	return nil, nil
 }
 
@@ -285,7 +264,7 @@ func (p *Parser) action(id string, t time.Time, a *event.Action) event.Event {
 // header reads the session line: the file's session, cwd and parent.
 func (p *Parser) header(e *entry, t time.Time, hasTime bool) ([]event.Event, error) {
 	if p.st.Header {
-		p.unknown("session (again)")
+		p.stats.CountUnknown("session (again)")
 		return nil, nil
 	}
 	if p.st.SessionID == "" {
@@ -399,7 +378,7 @@ type block struct {
 }
 
 func (m *message) walk(d []byte, at int) (int, error) {
-	return walkObject(d, at, func(k []byte, i int) (int, error) {
+	return jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "role":
 			return str(d, i, &m.Role)
@@ -407,7 +386,7 @@ func (m *message) walk(d []byte, at int) (int, error) {
 			if d[i] != '[' {
 				return raw(d, i, &m.Content)
 			}
-			return walkArray(d, i, func(j int) (int, error) {
+			return jsonscan.WalkArray(d, i, func(j int) (int, error) {
 				if d[j] != '{' {
 					return -1, nil
 				}
@@ -452,7 +431,7 @@ func (m *message) walk(d []byte, at int) (int, error) {
 }
 
 func (b *block) walk(d []byte, at int) (int, error) {
-	return walkObject(d, at, func(k []byte, i int) (int, error) {
+	return jsonscan.WalkObject(d, at, func(k []byte, i int) (int, error) {
 		switch string(k[1 : len(k)-1]) {
 		case "type":
 			return str(d, i, &b.Type)
@@ -532,7 +511,7 @@ func (p *Parser) message(e *entry, line []byte, t time.Time, hasTime bool) ([]ev
 	case "custom", "hookMessage", "branchSummary", "compactionSummary":
 		return nil, nil // extension messages and summaries: not the user's, not the model's
 	}
-	p.unknown("message/" + m.Role)
+	p.stats.CountUnknown("message/" + m.Role)
 	return nil, nil
 }
 

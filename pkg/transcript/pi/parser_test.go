@@ -13,6 +13,7 @@ import (
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // The fixtures under testdata/agent were written by pi 0.73.1 itself against observer-fakeapi
@@ -35,7 +36,7 @@ const (
 )
 
 func usages(evs []event.Event) []*event.TokenUsage {
-	_, byID := merge(evs)
+	_, byID := transcripttest.Merge(evs)
 	var out []*event.TokenUsage
 	seen := map[string]bool{}
 	for _, e := range evs {
@@ -64,7 +65,7 @@ func TestParser_Responses(t *testing.T) {
 	if len(s.Prompts) != 1 || s.Prompts[0] != "list the files here" {
 		t.Errorf("prompts %q", s.Prompts)
 	}
-	acts := actionsOf(evs)
+	acts := transcripttest.ActionsOf(evs)
 	if len(acts) != 1 {
 		t.Fatalf("actions %+v", acts)
 	}
@@ -112,7 +113,7 @@ func TestParser_AnthropicCacheWrites(t *testing.T) {
 			t.Errorf("tokens %+v", u.Tokens)
 		}
 	}
-	acts := actionsOf(evs)
+	acts := transcripttest.ActionsOf(evs)
 	if len(acts) != 1 || acts[0].Type != event.ActionReadFile || acts[0].Success == nil || *acts[0].Success ||
 		!strings.Contains(acts[0].Error, "Validation failed") || acts[0].Target != "" {
 		t.Errorf("actions %+v", acts)
@@ -142,7 +143,7 @@ func TestParser_BranchesAndCompaction(t *testing.T) {
 	if s.Usage.Messages != 4 || s.Actions["context_compacted"] != 1 {
 		t.Errorf("usage %+v actions %v", s.Usage, s.Actions)
 	}
-	_, byID := merge(evs)
+	_, byID := transcripttest.Merge(evs)
 	var bash, grep, compact *event.Action
 	var epoch int
 	for _, e := range byID {
@@ -234,7 +235,7 @@ func TestParser_V1(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, a := range actionsOf(evs) {
+	for _, a := range transcripttest.ActionsOf(evs) {
 		ok := "?"
 		if a.Success != nil && *a.Success {
 			ok = "ok"
@@ -252,7 +253,7 @@ func TestParser_V1(t *testing.T) {
 		s.ByModel["gpt-5.1-codex"].Input != 900+950 || s.ByModel["claude-sonnet-4-5"].CacheCreation != 5320 {
 		t.Errorf("usage %+v by model %+v actions %v", s.Usage, s.ByModel["gpt-5.1-codex"], s.Actions)
 	}
-	_, byID := merge(evs)
+	_, byID := transcripttest.Merge(evs)
 	for _, e := range byID {
 		if a := e.Action; a != nil && a.Type == event.ActionAPIError && a.Error != "429 Rate limit reached for requests" {
 			t.Errorf("api error %+v", a)
@@ -269,7 +270,7 @@ func TestParser_V1(t *testing.T) {
 // after it, read again, add nothing new.
 func TestParser_MigrationRewrite(t *testing.T) {
 	a := New(nil)
-	v1 := readLines(t, fixV1)
+	v1 := transcripttest.ReadLines(t, fixV1)
 	v3, err := os.ReadFile(fixMigrated)
 	if err != nil {
 		t.Fatal(err)
@@ -393,7 +394,7 @@ func TestParser_Cost(t *testing.T) {
 func TestParser_Resume(t *testing.T) {
 	a := New(nil)
 	for _, path := range []string{fixRPC, fixV1, fixResponses} {
-		lines := readLines(t, path)
+		lines := transcripttest.ReadLines(t, path)
 		once, _ := parseFile(t, a, srcOf(path))
 		var resumed []event.Event
 		var st []byte
@@ -406,7 +407,7 @@ func TestParser_Resume(t *testing.T) {
 			resumed = append(resumed, e...)
 			st = p.State()
 		}
-		if string(mustJSON(t, resumed)) != string(mustJSON(t, once)) {
+		if string(transcripttest.MustJSON(t, resumed)) != string(transcripttest.MustJSON(t, once)) {
 			t.Errorf("%s: resumed events differ from one pass", filepath.Base(path))
 		}
 	}
@@ -421,7 +422,7 @@ func TestParser_Scrubs(t *testing.T) {
 		`{"type":"message","id":"r","parentId":"a","timestamp":"2026-01-02T10:00:03.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"key `+key+`"}],"isError":true,"timestamp":1767348003000}}`,
 		`{"type":"message","id":"b","parentId":"r","timestamp":"2026-01-02T10:00:04.000Z","message":{"role":"bashExecution","command":"echo `+key+`","output":"`+key+`","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767348004000}}`)
 	for _, e := range evs {
-		if strings.Contains(string(mustJSON(t, e)), key) {
+		if strings.Contains(string(transcripttest.MustJSON(t, e)), key) {
 			t.Errorf("secret left in %+v", e.Action)
 		}
 	}
@@ -477,7 +478,7 @@ func TestFixtures_Golden(t *testing.T) {
 		name := "fixture-" + filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			evs, p := parseFile(t, New(nil), srcOf(path))
-			got := append(mustJSON(t, summarize(evs, p)), '\n')
+			got := append(transcripttest.MustJSON(t, summarize(evs, p)), '\n')
 			golden := filepath.Join("testdata", "golden", name+".golden.json")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

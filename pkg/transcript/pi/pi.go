@@ -185,7 +185,7 @@ func (a *Adapter) Client() string { return Client }
 // AgentDir returns pi's agent directory: $PI_CODING_AGENT_DIR, else ~/.pi/agent.
 func AgentDir() string {
 	if d := strings.TrimSpace(os.Getenv(EnvAgentDir)); d != "" {
-		return expandHome(d)
+		return transcript.ExpandHome(d)
 	}
 	if h, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(h, ".pi", "agent")
@@ -199,13 +199,13 @@ func AgentDir() string {
 func DefaultRoots() []string {
 	var roots []string
 	if d := strings.TrimSpace(os.Getenv(EnvSessionDir)); d != "" {
-		roots = append(roots, expandHome(d))
+		roots = append(roots, transcript.ExpandHome(d))
 	}
 	agent := AgentDir()
 	if d := settingsSessionDir(filepath.Join(agent, "settings.json")); d != "" {
 		roots = append(roots, d)
 	}
-	return dedupe(append(roots, filepath.Join(agent, "sessions")))
+	return transcript.DedupePaths(append(roots, filepath.Join(agent, "sessions")))
 }
 
 // settingsSessionDir reads the sessionDir of pi's global settings.json; "" when there is none or
@@ -221,7 +221,7 @@ func settingsSessionDir(path string) string {
 	if json.Unmarshal(data, &s) != nil {
 		return ""
 	}
-	d := expandHome(strings.TrimSpace(s.SessionDir))
+	d := transcript.ExpandHome(strings.TrimSpace(s.SessionDir))
 	if !filepath.IsAbs(d) {
 		return ""
 	}
@@ -240,28 +240,6 @@ func SessionDirName(cwd string) string {
 
 // WatchDirs lists the directories a watcher should watch for new sessions: the roots.
 func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...) }
-
-func expandHome(dir string) string {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, dir[1:])
-		}
-	}
-	return dir
-}
-
-func dedupe(paths []string) []string {
-	seen := map[string]bool{}
-	out := paths[:0]
-	for _, p := range paths {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // sessionFile is pi's file name: <ISO time with - for : and .>_<session uuid>.jsonl.
 var sessionFile = regexp.MustCompile(`_([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
@@ -316,13 +294,13 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 		for _, e := range entries {
 			path := filepath.Join(root, e.Name())
 			switch {
-			case isSessionName(e.Name()) && isFile(e, path):
+			case isSessionName(e.Name()) && transcript.IsFile(e, path):
 				add(path)
-			case isDir(e, path):
+			case transcript.IsDir(e, path):
 				files, _ := os.ReadDir(path)
 				for _, f := range files {
 					fp := filepath.Join(path, f.Name())
-					if isSessionName(f.Name()) && isFile(f, fp) {
+					if isSessionName(f.Name()) && transcript.IsFile(f, fp) {
 						add(fp)
 					}
 				}
@@ -341,29 +319,6 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 
 func isSessionName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
-}
-
-// isDir reports whether a directory entry is a directory, following a symbolic link.
-func isDir(d fs.DirEntry, path string) bool {
-	if d.IsDir() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.IsDir()
-	}
-	return false
-}
-
-func isFile(d fs.DirEntry, path string) bool {
-	if d.Type().IsRegular() {
-		return true
-	}
-	if d.Type()&fs.ModeSymlink != 0 {
-		fi, err := os.Stat(path)
-		return err == nil && fi.Mode().IsRegular()
-	}
-	return false
 }
 
 // maxHeaderLine bounds the header line read from a file that is not named as pi names them.
