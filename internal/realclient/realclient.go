@@ -8,6 +8,7 @@ package realclient
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,20 +115,29 @@ func CodexArgs(baseURL, prompt string, websockets bool) []string {
 // of the developer's leaks in), stdin empty, and fails unless it exits 0 within Timeout.
 func Run(tb testing.TB, dir string, env []string, bin string, args ...string) string {
 	tb.Helper()
+	stdout, stderr, err := Exec(dir, env, bin, args...)
+	if err != nil {
+		tb.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	return stdout
+}
+
+// Exec is Run for callers that go on after a failed run (the chaos test, whose client runs may
+// fail while the proxy is down): it returns the client's stdout, its stderr and the failure.
+func Exec(dir string, env []string, bin string, args ...string) (stdout, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
 	if ctx.Err() != nil {
-		tb.Fatalf("%s did not finish within %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), Timeout, &stdout, &stderr)
+		err = fmt.Errorf("%s did not finish within %v", filepath.Base(bin), Timeout)
+	} else if err != nil {
+		err = fmt.Errorf("%s: %w", filepath.Base(bin), err)
 	}
-	if err != nil {
-		tb.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), err, &stdout, &stderr)
-	}
-	return stdout.String()
+	return out.String(), errb.String(), err
 }
