@@ -2,14 +2,11 @@ package ingest
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
-	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/pi"
 )
 
@@ -18,38 +15,14 @@ import (
 // Pi files (../shared/corpus/pi, or $OBSERVER_CORPUS/pi), each under a session id of its own, one
 // --<cwd>-- directory per copy.
 func BenchmarkReaders_Pi(b *testing.B) {
-	home := piHistory(b)
-	for b.Loop() {
-		cur, err := OpenCursors(filepath.Join(b.TempDir(), "cursors.json"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := &Scanner{DryRun: true, Cursors: cur, Adapters: []transcript.Adapter{pi.New([]string{home})}}
-		sum, err := s.Scan(context.Background())
-		cur.Close()
-		if err != nil || sum.Lines == 0 || sum.Malformed != 0 {
-			b.Fatalf("scan: %v, %+v", err, sum)
-		}
-		b.SetBytes(sum.Bytes)
-	}
+	benchScan(b, pi.New([]string{piHistory(b)}))
 }
 
 // piHistory writes the history BenchmarkReaders_Pi reads and returns its sessions directory.
 func piHistory(b *testing.B) string {
 	b.Helper()
-	corpus := os.Getenv("OBSERVER_CORPUS")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "..", "shared", "corpus")
-	}
-	dir := filepath.Join(corpus, "pi")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		b.Skipf("SKIPPED: the Pi corpus is absent (%v); set OBSERVER_CORPUS", err)
-	}
-	copies := 30
-	if n, err := strconv.Atoi(os.Getenv("OBSERVER_BENCH_PI_COPIES")); err == nil && n > 0 {
-		copies = n
-	}
+	dir, entries := benchCorpus(b, "Pi", "pi")
+	copies := benchCopies("OBSERVER_BENCH_PI_COPIES", 30)
 	root := filepath.Join(b.TempDir(), "sessions")
 	for fi, e := range entries {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))

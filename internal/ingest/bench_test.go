@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -48,37 +47,14 @@ func BenchmarkReaders(b *testing.B) {
 // .project_root. The whole-file .json sessions are read whole, as a cold scan reads them.
 func BenchmarkReaders_Gemini(b *testing.B) {
 	home := geminiHistory(b)
-	for b.Loop() {
-		cur, err := OpenCursors(filepath.Join(b.TempDir(), "cursors.json"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := &Scanner{DryRun: true, Cursors: cur, Adapters: []transcript.Adapter{gemini.New([]string{filepath.Join(home, ".gemini")})}}
-		sum, err := s.Scan(context.Background())
-		cur.Close()
-		if err != nil || sum.Lines == 0 || sum.Malformed != 0 {
-			b.Fatalf("scan: %v, %+v", err, sum)
-		}
-		b.SetBytes(sum.Bytes)
-	}
+	benchScan(b, gemini.New([]string{filepath.Join(home, ".gemini")}))
 }
 
 // geminiHistory writes the history BenchmarkReaders_Gemini reads and returns its home.
 func geminiHistory(b *testing.B) string {
 	b.Helper()
-	corpus := os.Getenv("OBSERVER_CORPUS")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "..", "shared", "corpus")
-	}
-	dir := filepath.Join(corpus, "gemini-cli")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		b.Skipf("SKIPPED: the Gemini CLI corpus is absent (%v); set OBSERVER_CORPUS", err)
-	}
-	copies := 100
-	if n, err := strconv.Atoi(os.Getenv("OBSERVER_BENCH_GEMINI_COPIES")); err == nil && n > 0 {
-		copies = n
-	}
+	dir, entries := benchCorpus(b, "Gemini CLI", "gemini-cli")
+	copies := benchCopies("OBSERVER_BENCH_GEMINI_COPIES", 100)
 	idRE := regexp.MustCompile(`"(?:id|sessionId)"\s*:\s*"([^"]+)"`)
 	home := b.TempDir()
 	for _, e := range entries {
