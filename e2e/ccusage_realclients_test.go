@@ -23,7 +23,7 @@ var (
 // fake model API in one fresh HOME, so that they write their own transcripts (~/.claude/projects,
 // ~/.codex/sessions): three Claude Code sessions on two models and two Codex sessions, each a
 // tool round trip (two model calls). ccusage (offline, UTC) and observer then price that HOME as
-// in TestCcusage_CostsAgree: within 0.5% and with the same token count wherever both price the
+// in TestCcusage_CostsAgree: within 0.1% and with the same token count wherever both price the
 // model. Each client and model must come out
 // compared, with as many tokens as the fake API returned for its calls, and ccusage's Claude daily
 // report must agree with its session report (these transcripts carry a requestId on every line).

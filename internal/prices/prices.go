@@ -237,6 +237,12 @@ func (f *Follower) Cost(model string, tok event.Tokens) (float64, bool) {
 	return f.Table().Cost(model, tok)
 }
 
+// Quote prices one request with the table in force and says whether the price is only
+// approximate (pricing.Table.Quote).
+func (f *Follower) Quote(model string, tok event.Tokens, at time.Time) (float64, bool, bool) {
+	return f.Table().Quote(model, tok, at)
+}
+
 // Run looks at config.toml every Interval until ctx ends, reloading it when it changed.
 func (f *Follower) Run(ctx context.Context) {
 	if f.home == "" {

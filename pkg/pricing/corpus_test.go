@@ -84,10 +84,9 @@ func TestCorpus_PiCostsMatch(t *testing.T) {
 	}
 }
 
-// Cline stores a cost per message and a session total. DeepSeek is not in the baked-in table (it
-// bills by time of day since 2026-08-16), so the June 2026 list price from
-// api-docs.deepseek.com/quick_start/pricing (deepseek-v4-flash: $0.14 input, $0.0028 cache hit,
-// $0.28 output) is supplied as an override. Cline's inputTokens include the cache reads, as
+// Cline stores a cost per message and a session total. The table prices deepseek-v4-flash at its
+// standard list price (api-docs.deepseek.com/quick_start/pricing: $0.14 input, $0.0028 cache hit,
+// $0.28 output; the off-peak discount is not modelled), which is what Cline charged. Cline's inputTokens include the cache reads, as
 // OpenAI-style APIs report them; event.Tokens.Input is net of them.
 func TestCorpus_ClineCostsMatch(t *testing.T) {
 	var msgs struct {
@@ -115,9 +114,7 @@ func TestCorpus_ClineCostsMatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tab := pricing.Default().WithOverrides(map[string]pricing.Price{
-		"deepseek-v4-flash": {Input: 0.14, Output: 0.28, CacheRead: 0.0028},
-	})
+	tab := pricing.Default()
 	var total float64
 	var n int
 	for _, m := range msgs.Messages {
@@ -146,8 +143,8 @@ func TestCorpus_ClineCostsMatch(t *testing.T) {
 	if !approx(total, meta.Metadata.TotalCost) || !approx(total, 0.0202472312) {
 		t.Errorf("total %.10f, Cline says %.10f", total, meta.Metadata.TotalCost)
 	}
-	// Without the override the model is unknown, not priced by some other DeepSeek or GPT row.
-	if _, known := pricing.Default().Cost("deepseek/deepseek-v4-flash", event.Tokens{Input: 1}); known {
-		t.Error("deepseek-v4-flash priced by the default table")
+	// Priced by its own row, exactly.
+	if m, ok := tab.Resolve("deepseek/deepseek-v4-flash"); !ok || m.Key != "deepseek-v4-flash" || m.Approximate {
+		t.Errorf("deepseek/deepseek-v4-flash: %+v, %v", m, ok)
 	}
 }

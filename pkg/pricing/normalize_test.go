@@ -27,7 +27,7 @@ func TestNormalize(t *testing.T) {
 		{"qwen3:32b", "qwen3"},
 	}
 	for _, tt := range tests {
-		if got := normalize(tt.in); got != tt.want {
+		if got := normalize(tt.in).id; got != tt.want {
 			t.Errorf("normalize(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

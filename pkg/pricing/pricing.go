@@ -48,17 +48,27 @@
 //     Claude ids written with dots ("claude-sonnet-4.5") and GPT ids written with dashes
 //     ("gpt-5-1-codex") are rewritten to the canonical form;
 //  3. that id without a date suffix (-YYYYMMDD or -YYYY-MM-DD);
-//  4. the family: the longest table key that is a prefix of the id at a "-" boundary, when the rest
-//     only names a variant of the same model at the same price ("-preview", "-latest", "-001",
-//     "-codex", "-thinking", ...). The rest must not name a different tier ("mini", "nano", "lite",
-//     "flash", "pro", "max", "fast", "image", "audio", "search", ...) nor start with a minor
-//     version ("-7"), so gpt-4o-mini never falls back to gpt-4o, o3-mini to o3, or
-//     claude-opus-4-9 to claude-opus-4.
+//  4. a variant: the longest table key that is a prefix of the id at a "-" boundary, when the rest
+//     names a release of the same model ("-preview", "-latest", "-001", "-customtools",
+//     "-thinking"). The rest must not name a different tier ("mini", "nano", "lite", "flash",
+//     "pro", "max", "fast", "image", "small", "large", "plus", "coder", ...) nor start with a
+//     minor version ("-7"), so gpt-4o-mini never falls back to gpt-4o, o3-mini to o3, or
+//     claude-opus-4-9 to claude-opus-4. A rest of any other word ("gpt-5-mydeployment") is the
+//     family fallback below;
+//  5. the family fallback: a table key inside the id after a "-", "_" or "." (an Azure deployment
+//     "aide-gpt-5", a gateway's "prod_claude-sonnet-4-5"), same rules for what follows it. Such a
+//     price is Match.Approximate: Quote reports it and callers tag the figure
+//     event.ReliabilityApproximate at best (Tag).
+//
+// The route sets a factor on the matched price: a Bedrock geographic inference profile (us., eu.,
+// jp., apac., au.) of a Claude 4.5 or later model costs BedrockRegionalPremium (10%) more than the
+// global profile or the plain model id; an OpenRouter ":free" model costs nothing. A price override
+// is taken as the price paid and gets no premium. An unknown name stays unknown: $0 and "unknown price".
 //
 // # What is not modelled
 //
 // Batch and flex discounts, priority and fast-mode surcharges, Anthropic's inference_geo and
-// OpenAI's regional-processing uplifts, Bedrock/Vertex regional premiums, Gemini context-cache
+// OpenAI's regional-processing uplifts, Vertex regional premiums, Bedrock's US GovCloud prices, Gemini context-cache
 // storage per hour, audio-token rates, web search and tool fees, and DeepSeek's peak/off-peak
 // pricing: none of them is visible in event.Tokens. Costs are standard-tier list prices.
 //
@@ -151,8 +161,10 @@ type period struct {
 
 // entry is one table key: the current price and, oldest first, the prices it replaced.
 type entry struct {
-	price   Price
-	history []period
+	price       Price
+	history     []period
+	regional    bool // Bedrock's regional premium applies (Claude 4.5 and later)
+	approximate bool // every figure priced with it is approximate (see seed)
 }
 
 // at returns the price in force at t; the zero time means now.
@@ -279,13 +291,14 @@ func (t *Table) Lookup(model string) (Price, string, bool) {
 }
 
 // LookupAt returns the price of model in force at the time at (the zero time means now) and the
-// table key it matched.
+// table key it matched. The price includes what the route adds (Bedrock's regional premium) or
+// takes away (an OpenRouter ":free" model).
 func (t *Table) LookupAt(model string, at time.Time) (Price, string, bool) {
-	key, ok := t.match(model)
+	m, ok := t.Resolve(model)
 	if !ok {
 		return Price{}, "", false
 	}
-	return t.entries[key].at(at), key, true
+	return t.entries[m.Key].at(at).scaled(m.Factor), m.Key, true
 }
 
 // Cost prices one request of model at current prices. known is false, and usd 0, when the table
@@ -304,42 +317,163 @@ func (t *Table) CostAt(model string, tok event.Tokens, at time.Time) (usd float6
 	return p.Cost(tok), true
 }
 
-// match finds the table key for model, following the stages in the package documentation.
-func (t *Table) match(model string) (string, bool) {
+// Quote prices one request like CostAt and also says whether the price is only approximate: the
+// model was matched by the family fallback (a deployment or gateway name around a known model, see
+// Match.Approximate). A caller must then tag the figure with Tag.
+func (t *Table) Quote(model string, tok event.Tokens, at time.Time) (usd float64, approximate, known bool) {
+	m, ok := t.Resolve(model)
+	if !ok {
+		return 0, false, false
+	}
+	return t.entries[m.Key].at(at).scaled(m.Factor).Cost(tok), m.Approximate, true
+}
+
+// Tag returns the reliability of a figure priced with an approximate (family fallback) price: at
+// best ReliabilityApproximate. A figure already less trustworthy keeps its tag.
+func Tag(r event.Reliability, approximate bool) event.Reliability {
+	if approximate && (r == event.ReliabilityAccurate || r == "") {
+		return event.ReliabilityApproximate
+	}
+	return r
+}
+
+// Match says how a model name was matched to the table.
+type Match struct {
+	// Key is the table key whose price applies.
+	Key string
+	// Factor multiplies every price of Key: 1.1 on a Bedrock regional route of a model that carries
+	// the regional premium, 0 for an OpenRouter ":free" model, else 1.
+	Factor float64
+	// Approximate is true when the name was matched by the family fallback: a known model inside
+	// a name the table does not know ("aide-gpt-5", "gpt-5-mydeployment"). The price is the
+	// model's, but the name does not prove that model was billed.
+	Approximate bool
+}
+
+// Resolve matches model to a table key, following the stages in the package documentation.
+func (t *Table) Resolve(model string) (Match, bool) {
 	if t == nil || len(t.entries) == 0 {
-		return "", false
+		return Match{}, false
 	}
 	raw := strings.ToLower(strings.TrimSpace(model))
 	if raw == "" {
-		return "", false
+		return Match{}, false
 	}
-	if _, ok := t.entries[raw]; ok {
-		return raw, true
+	if e, ok := t.entries[raw]; ok {
+		return Match{Key: raw, Factor: 1, Approximate: e.approximate}, true
 	}
-	bare := normalize(raw)
+	n := normalize(raw)
+	m, ok := t.matchID(n.id)
+	if !ok {
+		return Match{}, false
+	}
+	m.Factor = 1
+	m.Approximate = m.Approximate || t.entries[m.Key].approximate
+	switch {
+	case n.free:
+		m.Factor = 0
+	case n.region != "" && regionalPremium[n.region] && t.entries[m.Key].regional:
+		m.Factor = 1 + BedrockRegionalPremium
+	}
+	return m, true
+}
+
+// BedrockRegionalPremium is what Amazon Bedrock adds to Claude 4.5 and later models called through
+// a geographic cross-region inference profile (us., eu., jp., apac., au.) rather than the global
+// one (global.) or the model id itself: 10%, on every token price.
+const BedrockRegionalPremium = 0.10
+
+// regionalPremium lists the Bedrock inference-profile prefixes that carry the premium. The
+// US GovCloud profile (us-gov.) is priced apart and not modelled.
+var regionalPremium = map[string]bool{"us": true, "eu": true, "jp": true, "apac": true, "au": true}
+
+// match finds the table key for model, following the stages in the package documentation.
+func (t *Table) match(model string) (string, bool) {
+	m, ok := t.Resolve(model)
+	return m.Key, ok
+}
+
+// matchID matches an undecorated id: as is, without its date, by a variant suffix, then by the
+// family fallback.
+func (t *Table) matchID(bare string) (Match, bool) {
 	if _, ok := t.entries[bare]; ok {
-		return bare, true
+		return Match{Key: bare}, true
 	}
 	id := stripDate(bare)
 	if _, ok := t.entries[id]; ok {
-		return id, true
+		return Match{Key: id}, true
 	}
+	// A known variant of a table key: gemini-3-flash-preview, gemini-3.1-pro-preview-customtools.
 	for _, k := range t.byLen {
 		if len(k) < len(id) && id[len(k)] == '-' && strings.HasPrefix(id, k) && sameModel(id[len(k)+1:]) {
-			return k, true
+			return Match{Key: k, Approximate: !knownVariant(id[len(k)+1:])}, true
 		}
 	}
-	return "", false
+	// The family fallback: a table key inside a longer name, after a "-", "_" or ".":
+	// an Azure deployment (aide-gpt-5) or a gateway's name for the model.
+	for _, k := range t.byLen {
+		if len(k) < 3 || len(k) >= len(id) {
+			continue
+		}
+		for i := strings.Index(id, k); i >= 0; {
+			if i > 0 && strings.ContainsRune("-_.", rune(id[i-1])) && !otherModel[lastWord(id[:i-1])] {
+				rest := id[i+len(k):]
+				if rest == "" || rest[0] == '-' && sameModel(rest[1:]) {
+					return Match{Key: k, Approximate: true}, true
+				}
+			}
+			j := strings.Index(id[i+1:], k)
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+	}
+	return Match{}, false
+}
+
+// lastWord is the last "-", "_" or "." separated word of s.
+func lastWord(s string) string {
+	if i := strings.LastIndexAny(s, "-_."); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// scaled multiplies every price by f.
+func (p Price) scaled(f float64) Price {
+	if f == 1 {
+		return p
+	}
+	p.Input *= f
+	p.Output *= f
+	p.CacheRead *= f
+	p.CacheWrite5m *= f
+	p.CacheWrite1h *= f
+	p.LongInput *= f
+	p.LongOutput *= f
+	p.LongCacheRead *= f
+	p.LongCacheWrite5m *= f
+	p.LongCacheWrite1h *= f
+	return p
+}
+
+// normalized is a model id without its decoration, and what the decoration said.
+type normalized struct {
+	id     string
+	region string // the Bedrock inference-profile prefix ("jp", "global"), if any
+	free   bool   // an OpenRouter ":free" variant
 }
 
 // normalize removes the decoration clients and clouds put around a model id. s is lower case.
-func normalize(s string) string {
+func normalize(s string) normalized {
+	var n normalized
 	// A context-mode marker: claude-opus-4-6[1m].
 	if i := strings.IndexByte(s, '['); i > 0 && strings.HasSuffix(s, "]") {
 		s = s[:i]
 	}
-	// Provider and path prefixes: anthropic/, openrouter/anthropic/, models/,
-	// projects/p/locations/l/publishers/anthropic/models/.
+	// Provider, route and path prefixes: anthropic/, openrouter/anthropic/, bedrock/converse/,
+	// vertex_ai/, azure/, models/, projects/p/locations/l/publishers/anthropic/models/.
 	if i := strings.LastIndexByte(s, '/'); i >= 0 {
 		s = s[i+1:]
 	}
@@ -350,11 +484,15 @@ func normalize(s string) string {
 	// Bedrock: [region.]anthropic.<model>-v1:0.
 	bedrock := false
 	if i := strings.LastIndex(s, "anthropic."); i >= 0 {
+		if i > 1 && s[i-1] == '.' {
+			n.region = s[:i-1]
+		}
 		s = s[i+len("anthropic."):]
 		bedrock = true
 	}
-	// Bedrock throughput version (:0) and tags some clients append (:medium).
+	// Bedrock throughput version (:0) and tags some clients append (:medium, OpenRouter's :free).
 	if i := strings.IndexByte(s, ':'); i > 0 {
+		n.free = s[i:] == ":free"
 		s = s[:i]
 	}
 	s = stripBedrockVersion(s, bedrock)
@@ -364,7 +502,8 @@ func normalize(s string) string {
 	} else if strings.HasPrefix(s, "gpt-") {
 		s = dotGPTVersion(s)
 	}
-	return s
+	n.id = s
+	return n
 }
 
 // stripBedrockVersion removes Bedrock's trailing -v<digits> (claude-3-5-sonnet-20241022-v2). Without
@@ -421,6 +560,27 @@ var otherModel = map[string]bool{
 	"search": true, "research": true, "embedding": true, "embed": true, "instruct": true,
 	"vision": true, "live": true, "fast": true, "ultrafast": true, "priority": true,
 	"flex": true, "batch": true, "spark": true, "oss": true,
+	"small": true, "medium": true, "large": true, "air": true, "airx": true, "plus": true,
+	"coder": true, "code": true, "free": true, "vl": true, "ocr": true, "heavy": true, "next": true,
+}
+
+// variantWords name a release of the same model at the same price: a preview, a dated or numbered
+// snapshot, a tool-tuned endpoint. A name that adds any other word to a table key is matched only
+// approximately.
+var variantWords = map[string]bool{
+	"preview": true, "latest": true, "exp": true, "experimental": true, "beta": true,
+	"customtools": true, "thinking": true, "codex": true, "reasoning": true,
+}
+
+// knownVariant reports whether rest, the part of an id after a table key and its "-", is only
+// variant words and snapshot numbers.
+func knownVariant(rest string) bool {
+	for _, w := range strings.FieldsFunc(rest, func(r rune) bool { return r == '-' || r == '.' || r == '_' }) {
+		if !variantWords[w] && !(allDigits(w) && len(w) >= 3) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameModel reports whether rest, the part of an id after a table key and its "-", only names a

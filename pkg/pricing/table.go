@@ -26,13 +26,13 @@ func Source(fixed *Table, current func() *Table) func() *Table {
 
 var defaultTable = sync.OnceValue(func() *Table {
 	entries := make(map[string]entry)
-	for _, group := range [][]seed{anthropic, openai, google} {
+	for _, group := range [][]seed{anthropic, openai, google, deepseek, qwen, zai, moonshot, xai, mistral, gateways} {
 		for _, s := range group {
 			for _, k := range s.keys {
 				if _, dup := entries[k]; dup {
 					panic(fmt.Sprintf("pricing: model %q listed twice", k))
 				}
-				entries[k] = entry{price: s.price, history: s.history}
+				entries[k] = entry{price: s.price, history: s.history, regional: s.regional, approximate: s.approximate}
 			}
 		}
 	}
@@ -45,6 +45,12 @@ type seed struct {
 	keys    []string
 	price   Price
 	history []period
+	// regional: Bedrock's 10% premium for geographic inference profiles applies (Claude 4.5 and
+	// later; https://aws.amazon.com/bedrock/pricing/).
+	regional bool
+	// approximate: usage cannot tell the buckets this price is for from dearer ones (an image
+	// model's image output), so every figure priced with it is approximate.
+	approximate bool
 }
 
 func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
@@ -66,19 +72,19 @@ func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0,
 var anthropic = []seed{
 	// $8/$40 from the release note; the cache prices (0.025x read, 1.25x and 2x writes) from
 	// archid21/rightsize v0.10.2 and docs.laozhang.ai (2026-11-10), which quote the pricing page.
-	{keys: []string{"claude-fable-5-2", "claude-mythos-5-2"},
+	{regional: true, keys: []string{"claude-fable-5-2", "claude-mythos-5-2"},
 		price: Price{Input: 8, Output: 40, CacheRead: 0.20, CacheWrite5m: 10, CacheWrite1h: 16}},
 	// Fable 5.1 and Mythos 5.1 read the cache at 0.025x input, not 0.1x.
-	{keys: []string{"claude-fable-5-1", "claude-mythos-5-1"},
+	{regional: true, keys: []string{"claude-fable-5-1", "claude-mythos-5-1"},
 		price: Price{Input: 10, Output: 50, CacheRead: 0.25, CacheWrite5m: 12.50, CacheWrite1h: 20}},
-	{keys: []string{"claude-fable-5", "claude-mythos-5"},
+	{regional: true, keys: []string{"claude-fable-5", "claude-mythos-5"},
 		price: Price{Input: 10, Output: 50, CacheRead: 1, CacheWrite5m: 12.50, CacheWrite1h: 20}},
 	// Opus 5.5 reads the cache at 0.05x input.
-	{keys: []string{"claude-opus-5-5"},
+	{regional: true, keys: []string{"claude-opus-5-5"},
 		price: Price{Input: 4, Output: 20, CacheRead: 0.20, CacheWrite5m: 5, CacheWrite1h: 8}},
-	{keys: []string{"claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-5"},
+	{regional: true, keys: []string{"claude-opus-5", "claude-opus-4-8", "claude-opus-4-7", "claude-opus-4-5"},
 		price: Price{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite5m: 6.25, CacheWrite1h: 10}},
-	{keys: []string{"claude-opus-4-6"},
+	{regional: true, keys: []string{"claude-opus-4-6"},
 		price: Price{Input: 5, Output: 25, CacheRead: 0.50, CacheWrite5m: 6.25, CacheWrite1h: 10},
 		history: []period{{until: day(2026, time.March, 13), price: Price{
 			Input: 5, Output: 25, CacheRead: 0.50, CacheWrite5m: 6.25, CacheWrite1h: 10,
@@ -88,25 +94,26 @@ var anthropic = []seed{
 	{keys: []string{"claude-opus-4-1", "claude-opus-4", "claude-opus-4-0", "claude-3-opus"},
 		price: Price{Input: 15, Output: 75, CacheRead: 1.50, CacheWrite5m: 18.75, CacheWrite1h: 30}},
 	// Sonnet 5.5's cache reads fell to 0.05x input on 2026-10-07.
-	{keys: []string{"claude-sonnet-5-5"},
+	{regional: true, keys: []string{"claude-sonnet-5-5"},
 		price: Price{Input: 2, Output: 10, CacheRead: 0.10, CacheWrite5m: 2.50, CacheWrite1h: 4},
 		history: []period{{until: day(2026, time.October, 7),
 			price: Price{Input: 2, Output: 10, CacheRead: 0.20, CacheWrite5m: 2.50, CacheWrite1h: 4}}}},
 	// Sonnet 5's introductory $2/$10 became its standard price; the announced rise never happened.
-	{keys: []string{"claude-sonnet-5"},
+	{regional: true, keys: []string{"claude-sonnet-5"},
 		price: Price{Input: 2, Output: 10, CacheRead: 0.20, CacheWrite5m: 2.50, CacheWrite1h: 4}},
-	{keys: []string{"claude-sonnet-4-6"},
+	{regional: true, keys: []string{"claude-sonnet-4-6"},
 		price:   Price{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite5m: 3.75, CacheWrite1h: 6},
 		history: []period{{until: day(2026, time.March, 13), price: sonnet4Long}}},
-	{keys: []string{"claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-4-0"}, price: sonnet4Long},
+	{keys: []string{"claude-sonnet-4-5"}, price: sonnet4Long, regional: true},
+	{keys: []string{"claude-sonnet-4", "claude-sonnet-4-0"}, price: sonnet4Long},
 	{keys: []string{"claude-3-7-sonnet", "claude-3-5-sonnet"},
 		price: Price{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite5m: 3.75, CacheWrite1h: 6}},
 	// Haiku 5.5 is priced by prompt length: a prompt over 100k tokens pays 5x on every token.
-	{keys: []string{"claude-haiku-5-5"},
+	{regional: true, keys: []string{"claude-haiku-5-5"},
 		price: Price{Input: 0.10, Output: 0.50, CacheRead: 0.01, CacheWrite5m: 0.125, CacheWrite1h: 0.20,
 			LongContextThreshold: 100_000,
 			LongInput:            0.50, LongOutput: 2.50, LongCacheRead: 0.05, LongCacheWrite5m: 0.625, LongCacheWrite1h: 1}},
-	{keys: []string{"claude-haiku-4-5"},
+	{regional: true, keys: []string{"claude-haiku-4-5"},
 		price: Price{Input: 1, Output: 5, CacheRead: 0.10, CacheWrite5m: 1.25, CacheWrite1h: 2}},
 	{keys: []string{"claude-3-5-haiku"},
 		price: Price{Input: 0.80, Output: 4, CacheRead: 0.08, CacheWrite5m: 1, CacheWrite1h: 1.60}},
@@ -224,10 +231,85 @@ var google = []seed{
 		LongContextThreshold: 200_000, LongInput: 4, LongOutput: 18, LongCacheRead: 0.40}},
 	{keys: []string{"gemini-3.1-flash-lite"}, price: Price{Input: 0.25, Output: 1.50, CacheRead: 0.025}},
 	{keys: []string{"gemini-3-flash"}, price: Price{Input: 0.50, Output: 3, CacheRead: 0.05}},
+	// Gemini 3 Pro Image: text input and output as Gemini 3 Pro, no cached-input price (billed as
+	// input). Image output costs $120 per million tokens, which usage does not tell apart from text
+	// output, so its figures are approximate.
+	{keys: []string{"gemini-3-pro-image"}, price: Price{Input: 2, Output: 12, CacheRead: 2}, approximate: true},
 	{keys: []string{"gemini-2.5-pro"}, price: Price{Input: 1.25, Output: 10, CacheRead: 0.125,
 		LongContextThreshold: 200_000, LongInput: 2.50, LongOutput: 15, LongCacheRead: 0.25}},
 	{keys: []string{"gemini-2.5-flash"}, price: Price{Input: 0.30, Output: 2.50, CacheRead: 0.03}},
 	{keys: []string{"gemini-2.5-flash-lite"}, price: Price{Input: 0.10, Output: 0.40, CacheRead: 0.01}},
 	{keys: []string{"gemini-2.0-flash"}, price: Price{Input: 0.10, Output: 0.40, CacheRead: 0.025}},
 	{keys: []string{"gemini-2.0-flash-lite"}, price: Price{Input: 0.075, Output: 0.30, CacheRead: 0.01875}},
+}
+
+// The providers below bill no cache writes (automatic caching: cached input is CacheRead); a
+// provider that publishes no cached-input price bills cached tokens as input. Tiered,
+// time-of-day and promotional prices are not modelled: each row is the standard list price of the
+// shortest context tier. Checked 2026-11-18 against LiteLLM's model_prices_and_context_window.json
+// (the provider-prefixed rows named beside each block) and the provider pages.
+
+// DeepSeek, https://api-docs.deepseek.com/quick_start/pricing (the standard, not the off-peak
+// price; LiteLLM deepseek/ rows). deepseek-chat and deepseek-reasoner are V3.2.
+var deepseek = []seed{
+	{keys: []string{"deepseek-v4-flash"}, price: Price{Input: 0.14, Output: 0.28, CacheRead: 0.0028}},
+	{keys: []string{"deepseek-v4-pro"}, price: Price{Input: 0.435, Output: 0.87, CacheRead: 0.0036}},
+	{keys: []string{"deepseek-chat", "deepseek-reasoner"}, price: Price{Input: 0.28, Output: 0.42, CacheRead: 0.028}},
+}
+
+// Qwen (Alibaba Cloud Model Studio), https://www.alibabacloud.com/help/en/model-studio/models,
+// international (Singapore) endpoint, first context tier, as OpenRouter lists them
+// (https://openrouter.ai/qwen; LiteLLM openrouter/qwen/ and dashscope/ rows). No cached-input price.
+var qwen = []seed{
+	{keys: []string{"qwen3-coder-plus"}, price: Price{Input: 1, Output: 5, CacheRead: 1}},
+	{keys: []string{"qwen3-coder-flash", "qwen-coder"}, price: Price{Input: 0.30, Output: 1.50, CacheRead: 0.30}},
+	{keys: []string{"qwen3-coder"}, price: Price{Input: 0.22, Output: 0.95, CacheRead: 0.22}},
+	{keys: []string{"qwen-max"}, price: Price{Input: 1.60, Output: 6.40, CacheRead: 1.60}},
+	{keys: []string{"qwen-plus"}, price: Price{Input: 0.40, Output: 1.20, CacheRead: 0.40}},
+}
+
+// Z.ai GLM, https://docs.z.ai/guides/overview/pricing (LiteLLM zai/ rows).
+var zai = []seed{
+	{keys: []string{"glm-5.1"}, price: Price{Input: 1.40, Output: 4.40, CacheRead: 0.26}},
+	{keys: []string{"glm-5"}, price: Price{Input: 1, Output: 3.20, CacheRead: 0.20}},
+	{keys: []string{"glm-4.7", "glm-4.6"}, price: Price{Input: 0.60, Output: 2.20, CacheRead: 0.11}},
+	{keys: []string{"glm-4.5"}, price: Price{Input: 0.60, Output: 2.20, CacheRead: 0.60}},
+	{keys: []string{"glm-4.5-air"}, price: Price{Input: 0.20, Output: 1.10, CacheRead: 0.20}},
+}
+
+// Moonshot Kimi, https://platform.moonshot.ai/docs/pricing/chat (LiteLLM moonshot/ rows).
+var moonshot = []seed{
+	{keys: []string{"kimi-k2.6"}, price: Price{Input: 0.95, Output: 4, CacheRead: 0.16}},
+	{keys: []string{"kimi-k2.5"}, price: Price{Input: 0.60, Output: 3, CacheRead: 0.10}},
+	{keys: []string{"kimi-k2", "kimi-k2-thinking"}, price: Price{Input: 0.60, Output: 2.50, CacheRead: 0.15}},
+	{keys: []string{"kimi-k2-turbo", "kimi-k2-thinking-turbo"}, price: Price{Input: 1.15, Output: 8, CacheRead: 0.15}},
+}
+
+// xAI Grok, https://docs.x.ai/docs/models (LiteLLM xai/ rows).
+var xai = []seed{
+	{keys: []string{"grok-code-fast-1", "grok-code-fast"}, price: Price{Input: 0.20, Output: 1.50, CacheRead: 0.02}},
+	{keys: []string{"grok-4.5"}, price: Price{Input: 2, Output: 6, CacheRead: 0.50}},
+	{keys: []string{"grok-4-1-fast", "grok-4-1-fast-reasoning", "grok-4-1-fast-non-reasoning",
+		"grok-4-fast-reasoning", "grok-4-fast-non-reasoning"}, price: Price{Input: 0.20, Output: 0.50, CacheRead: 0.05}},
+	{keys: []string{"grok-4", "grok-4-0709"}, price: Price{Input: 3, Output: 15, CacheRead: 0.75}},
+	{keys: []string{"grok-3"}, price: Price{Input: 3, Output: 15, CacheRead: 0.75}},
+	{keys: []string{"grok-3-mini"}, price: Price{Input: 0.30, Output: 0.50, CacheRead: 0.075}},
+}
+
+// Mistral, https://mistral.ai/pricing#api-pricing (LiteLLM mistral/ rows). No cached-input price.
+var mistral = []seed{
+	{keys: []string{"devstral-2512", "devstral-medium", "devstral-medium-2507", "devstral-latest"},
+		price: Price{Input: 0.40, Output: 2, CacheRead: 0.40}},
+	{keys: []string{"devstral-small", "devstral-small-2507", "labs-devstral-small-2512"},
+		price: Price{Input: 0.10, Output: 0.30, CacheRead: 0.10}},
+	{keys: []string{"codestral-2508"}, price: Price{Input: 0.30, Output: 0.90, CacheRead: 0.30}},
+	{keys: []string{"mistral-large-3", "mistral-large-2512"}, price: Price{Input: 0.50, Output: 1.50, CacheRead: 0.50}},
+	{keys: []string{"mistral-medium-3-5", "mistral-medium-2604"}, price: Price{Input: 1.50, Output: 7.50, CacheRead: 1.50}},
+	{keys: []string{"mistral-small-3-2-2506"}, price: Price{Input: 0.06, Output: 0.18, CacheRead: 0.06}},
+}
+
+// Gateways' own free models. Kilo Code's kilo-auto/free routes to free models at no charge
+// (https://kilo.ai/docs/getting-started/setting-up#free-models, read 2026-11-18).
+var gateways = []seed{
+	{keys: []string{"kilo-auto/free"}, price: Price{}},
 }

@@ -391,11 +391,25 @@ func (p *Proxy) price(t *event.APITurn) {
 		}
 		return
 	}
-	cost, known := p.cfg.Coster.Cost(t.Model, t.Tokens)
+	var cost float64
+	var approximate, known bool
+	if q, ok := p.cfg.Coster.(quoter); ok {
+		cost, approximate, known = q.Quote(t.Model, t.Tokens, time.Time{})
+	} else {
+		cost, known = p.cfg.Coster.Cost(t.Model, t.Tokens)
+	}
 	t.CostUSD = cost
 	if !known {
 		t.Reliability = event.ReliabilityUnknown
+	} else if approximate {
+		// A price found by the family fallback (a deployment name around a known model).
+		t.Reliability = event.ReliabilityApproximate
 	}
+}
+
+// quoter is a Coster that also says when a price is only approximate (*pricing.Table is one).
+type quoter interface {
+	Quote(model string, tok event.Tokens, at time.Time) (usd float64, approximate, known bool)
 }
 
 func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
