@@ -131,7 +131,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			serviceCommand(),
 			doctorCommand(), exportCommand(), pruneCommand(), backfillCommand(), reconcileCommand(),
 			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(),
-			blocksCommand(), budgetCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
+			blocksCommand(), budgetCommand(), pricesCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
 		},
 		HideVersion: false,
 	}
@@ -218,6 +218,14 @@ func flagsFirst(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(args[i])
+	// A subcommand's flags go after its name too: `prices show MODEL --json`.
+	for cmd != nil && len(cmd.Subcommands) > 0 && i+1 < len(args) {
+		sub := cmd.Command(args[i+1])
+		if sub == nil {
+			break
+		}
+		cmd, i = sub, i+1
+	}
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return args
 	}

@@ -24,6 +24,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -41,12 +42,24 @@ const Interval = 2 * time.Second
 // settle is how long config.toml must have stayed unchanged before a Follower reads it.
 const settle = 250 * time.Millisecond
 
-// Set is one price table and the overrides it was built from.
+// Set is one price table and the overrides (and price database) it was built from.
 type Set struct {
 	// Overrides are the models config.toml prices itself, keyed by their lower-case name.
 	Overrides map[string]pricing.Price
-	// Table is pricing.Default() with Overrides applied.
+	// Database is the LiteLLM price database in force ($OBSERVER_HOME/prices/litellm.json), nil
+	// when there is none.
+	Database *Database
+	// Table is pricing.Default(), then Database, then Overrides applied: an override wins over the
+	// database, which wins over the built-in table.
 	Table *pricing.Table
+}
+
+// Database is the price database a Set was built with.
+type Database struct {
+	// Prices are its models (pricing.Database.Prices).
+	Prices map[string]pricing.Price `json:"models"`
+	// Date is the file's own last_updated stamp, else the day it was imported.
+	Date string `json:"date"`
 }
 
 // Validate checks every override: a name that is not empty and a pricing.Price.Valid price. The
@@ -89,20 +102,41 @@ func problem(p pricing.Price) string {
 
 // Build validates the overrides and applies them to the built-in table.
 func Build(models map[string]pricing.Price) (*Set, error) {
+	return BuildWith(models, nil)
+}
+
+// BuildWith validates the overrides and applies the database (which may be nil), then the
+// overrides, to the built-in table.
+func BuildWith(models map[string]pricing.Price, db *Database) (*Set, error) {
 	if err := Validate(models); err != nil {
 		return nil, err
 	}
-	s := &Set{Overrides: make(map[string]pricing.Price, len(models))}
+	s := &Set{Overrides: make(map[string]pricing.Price, len(models)), Database: db}
 	for name, p := range models {
 		s.Overrides[strings.ToLower(strings.TrimSpace(name))] = p
 	}
-	s.Table = pricing.Default().WithOverrides(s.Overrides)
+	t := pricing.Default()
+	if db != nil {
+		t = t.WithDatabase(db.Prices)
+	}
+	s.Table = t.WithOverrides(s.Overrides)
 	return s, nil
 }
 
-// Key is the overrides in a canonical text form (JSON, names sorted): two Sets price alike when
-// their keys are equal. The writer stores it to remember which overrides its rows carry.
+// dbKeyPrefix starts the Key of a Set with a price database; a Key without it is overrides only.
+const dbKeyPrefix = "litellm:"
+
+// Key is the overrides (and the database, when there is one) in a canonical text form (JSON,
+// names sorted): two Sets price alike when their keys are equal. The writer stores it to remember
+// which prices its rows carry. Without a database it is the overrides' JSON, as before databases.
 func (s *Set) Key() string {
+	if s.Database != nil {
+		b, _ := json.Marshal(struct {
+			Overrides map[string]pricing.Price `json:"overrides"`
+			Database  *Database                `json:"database"`
+		}{s.Overrides, s.Database})
+		return dbKeyPrefix + string(b)
+	}
 	if len(s.Overrides) == 0 {
 		return "{}"
 	}
@@ -112,6 +146,16 @@ func (s *Set) Key() string {
 
 // ParseKey reads a Key back into a Set.
 func ParseKey(key string) (*Set, error) {
+	if rest, ok := strings.CutPrefix(key, dbKeyPrefix); ok {
+		var v struct {
+			Overrides map[string]pricing.Price `json:"overrides"`
+			Database  *Database                `json:"database"`
+		}
+		if err := json.Unmarshal([]byte(rest), &v); err != nil {
+			return nil, fmt.Errorf("recorded prices: %w", err)
+		}
+		return BuildWith(v.Overrides, v.Database)
+	}
 	var m map[string]pricing.Price
 	if err := json.Unmarshal([]byte(key), &m); err != nil {
 		return nil, fmt.Errorf("price overrides %q: %w", key, err)
@@ -119,16 +163,29 @@ func ParseKey(key string) (*Set, error) {
 	return Build(m)
 }
 
-// Changed lists the override names whose price differs between a and b, or that only one has.
+// layered is every price a Set sets over the built-in table: the database's, then the overrides.
+func (s *Set) layered() map[string]pricing.Price {
+	if s.Database == nil {
+		return s.Overrides
+	}
+	m := make(map[string]pricing.Price, len(s.Database.Prices)+len(s.Overrides))
+	maps.Copy(m, s.Database.Prices)
+	maps.Copy(m, s.Overrides)
+	return m
+}
+
+// Changed lists the model names whose price over the built-in table (an override or a database
+// price) differs between a and b, or that only one sets.
 func Changed(a, b *Set) []string {
+	la, lb := a.layered(), b.layered()
 	var out []string
-	for k, p := range a.Overrides {
-		if q, ok := b.Overrides[k]; !ok || q != p {
+	for k, p := range la {
+		if q, ok := lb[k]; !ok || q != p {
 			out = append(out, k)
 		}
 	}
-	for k := range b.Overrides {
-		if _, ok := a.Overrides[k]; !ok {
+	for k := range lb {
+		if _, ok := la[k]; !ok {
 			out = append(out, k)
 		}
 	}
@@ -136,17 +193,42 @@ func Changed(a, b *Set) []string {
 	return out
 }
 
-// Follower keeps the Set of one observer home's config.toml.
+// DatabasePath is where `observerctl prices update` keeps the LiteLLM price database.
+func DatabasePath(home string) string { return filepath.Join(home, "prices", "litellm.json") }
+
+// LoadDatabase reads home's price database: nil and no error when there is none.
+func LoadDatabase(home string) (*Database, error) {
+	path := DatabasePath(home)
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	db, err := pricing.ReadLiteLLM(path)
+	if err != nil {
+		return nil, err
+	}
+	date := db.Updated
+	if date == "" {
+		date = fi.ModTime().UTC().Format(time.RFC3339)
+	}
+	return &Database{Prices: db.Prices, Date: date}, nil
+}
+
+// Follower keeps the Set of one observer home's config.toml and price database.
 type Follower struct {
 	home   string
 	logger *slog.Logger
-	// Interval is the time between two looks at the file; zero means the package's Interval.
+	// Interval is the time between two looks at the files; zero means the package's Interval.
 	Interval time.Duration
 
 	cur atomic.Pointer[Set]
 
-	mu   sync.Mutex // serialises Check
-	stat fileStat   // of the file the current Set, or the last failure, was read from
+	mu     sync.Mutex // serialises Check
+	stat   fileStat   // of the config.toml the current Set, or the last failure, was read from
+	dbStat fileStat   // of the price database likewise
 }
 
 type fileStat struct {
@@ -163,20 +245,24 @@ func statOf(path string) fileStat {
 	return fileStat{mod: fi.ModTime(), size: fi.Size(), ok: true}
 }
 
-// Follow loads home's configuration and returns a Follower holding its prices. A bad override is
-// an error: a process should not start on prices it cannot use. logger may be nil.
+// Follow loads home's configuration and price database and returns a Follower holding its prices.
+// A bad override is an error: a process should not start on prices it cannot use. A price
+// database that does not load is left out, with a warning (the built-in table prices its models).
+// logger may be nil.
 func Follow(home string, logger *slog.Logger) (*Follower, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	f := &Follower{home: home, logger: logger}
 	f.stat = statOf(config.Path(home))
-	set, err := load(home)
+	f.dbStat = statOf(DatabasePath(home))
+	db := f.loadDatabase(nil)
+	set, err := load(home, db)
 	if err != nil && config.Supervised() {
 		// Restarted by the supervisor while config.toml is broken: the prices of the configuration
 		// that last loaded, as the component's other settings.
 		if cfg, warning, lerr := config.LoadOrLastGood(home); lerr == nil {
-			if good, berr := Build(cfg.Pricing.Models); berr == nil {
+			if good, berr := BuildWith(cfg.Pricing.Models, db); berr == nil {
 				logger.Warn("config.toml not applied; pricing with the configuration that last loaded", "err", warning)
 				set, err = good, nil
 			}
@@ -189,9 +275,19 @@ func Follow(home string, logger *slog.Logger) (*Follower, error) {
 	return f, nil
 }
 
+// loadDatabase reads the price database; one that does not load leaves keep in force.
+func (f *Follower) loadDatabase(keep *Database) *Database {
+	db, err := LoadDatabase(f.home)
+	if err != nil {
+		f.logger.Warn("price database not applied", "path", DatabasePath(f.home), "err", err)
+		return keep
+	}
+	return db
+}
+
 // FollowOrDefault is Follow for a process that must run on a bad config.toml (the dashboard,
-// whose Settings tab is where the user fixes it): it starts on the built-in prices, logs why, and
-// follows the file from then on.
+// whose Settings tab is where the user fixes it): it starts on the built-in prices (and the price
+// database), logs why, and follows the files from then on.
 func FollowOrDefault(home string, logger *slog.Logger) *Follower {
 	f, err := Follow(home, logger)
 	if err == nil {
@@ -201,8 +297,9 @@ func FollowOrDefault(home string, logger *slog.Logger) *Follower {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Warn("config.toml not applied; using the built-in prices until it is fixed", "err", err)
-	set, _ := Build(nil)
 	f = &Follower{home: home, logger: logger}
+	f.dbStat = statOf(DatabasePath(home))
+	set, _ := BuildWith(nil, f.loadDatabase(nil))
 	f.cur.Store(set)
 	return f
 }
@@ -214,12 +311,22 @@ func Static(set *Set) *Follower {
 	return f
 }
 
-func load(home string) (*Set, error) {
+// Load builds the Set of home now: its config.toml's overrides over its price database, if any,
+// over the built-in table (for one-shot commands).
+func Load(home string) (*Set, error) {
+	db, err := LoadDatabase(home)
+	if err != nil {
+		return nil, fmt.Errorf("price database: %w", err)
+	}
+	return load(home, db)
+}
+
+func load(home string, db *Database) (*Set, error) {
 	cfg, err := config.Load(home)
 	if err != nil {
 		return nil, err
 	}
-	set, err := Build(cfg.Pricing.Models)
+	set, err := BuildWith(cfg.Pricing.Models, db)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", config.Path(home), err)
 	}
@@ -264,44 +371,69 @@ func (f *Follower) Run(ctx context.Context) {
 	}
 }
 
-// Check reloads config.toml now if its modification time or size changed since the last look, and
-// reports whether the Set in force changed.
+// Check reloads config.toml and the price database now if the modification time or size of either
+// changed since the last look, and reports whether the Set in force changed.
 func (f *Follower) Check() bool {
 	if f.home == "" {
 		return false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	path := config.Path(f.home)
-	st := statOf(path)
-	if st == f.stat {
+	path, dbPath := config.Path(f.home), DatabasePath(f.home)
+	st, dbSt := statOf(path), statOf(dbPath)
+	if st == f.stat && dbSt == f.dbStat {
 		return false
 	}
 	// An editor or a script that writes the file in place truncates it first, and an empty file
 	// is a valid configuration (no overrides): read only a file that has stayed the same for
-	// settle, else look again at the next poll. A missing file (an editor that moves the old one
-	// aside before writing the new) keeps the prices in force until it is back.
+	// settle, else look again at the next poll. A missing config.toml (an editor that moves the
+	// old one aside before writing the new) keeps the prices in force until it is back; a missing
+	// price database means there is none (`observerctl prices update` replaces it atomically).
 	if !st.ok {
 		return false
 	}
-	if age := time.Since(st.mod); age < settle {
+	newest := st.mod
+	if dbSt.mod.After(newest) {
+		newest = dbSt.mod
+	}
+	if age := time.Since(newest); age < settle {
 		time.Sleep(min(settle-age, settle))
-		if statOf(path) != st {
+		if statOf(path) != st || statOf(dbPath) != dbSt {
 			return false
 		}
 	}
+	old := f.cur.Load()
+	db := old.Database
+	if dbSt != f.dbStat {
+		f.dbStat = dbSt
+		db = f.loadDatabase(old.Database)
+	}
 	f.stat = st
-	set, err := load(f.home)
+	set, err := load(f.home, db)
 	if err != nil {
 		f.logger.Warn("config.toml not applied; the prices in force stay", "path", path, "err", err)
-		return false
+		if db == old.Database {
+			return false
+		}
+		// The database changed: apply it under the overrides in force.
+		if set, err = BuildWith(old.Overrides, db); err != nil {
+			return false
+		}
 	}
-	old := f.cur.Load()
 	if old.Key() == set.Key() {
 		return false
 	}
 	f.cur.Store(set)
+	changed := Changed(old, set)
+	names := strings.Join(changed, ", ")
+	if len(changed) > 20 {
+		names = strings.Join(changed[:20], ", ") + fmt.Sprintf(" and %d more", len(changed)-20)
+	}
+	dbDate := ""
+	if set.Database != nil {
+		dbDate = set.Database.Date
+	}
 	f.logger.Info("price overrides changed", "path", path, "overrides", len(set.Overrides),
-		"models", strings.Join(Changed(old, set), ", "))
+		"database", dbDate, "models", names)
 	return true
 }
