@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -17,6 +19,38 @@ func Clip(s string, max int) string {
 		s = CutBytes(s, max+1024)
 	}
 	return CutBytes(scrub.String(s), max)
+}
+
+// ClipTarget trims s, scrubs it and keeps at most max runes: the target of an action (a path, a
+// command). Like Clip it scrubs a margin beyond the cut, bounded so a huge input costs no more
+// than its first few kilobytes.
+func ClipTarget(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > 4*(max+256) {
+		s = CutRunes(s, max+256)
+	}
+	return CutRunes(scrub.String(s), max)
+}
+
+// Count reads a token count as the clients write it: a JSON number (integral or not) or a
+// numeric string. Anything else, and a negative or absurd value, reads as 0, so one odd field
+// does not lose a record.
+func Count(v []byte) int64 {
+	s := strings.TrimSpace(strings.Trim(string(v), `"`))
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if i > 0 && i < 1e15 {
+			return i
+		}
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != f || f < 0 || f > 1e15 {
+		return 0
+	}
+	return int64(f)
 }
 
 // CutRunes keeps at most n runes of s.

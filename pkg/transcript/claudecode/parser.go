@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,7 +15,6 @@ import (
 	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/project"
-	"github.com/observerhq/observer/pkg/scrub"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -714,32 +712,11 @@ func jsonInt(raw json.RawMessage) (int64, bool) {
 type num int64
 
 func (n *num) UnmarshalJSON(b []byte) error {
-	*n = 0
-	s := strings.TrimSpace(strings.Trim(string(b), `"`))
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if i > 0 && i < 1e15 {
-			*n = num(i)
-		}
-		return nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != f || f < 0 || f > 1e15 {
-		return nil
-	}
-	*n = num(f)
+	*n = num(transcript.Count(b))
 	return nil
 }
 
-func clipTarget(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if utf8.RuneCountInString(s) > maxTarget+256 {
-		s = cutRunes(s, maxTarget+256)
-	}
-	return cutRunes(scrub.String(s), maxTarget)
-}
+func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 
 func clipError(s string) string { return clipBytes(strings.TrimSpace(s), maxError) }
 

@@ -523,13 +523,7 @@ func msTime(raw json.RawMessage) (time.Time, bool) {
 type flexInt int64
 
 func (n *flexInt) UnmarshalJSON(b []byte) error {
-	var f float64
-	s := strings.Trim(string(b), `"`)
-	if _, err := fmt.Sscan(s, &f); err != nil || f != f || f < 0 || f > 1e15 {
-		*n = 0
-		return nil
-	}
-	*n = flexInt(f)
+	*n = flexInt(transcript.Count(b))
 	return nil
 }
 
@@ -564,13 +558,7 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-func clipTarget(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	return transcript.CutRunes(transcript.Clip(s, 4*maxTarget+1024), maxTarget)
-}
+func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 
 func clipError(s string) string { return transcript.Clip(strings.TrimSpace(s), maxError) }
 

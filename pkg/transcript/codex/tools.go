@@ -11,10 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/scrub"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -979,17 +977,7 @@ func (p *Parser) webSearch(it *responseItem, t time.Time) []event.Event {
 // ---------------------------------------------------------------------------------------------
 // Scrubbing and limits
 
-// clipTarget scrubs s and keeps its first maxTarget characters.
-func clipTarget(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if n := utf8.RuneCountInString(s); n > maxTarget+256 {
-		s = cutRunes(s, maxTarget+256)
-	}
-	return cutRunes(scrub.String(s), maxTarget)
-}
+func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 
 func clipError(s string) string { return clipBytes(s, maxError) }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,7 +17,6 @@ import (
 	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/project"
-	"github.com/observerhq/observer/pkg/scrub"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -648,34 +646,10 @@ func firstNonEmpty(ss ...string) string {
 	return ""
 }
 
-func clipTarget(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	if utf8.RuneCountInString(s) > maxTarget+256 {
-		s = transcript.CutRunes(s, maxTarget+256)
-	}
-	return transcript.CutRunes(scrub.String(s), maxTarget)
-}
+func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 
 func clipError(s string) string { return transcript.Clip(strings.TrimSpace(s), maxError) }
 
 func clipOutput(s string) string { return transcript.Clip(s, maxOutput) }
 
-// num reads a token count: a JSON number (integral or not) or a numeric string. Anything else, and
-// a negative or absurd value, reads as 0.
-func num(v []byte) int64 {
-	s := strings.TrimSpace(strings.Trim(string(v), `"`))
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if i > 0 && i < 1e15 {
-			return i
-		}
-		return 0
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != f || f < 0 || f > 1e15 {
-		return 0
-	}
-	return int64(f)
-}
+func num(v []byte) int64 { return transcript.Count(v) }

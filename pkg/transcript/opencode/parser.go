@@ -9,7 +9,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/project"
-	"github.com/observerhq/observer/pkg/scrub"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -352,9 +351,7 @@ func (p *Parser) part(o owner, pr partRow) ([]event.Event, error) {
 	return nil, nil
 }
 
-func clipTarget(s string) string {
-	return transcript.CutRunes(scrub.String(strings.TrimSpace(s)), maxTarget)
-}
+func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 
 func (p *Parser) tool(o owner, pr partRow, d *partData) event.Event {
 	a := &event.Action{Type: ToolType(d.Tool), Tool: d.Tool, ToolUseID: d.CallID, MessageID: pr.message,
