@@ -1,9 +1,7 @@
 package cline
 
 import (
-	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,21 +13,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // golden compares a summary with testdata/golden/<name>.golden.json.
 func golden(t *testing.T, name string, s summary) {
 	t.Helper()
-	got := append(transcripttest.MustJSON(t, s), '\n')
-	path := filepath.Join("testdata", "golden", name+".golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("differs from %s:\n%s", path, got)
-	}
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", name+".golden.json"), s, *update)
 }
 
 // TestCorpus_Golden keeps the figures of the corpus's Cline CLI session (3.0.20, a real session

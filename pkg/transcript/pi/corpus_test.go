@@ -1,11 +1,9 @@
 package pi
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,42 +20,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 func TestCorpus_Golden(t *testing.T) {
 	names := corpusNames(t)
 	dir := filepath.Join("testdata", "golden")
-	if *update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			evs, p := parseFile(t, New(nil), srcOf(corpus(t, name)))
-			got := append(transcripttest.MustJSON(t, summarize(evs, p)), '\n')
-			path := filepath.Join(dir, name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("differs from %s:\n%s", path, got)
-			}
+			transcripttest.Golden(t, filepath.Join(dir, name+".golden.json"), summarize(evs, p), *update)
 		})
 	}
 	if !*update {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := strings.TrimSuffix(e.Name(), ".golden.json")
-			if strings.HasPrefix(name, "fixture-") {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(corpusDir(), name)); err != nil {
-				t.Errorf("golden file %s has no corpus file", e.Name())
-			}
-		}
+		transcripttest.GoldenOrphans(t, dir, corpusDir())
 	}
 }
 

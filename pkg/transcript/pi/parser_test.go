@@ -478,21 +478,7 @@ func TestFixtures_Golden(t *testing.T) {
 		name := "fixture-" + filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			evs, p := parseFile(t, New(nil), srcOf(path))
-			got := append(transcripttest.MustJSON(t, summarize(evs, p)), '\n')
-			golden := filepath.Join("testdata", "golden", name+".golden.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("differs from %s:\n%s", golden, got)
-			}
+			transcripttest.Golden(t, filepath.Join("testdata", "golden", name+".golden.json"), summarize(evs, p), *update)
 		})
 	}
 }

@@ -178,3 +178,41 @@ func SortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Golden compares v, as indented JSON, with the golden file at path, or writes it there when
+// update is set (go test -update).
+func Golden(tb testing.TB, path string, v any, update bool) {
+	tb.Helper()
+	got := append(MustJSON(tb, v), '\n')
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		tb.Errorf("differs from %s:\n%s", path, got)
+	}
+}
+
+// GoldenOrphans fails for each NAME.golden.json in dir with no corpus file NAME in corpusDir.
+func GoldenOrphans(tb testing.TB, dir, corpusDir string) {
+	tb.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".golden.json") || strings.HasPrefix(e.Name(), "fixture-") {
+			continue
+		}
+		name := strings.TrimSuffix(e.Name(), ".golden.json")
+		if _, err := os.Stat(filepath.Join(corpusDir, name)); err != nil {
+			tb.Errorf("golden file %s has no corpus file", e.Name())
+		}
+	}
+}
