@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -221,6 +222,7 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	projects := map[string][2]int64{}
 	dirty := newDirtyHours()
 	analyse := map[sessionKey]int64{} // sessions whose actions changed: the earliest time touched
+	unlinked := unlinkedTurns(evs)
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
@@ -269,8 +271,14 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 				dirty.turn(oldTs)
 			}
 			if u := e.TokenUsage; u.MessageID != "" && e.SessionID != "" {
-				if err := linkUsage(ctx, stmt, dirty, e); err != nil {
+				near, err := unlinked.any(ctx, stmt)
+				if err != nil {
 					return res, err
+				}
+				if near {
+					if err := linkUsage(ctx, stmt, dirty, e); err != nil {
+						return res, err
+					}
 				}
 			}
 		case event.KindAPITurn:
@@ -282,6 +290,7 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 				}
 			}
 			if e.SessionID == "" {
+				unlinked.found = true
 				if err := linkTurn(ctx, stmt, dirty, e); err != nil {
 					return res, err
 				}
@@ -528,13 +537,52 @@ const linkTurnByIDSQL = `SELECT t.message_id, t.session_id, t.project, t.ts, t.c
  WHERE t.message_id = ? AND t.session_id != '' AND (t.client = ? OR ? = 'unknown')
  ORDER BY t.ts LIMIT 1`
 
+// linkUsageByIDSQL runs for every transcript message stored: the unary + keeps SQLite on the
+// message-id index, not on (session_id, ts), which would read every session-less turn.
 const linkUsageByIDSQL = `SELECT a.event_id, a.ts FROM api_turns a
- WHERE a.message_id = ? AND a.session_id = '' AND (a.client = ? OR a.client = 'unknown')
+ WHERE a.message_id = ? AND +a.session_id = '' AND (a.client = ? OR a.client = 'unknown')
  ORDER BY a.ts LIMIT 1`
 
 const linkSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = ?,
        project = CASE WHEN project = '' THEN ? ELSE project END,
        client = CASE WHEN client = 'unknown' THEN ? ELSE client END WHERE event_id = ?`
+
+// unlinkedWindowMs widens a batch's time range when looking for session-less proxy turns: a
+// transcript message is stored with its own time, within seconds of the proxy's turn.
+const unlinkedWindowMs = 10 * 60_000
+
+// batchTurns says whether session-less proxy turns lie near a batch, so that the batch's
+// transcript messages (every Claude Code usage row) look for a turn to link only then: one
+// indexed query per batch instead of two per message.
+type batchTurns struct {
+	from, to int64
+	checked  bool
+	found    bool
+}
+
+func unlinkedTurns(evs []event.Event) *batchTurns {
+	b := &batchTurns{from: math.MaxInt64, to: math.MinInt64}
+	for i := range evs {
+		ts := evs[i].Time.UnixMilli()
+		b.from, b.to = min(b.from, ts), max(b.to, ts)
+	}
+	return b
+}
+
+func (b *batchTurns) any(ctx context.Context, stmt stmtFunc) (bool, error) {
+	if b.found || b.checked {
+		return b.found, nil
+	}
+	q, err := stmt(`SELECT EXISTS (SELECT 1 FROM api_turns WHERE session_id = '' AND ts BETWEEN ? AND ?)`, "unlinked_turns")
+	if err != nil {
+		return false, err
+	}
+	if err := q.QueryRowContext(ctx, b.from-unlinkedWindowMs, b.to+unlinkedWindowMs).Scan(&b.found); err != nil {
+		return false, fmt.Errorf("look for session-less proxy turns: %w", err)
+	}
+	b.checked = true
+	return b.found, nil
+}
 
 // linkTurn links the session-less proxy turn e to its transcript message, when one is stored.
 func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
