@@ -3,14 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/pricing"
 )
@@ -22,47 +21,33 @@ func pricesCommand() *cli.Command {
 		Description: `Prices come from three layers, the first that has the model wins: config.toml's
 [pricing.models] overrides, then the price database (LiteLLM's model_prices_and_context_window.json,
 imported with ` + "`observerctl prices update`" + `), then observer's built-in table.`,
-		Subcommands: []*cli.Command{pricesUpdateCommand(), pricesShowCommand(), pricesDiffCommand()},
+		Subcommands: []*cli.Command{pricesUpdateCommand(), pricesShowCommand(), pricesListCommand(), pricesDiffCommand()},
 	}
-}
-
-// pricesUpdateReport is the JSON of `observerctl prices update --json`.
-type pricesUpdateReport struct {
-	Path      string   `json:"path"`
-	Date      string   `json:"date"`
-	Entries   int      `json:"entries"`
-	Models    int      `json:"models"`
-	Skipped   int      `json:"skipped"`
-	Added     int      `json:"added"`
-	Changed   int      `json:"changed"`
-	Unchanged int      `json:"unchanged"`
-	Removed   int      `json:"removed"`
-	Suspect   []string `json:"suspect,omitempty"`
-	Forced    bool     `json:"forced,omitempty"`
 }
 
 func pricesUpdateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
-		Usage:     "import LiteLLM's price database from a file",
+		Usage:     "import LiteLLM's price database from a file or a URL",
 		ArgsUsage: " ",
-		Description: `Reads --from, a copy of LiteLLM's model_prices_and_context_window.json, checks it and keeps it as
+		Description: `Reads --from, LiteLLM's model_prices_and_context_window.json as a file path or an http(s) URL
+(without --from, [pricing] url: LiteLLM's file on GitHub), checks it and keeps it as
 $OBSERVER_HOME/prices/litellm.json (mode 0600, replaced atomically). The running components pick
 it up within seconds, without a restart, and the writer reprices the stored rows of every model
 whose price changed. Only chat and responses models are read; costs per token become USD per
 million tokens.
 
---from takes a file path only: fetching the file from a URL is not supported yet, and observer
-never goes to the network for prices.
+This command is the only one that goes to the network for prices, and only when asked; with
+[pricing] auto_update = true the writer does the same once a day (update_every).
 
 The file is refused, and nothing changed, when it is not JSON, is not LiteLLM's schema, has a bad
 price, or would take a model already priced (by the built-in table or the database in force) to $0
 or move its input or output price by more than 10x; --force imports it anyway.
 
-Exit codes: 0 imported; 64 a bad flag (no --from, a URL); 65 the file is refused; 1 it could not be
-read or written.`,
+Exit codes: 0 imported; 64 a bad flag; 65 the file is refused; 1 it could not be read, fetched or
+written.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "from", Usage: "the LiteLLM JSON file to import (a path; URLs are not supported yet)"},
+			&cli.StringFlag{Name: "from", Usage: "the LiteLLM JSON to import: a file path or an http(s) URL (default: [pricing] url)"},
 			&cli.BoolFlag{Name: "force", Usage: "import even when prices drop to $0 or move by more than 10x"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
@@ -72,71 +57,36 @@ read or written.`,
 				return err
 			}
 			from := c.String("from")
+			if from == "" {
+				from = e.cfg.Pricing.URL
+			}
+			if from == "" {
+				return usageErr("no --from and no [pricing] url: give LiteLLM's JSON as a path or a URL")
+			}
+			if strings.Contains(from, "://") && !prices.IsURL(from) {
+				return usageErr("--from %s: only http and https URLs are fetched", from)
+			}
+			if prices.IsURL(from) {
+				fmt.Fprintf(e.stderr, "fetching %s\n", from)
+			}
+			data, err := prices.Read(c.Context, nil, from)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			rep, err := prices.Import(e.cfg.Home, data, c.Bool("force"), e.logger)
+			rep.From = from
 			switch {
-			case from == "":
-				return usageErr("--from FILE is required (LiteLLM's model_prices_and_context_window.json)")
-			case strings.Contains(from, "://"):
-				return usageErr("--from %s: a URL is not supported yet; download the file and give its path", from)
-			}
-			data, err := os.ReadFile(from)
-			if err != nil {
+			case errors.Is(err, prices.ErrRefused):
+				return withCode(ExitBadInput, fmt.Errorf("%s %w", from, err))
+			case err != nil:
 				return withCode(ExitFailure, err)
-			}
-			db, err := pricing.ParseLiteLLM(data)
-			if err != nil {
-				return withCode(ExitBadInput, fmt.Errorf("%s refused, nothing changed: %w", from, err))
-			}
-			old, err := prices.LoadDatabase(e.cfg.Home)
-			if err != nil {
-				e.logger.Warn("the price database in force does not load; comparing with the built-in table", "err", err)
-				old = nil
-			}
-			base := pricing.Default()
-			if old != nil {
-				base = base.WithDatabase(old.Prices)
-			}
-			rep := pricesUpdateReport{Path: prices.DatabasePath(e.cfg.Home), Date: db.Updated, Entries: db.Entries,
-				Models: len(db.Prices), Skipped: db.Skipped, Forced: c.Bool("force")}
-			for _, k := range sortedKeys(db.Prices) {
-				p := db.Prices[k]
-				was, ok := base.Exact(k)
-				switch {
-				case !ok:
-					rep.Added++
-				case was == p:
-					rep.Unchanged++
-				default:
-					rep.Changed++
-					if why := suspectMove(was, p); why != "" {
-						rep.Suspect = append(rep.Suspect, k+": "+why)
-					}
-				}
-			}
-			if old != nil {
-				for k := range old.Prices {
-					if _, ok := db.Prices[k]; !ok {
-						rep.Removed++
-					}
-				}
-			}
-			if len(rep.Suspect) > 0 && !c.Bool("force") {
-				list := rep.Suspect
-				if len(list) > 20 {
-					list = append(list[:20:20], fmt.Sprintf("and %d more", len(rep.Suspect)-20))
-				}
-				return withCode(ExitBadInput, fmt.Errorf("%s refused, nothing changed: %d models already priced would drop to $0 or move by more than 10x (--force imports it anyway):\n  %s",
-					from, len(rep.Suspect), strings.Join(list, "\n  ")))
-			}
-			if err := writeFileAtomic(rep.Path, data); err != nil {
-				return withCode(ExitFailure, err)
-			}
-			if rep.Date == "" {
-				if d, err := prices.LoadDatabase(e.cfg.Home); err == nil && d != nil {
-					rep.Date = d.Date
-				}
 			}
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)
+				return nil
+			}
+			if rep.Identical {
+				fmt.Fprintf(e.stdout, "%s (dated %s) is already the database in force (%s); nothing changed\n", from, rep.Date, rep.Path)
 				return nil
 			}
 			fmt.Fprintf(e.stdout, "imported %s (dated %s) as %s\n", from, rep.Date, rep.Path)
@@ -148,53 +98,6 @@ read or written.`,
 			return nil
 		},
 	}
-}
-
-// suspectMove says why the move from was to now looks wrong: a priced model at $0, or an input or
-// output price moved by more than 10x. "" when it does not.
-func suspectMove(was, now pricing.Price) string {
-	if (was.Input > 0 || was.Output > 0) && now.Input == 0 && now.Output == 0 {
-		return fmt.Sprintf("input/output $%g/$%g -> $0", was.Input, was.Output)
-	}
-	for _, f := range []struct {
-		name     string
-		was, now float64
-	}{{"input", was.Input, now.Input}, {"output", was.Output, now.Output}} {
-		if f.was > 0 && (f.now > 10*f.was || f.now*10 < f.was) {
-			return fmt.Sprintf("%s $%g -> $%g per million tokens", f.name, f.was, f.now)
-		}
-	}
-	return ""
-}
-
-// writeFileAtomic replaces path with data, mode 0600, through a temporary file renamed over it.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // gone after the rename; cleans up after a failure
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(name, path)
 }
 
 // priceShow is the JSON of `observerctl prices show --json`.
@@ -279,6 +182,111 @@ func showPrice(set *prices.Set, model string) priceShow {
 		rep.Source = "builtin"
 	}
 	return rep
+}
+
+// priceListRow is one model of `observerctl prices list --json`.
+type priceListRow struct {
+	priceShow
+	Turns         int64   `json:"turns"`
+	UnpricedTurns int64   `json:"unpriced_turns"` // stored at $0 for want of a price
+	CostUSD       float64 `json:"cost_usd"`
+}
+
+func pricesListCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "the models seen in the store, each with its price source; --unpriced: those without a price",
+		ArgsUsage: " ",
+		Description: `Lists every model the store has turns of: its turns, their cost, the key its price matched and
+where that price comes from (override, database with its date, builtin; approximate when only the
+family fallback matched), or unknown. Turns of a model without a price are stored at $0 and
+counted in unpriced_turns: give the model a price ([pricing.models] in config.toml, or
+` + "`observerctl prices update`" + `) and the writer reprices them.
+
+--unpriced keeps the models without a price now, and those with turns still stored unpriced.
+The JSON is an array of the rows of ` + "`prices show --json`" + ` with turns, unpriced_turns and cost_usd.
+
+Exit codes: 0 listed (also when empty); 69 no store yet.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "unpriced", Usage: "only the models without a price"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: func(c *cli.Context) error {
+			e, err := load(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() > 0 {
+				return usageErr("prices list takes no arguments (did you mean prices show %s?)", c.Args().First())
+			}
+			set, err := prices.Load(e.cfg.Home)
+			if err != nil {
+				return withCode(ExitFailure, err)
+			}
+			st, err := openReadStore(c.Context, e)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: []string{"model"}})
+			if err != nil {
+				return err
+			}
+			rows := listPrices(set, rep.Rows, c.Bool("unpriced"))
+			if c.Bool("json") {
+				writeJSON(e.stdout, rows)
+				return nil
+			}
+			if len(rows) == 0 {
+				if c.Bool("unpriced") {
+					fmt.Fprintln(e.stdout, "every model seen has a price")
+				} else {
+					fmt.Fprintln(e.stdout, "no turns stored yet")
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "MODEL\tTURNS\tUNPRICED\tCOST\tPRICED AS\tSOURCE")
+			for _, r := range rows {
+				key, src := r.Key, r.Source
+				if !r.Known {
+					key = "-"
+				}
+				if r.DatabaseDate != "" {
+					src += " " + r.DatabaseDate
+				}
+				if r.Approximate {
+					src += ", approximate"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t$%.4f\t%s\t%s\n", r.Model, r.Turns, r.UnpricedTurns, r.CostUSD, key, src)
+			}
+			tw.Flush()
+			return nil
+		},
+	}
+}
+
+// listPrices says how set prices each model of rows (cost rows grouped by model), keeping only the
+// unpriced ones when unpriced: no price now, or turns still stored without one.
+func listPrices(set *prices.Set, rows []cost.Row, unpriced bool) []priceListRow {
+	out := []priceListRow{}
+	for _, r := range rows {
+		if r.Model == "" {
+			continue
+		}
+		l := priceListRow{priceShow: showPrice(set, r.Model), Turns: r.Turns, UnpricedTurns: r.UnpricedTurns, CostUSD: r.CostUSD}
+		if unpriced && l.Known && l.UnpricedTurns == 0 {
+			continue
+		}
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Known != out[j].Known {
+			return !out[i].Known
+		}
+		return out[i].Model < out[j].Model
+	})
+	return out
 }
 
 func hasKey(m map[string]pricing.Price, k string) bool { _, ok := m[k]; return ok }

@@ -1,11 +1,21 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 const litellmCopy = "/work/shared/pricing/model_prices_and_context_window.json"
@@ -35,11 +45,115 @@ func TestPricesUpdate_RefusesBadFiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--force: exit %d: %s", code, errOut)
 	}
-	if code, _, _ := runCtl(t, "--home", home, "prices", "update", "--from", "https://example.com/x.json"); code != ExitUsage {
-		t.Errorf("a URL: exit %d, want %d", code, ExitUsage)
+	if code, _, _ := runCtl(t, "--home", home, "prices", "update", "--from", "ftp://example.com/x.json"); code != ExitUsage {
+		t.Errorf("an ftp URL: exit %d, want %d", code, ExitUsage)
 	}
-	if code, _, _ := runCtl(t, "--home", home, "prices", "update"); code != ExitUsage {
-		t.Errorf("no --from: exit %d, want %d", code, ExitUsage)
+	if code, _, _ := runCtl(t, "--home", home, "prices", "update", "--from", filepath.Join(dir, "absent.json")); code != ExitFailure {
+		t.Errorf("a missing file: exit %d, want %d", code, ExitFailure)
+	}
+}
+
+// --from takes a URL, and without --from the command fetches [pricing] url; an error answer or a
+// refused body changes nothing.
+func TestPricesUpdate_FromURL(t *testing.T) {
+	home := t.TempDir()
+	good := `{"last_updated": "2026-11-30", "url-model": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}`
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		switch r.URL.Path {
+		case "/good.json":
+			io.WriteString(w, good)
+		case "/html":
+			io.WriteString(w, "<html>rate limited</html>")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	dbPath := filepath.Join(home, "prices", "litellm.json")
+	if code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--from", srv.URL+"/missing.json"); code != ExitFailure || !strings.Contains(errOut, "404") {
+		t.Errorf("404: exit %d: %s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--from", srv.URL+"/html"); code != ExitBadInput {
+		t.Errorf("not JSON: exit %d: %s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dbPath); err == nil {
+		t.Fatal("a failed fetch wrote the database")
+	}
+	code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--json", "--from", srv.URL+"/good.json")
+	var rep prices.UpdateReport
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Models != 1 || rep.Added != 1 || rep.Date != "2026-11-30" {
+		t.Fatalf("update from URL: exit %d: %s%s", code, out, errOut)
+	}
+	// Without --from: [pricing] url, here through its environment override.
+	os.Remove(dbPath)
+	t.Setenv("OBSERVER_PRICING_URL", srv.URL+"/good.json")
+	before := hits.Load()
+	if code, out, errOut := runCtl(t, "--home", home, "prices", "update"); code != 0 || !strings.Contains(out, "imported") {
+		t.Fatalf("update from [pricing] url: exit %d: %s%s", code, out, errOut)
+	}
+	if hits.Load() != before+1 {
+		t.Errorf("fetches: %d, want 1", hits.Load()-before)
+	}
+	if code, out, _ := runCtl(t, "--home", home, "prices", "update"); code != 0 || !strings.Contains(out, "nothing changed") {
+		t.Errorf("the same file again: exit %d: %s", code, out)
+	}
+	if code, _, _ := runCtl(t, "--home", home, "prices", "show", "url-model"); code != 0 {
+		t.Errorf("url-model has no price after the update")
+	}
+}
+
+// prices list names every model the store has turns of with its price source; --unpriced keeps
+// those without a price, and a price added by the database takes a model off that list.
+func TestPricesList(t *testing.T) {
+	home := costHome(t)
+	st, err := store.OpenWriter(context.Background(), filepath.Join(home, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := event.New(event.KindTokenUsage, "test")
+	e.ID, e.Client, e.SessionID, e.Time = "u9", "opencode", "o1", time.Now().Add(-time.Minute)
+	e.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 1000, Output: 10}, Model: "mystery-model-9", MessageID: "u9",
+		Reliability: event.ReliabilityUnknown}
+	if _, err := st.WriteBatch(context.Background(), []event.Event{e}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	list := func(args ...string) []priceListRow {
+		t.Helper()
+		code, out, errOut := runCtl(t, append([]string{"--home", home, "prices", "list", "--json"}, args...)...)
+		var rows []priceListRow
+		if code != 0 || json.Unmarshal([]byte(out), &rows) != nil {
+			t.Fatalf("list %v: exit %d: %s%s", args, code, out, errOut)
+		}
+		return rows
+	}
+	all := list()
+	models := map[string]priceListRow{}
+	for _, r := range all {
+		models[r.Model] = r
+	}
+	if len(all) != 3 || all[0].Model != "mystery-model-9" || all[0].Known || all[0].UnpricedTurns != 1 {
+		t.Fatalf("list: %+v", all)
+	}
+	if r := models["claude-sonnet-4-5"]; r.Source != "builtin" || r.Turns != 2 || r.Key != "claude-sonnet-4-5" {
+		t.Errorf("claude-sonnet-4-5: %+v", r)
+	}
+	if un := list("--unpriced"); len(un) != 1 || un[0].Model != "mystery-model-9" {
+		t.Errorf("--unpriced: %+v", un)
+	}
+	code, out, _ := runCtl(t, "--home", home, "prices", "list")
+	if code != 0 || !strings.Contains(out, "mystery-model-9") || !strings.Contains(out, "unknown") || !strings.Contains(out, "builtin") {
+		t.Errorf("table: %s", out)
+	}
+	// A price for it: no longer unknown (its stored turn waits for the writer's repricing).
+	write(t, filepath.Join(home, "config.toml"), "[pricing.models.\"mystery-model-9\"]\ninput = 1.0\noutput = 2.0\n")
+	if un := list("--unpriced"); len(un) != 1 || !un[0].Known || un[0].Source != "override" || un[0].UnpricedTurns != 1 {
+		t.Errorf("--unpriced after an override: %+v", un)
+	}
+	if code, _, _ := runCtl(t, "--home", t.TempDir(), "prices", "list"); code != ExitUnavailable {
+		t.Errorf("no store: exit %d, want %d", code, ExitUnavailable)
 	}
 }
 

@@ -326,6 +326,7 @@ func runWriter(ctx context.Context, e *env) error {
 		return withCode(ExitUsage, err)
 	}
 	go pf.Run(ctx)
+	autoUpdatePrices(ctx, e)
 	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
 		BudgetSource: func() (config.Budget, error) { c, err := config.Load(e.cfg.Home); return c.Budget, err },
 		Options:      bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
@@ -334,4 +335,19 @@ func runWriter(ctx context.Context, e *env) error {
 	s := w.Stats()
 	e.logger.Info("writer stopped", "stored", s.Stored, "duplicates", s.Duplicates, "quarantined", s.Quarantined)
 	return err
+}
+
+// autoUpdatePrices starts the daily fetch of LiteLLM's price database when [pricing] auto_update is
+// on (off by default: then nothing in observer reaches the network for prices).
+func autoUpdatePrices(ctx context.Context, e *env) {
+	p := e.cfg.Pricing
+	if !p.AutoUpdate {
+		return
+	}
+	if !prices.IsURL(p.URL) {
+		e.logger.Warn("[pricing] auto_update is on but url is not an http(s) URL; prices are not updated", "url", p.URL)
+		return
+	}
+	e.logger.Info("price database auto-update is on", "url", p.URL, "every", p.UpdateEvery.D().String())
+	go (&prices.AutoUpdater{Home: e.cfg.Home, URL: p.URL, Every: p.UpdateEvery.D(), Logger: e.logger}).Run(ctx)
 }

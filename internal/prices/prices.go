@@ -193,8 +193,11 @@ func Changed(a, b *Set) []string {
 	return out
 }
 
+// DatabaseDir holds home's price database.
+func DatabaseDir(home string) string { return filepath.Join(home, "prices") }
+
 // DatabasePath is where `observerctl prices update` keeps the LiteLLM price database.
-func DatabasePath(home string) string { return filepath.Join(home, "prices", "litellm.json") }
+func DatabasePath(home string) string { return filepath.Join(DatabaseDir(home), "litellm.json") }
 
 // LoadDatabase reads home's price database: nil and no error when there is none.
 func LoadDatabase(home string) (*Database, error) {

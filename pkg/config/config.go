@@ -117,9 +117,15 @@ type Budget struct {
 	Projects map[string]float64 `toml:"projects" comment:"USD per local calendar month for one project, keyed by the project's path."`
 }
 
+// DefaultPricingURL is LiteLLM's price database on GitHub.
+const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
+
 // Pricing overrides or adds model prices (USD per million tokens), applied without a restart.
 type Pricing struct {
-	Models map[string]pricing.Price `toml:"models" comment:"Per model: input, output, cache_read, cache_write_5m, cache_write_1h (and long_* with long_context_threshold). Example: [pricing.models.\"my-model\"] input = 1.0"`
+	AutoUpdate  bool                     `toml:"auto_update" comment:"Fetch LiteLLM's price database from url once a day (the writer does it). Off: observer never reaches the network for prices; observerctl prices update fetches on request."`
+	URL         string                   `toml:"url" comment:"Where observerctl prices update (without --from) and auto_update fetch LiteLLM's model_prices_and_context_window.json."`
+	UpdateEvery Duration                 `toml:"update_every" comment:"With auto_update, the age at which the price database is fetched again."`
+	Models      map[string]pricing.Price `toml:"models" comment:"Per model: input, output, cache_read, cache_write_5m, cache_write_1h (and long_* with long_context_threshold). Example: [pricing.models.\"my-model\"] input = 1.0"`
 }
 
 // Default returns the configuration used where neither file, environment nor flag says otherwise.
@@ -161,9 +167,10 @@ func Default() Config {
 			Hide:        []string{},
 			History:     1000,
 		},
-		Log:     Log{Level: "info"},
-		Budget:  Budget{Projects: map[string]float64{}},
-		Pricing: Pricing{Models: map[string]pricing.Price{}},
+		Log:    Log{Level: "info"},
+		Budget: Budget{Projects: map[string]float64{}},
+		Pricing: Pricing{URL: DefaultPricingURL,
+			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 	}
 }
 

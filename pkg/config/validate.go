@@ -62,6 +62,9 @@ var rules = map[string]rule{
 	"budget.daily":    floatRange(0, 1e9),
 	"budget.monthly":  floatRange(0, 1e9),
 	"budget.projects": budgetProjectsRule,
+
+	"pricing.url":          priceURLRule,
+	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),
 }
 
 // A FieldError is one key with a value that is out of range, of the wrong kind, or not one of
@@ -262,6 +265,14 @@ func upstreamRule(v reflect.Value) string {
 	}
 	if u.User != nil {
 		return "must not carry a user or password (the clients send their own credentials)"
+	}
+	return ""
+}
+
+func priceURLRule(v reflect.Value) string {
+	u, err := url.Parse(v.String())
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "must be an http(s) URL of LiteLLM's model_prices_and_context_window.json"
 	}
 	return ""
 }

@@ -125,7 +125,7 @@ max_age = "0s"
 // a boolean, a list of tool names (any name is fine), and the price overrides, which
 // internal/prices validates with the price table's own rules.
 func TestValidate_EveryKeyHasARule(t *testing.T) {
-	free := map[string]bool{"mcp.raw_payloads": true, "mcp.hide": true, "pricing.models": true}
+	free := map[string]bool{"mcp.raw_payloads": true, "mcp.hide": true, "pricing.models": true, "pricing.auto_update": true}
 	cfg := config.Default()
 	v := reflect.ValueOf(cfg)
 	for i := 0; i < v.NumField(); i++ {
