@@ -209,7 +209,7 @@ func TestBrowser(t *testing.T) {
 			case "patterns":
 				check = `document.querySelector('[data-source="analysis"]') !== null && document.querySelectorAll('table[data-table^="patterns-"] tbody tr').length > 0`
 			case "settings":
-				check = `document.getElementById("config-text") !== null && document.getElementById("settings-save") !== null && document.querySelectorAll('table[data-table="price-builtin"] tbody tr').length > 0`
+				check = `document.getElementById("config-text") !== null && document.getElementById("settings-save") !== null && document.querySelectorAll('table[data-table="price-builtin"] tbody tr').length > 0 && document.getElementById("price-source").textContent.includes("the built-in table dated 20")`
 			case "live":
 				check = `document.getElementById("live-status").textContent === "following the bus"`
 			default:

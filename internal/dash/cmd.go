@@ -44,7 +44,7 @@ func serve(c *cli.Context) error {
 	pr := prices.FollowOrDefault(cfg.Home, logger)
 	go pr.Run(ctx)
 	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Version: Version, Logger: logger,
-		PriceTable: pr.Table})
+		PriceTable: pr.Table, PriceSet: pr.Current})
 	if err != nil {
 		return cli.Exit(err, 64)
 	}

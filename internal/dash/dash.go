@@ -49,6 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/loopback"
 	"github.com/observerhq/observer/pkg/pricing"
@@ -70,6 +71,9 @@ type Options struct {
 	// set, is asked instead on every request (the table that follows config.toml's overrides).
 	Prices     *pricing.Table
 	PriceTable func() *pricing.Table
+	// PriceSet, when set, is the price set in force (overrides, price database, built-in table),
+	// for Settings to say where prices come from.
+	PriceSet func() *prices.Set
 	// Version is shown in the page footer and /api/status.
 	Version string
 	Logger  *slog.Logger

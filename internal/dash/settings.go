@@ -46,6 +46,7 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/observerhq/observer/internal/atomicfile"
+	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/pricing"
@@ -73,6 +74,29 @@ type PricingState struct {
 	Error        string       `json:"error,omitempty"` // why config.toml's overrides could not be read
 	Overrides    []ModelPrice `json:"overrides"`
 	Builtin      []ModelPrice `json:"builtin"`
+	// BuiltinDate is the day the built-in table was last checked against its sources.
+	BuiltinDate string `json:"builtin_date"`
+	// Database is the LiteLLM price database in force; nil when there is none.
+	Database *PriceDatabase `json:"database"`
+	// Unpriced are the models the store has turns of without a price: no price now, or turns
+	// stored at $0 that the writer has yet to reprice.
+	Unpriced []UnpricedModel `json:"unpriced"`
+}
+
+// PriceDatabase is the imported LiteLLM file in force.
+type PriceDatabase struct {
+	Path   string `json:"path"`
+	Date   string `json:"date"`
+	Models int    `json:"models"`
+}
+
+// UnpricedModel is a model seen without a price.
+type UnpricedModel struct {
+	Model         string `json:"model"`
+	Turns         int64  `json:"turns"`
+	UnpricedTurns int64  `json:"unpriced_turns"`
+	// PricedNow is true when a price has arrived and the stored turns wait for the writer.
+	PricedNow bool `json:"priced_now"`
 }
 
 // ModelPrice is one price table entry, USD per million tokens.
@@ -97,6 +121,9 @@ func (s *Server) settingsAPI(ctx context.Context, q *query) (any, error) {
 	}
 	path := s.configPath()
 	st := &Settings{Path: path, Backup: path + ".bak", Pricing: s.pricingState()}
+	if err := s.unpriced(ctx, &st.Pricing); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -113,7 +140,8 @@ func (s *Server) settingsAPI(ctx context.Context, q *query) (any, error) {
 
 func (s *Server) pricingState() PricingState {
 	def := pricing.Default()
-	ps := PricingState{Configurable: true, Overrides: []ModelPrice{}, Builtin: []ModelPrice{},
+	ps := PricingState{Configurable: true, Overrides: []ModelPrice{}, Builtin: []ModelPrice{}, BuiltinDate: pricing.TableDate,
+		Unpriced: []UnpricedModel{},
 		Note: `Overrides are config.toml's [pricing.models."<model>"] tables, USD per million tokens (OBSERVER_PRICING_MODELS replaces them). ` +
 			"The proxy, the watcher and the writer follow them while they run: a saved change prices new turns within seconds, " +
 			"and the writer reprices the stored turns of the models whose price changed."}
@@ -132,10 +160,17 @@ func (s *Server) pricingState() PricingState {
 		seen[strings.ToLower(m)] = true
 		ps.Overrides = append(ps.Overrides, ModelPrice{Model: m, Price: models[m], Source: source, Replaces: replaces(m)})
 	}
-	for _, m := range s.table().Models() {
-		p, _, _ := s.table().Lookup(m)
-		if d, key, ok := def.Lookup(m); (!ok || key != m || d != p) && !seen[m] {
-			ps.Overrides = append(ps.Overrides, ModelPrice{Model: m, Price: p, Source: "dashboard", Replaces: replaces(m)})
+	if s.opts.PriceSet != nil {
+		if db := s.opts.PriceSet().Database; db != nil {
+			ps.Database = &PriceDatabase{Path: prices.DatabasePath(filepath.Dir(s.opts.StorePath)), Date: db.Date, Models: len(db.Prices)}
+		}
+	} else {
+		// A table the dashboard was started with (tests, embedding): its own prices are overrides.
+		for _, m := range s.table().Models() {
+			p, _, _ := s.table().Lookup(m)
+			if d, key, ok := def.Lookup(m); (!ok || key != m || d != p) && !seen[m] {
+				ps.Overrides = append(ps.Overrides, ModelPrice{Model: m, Price: p, Source: "dashboard", Replaces: replaces(m)})
+			}
 		}
 	}
 	for _, m := range def.Models() {
@@ -144,6 +179,27 @@ func (s *Server) pricingState() PricingState {
 	}
 	slices.SortFunc(ps.Builtin, func(a, b ModelPrice) int { return strings.Compare(a.Model, b.Model) })
 	return ps
+}
+
+// unpriced fills ps.Unpriced from the store (nothing before there is one).
+func (s *Server) unpriced(ctx context.Context, ps *PricingState) error {
+	db, err := s.db(ctx)
+	if err != nil || db == nil {
+		return err
+	}
+	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"model"}})
+	if err != nil {
+		return err
+	}
+	t := s.table()
+	for _, r := range rep.Rows {
+		_, _, known := t.Lookup(r.Model)
+		if r.Model == "" || (known && r.UnpricedTurns == 0) {
+			continue
+		}
+		ps.Unpriced = append(ps.Unpriced, UnpricedModel{Model: r.Model, Turns: r.Turns, UnpricedTurns: r.UnpricedTurns, PricedNow: known})
+	}
+	return nil
 }
 
 // configOverrides reads the price overrides of the config file at path as the components would:

@@ -1,6 +1,7 @@
 package dash
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 func postSettings(t *testing.T, srv *testServer, body string, csrf bool) (int, map[string]any) {
@@ -221,5 +224,58 @@ func TestSettings_PriceOverrides(t *testing.T) {
 	}
 	if read() != inline {
 		t.Errorf("a refused edit changed the file:\n%s", read())
+	}
+}
+
+// TestSettings_PriceSourceAndUnpriced: Settings names the price database in force with its date
+// and the built-in table's date, and lists the models seen without a price: one no table knows,
+// and one the database prices whose stored turn waits for the writer's repricing.
+func TestSettings_PriceSourceAndUnpriced(t *testing.T) {
+	home := t.TempDir()
+	dbPath := filepath.Join(home, "observer.db")
+	st, err := store.OpenWriter(context.Background(), dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	for i, m := range []string{"mystery-model-9", "db-model", "claude-sonnet-4-5"} {
+		e := event.New(event.KindTokenUsage, "test")
+		e.ID, e.Client, e.SessionID, e.Time = fmt.Sprintf("u%d", i), "opencode", "o1", time.Now().Add(-time.Minute)
+		rel := event.ReliabilityUnknown
+		if m == "claude-sonnet-4-5" {
+			rel = event.ReliabilityApproximate
+		}
+		e.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 1000, Output: 10}, Model: m, MessageID: e.ID, Reliability: rel}
+		evs = append(evs, e)
+	}
+	if _, err := st.WriteBatch(context.Background(), evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	set, err := prices.BuildWith(nil, &prices.Database{Prices: map[string]pricing.Price{"db-model": {Input: 1, Output: 2}}, Date: "2026-11-30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, Options{StorePath: dbPath, PriceTable: func() *pricing.Table { return set.Table },
+		PriceSet: func() *prices.Set { return set }})
+	var got Settings
+	mustGet(t, srv.URL, "/api/settings", &got)
+	ps := got.Pricing
+	if ps.BuiltinDate != pricing.TableDate || ps.Database == nil || ps.Database.Date != "2026-11-30" || ps.Database.Models != 1 ||
+		ps.Database.Path != filepath.Join(home, "prices", "litellm.json") {
+		t.Errorf("source: builtin %q, database %+v", ps.BuiltinDate, ps.Database)
+	}
+	if len(ps.Overrides) != 0 {
+		t.Errorf("the database's prices shown as overrides: %+v", ps.Overrides)
+	}
+	want := []UnpricedModel{{Model: "db-model", Turns: 1, UnpricedTurns: 1, PricedNow: true}, {Model: "mystery-model-9", Turns: 1, UnpricedTurns: 1}}
+	if fmt.Sprint(ps.Unpriced) != fmt.Sprint(want) {
+		t.Errorf("unpriced %+v, want %+v", ps.Unpriced, want)
+	}
+	// No store yet: an empty list, not an error.
+	srv = startServer(t, Options{StorePath: filepath.Join(t.TempDir(), "observer.db")})
+	mustGet(t, srv.URL, "/api/settings", &got)
+	if got.Pricing.Unpriced == nil || len(got.Pricing.Unpriced) != 0 || got.Pricing.Database != nil {
+		t.Errorf("no store: %+v", got.Pricing)
 	}
 }

@@ -841,6 +841,18 @@
         text,
         h("div", { class: "toolbar" }, save, h("button", { type: "button", onclick: () => { text.value = d.content; msg.textContent = ""; } }, "Revert")),
         msg)),
+      h("div", { class: "grid" }, panel("Where prices come from", "pricing",
+        h("p", { id: "price-source" },
+          "In force: config.toml's overrides (" + fmtInt(pr.overrides.length) + "), then ",
+          pr.database ? ["LiteLLM's price database dated ", h("strong", {}, pr.database.date), " (" + fmtInt(pr.database.models) + " models, ", h("code", { class: "mono" }, pr.database.path), "), then "]
+            : "no price database (observerctl prices update imports LiteLLM's), then ",
+          "the built-in table dated ", h("strong", {}, pr.builtin_date), "."),
+        table([
+          { label: "Model", get: (u) => u.model },
+          { label: "Turns", get: (u) => fmtInt(u.turns), num: true },
+          { label: "Stored at $0", get: (u) => fmtInt(u.unpriced_turns), num: true },
+          { label: "Price", get: (u) => u.priced_now ? "priced now: the writer reprices these turns" : "unknown: add an override or update the price database" },
+        ], pr.unpriced, { name: "price-unpriced", empty: "Every model seen has a price." }))),
       h("div", { class: "grid" }, panel("Pricing overrides", "pricing",
         h("p", { class: "muted" }, pr.note),
         pr.error ? h("p", { class: "msg bad" }, pr.error) : null,
