@@ -73,7 +73,7 @@ func TestCcusage_RealClients(t *testing.T) {
 		t.Fatalf("the fake API answered no codex call: %v", fakeapi.Summary(fake.Requests()))
 	}
 
-	rows := compareWithCcusage(t, bin, home)
+	rows := compareWithCcusage(t, bin, home, nil)
 	got := map[[2]string]int64{}
 	for k, c := range rows {
 		if !c.compared {

@@ -80,6 +80,7 @@ type obsRow struct {
 	CacheCreation int64   `json:"cache_creation_tokens"`
 	Unpriced      int64   `json:"unpriced_turns"`
 	CostUSD       float64 `json:"cost_usd"`
+	Reliability   string  `json:"reliability"`
 }
 
 // cmpKey is a client, a day and a model ("*": all the day's models).
@@ -102,18 +103,38 @@ type cmpRow struct {
 // lines carry no requestId (2.1x in all on this corpus; shown beside for the record). Codex is
 // compared with ccusage's codex daily report, per day (it does not split a day's dollars by
 // model). The table of every figure is logged.
+//
+// It runs twice: on observer's built-in table alone, and after `observerctl prices update --from`
+// the shared copy of LiteLLM's database (the file ccusage's own prices come from).
 func TestCcusage_CostsAgree(t *testing.T) {
 	bin := realclient.Find(t, "OBSERVER_CCUSAGE_BIN", "ccusage", "npm install -g "+CcusagePackage)
 	clientHome := corpusHome(t)
-	var compared int
-	for _, c := range compareWithCcusage(t, bin, clientHome) {
-		if c.compared {
-			compared++
+	check := func(t *testing.T, rows map[cmpKey]*cmpRow) {
+		var compared int
+		for _, c := range rows {
+			if c.compared {
+				compared++
+			}
+		}
+		if compared < 10 {
+			t.Fatalf("only %d rows compared: the corpus or one of the reports came out empty", compared)
 		}
 	}
-	if compared < 10 {
-		t.Fatalf("only %d rows compared: the corpus or one of the reports came out empty", compared)
-	}
+	t.Run("builtin", func(t *testing.T) { check(t, compareWithCcusage(t, bin, clientHome, nil)) })
+	t.Run("litellm-database", func(t *testing.T) {
+		file, err := filepath.Abs(filepath.Join("..", "..", "shared", "pricing", "model_prices_and_context_window.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(file); err != nil {
+			t.Skipf("SKIP: the shared copy of LiteLLM's database is absent: %v", err)
+		}
+		check(t, compareWithCcusage(t, bin, clientHome, func(s *suite) {
+			if out, errOut, code := s.ctl(nil, "prices", "update", "--from", file); code != 0 {
+				t.Fatalf("prices update: exit %d\n%s%s", code, out, errOut)
+			}
+		}))
+	})
 }
 
 // compareWithCcusage prices the transcripts under clientHome (~/.claude, ~/.codex) with ccusage
@@ -121,7 +142,8 @@ func TestCcusage_CostsAgree(t *testing.T) {
 // client,day,model`), all in UTC, and compares them as TestCcusage_CostsAgree describes: a row
 // both price must agree within 0.1% (or by its knownDiff ratio) and on its token count, a row
 // only one side has is an error. It logs the table of every figure and returns the rows.
-func compareWithCcusage(t *testing.T, bin, clientHome string) map[cmpKey]*cmpRow {
+// setup, when not nil, runs on the suite before the scan.
+func compareWithCcusage(t *testing.T, bin, clientHome string, setup func(*suite)) map[cmpKey]*cmpRow {
 	t.Helper()
 	var claudeSessions struct {
 		Sessions []struct {
@@ -148,6 +170,9 @@ func compareWithCcusage(t *testing.T, bin, clientHome string) map[cmpKey]*cmpRow
 	ccusage(t, bin, clientHome, &codexDaily, "codex", "daily")
 
 	s := newSuite(t, "HOME="+clientHome, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=", "TZ=UTC")
+	if setup != nil {
+		setup(s)
+	}
 	if out, errOut, code := s.ctl(nil, "scan", "--json"); code != 0 {
 		t.Fatalf("scan: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -178,6 +203,13 @@ func compareWithCcusage(t *testing.T, bin, clientHome string) map[cmpKey]*cmpRow
 		c.observer += r.CostUSD
 		c.obsTokens += r.Input + r.Output + r.CacheRead + r.CacheCreation
 		c.unpriced = c.unpriced || r.Unpriced > 0
+		if r.Model == "aide-gpt-5" {
+			t.Logf("%s %s aide-gpt-5: $%.6f, reliability %s", r.Client, r.Day, r.CostUSD, r.Reliability)
+		}
+		if r.Model == "aide-gpt-5" && (r.Reliability != "approximate" || r.Unpriced > 0) {
+			t.Errorf("%s %s: aide-gpt-5 (priced as gpt-5 by the family fallback) reliability %q, %d unpriced; want approximate, 0",
+				r.Client, r.Day, r.Reliability, r.Unpriced)
+		}
 	}
 	for _, ss := range claudeSessions.Sessions {
 		day := ss.LastActivity[:min(10, len(ss.LastActivity))]
