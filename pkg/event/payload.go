@@ -171,6 +171,12 @@ type Session struct {
 	Model           string    `json:"model,omitempty"`
 	GitBranch       string    `json:"git_branch,omitempty"`
 	StartedAt       time.Time `json:"started_at,omitzero"`
+	// Title is the session's title as the client names it (a summary record, a title it
+	// generated or the user gave); empty when this event does not say. The store falls back to
+	// the first prompt.
+	Title string `json:"title,omitempty"`
+	// TitleByUser is true when the user gave Title (a rename), false when the client made it.
+	TitleByUser bool `json:"title_by_user,omitempty"`
 }
 
 // Hook is one lifecycle hook call a client made (SessionStart, PreToolUse, Stop, ...).

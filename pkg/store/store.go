@@ -169,9 +169,10 @@ func (s *Store) Close() error {
 
 // afterMigration fills what a migration created from the rows already stored, in its transaction.
 var afterMigration = map[int]func(context.Context, *sql.Tx) error{
-	5: rebuildHourly,
-	6: fillAnalysis,
-	8: rebuildUsageLevels,
+	5:  rebuildHourly,
+	6:  fillAnalysis,
+	8:  rebuildUsageLevels,
+	11: fillTitles,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

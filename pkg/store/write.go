@@ -138,6 +138,59 @@ type sessionAgg struct {
 	stateAt          int64 // time of the session event whose state this is
 	parent, model    string
 	epoch            int
+	// usageModels counts the batch's main-thread usage rows per model, for a session whose
+	// client names no model of its own (sessions.model takes the most used).
+	usageModels map[string]int
+	// title is the batch's best title for the session (titleBeats): the user's, the client's,
+	// else its first recognisable prompt.
+	title, titleSource string
+	titleAt            int64
+}
+
+// offerTitle keeps title, from source at ts, if it beats the aggregate's.
+func (a *sessionAgg) offerTitle(title, source string, ts int64) {
+	if titleBeats(source, ts, a.titleSource, a.titleAt) {
+		a.title, a.titleSource, a.titleAt = title, source, ts
+	}
+}
+
+// titleBeats reports whether a title from source at ts replaces one from cur at curAt: a title the
+// user gave ("user") beats one the client made ("client"), which beats a prompt ("prompt"); among
+// titles of one source the newest wins, among prompts the earliest.
+func titleBeats(source string, ts int64, cur string, curAt int64) bool {
+	r, c := titleRank[source], titleRank[cur]
+	if r == 0 || r != c {
+		return r > c
+	}
+	if source == "prompt" {
+		return ts < curAt
+	}
+	return ts >= curAt
+}
+
+var titleRank = map[string]int{"prompt": 1, "client": 2, "user": 3}
+
+// titleRankSQL is titleRank of the column or parameter x.
+func titleRankSQL(x string) string {
+	return "(CASE " + x + " WHEN 'user' THEN 3 WHEN 'client' THEN 2 WHEN 'prompt' THEN 1 ELSE 0 END)"
+}
+
+func (a *sessionAgg) countModel(m string) {
+	if a.usageModels == nil {
+		a.usageModels = map[string]int{}
+	}
+	a.usageModels[m]++
+}
+
+// mainModel is the model of most of the batch's usage rows (ties: the first by name).
+func (a *sessionAgg) mainModel() string {
+	best, n := "", 0
+	for m, c := range a.usageModels {
+		if c > n || c == n && m < best {
+			best, n = m, c
+		}
+	}
+	return best
 }
 
 // stateRank orders the states of session events that carry the same time: the watcher reports
@@ -171,8 +224,9 @@ func newerState(state string, ts int64, cur string, curAt int64) bool {
 // sessionUpsertSQL upserts a session row from a batch's aggregate. The state follows newerState
 // against the stored state_at, so session events that arrive out of order leave the newest state.
 var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state,
-	state_at, cwd, transcript_path, parent_session_id, epoch, model, events)
-	VALUES (?1, ?2, ?3, ?4, ?5, coalesce(nullif(?6, ''), 'active'), ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+	state_at, cwd, transcript_path, parent_session_id, epoch, model, events, title, title_source, title_at)
+	VALUES (?1, ?2, ?3, ?4, ?5, coalesce(nullif(?6, ''), 'active'), ?7, ?8, ?9, ?10, ?11, coalesce(nullif(?12, ''), ?14), ?13,
+		?15, ?16, ?17)
 	ON CONFLICT (client, session_id) DO UPDATE SET
 		project = coalesce(nullif(excluded.project, ''), project),
 		first_seen = min(first_seen, excluded.first_seen),
@@ -183,8 +237,15 @@ var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first
 		transcript_path = coalesce(nullif(excluded.transcript_path, ''), transcript_path),
 		parent_session_id = coalesce(nullif(excluded.parent_session_id, ''), parent_session_id),
 		epoch = max(epoch, excluded.epoch),
-		model = coalesce(nullif(excluded.model, ''), model),
-		events = events + excluded.events`
+		model = CASE WHEN ?12 != '' THEN ?12 WHEN model = '' THEN ?14 ELSE model END,
+		events = events + excluded.events,
+		title = CASE WHEN ` + titleBeatsSQL + ` THEN ?15 ELSE title END,
+		title_at = CASE WHEN ` + titleBeatsSQL + ` THEN ?17 ELSE title_at END,
+		title_source = CASE WHEN ` + titleBeatsSQL + ` THEN ?16 ELSE title_source END`
+
+// titleBeatsSQL is titleBeats against the stored row (?16 the batch's title source, ?17 its time).
+var titleBeatsSQL = `(` + titleRankSQL("?16") + ` > 0 AND (` + titleRankSQL("?16") + ` > ` + titleRankSQL("title_source") + `
+		OR ?16 = title_source AND (?16 = 'prompt' AND ?17 < title_at OR ?16 != 'prompt' AND ?17 >= title_at)))`
 
 var newerStateSQL = `(excluded.state_at > state_at OR (excluded.state_at = state_at AND ` +
 	stateRankSQL("excluded.state") + ` >= ` + stateRankSQL("state") + `))`
@@ -339,6 +400,17 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 				a.cwd, a.path = cmp.Or(e.Session.Cwd, a.cwd), cmp.Or(e.Session.TranscriptPath, a.path)
 				a.parent, a.model = cmp.Or(e.Session.ParentSessionID, a.parent), cmp.Or(e.Session.Model, a.model)
 				a.epoch = max(a.epoch, e.Session.Epoch)
+				if e.Session.Title != "" {
+					a.offerTitle(e.Session.Title, map[bool]string{true: "user", false: "client"}[e.Session.TitleByUser], ts)
+				}
+			case e.Action != nil && e.Action.Type == event.ActionUserPrompt && !e.Action.Sidechain && e.Action.AgentID == "":
+				if title, ok := event.CleanTitle(e.Action.Target); ok {
+					a.offerTitle(title, "prompt", ts)
+				}
+			case e.TokenUsage != nil && e.TokenUsage.AgentID == "" && e.TokenUsage.Model != "":
+				a.countModel(e.TokenUsage.Model)
+			case e.APITurn != nil && e.APITurn.Model != "":
+				a.countModel(e.APITurn.Model)
 			case e.Hook != nil:
 				if e.Hook.Cwd != "" {
 					a.cwd = e.Hook.Cwd
@@ -369,7 +441,7 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			return res, err
 		}
 		_, err = st.ExecContext(ctx, k.client, k.id, a.project, a.first, a.last, a.state, a.stateAt, a.cwd, a.path,
-			a.parent, a.epoch, a.model, a.events)
+			a.parent, a.epoch, a.model, a.events, a.mainModel(), a.title, a.titleSource, a.titleAt)
 		if err != nil {
 			return res, fmt.Errorf("upsert session %s: %w", k.id, err)
 		}

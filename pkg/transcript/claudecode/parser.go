@@ -43,13 +43,23 @@ var _ transcript.Parser = (*Parser)(nil)
 
 // state is everything a parser needs to resume after the last line it was given. It is JSON.
 type state struct {
-	V         int       `json:"v"`
-	SessionID string    `json:"sid,omitempty"` // last sessionId seen on a line
-	Cwd       string    `json:"cwd,omitempty"`
-	Project   string    `json:"project,omitempty"` // project root of the session
-	LastTime  int64     `json:"t,omitempty"`       // unix nanoseconds of the last timestamp seen
-	Pending   []pending `json:"pending,omitempty"`
-	Outputs   []msgOut  `json:"out,omitempty"`
+	V         int    `json:"v"`
+	SessionID string `json:"sid,omitempty"` // last sessionId seen on a line
+	Cwd       string `json:"cwd,omitempty"`
+	Project   string `json:"project,omitempty"` // project root of the session
+	LastTime  int64  `json:"t,omitempty"`       // unix nanoseconds of the last timestamp seen
+	// Title is a custom-title or ai-title record read before any timestamp: reported as the
+	// session's title at the first time the file gives.
+	Title   *pendingTitle `json:"title,omitempty"`
+	Pending []pending     `json:"pending,omitempty"`
+	Outputs []msgOut      `json:"out,omitempty"`
+}
+
+// pendingTitle is a title record waiting for a time.
+type pendingTitle struct {
+	Title  string `json:"s"`
+	ByUser bool   `json:"u,omitempty"`
+	Key    string `json:"k"`
 }
 
 // pending is a tool call whose result may still come.
@@ -114,6 +124,10 @@ type line struct {
 
 	Message       json.RawMessage
 	ToolUseResult json.RawMessage
+
+	// custom-title (a /rename) and ai-title records
+	CustomTitle string
+	AITitle     string
 
 	// system records
 	Content         json.RawMessage
@@ -187,6 +201,10 @@ func (l *line) decode(raw []byte) error {
 			l.MaxRetries = v
 		case "compactMetadata":
 			l.CompactMetadata = v
+		case "customTitle":
+			l.CustomTitle = str(k, v)
+		case "aiTitle":
+			l.AITitle = str(k, v)
 		}
 		return true
 	})
@@ -205,7 +223,7 @@ func (e errFieldType) Error() string { return "field " + e.key + " has the wrong
 // knownRecords are record types that carry nothing this package reports.
 var knownRecords = map[string]bool{
 	"summary": true, "file-history-snapshot": true, "queue-operation": true, "progress": true,
-	"attachment": true, "custom-title": true, "tag": true, "agent-name": true, "last-prompt": true,
+	"attachment": true, "tag": true, "agent-name": true, "last-prompt": true,
 	"pr-link": true, "turn_end": true,
 }
 
@@ -238,6 +256,8 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 	}
 	switch typ {
 	case "user", "assistant", "system":
+	case "custom-title", "ai-title":
+		return p.title(&l, raw), nil
 	default:
 		if !knownRecords[typ] {
 			p.stats.CountUnknown(typ)
@@ -270,7 +290,40 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 	if len(evs) > 0 && !hasTime {
 		return nil, malformed("%s record has no timestamp", typ)
 	}
+	if p.st.Title != nil && hasTime {
+		evs = append(evs, p.titleEvent(*p.st.Title, t))
+		p.st.Title = nil
+	}
 	return evs, nil
+}
+
+// title reads a custom-title record (the title the user gave with /rename) or an ai-title record
+// (the one Claude Code generated): the session's title, reported at the last time seen, or held
+// until the file gives one. A subagent's file names no title of the session.
+func (p *Parser) title(l *line, raw []byte) []event.Event {
+	if p.src.AgentID != "" || l.IsSidechain {
+		return nil
+	}
+	pt := pendingTitle{Title: l.CustomTitle, ByUser: l.Type == "custom-title", Key: lineKey(l, raw)}
+	if !pt.ByUser {
+		pt.Title = l.AITitle
+	}
+	title, ok := event.CleanTitle(pt.Title)
+	if !ok {
+		return nil
+	}
+	pt.Title = title
+	if p.st.LastTime == 0 {
+		p.st.Title = &pt
+		return nil
+	}
+	return []event.Event{p.titleEvent(pt, time.Unix(0, p.st.LastTime).UTC())}
+}
+
+func (p *Parser) titleEvent(pt pendingTitle, t time.Time) event.Event {
+	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.sessionID(), "title", pt.Key), t)
+	ev.Session = &event.Session{Title: pt.Title, TitleByUser: pt.ByUser, TranscriptPath: p.src.Path}
+	return ev
 }
 
 // lineTime parses the line's timestamp, falling back to the last one seen.
