@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -127,15 +130,25 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 
 func printCost(e *env, rep *cost.Report) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	bySession := slices.Contains(rep.GroupBy, "session")
 	var head []string
 	for _, g := range rep.GroupBy {
 		head = append(head, strings.ToUpper(g))
+		if g == "session" {
+			head = append(head, "TITLE")
+		}
 	}
-	head = append(head, "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "TURNS", "COST $")
+	head = append(head, "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "TURNS", "COST $", "RELIABILITY")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	unpriced := false
 	line := func(keys []string, r cost.Row) {
+		usd := fmt.Sprintf("%.4f", r.CostUSD)
+		if r.UnpricedTurns > 0 {
+			usd += " *"
+			unpriced = true
+		}
 		cells := append(keys, n(r.InputTokens), n(r.OutputTokens), n(r.CacheReadTokens), n(r.CacheCreationTokens),
-			n(r.ReasoningTokens), n(r.Turns), fmt.Sprintf("%.4f", r.CostUSD))
+			n(r.ReasoningTokens), n(r.Turns), usd, r.Reliability)
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	for _, r := range rep.Rows {
@@ -146,17 +159,34 @@ func printCost(e *env, rep *cost.Report) {
 				v = "-"
 			}
 			keys = append(keys, v)
+			if g == "session" {
+				keys = append(keys, cmp.Or(clip(r.Title, 40), "-"))
+			}
 		}
 		line(keys, r)
 	}
 	if len(rep.GroupBy) > 0 {
 		keys := make([]string, len(rep.GroupBy))
+		if bySession {
+			keys = append(keys, "")
+		}
 		keys[0] = "TOTAL"
 		line(keys, rep.Total)
 	} else if len(rep.Rows) == 0 {
 		line(nil, rep.Total)
 	}
 	tw.Flush()
+	if unpriced {
+		fmt.Fprintf(e.stdout, "* %d turn(s) of models without a price are counted as $0: observerctl prices list --unpriced\n", rep.Total.UnpricedTurns)
+	}
+}
+
+// clip cuts s to max characters, with "…" when it was longer.
+func clip(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max-1]) + "…"
 }
 
 // n formats a count with thousands separators.

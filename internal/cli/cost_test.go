@@ -111,3 +111,50 @@ func TestCost_Errors(t *testing.T) {
 		}
 	}
 }
+
+// Grouped by session, rows carry the session's title (JSON and table); grouped by day they come in
+// time order; the table shows each row's reliability and marks dollars that leave turns unpriced.
+func TestCost_TitlesOrderAndMarks(t *testing.T) {
+	home := costHome(t)
+	st, err := store.OpenWriter(context.Background(), filepath.Join(home, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.New(event.KindAction, "test")
+	p.ID, p.Client, p.SessionID, p.Project, p.Time = "a1", "claude-code", "c1", "/work/a", time.Now().Add(-48*time.Hour)
+	p.Action = &event.Action{Type: event.ActionUserPrompt, Target: "make the   login page\nfaster"}
+	u := event.New(event.KindTokenUsage, "test")
+	u.ID, u.Client, u.SessionID, u.Time = "u9", "codex", "x1", time.Now().Add(-72*time.Hour)
+	u.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 10}, Model: "mystery-9", MessageID: "u9", Reliability: event.ReliabilityUnknown}
+	if _, err := st.WriteBatch(context.Background(), []event.Event{p, u}, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, errOut := runCtl(t, "--home", home, "cost", "--json", "--group-by", "session")
+	var rep cost.Report
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("cost: exit %d %s%s", code, out, errOut)
+	}
+	titles := map[string]string{}
+	for _, r := range rep.Rows {
+		titles[r.SessionID] = r.Title
+	}
+	if titles["c1"] != "make the login page faster" || titles["x1"] != "" {
+		t.Errorf("titles %v", titles)
+	}
+	code, out, _ = runCtl(t, "--home", home, "cost", "--group-by", "session")
+	if code != 0 || !strings.Contains(out, "make the login page faster") || !strings.Contains(out, "RELIABILITY") ||
+		!strings.Contains(out, "* 1 turn(s) of models without a price") {
+		t.Errorf("table:\n%s", out)
+	}
+	code, out, _ = runCtl(t, "--home", home, "cost", "--json", "--group-by", "day")
+	rep = cost.Report{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Rows) < 3 {
+		t.Fatalf("by day: %s", out)
+	}
+	for i := 1; i < len(rep.Rows); i++ {
+		if rep.Rows[i-1].Day >= rep.Rows[i].Day {
+			t.Errorf("days out of order: %s then %s", rep.Rows[i-1].Day, rep.Rows[i].Day)
+		}
+	}
+}

@@ -43,6 +43,7 @@ var column = map[string]string{
 // Row is one group. The JSON is the contract `observerctl cost --json` keeps for later tools.
 type Row struct {
 	SessionID             string  `json:"session_id,omitempty"`
+	Title                 string  `json:"title,omitempty"` // the session's title, grouped by session
 	Client                string  `json:"client,omitempty"`
 	Day                   string  `json:"day,omitempty"`
 	Hour                  string  `json:"hour,omitempty"` // local, "2026-11-30T14"
@@ -407,8 +408,15 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// Highest cost first, then by the keys in order (unique per group: a total order).
+	// Grouped first by day or hour: in time order. Otherwise highest cost first. Ties go by the
+	// keys in order (unique per group: a total order).
+	byTime := len(keys) > 0 && (keys[0] == "day" || keys[0] == "hour")
 	slices.SortFunc(order, func(a, b *Row) int {
+		if byTime {
+			if c := strings.Compare(*keyField(a, keys[0]), *keyField(b, keys[0])); c != 0 {
+				return c
+			}
+		}
 		if a.CostUSD != b.CostUSD {
 			if a.CostUSD > b.CostUSD {
 				return -1
@@ -429,7 +437,47 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		rep.Total.Add(*g)
 	}
 	rep.Total.Reliability = rep.Total.reliability()
+	if slices.Contains(keys, "session") {
+		if err := addTitles(ctx, db, rep.Rows); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
+}
+
+// addTitles gives each row its session's title (sessions.title).
+func addTitles(ctx context.Context, db *sql.DB, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	type key struct{ client, id string }
+	titles := map[key]string{}
+	byID := map[string]string{}
+	res, err := db.QueryContext(ctx, `SELECT client, session_id, title FROM sessions WHERE title != ''`)
+	if err != nil {
+		return fmt.Errorf("session titles: %w", err)
+	}
+	defer res.Close()
+	for res.Next() {
+		var k key
+		var t string
+		if err := res.Scan(&k.client, &k.id, &t); err != nil {
+			return err
+		}
+		titles[k], byID[k.id] = t, t
+	}
+	if err := res.Err(); err != nil {
+		return err
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Client != "" {
+			r.Title = titles[key{r.Client, r.SessionID}]
+		} else {
+			r.Title = byID[r.SessionID]
+		}
+	}
+	return nil
 }
 
 // keyField is the field of r that holds group key k.
