@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -154,6 +155,17 @@ func Discover(ctx context.Context, db *sql.DB, f Filter) (*Discovery, error) {
 	if err := sharedFiles(ctx, db, f, d, wide); err != nil {
 		return nil, err
 	}
+	t := titler{}
+	for i := range d.Rereads {
+		if d.Rereads[i].Title, err = t.title(ctx, db, d.Rereads[i].Client, d.Rereads[i].SessionID); err != nil {
+			return nil, err
+		}
+	}
+	for i := range d.Repeats {
+		if d.Repeats[i].Title, err = t.title(ctx, db, d.Repeats[i].Client, d.Repeats[i].SessionID); err != nil {
+			return nil, err
+		}
+	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM analysis_dirty`).Scan(&d.Pending); err != nil {
 		return nil, err
 	}
@@ -272,5 +284,32 @@ func Scores(ctx context.Context, db *sql.DB, f Filter, sessionID string) ([]Sess
 		}
 		out = append(out, s)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	t := titler{}
+	for i := range out {
+		if out[i].Title, err = t.title(ctx, db, out[i].Client, out[i].SessionID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// titler looks up sessions' titles, each once.
+type titler map[[2]string]string
+
+func (t titler) title(ctx context.Context, db *sql.DB, client, id string) (string, error) {
+	k := [2]string{client, id}
+	if title, ok := t[k]; ok {
+		return title, nil
+	}
+	var title string
+	err := db.QueryRowContext(ctx, `SELECT title FROM sessions WHERE client = ? AND session_id = ?`, client, id).Scan(&title)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	t[k] = title
+	return title, nil
 }

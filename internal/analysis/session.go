@@ -50,6 +50,7 @@ type Action struct {
 type Reread struct {
 	Client       string `json:"client"`
 	SessionID    string `json:"session_id"`
+	Title        string `json:"title"` // the session's
 	Project      string `json:"project"`
 	Target       string `json:"target"`
 	Reads        int64  `json:"reads"`
@@ -64,6 +65,7 @@ type Reread struct {
 type Repeat struct {
 	Client    string `json:"client"`
 	SessionID string `json:"session_id"`
+	Title     string `json:"title"` // the session's
 	Project   string `json:"project"`
 	Command   string `json:"command"`
 	Runs      int64  `json:"runs"`
@@ -91,6 +93,7 @@ func (r Reread) label() string {
 type Session struct {
 	Client              string  `json:"client"`
 	SessionID           string  `json:"session_id"`
+	Title               string  `json:"title"`
 	Project             string  `json:"project"`
 	FirstTs             int64   `json:"first_ts"`
 	LastTs              int64   `json:"last_ts"`

@@ -116,18 +116,18 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 			if len(d.Rereads) > 0 {
 				fmt.Fprintln(e.stdout, "\nRe-reads")
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "SESSION\tCLIENT\tFILE\tREADS\tSTALE\tUNCLASSIFIED\tFINDING")
+				fmt.Fprintln(tw, "SESSION\tTITLE\tCLIENT\tFILE\tREADS\tSTALE\tUNCLASSIFIED\tFINDING")
 				for _, r := range d.Rereads {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", short(r.SessionID), r.Client, r.Target, r.Reads, r.Stale, r.Unclassified, r.Label)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", short(r.SessionID), titleCell(r.Title), r.Client, r.Target, r.Reads, r.Stale, r.Unclassified, r.Label)
 				}
 				tw.Flush()
 			}
 			if len(d.Repeats) > 0 {
 				fmt.Fprintln(e.stdout, "\nRepeated commands")
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "SESSION\tCLIENT\tRUNS\tREPEATS\tCOMMAND")
+				fmt.Fprintln(tw, "SESSION\tTITLE\tCLIENT\tRUNS\tREPEATS\tCOMMAND")
 				for _, r := range d.Repeats {
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", short(r.SessionID), r.Client, r.Runs, r.Repeats, oneLine(r.Command, 100))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", short(r.SessionID), titleCell(r.Title), r.Client, r.Runs, r.Repeats, oneLine(r.Command, 100))
 				}
 				tw.Flush()
 			}
@@ -210,7 +210,8 @@ func scoreCommand() *cli.Command {
   redundancy   ` + analysis.DefRedundancy + `
   exploration  ` + analysis.DefExploration + `
 
-With a SESSION_ID, that session alone (whatever the window). The JSON is an array of sessions.
+With a SESSION_ID (or a unique prefix of one), that session alone (whatever the window). The JSON
+is an array of sessions, each with its title.
 
 Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a bad flag; 69 no store yet.`,
 		Flags: windowFlags,
@@ -231,6 +232,13 @@ Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a ba
 				return err
 			}
 			defer st.Close()
+			if id != "" {
+				ref, err := store.ResolveSession(c.Context, st.DB, id)
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				id = ref.ID
+			}
 			ss, err := analysis.Scores(c.Context, st.DB, f, id)
 			if err != nil {
 				return err
@@ -247,9 +255,9 @@ Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a ba
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tCLIENT\tPROJECT\tLAST\tACTIONS\tSCORE\tERRORS\tREDUNDANCY\tEXPLORATION\tFINDINGS")
+			fmt.Fprintln(tw, "SESSION\tTITLE\tCLIENT\tPROJECT\tLAST\tACTIONS\tSCORE\tERRORS\tREDUNDANCY\tEXPLORATION\tFINDINGS")
 			for _, s := range ss {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%.0f%%\t%.0f%%\t%.0f%%\t%s\n", short(s.SessionID), s.Client,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f%%\t%.0f%%\t%.0f%%\t%s\n", short(s.SessionID), titleCell(s.Title), s.Client,
 					filepath.Base(s.Project), time.UnixMilli(s.LastTs).Local().Format("2006-01-02 15:04"), s.Actions, s.Score,
 					100*s.ErrorRate, 100*s.Redundancy, 100*s.Exploration, findings(s))
 			}
@@ -273,6 +281,14 @@ func findings(s analysis.Session) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// titleCell is a session title cut for a table column, "-" when it has none.
+func titleCell(t string) string {
+	if t == "" {
+		return "-"
+	}
+	return oneLine(t, 40)
 }
 
 func short(id string) string {

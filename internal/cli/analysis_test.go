@@ -46,6 +46,10 @@ func analysisHome(t *testing.T, proj string, pending bool) string {
 	add("claude-code", "s0", "read_file", "x.go", true)
 	add("claude-code", "s0", "run_command", "go test ./x", true)
 	add("codex", "k1", "read_file", "x.go", true)
+	title := event.New(event.KindSession, "test")
+	title.ID, title.Client, title.SessionID, title.Project, title.Time = "t0", "claude-code", "s0", proj, start
+	title.Session = &event.Session{Title: "fix the x tests", TitleByUser: true}
+	evs = append(evs, title)
 	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +73,8 @@ func TestDiscover_OutputAndErrors(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	want := analysis.DiscoveryTots{Sessions: 4, UnclassifiedRereads: 1, RepeatedCommands: 1, SharedFiles: 1}
-	if d.Totals != want || len(d.Rereads) != 1 || d.Rereads[0].Target != "x.go" || len(d.Repeats) != 1 ||
+	if d.Totals != want || len(d.Rereads) != 1 || d.Rereads[0].Target != "x.go" || d.Rereads[0].Title != "fix the x tests" || len(d.Repeats) != 1 ||
+		d.Repeats[0].Title != "fix the x tests" ||
 		d.Repeats[0].Command != "go test ./x" || len(d.Shared) != 1 || strings.Join(d.Shared[0].Clients, ",") != "claude-code,codex" {
 		t.Errorf("discover: %+v", d)
 	}
@@ -131,15 +136,18 @@ func TestPatternsAndScore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// s1: its test failed (1 of 3 actions); s0 re-read x.go once and repeated go test once (2 of its 2 reads + 2 commands).
-	if len(ss) != 4 || ss[0].SessionID != "s0" || ss[0].Score != 50 || ss[1].SessionID != "s1" || ss[1].Score != 67 {
+	if len(ss) != 4 || ss[0].SessionID != "s0" || ss[0].Score != 50 || ss[0].Title != "fix the x tests" || ss[1].SessionID != "s1" || ss[1].Score != 67 {
 		t.Errorf("scores: %+v", ss)
 	}
 	code, out, _ = runCtl(t, "--home", home, "score", "s1")
 	if code != 0 || !strings.Contains(out, "1 failed") || !strings.Contains(out, "67") {
 		t.Errorf("score s1: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := runCtl(t, "--home", home, "score", "nope"); code != ExitFailure || !strings.Contains(errOut, "no analysis") {
+	if code, _, errOut := runCtl(t, "--home", home, "score", "nope"); code != ExitFailure || !strings.Contains(errOut, "no stored session") {
 		t.Errorf("score of an unknown session: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCtl(t, "--home", home, "score", "s"); code != ExitFailure || !strings.Contains(errOut, "ambiguous") || !strings.Contains(errOut, "s1") {
+		t.Errorf("score of an ambiguous prefix: exit %d: %s", code, errOut)
 	}
 	if code, _, _ := runCtl(t, "--home", home, "score", "a", "b"); code != ExitUsage {
 		t.Errorf("score with two ids: exit %d", code)

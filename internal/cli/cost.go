@@ -42,7 +42,7 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 			&cli.StringFlag{Name: "until", Usage: "only turns before a duration ago or a date"},
 			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
-			&cli.StringFlag{Name: "session", Usage: "only this session id"},
+			&cli.StringFlag{Name: "session", Usage: "only this session (its id, or a unique prefix of it)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -75,8 +75,16 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				return err
 			}
 			defer st.Close()
+			session := c.String("session")
+			if session != "" {
+				ref, err := store.ResolveSession(c.Context, st.DB, session)
+				if err != nil {
+					return withCode(ExitFailure, err)
+				}
+				session = ref.ID
+			}
 			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since, Until: until,
-				Project: c.String("project"), Client: c.String("client"), SessionID: c.String("session")})
+				Project: c.String("project"), Client: c.String("client"), SessionID: session})
 			if err != nil {
 				if strings.Contains(err.Error(), "cannot group by") {
 					return withCode(ExitUsage, err)

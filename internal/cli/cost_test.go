@@ -147,6 +147,15 @@ func TestCost_TitlesOrderAndMarks(t *testing.T) {
 		!strings.Contains(out, "* 1 turn(s) of models without a price") {
 		t.Errorf("table:\n%s", out)
 	}
+	// --session takes a unique prefix.
+	code, out, errOut = runCtl(t, "--home", home, "cost", "--json", "--session", "c")
+	rep = cost.Report{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Total.Turns != 2 {
+		t.Errorf("--session c: exit %d %s%s", code, out, errOut)
+	}
+	if code, _, errOut := runCtl(t, "--home", home, "cost", "--session", "zz"); code != ExitFailure || !strings.Contains(errOut, "zz") {
+		t.Errorf("--session zz: exit %d %s", code, errOut)
+	}
 	code, out, _ = runCtl(t, "--home", home, "cost", "--json", "--group-by", "day")
 	rep = cost.Report{}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Rows) < 3 {

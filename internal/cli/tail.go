@@ -29,7 +29,7 @@ Exit code 69 when the bus cannot be reached.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(kinds, ", ")},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
-			&cli.StringFlag{Name: "session", Usage: "only this session id"},
+			&cli.StringFlag{Name: "session", Usage: "only this session (its id, or the start of it)"},
 			&cli.BoolFlag{Name: "json", Usage: "print each event's JSON on a line"},
 		},
 		Action: func(c *cli.Context) error {
@@ -59,7 +59,7 @@ Exit code 69 when the bus cannot be reached.`,
 			var mu sync.Mutex
 			session, asJSON := c.String("session"), c.Bool("json")
 			sub, err := cl.Subscribe(bus.Filter{Kind: kind, Client: c.String("client")}, func(ev event.Event, raw []byte, err error) {
-				if session != "" && ev.SessionID != session {
+				if session != "" && !strings.HasPrefix(ev.SessionID, session) {
 					return
 				}
 				mu.Lock()

@@ -1,10 +1,15 @@
 package store_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // A session's title: its earliest recognisable prompt, replaced by a title the client made (the
@@ -101,5 +106,28 @@ func TestStore_MigrationFillsTitles(t *testing.T) {
 	}
 	if title != "add a --json flag to cost" || source != "prompt" || model != "claude-sonnet-4-5" {
 		t.Errorf("after the migration: %q (%s), model %q", title, source, model)
+	}
+}
+
+func TestResolveSession(t *testing.T) {
+	s := newWriter(t)
+	for i, id := range []string{"session-624a4a58", "session-624b0000", "abc"} {
+		e := actionEv(fmt.Sprint("r", i), t0.Add(time.Duration(i)*time.Second), event.Action{Type: event.ActionUserPrompt, Target: "prompt " + id})
+		e.SessionID = id
+		write(t, s, []event.Event{e}, nil)
+	}
+	ctx := context.Background()
+	for arg, want := range map[string]string{"session-624a": "session-624a4a58", "abc": "abc", " session-624b ": "session-624b0000"} {
+		r, err := store.ResolveSession(ctx, s.DB, arg)
+		if err != nil || r.ID != want || r.Title != "prompt "+want {
+			t.Errorf("%q: %+v %v, want %s", arg, r, err, want)
+		}
+	}
+	if _, err := store.ResolveSession(ctx, s.DB, "session-62"); err == nil || !strings.Contains(err.Error(), "ambiguous") ||
+		!strings.Contains(err.Error(), "session-624a4a58") || !strings.Contains(err.Error(), "prompt session-624b0000") {
+		t.Errorf("ambiguous: %v", err)
+	}
+	if _, err := store.ResolveSession(ctx, s.DB, "zzz"); !errors.Is(err, store.ErrNoSession) {
+		t.Errorf("unknown: %v", err)
 	}
 }
