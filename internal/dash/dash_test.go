@@ -387,6 +387,7 @@ func TestAPI_Sessions(t *testing.T) {
 		base := "/api/sessions/" + url.PathEscape(s.SessionID)
 		var d struct {
 			Session  Session           `json:"session"`
+			Tools    []countRow        `json:"tools"`
 			Types    []countRow        `json:"action_types"`
 			Models   []ModelCost       `json:"models"`
 			Total    Totals            `json:"total"`
@@ -397,6 +398,20 @@ func TestAPI_Sessions(t *testing.T) {
 		if acts := count(t, st, "SELECT count(*) FROM actions WHERE session_id = ? AND client = ?", s.SessionID, s.Client); acts > 0 &&
 			(d.Analysis == nil || d.Analysis.Actions != acts || d.Analysis.Score < 0 || d.Analysis.Score > 100) {
 			t.Errorf("session %s: analysis %+v, %d actions", s.SessionID, d.Analysis, acts)
+		}
+		// Recognisable: a title wherever the session has a prompt, the same in the list and the
+		// detail; a model wherever it has usage; no lifecycle record among its tools.
+		prompts := count(t, st, "SELECT count(*) FROM actions WHERE session_id = ? AND client = ? AND type = 'user_prompt' AND target NOT LIKE '/%' AND target != '[image]'", s.SessionID, s.Client)
+		if (prompts > 0 && s.Title == "") || d.Session.Title != s.Title {
+			t.Errorf("session %s: title %q (detail %q) with %d prompts", s.SessionID, s.Title, d.Session.Title, prompts)
+		}
+		if u := count(t, st, "SELECT count(*) FROM token_usage WHERE session_id = ? AND client = ? AND model != ''", s.SessionID, s.Client); u > 0 && s.Model == "" {
+			t.Errorf("session %s: no model with %d usage rows", s.SessionID, u)
+		}
+		for _, tr := range d.Tools {
+			if tr.Name == "compact_boundary" || tr.Name == "" {
+				t.Errorf("session %s: %q listed as a tool", s.SessionID, tr.Name)
+			}
 		}
 		acts := count(t, st, "SELECT count(*) FROM actions WHERE session_id = ? AND client = ?", s.SessionID, s.Client)
 		usage := count(t, st, "SELECT count(*) FROM token_usage WHERE session_id = ? AND client = ?", s.SessionID, s.Client)
@@ -764,10 +779,20 @@ func TestAPI_Tools(t *testing.T) {
 			t.Errorf("%s/%s: success rate %v", r.Client, r.Tool, r.SuccessRate)
 		}
 	}
-	if want := count(t, st, "SELECT count(*) FROM actions WHERE tool != ''"); calls != want || calls == 0 {
+	// Tool calls only: a compaction's compact_boundary is a lifecycle record (the corpus has one).
+	if n := count(t, st, "SELECT count(*) FROM actions WHERE tool = 'compact_boundary'"); n == 0 {
+		t.Error("the corpus store has no compaction")
+	}
+	for _, r := range d.Tools {
+		if r.Tool == "compact_boundary" || r.Tool == "microcompact_boundary" {
+			t.Errorf("%s listed as a tool", r.Tool)
+		}
+	}
+	const calls0 = "SELECT count(*) FROM actions WHERE tool != '' AND type NOT IN ('context_compacted', 'user_prompt', 'turn_aborted', 'api_error')"
+	if want := count(t, st, calls0); calls != want || calls == 0 {
 		t.Errorf("tool calls add up to %d, the store has %d", calls, want)
 	}
-	if want := count(t, st, "SELECT count(*) FROM actions WHERE tool != '' AND success = 0"); fails != want {
+	if want := count(t, st, calls0+" AND success = 0"); fails != want {
 		t.Errorf("tool failures add up to %d, the store has %d", fails, want)
 	}
 	if want := count(t, st, "SELECT count(*) FROM actions WHERE client = 'codex' AND tool = 'exec_command'"); want > 0 {

@@ -18,6 +18,7 @@ import (
 type Session struct {
 	Client          string `json:"client"`
 	SessionID       string `json:"session_id"`
+	Title           string `json:"title"` // the client's title, else the first prompt ("" when neither)
 	Project         string `json:"project"`
 	FirstSeen       int64  `json:"first_seen"` // ms
 	LastSeen        int64  `json:"last_seen"`  // ms
@@ -33,11 +34,11 @@ type Session struct {
 	Totals
 }
 
-const sessionCols = "client, session_id, project, first_seen, last_seen, state, model, parent_session_id, epoch, events, transcript_path"
+const sessionCols = "client, session_id, project, first_seen, last_seen, state, model, parent_session_id, epoch, events, transcript_path, title"
 
 func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	var s Session
-	err := sc.Scan(&s.Client, &s.SessionID, &s.Project, &s.FirstSeen, &s.LastSeen, &s.State, &s.Model, &s.ParentSessionID, &s.Epoch, &s.Events, &s.TranscriptPath)
+	err := sc.Scan(&s.Client, &s.SessionID, &s.Project, &s.FirstSeen, &s.LastSeen, &s.State, &s.Model, &s.ParentSessionID, &s.Epoch, &s.Events, &s.TranscriptPath, &s.Title)
 	return s, err
 }
 
@@ -264,7 +265,20 @@ type countRow struct {
 }
 
 func countBy(ctx context.Context, db *sql.DB, col string, s Session, limit int) ([]countRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+col+", count(*), coalesce(sum(success = 0), 0), coalesce(sum(success = 1), 0) FROM actions WHERE session_id = ? AND client = ? GROUP BY "+col+" ORDER BY count(*) DESC, "+col+" LIMIT ?", s.SessionID, s.Client, limit)
+	return countWhere(ctx, db, col, "", s, limit)
+}
+
+// countTools counts the session's tool calls by tool: not the actions that name no tool, nor the
+// lifecycle records that carry a label in tool (a compaction's compact_boundary).
+func countTools(ctx context.Context, db *sql.DB, s Session, limit int) ([]countRow, error) {
+	return countWhere(ctx, db, "tool", " AND tool != '' AND type NOT IN "+lifecycleTypes, s, limit)
+}
+
+// lifecycleTypes are the action types that are records of a session's life, not tool calls.
+const lifecycleTypes = "('context_compacted', 'user_prompt', 'turn_aborted', 'api_error')"
+
+func countWhere(ctx context.Context, db *sql.DB, col, cond string, s Session, limit int) ([]countRow, error) {
+	rows, err := db.QueryContext(ctx, "SELECT "+col+", count(*), coalesce(sum(success = 0), 0), coalesce(sum(success = 1), 0) FROM actions WHERE session_id = ? AND client = ?"+cond+" GROUP BY "+col+" ORDER BY count(*) DESC, "+col+" LIMIT ?", s.SessionID, s.Client, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +328,7 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 	if out.Types, err = countBy(ctx, db, "type", sess, 100); err != nil {
 		return nil, err
 	}
-	if out.Tools, err = countBy(ctx, db, "tool", sess, 100); err != nil {
+	if out.Tools, err = countTools(ctx, db, sess, 100); err != nil {
 		return nil, err
 	}
 	for _, t := range out.Types {

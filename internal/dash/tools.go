@@ -57,7 +57,7 @@ func (s *Server) toolsAPI(ctx context.Context, q *query) (any, error) {
 	}
 	rows, err := db.QueryContext(ctx, `SELECT client, tool, sum(actions), sum(failures), sum(pending),
        coalesce(sum(duration_ms) * 1.0 / nullif(sum(timed), 0), 0)
-  FROM (`+src+`) WHERE tool != '' GROUP BY client, tool ORDER BY sum(actions) DESC, client, tool LIMIT 500`, args...)
+  FROM (`+src+`) WHERE tool != '' AND type NOT IN `+lifecycleTypes+` GROUP BY client, tool ORDER BY sum(actions) DESC, client, tool LIMIT 500`, args...)
 	if err != nil {
 		return nil, err
 	}
