@@ -12,6 +12,8 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 )
 
+require golang.org/x/term v0.47.0
+
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/chromedp/cdproto v0.159.0

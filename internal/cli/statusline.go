@@ -64,7 +64,7 @@ session: this session's cost as observer counts it (each turn once, proxy figure
 Code's own estimate while observer has no turn of it yet. today: every client, since local
 midnight. block: the active 5-hour billing block (see ` + "`observerctl blocks`" + `), the time left and its
 burn rate. budget: the fullest of the daily, monthly and current project's [budget] limits.
-Parts without data are left out.
+Parts without data are left out. An empty stdin (</dev/null) gives the line without a session.
 
 It reads the store read-only from the hourly rollups (no bus, no writer needed) and answers in a
 few milliseconds on large stores. A status bar must not show errors: without a store, with bad
@@ -123,7 +123,7 @@ func runStatusline(c *cli.Context, strict bool) (string, error) {
 }
 
 // readStatusPayload decodes the first JSON value on r, without waiting for the end of the input.
-// A terminal gives none.
+// A terminal gives none; an empty input is an empty payload.
 func readStatusPayload(r io.Reader) (statusPayload, error) {
 	var p statusPayload
 	if f, ok := r.(*os.File); ok {
@@ -132,7 +132,11 @@ func readStatusPayload(r io.Reader) (statusPayload, error) {
 		}
 		f.SetReadDeadline(time.Now().Add(2 * time.Second)) // a pipe nobody writes to; ignored where unsupported
 	}
-	if err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&p); err != nil {
+	err := json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&p)
+	if errors.Is(err, io.EOF) {
+		return statusPayload{}, nil // nothing at all (</dev/null): the figures without a session
+	}
+	if err != nil {
 		return statusPayload{}, fmt.Errorf("stdin: want the JSON object Claude Code sends a status line command: %w", err)
 	}
 	return p, nil

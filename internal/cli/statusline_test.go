@@ -107,6 +107,7 @@ func TestStatusline_NeverFailsLoudly(t *testing.T) {
 		{claudePayload, []string{"--home", t.TempDir(), "statusline"}, 0, "observer · no data yet\n", ""},
 		{"not json", []string{"--home", home, "statusline"}, 0, "observer · $", ""},
 		{"", []string{"--home", home, "statusline"}, 0, "observer · $", ""},
+		{"", []string{"--home", home, "statusline", "--json"}, 0, "{", ""}, // empty stdin: no session, not an error
 		{claudePayload, []string{"--home", badConfig, "statusline"}, 0, "observer · config error\n", ""},
 		{"not json", []string{"--home", home, "statusline", "--check"}, ExitBadInput, "", "stdin"},
 		{claudePayload, []string{"--home", t.TempDir(), "statusline", "--check"}, ExitUnavailable, "", "no store"},
@@ -118,6 +119,24 @@ func TestStatusline_NeverFailsLoudly(t *testing.T) {
 		if code != c.code || !strings.HasPrefix(out, c.out) || (c.out == "" && c.code != ExitUsage && out != "") || !strings.Contains(errOut, c.msg) || (c.code == 0 && errOut != "") {
 			t.Errorf("%q %v: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.stdin, c.args, code, out, errOut, c.code, c.out, c.msg)
 		}
+	}
+}
+
+// `statusline --json </dev/null`: a real process with /dev/null (a character device, not a
+// terminal) on stdin prints the figures without a session.
+func TestStatusline_DevNull(t *testing.T) {
+	home := costHome(t)
+	cmd := exec.Command(os.Args[0], "--home", home, "statusline", "--json")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer null.Close()
+	var out, errOut bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, &out, &errOut
+	if err := cmd.Run(); err != nil || !strings.HasPrefix(out.String(), "{") || strings.Contains(errOut.String(), "terminal") {
+		t.Errorf("exit %v, stdout %q, stderr %q", err, out.String(), errOut.String())
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // New returns a logger writing to w at level ("debug", "info", "warn" or "error"; anything else
@@ -36,8 +38,9 @@ func replace(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// IsTerminal reports whether f is a character device (a terminal).
+// IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// A character device is not enough: /dev/null is one (a status line run with stdin from
+	// /dev/null, a unit whose output goes there). term asks the terminal driver.
+	return term.IsTerminal(int(f.Fd()))
 }
