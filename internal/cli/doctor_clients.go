@@ -25,6 +25,7 @@ var clientInfos = map[string]clientInfo{
 	"opencode":    {[]string{"opencode"}, `a provider with "options": {"baseURL": "http://%s/v1"} in opencode.json`},
 	"kilo":        {[]string{"kilo", "kilocode"}, `a provider with "options": {"baseURL": "http://%s/v1"} in its config`},
 	"cline":       {[]string{"cline"}, "cline auth -p openai-compatible -b http://%s/v1 ..."},
+	"crush":       {[]string{"crush"}, `a provider with "type": "openai-compat", "base_url": "http://%s/v1" in crush.json`},
 }
 
 // doctorClients reports, for each client observer reads, whether it is installed and whether its

@@ -311,14 +311,22 @@ func TestDoctor_Clients(t *testing.T) {
 	e := newCtlEnv(t)
 	bin := t.TempDir()
 	t.Setenv("PATH", bin)
-	for _, name := range []string{"gemini", "qwen"} {
+	for _, name := range []string{"gemini", "qwen", "crush"} {
 		write(t, filepath.Join(bin, name), "#!/bin/sh\n")
 		os.Chmod(filepath.Join(bin, name), 0o755)
 	}
 	write(t, filepath.Join(e.home, ".gemini", "tmp", "proj", "chats", "session-2026-06-01T10-00-abcd1234.json"),
 		`{"sessionId":"abcd1234","projectHash":"x","startTime":"2026-06-01T10:00:00Z","lastUpdated":"2026-06-01T10:00:00Z","messages":[]}`)
+	for _, k := range []string{"OBSERVER_CRUSH_DIRS", "CRUSH_GLOBAL_DATA", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
+	}
+	crushData := filepath.Join(e.home, "src", "app", ".crush")
+	write(t, filepath.Join(e.home, ".local", "share", "crush", "projects.json"),
+		`{"projects":[{"path":"`+filepath.Dir(crushData)+`","data_dir":"`+crushData+`"}]}`)
+	write(t, filepath.Join(crushData, "crush.db"), "")
 	_, checks := doctor(t)
 	expect(t, checks, "client:gemini-cli", checkOK, "1 record file", "GOOGLE_GEMINI_BASE_URL=http://")
+	expect(t, checks, "client:crush", checkOK, "1 record file", `"base_url": "http://`)
 	expect(t, checks, "client:qwen-code", checkWarn, "installed at "+filepath.Join(bin, "qwen"), "no records")
 	if _, ok := checks["client:pi"]; ok {
 		t.Error("doctor reported pi, neither installed nor recorded")

@@ -26,7 +26,7 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code and Kilo Code history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code and Crush history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, the events go through its bus; otherwise scan hosts a bus and a writer itself for the
 run. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
@@ -39,12 +39,15 @@ $XDG_DATA_HOME/kilo/kilo.db ($XDG_DATA_HOME defaults to ~/.local/share), read re
 Cline CLI: ~/.cline/data/sessions (or $CLINE_SESSION_DATA_DIR, $CLINE_DATA_DIR/sessions,
 $CLINE_DIR/data/sessions). The Cline, Roo Code and Kilo Code VS Code extensions: tasks under each
 editor's User/globalStorage (Code, Code - Insiders, VSCodium, Cursor, Windsurf), or under the
-directories in $OBSERVER_VSCODE_GLOBALSTORAGE.
+directories in $OBSERVER_VSCODE_GLOBALSTORAGE. Crush: the crush.db of every project its
+projects.json lists (in $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush;
+a project's database is <project>/.crush/crush.db by default), read read-only; or the directories
+in $OBSERVER_CRUSH_DIRS.
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo) or kilo-code"},
+			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo), kilo-code or crush"},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},

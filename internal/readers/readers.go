@@ -11,6 +11,7 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/cline"
 	"github.com/observerhq/observer/pkg/transcript/codex"
+	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/opencode"
 	"github.com/observerhq/observer/pkg/transcript/pi"
@@ -22,7 +23,8 @@ func All() []transcript.Adapter {
 		gemini.New(gemini.DefaultRoots()), gemini.NewQwen(gemini.DefaultQwenRoots()), pi.New(pi.DefaultRoots()),
 		opencode.New(opencode.DefaultDirs()), opencode.NewKilo(opencode.DefaultKiloDirs()),
 		cline.New(cline.DefaultRoots()), cline.NewVSCode(cline.ClientVSCode, cline.DefaultGlobalStorage()),
-		cline.NewVSCode(cline.ClientRoo, cline.DefaultGlobalStorage()), cline.NewVSCode(cline.ClientKilo, cline.DefaultGlobalStorage())}
+		cline.NewVSCode(cline.ClientRoo, cline.DefaultGlobalStorage()), cline.NewVSCode(cline.ClientKilo, cline.DefaultGlobalStorage()),
+		crush.New(crush.DefaultDirs())}
 }
 
 // aliases are the short names --client also accepts.
@@ -65,6 +67,8 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 			a.CurrentPrices = prices
 		case *cline.Adapter:
 			a.CurrentPrices = prices
+		case *crush.Adapter:
+			a.CurrentPrices = prices
 		}
 	}
 	return ads
@@ -81,5 +85,6 @@ func Roots() []string {
 	for _, a := range cline.VSCodeAdapters() {
 		roots = append(roots, a.WatchDirs()...)
 	}
+	roots = append(roots, crush.New(crush.DefaultDirs()).WatchDirs()...)
 	return append(roots, pi.New(pi.DefaultRoots()).WatchDirs()...)
 }

@@ -451,6 +451,8 @@ func TestClientOf(t *testing.T) {
 			"X-Title": "Kilo Code", "HTTP-Referer": "https://kilocode.ai", "x-session-id": "ses_2"}},
 		{"kilo", map[string]string{"User-Agent": "OpenAI/JS 5.0.0", "X-Title": "Kilo Code"}},
 		{"cline", map[string]string{"User-Agent": "ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30 runtime/bun/1.3.13"}},
+		{"crush", map[string]string{"User-Agent": "Charm-Crush/0.66.0 (https://charm.land/crush)", "X-Stainless-Lang": "go"}},
+		{"unknown", map[string]string{"User-Agent": "OpenAI/Go 1.12.0", "X-Stainless-Lang": "go"}}, // an SDK's own mark only
 		{"unknown", map[string]string{"User-Agent": "OpenAI/JS 6.26.0", "X-Stainless-Lang": "js"}}, // Pi
 		{"unknown", map[string]string{"User-Agent": "google-genai-sdk/1.30.0 gl-node/v20.20.2"}},
 		{"unknown", nil},

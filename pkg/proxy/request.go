@@ -220,6 +220,9 @@ func sessionFromUserID(uid string) string {
 //	cline        User-Agent ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30
 //	             runtime/bun/1.3.13 (Cline 3.0.65's OpenAI-compatible provider; the bare AI SDK
 //	             agent, which other apps built on the AI SDK may send too)
+//	crush        User-Agent Charm-Crush/<version> (https://charm.land/crush): the agent's requests
+//	             in Crush's public source (internal/agent); not seen through the fake API (Crush
+//	             cannot be installed offline); no session id
 //
 // Pi 0.73.1 sends only the OpenAI SDK's own marks (User-Agent OpenAI/JS 6.26.0, x-stainless-*):
 // it stays unknown, like any client without a mark (the writer names such a turn pi when Pi's
@@ -242,6 +245,8 @@ func clientOf(h http.Header) string {
 		return "qwen-code"
 	case strings.HasPrefix(ua, "ai-sdk/openai-compatible/"):
 		return "cline"
+	case strings.HasPrefix(ua, "charm-crush/"):
+		return "crush"
 	}
 	return "unknown"
 }
