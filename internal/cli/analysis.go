@@ -24,7 +24,7 @@ import (
 // score and suggest.
 
 var windowFlags = []cli.Flag{
-	&cli.StringFlag{Name: "since", Value: "7d", Usage: "sessions active since a duration ago (24h, 7d) or a date (2026-11-01); \"all\" for all time"},
+	&cli.StringFlag{Name: "since", Value: "all", Usage: "sessions active since a duration ago (24h, 7d), a date (2026-11-01) or all"},
 	&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 	&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
 	&cli.IntFlag{Name: "limit", Value: 20, Usage: "rows per list"},
@@ -41,14 +41,19 @@ func analysisFilter(c *cli.Context) (*env, analysis.Filter, error) {
 	if f.Limit <= 0 || f.Limit > 10000 {
 		return nil, f, usageErr("--limit: must be between 1 and 10000")
 	}
-	if s := c.String("since"); s != "all" {
-		since, err := parseSince(s, time.Now())
-		if err != nil {
-			return nil, f, usageErr("--since: %v", err)
-		}
-		f.Since = since
+	since, err := parseSince(c.String("since"), time.Now())
+	if err != nil {
+		return nil, f, usageErr("--since: %v", err)
 	}
+	f.Since = since
 	return e, f, nil
+}
+
+// emptyWindowNote says, after an empty answer for a window, where the stored turns are.
+func emptyWindowNote(c *cli.Context, e *env, st *store.Store, since time.Time) {
+	if hint := windowHint(c.Context, st.DB, since, time.Time{}); hint != "" {
+		fmt.Fprintln(e.stdout, hint)
+	}
 }
 
 // openAnalysis opens the store read-only for a command of this file.
@@ -111,6 +116,9 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 				return nil
 			}
 			t := d.Totals
+			if t.Sessions == 0 {
+				emptyWindowNote(c, e, st, f.Since)
+			}
 			fmt.Fprintf(e.stdout, "%d sessions: %d stale re-reads, %d unclassified re-reads (%d files across agents), %d repeated commands, %d files shared by clients\n",
 				t.Sessions, t.StaleRereads, t.UnclassifiedRereads, t.CrossAgentFiles, t.RepeatedCommands, t.SharedFiles)
 			if len(d.Rereads) > 0 {
@@ -187,6 +195,7 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 			}
 			if len(ps.Patterns) == 0 {
 				fmt.Fprintln(e.stdout, "no pattern seen twice in this window")
+				emptyWindowNote(c, e, st, f.Since)
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
@@ -252,6 +261,7 @@ Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a ba
 			}
 			if len(ss) == 0 {
 				fmt.Fprintln(e.stdout, "no analysed session in this window")
+				emptyWindowNote(c, e, st, f.Since)
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)

@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -31,14 +32,15 @@ reasoning_tokens, cost_usd, turns, proxy_turns, unreliable_turns, unpriced_turns
 transcripts, unreliable = some from transcripts known to log placeholders, unknown price = some
 turns of a model without a price, whose dollars are 0); and a "total" object.
 
---since and --until take a duration ago (24h, 7d) or a local date (2026-11-01); --until is
-exclusive. --project, --client and --session keep one of each (a proxy turn counts under its
+--since and --until take a duration ago (24h, 7d), a local date (2026-11-01) or all (the default:
+every command reports all time unless narrowed); --until is exclusive. A window without turns says
+where the stored turns are. --project, --client and --session keep one of each (a proxy turn counts under its
 session's project).
 
 Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no store yet.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(cost.Keys, ", ")},
-			&cli.StringFlag{Name: "since", Usage: "only turns since a duration ago (24h, 7d) or a date (2026-11-01)"},
+			&cli.StringFlag{Name: "since", Value: "all", Usage: "only turns since a duration ago (24h, 7d), a date (2026-11-01) or all"},
 			&cli.StringFlag{Name: "until", Usage: "only turns before a duration ago or a date"},
 			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
@@ -95,6 +97,12 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				writeJSON(e.stdout, rep)
 				return nil
 			}
+			if rep.Total.Turns == 0 {
+				if hint := windowHint(c.Context, st.DB, since, until); hint != "" {
+					fmt.Fprintln(e.stdout, hint)
+					return nil
+				}
+			}
 			printCost(e, rep)
 			return nil
 		},
@@ -114,8 +122,9 @@ func openReadStore(ctx context.Context, e *env) (*store.Store, error) {
 }
 
 // parseSince reads "24h", "7d", "30m" or a date "2006-01-02" (local midnight).
+// "all" (or nothing) is no bound: every command's window is all time unless narrowed.
 func parseSince(s string, now time.Time) (time.Time, error) {
-	if s == "" {
+	if s == "" || s == "all" {
 		return time.Time{}, nil
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
@@ -133,7 +142,37 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	if t, err := time.ParseInLocation("2006-01-02", s, time.Local); err == nil {
 		return t, nil
 	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d) nor a date (2026-11-01)", s)
+	return time.Time{}, fmt.Errorf("%q is neither a duration (24h, 7d), a date (2026-11-01) nor all", s)
+}
+
+// windowHint says where the turns are when a window holds none: "" when the window is all time.
+func windowHint(ctx context.Context, db *sql.DB, since, until time.Time) string {
+	if since.IsZero() && until.IsZero() {
+		return ""
+	}
+	if in, err := cost.Run(ctx, db, cost.Query{Since: since, Until: until}); err != nil || in.Total.Turns > 0 {
+		return "" // the window has turns: not the reason the answer is empty
+	}
+	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"day"}})
+	if err != nil || rep.Total.Turns == 0 {
+		return "no model turns stored yet"
+	}
+	window := "in this window"
+	switch {
+	case !since.IsZero() && until.IsZero():
+		window = "since " + since.Local().Format("2006-01-02 15:04")
+	case since.IsZero():
+		window = "before " + until.Local().Format("2006-01-02 15:04")
+	}
+	return fmt.Sprintf("no model turns %s; the store has %s from %s to %s: --since all", window,
+		plural(rep.Total.Turns, "turn"), rep.Rows[0].Day, rep.Rows[len(rep.Rows)-1].Day)
+}
+
+func plural(count int64, what string) string {
+	if count == 1 {
+		return "1 " + what
+	}
+	return n(count) + " " + what + "s"
 }
 
 func printCost(e *env, rep *cost.Report) {

@@ -167,3 +167,26 @@ func TestCost_TitlesOrderAndMarks(t *testing.T) {
 		}
 	}
 }
+
+// Every command takes --since all; a window without turns says where the stored ones are.
+func TestWindows_AllAndEmptyHint(t *testing.T) {
+	home := costHome(t)
+	for _, args := range [][]string{{"cost", "--since", "all"}, {"export", "--since", "all"}, {"score", "--since", "all"},
+		{"discover", "--since", "all"}, {"patterns", "--since", "all"}, {"cost", "--until", "all"}} {
+		if code, _, errOut := runCtl(t, append([]string{"--home", home}, args...)...); code != 0 {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+	code, out, _ := runCtl(t, "--home", home, "cost", "--until", "2001-01-01")
+	if code != 0 || !strings.Contains(out, "no model turns before 2001-01-01") || !strings.Contains(out, "the store has 3 turns from ") ||
+		!strings.Contains(out, "--since all") {
+		t.Errorf("empty window: exit %d %q", code, out)
+	}
+	code, out, _ = runCtl(t, "--home", home, "score", "--since", "1m")
+	if code != 0 || !strings.Contains(out, "no analysed session") || !strings.Contains(out, "--since all") {
+		t.Errorf("score, empty window: exit %d %q", code, out)
+	}
+	if code, out, _ := runCtl(t, "--home", home, "cost", "--since", "yesterday"); code != ExitUsage {
+		t.Errorf("a bad --since: exit %d %s", code, out)
+	}
+}

@@ -53,7 +53,7 @@ Exit codes: 0 done; 1 failure; 64 a bad flag (unknown table or format, a bad tim
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "table", Value: "actions", Usage: "what to export: " + strings.Join(exportTables, ", ")},
 			&cli.StringFlag{Name: "format", Value: "json", Usage: "json (an array), jsonl (one object per line) or csv"},
-			&cli.StringFlag{Name: "since", Usage: "only rows since a duration ago (24h, 7d) or a date (2026-11-01)"},
+			&cli.StringFlag{Name: "since", Value: "all", Usage: "only rows since a duration ago (24h, 7d), a date (2026-11-01) or all"},
 			&cli.StringFlag{Name: "until", Usage: "only rows before a duration ago or a date"},
 			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
