@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -156,11 +157,34 @@ func load(c *cli.Context) (*env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(home)
+	read := config.Load
+	if readOnly[commandPath(c)] {
+		read = config.Read // a question about the store creates nothing in the home
+	}
+	cfg, err := read(home)
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
 	return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+}
+
+// readOnly are the commands that only read the store or the configuration: they create neither the
+// home directory nor config.toml (the first command that starts or sets up observer writes it).
+var readOnly = map[string]bool{
+	"cost": true, "export": true, "discover": true, "patterns": true, "score": true, "blocks": true,
+	"statusline": true, "doctor": true, "metrics": true, "prices show": true, "prices list": true, "prices diff": true,
+	"status": true, "logs": true, "tail": true,
+}
+
+// commandPath is the command's name with its parents' ("prices show").
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, x := range c.Lineage() {
+		if x.Command != nil && x.Command.Name != "" && x.Command.Name != c.App.Name {
+			names = append([]string{x.Command.Name}, names...)
+		}
+	}
+	return strings.Join(slices.Compact(names), " ")
 }
 
 // loadOrLastGood is load for the commands that must work while config.toml is broken: the hook
@@ -171,6 +195,14 @@ func loadOrLastGood(c *cli.Context) (*env, error) {
 	home, err := homeDir(c)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Stat(config.Path(home)); errors.Is(err, os.ErrNotExist) && readOnly[commandPath(c)] {
+		// Nothing set up yet: the defaults, without creating the home.
+		cfg, err := config.Read(home)
+		if err != nil {
+			return nil, withCode(ExitFailure, err)
+		}
+		return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 	}
 	cfg, warning, err := config.LoadOrLastGood(home)
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,5 +41,28 @@ func TestEveryCommand_HelpAndBadFlag(t *testing.T) {
 	walk(nil, app.Commands)
 	if seen < 30 {
 		t.Errorf("walked %d commands, want every command of observerctl", seen)
+	}
+}
+
+// A command that only reads creates nothing: neither the home directory nor config.toml (a user
+// trying `observerctl cost` before ever starting observer finds no ~/.observer afterwards).
+func TestReadOnlyCommandsCreateNothing(t *testing.T) {
+	for _, args := range [][]string{{"cost"}, {"export"}, {"discover"}, {"patterns"}, {"score"}, {"blocks"}, {"metrics"},
+		{"doctor"}, {"statusline"}, {"status"}, {"logs", "writer"}, {"prices", "show", "gpt-5"}, {"prices", "list"}, {"prices", "diff"}} {
+		home := filepath.Join(t.TempDir(), "obs")
+		runCtl(t, append([]string{"--home", home}, args...)...)
+		if _, err := os.Stat(home); err == nil {
+			t.Errorf("%v created %s", args, home)
+		}
+	}
+	// A command that changes the home still writes the commented defaults.
+	home := filepath.Join(t.TempDir(), "obs")
+	db := filepath.Join(t.TempDir(), "prices.json")
+	os.WriteFile(db, []byte(`{"m-1": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e-6}}`), 0o600)
+	if code, _, errOut := runCtl(t, "--home", home, "prices", "update", "--from", db); code != 0 {
+		t.Fatalf("prices update: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "config.toml")); err != nil {
+		t.Errorf("prices update wrote no config.toml: %v", err)
 	}
 }

@@ -325,7 +325,7 @@ func Load(home string) (*Set, error) {
 }
 
 func load(home string, db *Database) (*Set, error) {
-	cfg, err := config.Load(home)
+	cfg, err := config.Read(home) // prices only read: the home is created by what starts observer
 	if err != nil {
 		return nil, err
 	}

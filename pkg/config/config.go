@@ -239,6 +239,18 @@ func Load(home string) (Config, error) {
 	return cfg, err
 }
 
+// Read is Load for a command that only reads: it creates nothing, neither the home directory nor
+// config.toml; a missing file is the defaults (with the environment overrides).
+func Read(home string) (Config, error) {
+	data, err := os.ReadFile(Path(home))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		cfg := Default()
+		cfg.Home = home
+		return cfg, fmt.Errorf("read config %s: %w", Path(home), err)
+	}
+	return Parse(home, data)
+}
+
 // Parse decodes data, the text of home's config.toml, over the defaults, applies the environment
 // overrides and validates every key, writing nothing. An error names the file and line, or the
 // variable, of each bad value.
