@@ -1,4 +1,4 @@
-// Package logging is the one logger setup of observer's processes: text on a terminal, JSON lines
+// Package logging is the one logger setup of observer's processes: short lines on a terminal, JSON lines
 // elsewhere (a component's log file, a service manager), at the level [log] level names.
 // Durations are written as text ("1.5s"), not as nanosecond counts.
 package logging
@@ -21,7 +21,7 @@ func New(w io.Writer, level string) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: replace}
 	if f, ok := w.(*os.File); ok && IsTerminal(f) {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(newLineHandler(w, lv))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
