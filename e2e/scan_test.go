@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // corpusHome lays the shared corpus out the way the clients keep it on disk, in a fresh HOME.
@@ -108,4 +109,57 @@ func TestScan_CorpusOnceAndCostsAgree(t *testing.T) {
 		t.Fatalf("%d messages counted more than once", n)
 	}
 	t.Logf("corpus totals: %+v", totals[0].Total)
+}
+
+// TestScan_WhileSuiteUp: with the suite running, its observer-watch owns the transcripts' reading
+// positions, and scan, backfill and scan --dry-run still work: the watcher reads for them and
+// streams back its progress and summary, and the store ends with the history once.
+func TestScan_WhileSuiteUp(t *testing.T) {
+	clientHome := corpusHome(t)
+	s := newSuite(t, "HOME="+clientHome, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=")
+	type summary struct {
+		Files  int   `json:"files"`
+		Read   int   `json:"files_read"`
+		Lines  int64 `json:"lines"`
+		Events int64 `json:"events"`
+	}
+	run := func(args ...string) (summary, string) {
+		t.Helper()
+		out, errOut, code := s.ctl(nil, args...)
+		var sum summary
+		if code != 0 || json.Unmarshal([]byte(out), &sum) != nil {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+		}
+		return sum, errOut
+	}
+	dry, _ := run("scan", "--dry-run", "--json")
+	if dry.Files == 0 || dry.Events == 0 {
+		t.Fatalf("dry run with the suite down: %+v", dry)
+	}
+	s.start()
+	// The watcher ingests the history on its own; scan asks it for a pass and gets its summary.
+	sum, errOut := run("scan", "--json")
+	if sum.Files != dry.Files || !strings.Contains(errOut, "observer-watch reads the history") {
+		t.Errorf("scan while up: %+v (dry run saw %d files), stderr %q", sum, dry.Files, errOut)
+	}
+	codex, _ := run("scan", "--client", "codex", "--json")
+	if codex.Files == 0 || codex.Files >= sum.Files {
+		t.Errorf("scan --client codex while up: %d of %d files", codex.Files, sum.Files)
+	}
+	if again, _ := run("scan", "--dry-run", "--json"); again.Files != dry.Files {
+		t.Errorf("dry run while up: %+v", again)
+	}
+	if _, errOut, code := s.ctl(nil, "backfill", "--json"); code != 0 {
+		t.Errorf("backfill while up: exit %d %s", code, errOut)
+	}
+	// Everything once: the same rows as a scan into a store of its own.
+	solo := newSuite(t, "HOME="+clientHome, "CLAUDE_CONFIG_DIR=", "CODEX_HOME=")
+	if _, errOut, code := solo.ctl(nil, "scan", "--json"); code != 0 {
+		t.Fatalf("solo scan: %s", errOut)
+	}
+	want := solo.count("SELECT count(*) FROM token_usage")
+	s.waitCount(30*time.Second, want, "SELECT count(*) FROM token_usage")
+	if a, b := s.count("SELECT count(*) FROM actions"), solo.count("SELECT count(*) FROM actions"); a != b {
+		t.Errorf("actions: %d with the suite, %d by a scan alone", a, b)
+	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,8 +29,10 @@ func scanCommand() *cli.Command {
 		Name:  "scan",
 		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code and Crush history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
-observer runs, the events go through its bus; otherwise scan hosts a bus and a writer itself for the
-run. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
+observer runs, its observer-watch (which owns the reading position of every file) does the reading
+for this command and streams its progress back, and the events go through its bus; otherwise scan
+hosts a bus and a writer itself for the run. --dry-run counts from a snapshot of the reading
+positions, whether observer runs or not. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
 CLAUDE_CONFIG_DIR. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_sessions. Gemini
 CLI: ~/.gemini/tmp/*/chats (and ~/.cache/.gemini, macOS's sandbox), or $GEMINI_CLI_HOME/.gemini.
 Qwen Code: ~/.qwen (or $QWEN_HOME, and $QWEN_RUNTIME_DIR) projects/*/chats and tmp/*/chats.
@@ -113,7 +116,7 @@ func ingestFromFlags(c *cli.Context, line func(p ingest.Progress, took time.Dura
 		progress = func(p ingest.Progress) { fmt.Fprint(e.stderr, "\r"+line(p, time.Since(start))+"   ") }
 	}
 	h := &historyRun{e: e, ads: ads, dryRun: c.Bool("dry-run")}
-	h.sum, h.scanErr = ingestHistory(c.Context, e, ads, since, h.dryRun, progress)
+	h.sum, h.scanErr = ingestHistory(c.Context, e, c.String("client"), ads, since, h.dryRun, progress)
 	return h, nil
 }
 
@@ -130,17 +133,23 @@ func (h *historyRun) result() error {
 
 // ingestHistory reads the adapters' files from their cursors and publishes their events (scan's
 // work, which backfill shares); progress, when set, is called as files are read.
-func ingestHistory(ctx context.Context, e *env, ads []transcript.Adapter, since time.Time, dryRun bool, progress func(ingest.Progress)) (ingest.Summary, error) {
+func ingestHistory(ctx context.Context, e *env, client string, ads []transcript.Adapter, since time.Time, dryRun bool, progress func(ingest.Progress)) (ingest.Summary, error) {
 	pset, err := prices.Build(e.cfg.Pricing.Models) // usage is priced with config.toml's overrides
 	if err != nil {
 		return ingest.Summary{}, withCode(ExitUsage, fmt.Errorf("config %s: %w", config.Path(e.cfg.Home), err))
 	}
 	readers.WithPrices(ads, prices.Static(pset).Table)
-	cur, err := ingest.OpenCursors(filepath.Join(e.cfg.Home, "watch", "cursors.json"))
-	if err != nil {
-		if errors.Is(err, ingest.ErrBusy) {
-			return ingest.Summary{}, fmt.Errorf("%w: observer-watch or another scan is reading them now; it ingests everything already", err)
+	cursorsPath := filepath.Join(e.cfg.Home, "watch", "cursors.json")
+	cur, err := ingest.OpenCursors(cursorsPath)
+	switch {
+	case errors.Is(err, ingest.ErrBusy) && dryRun:
+		// The watcher (or another scan) owns the cursors: count from a snapshot of them.
+		if cur, err = ingest.ReadCursors(cursorsPath); err != nil {
+			return ingest.Summary{}, err
 		}
+	case errors.Is(err, ingest.ErrBusy):
+		return scanViaWatcher(ctx, e, client, since, progress, err)
+	case err != nil:
 		return ingest.Summary{}, err
 	}
 	defer cur.Close()
@@ -188,6 +197,50 @@ func ingestHistory(ctx context.Context, e *env, ads []transcript.Adapter, since 
 		}
 	}
 	return sum, scanErr
+}
+
+// scanViaWatcher has the running watcher, which owns the cursors (busy says so), read the history
+// for this scan, showing its progress as it comes. Without an answer it says who holds them.
+func scanViaWatcher(ctx context.Context, e *env, client string, since time.Time, progress func(ingest.Progress), busy error) (ingest.Summary, error) {
+	token, err := bus.ReadToken(e.cfg.TokenPath())
+	if err != nil {
+		return ingest.Summary{}, withCode(ExitUnavailable, fmt.Errorf("%w, and observer's bus token cannot be read (%v): is another scan running?", busy, err))
+	}
+	cl, err := bus.Connect(ctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-scan", Timeout: 5 * time.Second, Logger: e.logger})
+	if err != nil {
+		return ingest.Summary{}, withCode(ExitUnavailable, fmt.Errorf("%w, and observer's bus at %s does not answer: is another scan running? (`observerctl status`)", busy, e.cfg.BusURL()))
+	}
+	defer cl.Close()
+	fmt.Fprintln(e.stderr, "observer is running: its observer-watch reads the history for this scan")
+	req, _ := json.Marshal(ingest.ScanRequest{Client: client, Since: since})
+	var sum *ingest.Summary
+	var failed string
+	err = cl.RequestStream(ctx, bus.ScanSubject, req, 5*time.Second, 2*time.Minute, func(data []byte) bool {
+		var u ingest.ScanUpdate
+		if json.Unmarshal(data, &u) != nil {
+			return false
+		}
+		if u.Progress != nil && progress != nil {
+			progress(*u.Progress)
+		}
+		sum, failed = u.Summary, u.Error
+		return u.Done()
+	})
+	if progress != nil {
+		fmt.Fprintln(e.stderr)
+	}
+	switch {
+	case errors.Is(err, bus.ErrNoResponder):
+		return ingest.Summary{}, withCode(ExitUnavailable, fmt.Errorf("%w, and observer-watch does not answer on the bus: another scan may be running", busy))
+	case err != nil:
+		return ingest.Summary{}, err
+	case sum == nil:
+		return ingest.Summary{}, errors.New(failed)
+	case failed != "":
+		return *sum, errors.New(failed)
+	}
+	e.logger.Debug("history read by the running observer-watch", "events", sum.Events)
+	return *sum, nil
 }
 
 // observing publishes a scan's batches, with the epoch events their compactions call for, and lets

@@ -164,8 +164,12 @@ func decodeCursors(data []byte) (map[string]*Cursor, error) {
 	return m, cmp.Or(bad, err)
 }
 
-// Save writes the cursors atomically, if they changed.
+// Save writes the cursors atomically, if they changed. Cursors read without their lock
+// (ReadCursors) are never written.
 func (c *Cursors) Save() error {
+	if c.lock == nil {
+		return errors.New("cursors read without their lock are not saved")
+	}
 	c.mu.Lock()
 	if !c.dirty {
 		c.mu.Unlock()
@@ -186,7 +190,29 @@ func (c *Cursors) Save() error {
 }
 
 // Close releases the lock.
-func (c *Cursors) Close() error { return c.lock.Close() }
+func (c *Cursors) Close() error {
+	if c.lock == nil {
+		return nil
+	}
+	return c.lock.Close()
+}
+
+// ReadCursors loads the cursors without their lock, for a dry run while another process owns them:
+// a snapshot that Save refuses to write.
+func ReadCursors(path string) (*Cursors, error) {
+	c := &Cursors{path: path, m: map[string]*Cursor{}}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		if m, err := decodeCursors(data); err == nil {
+			c.m = m
+		}
+	}
+	return c, nil
+}
 
 // Publisher takes batches of events and returns once they are acknowledged or spooled.
 type Publisher interface {
@@ -195,8 +221,10 @@ type Publisher interface {
 
 // Progress is reported while a scan runs.
 type Progress struct {
-	Files, FilesDone int
-	Bytes, BytesDone int64
+	Files     int   `json:"files"`
+	FilesDone int   `json:"files_done"`
+	Bytes     int64 `json:"bytes"`
+	BytesDone int64 `json:"bytes_done"`
 }
 
 // Summary is what a scan did.

@@ -16,6 +16,7 @@ package watchcli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ import (
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Version is set by main.
@@ -105,6 +107,26 @@ func watch(c *cli.Context) error {
 		defer fw.Close()
 	}
 	watched := map[string]bool{}
+	// `observerctl scan` and `backfill` while the suite runs: this process owns the cursors, so it
+	// does their pass, between its own, and streams the progress back.
+	requests := make(chan scanJob)
+	if sub, err := cl.ServeStream(bus.ScanSubject, func(req []byte, send func([]byte) error) {
+		j := scanJob{send: send, done: make(chan struct{})}
+		if err := json.Unmarshal(req, &j.req); err != nil {
+			sendUpdate(send, ingest.ScanUpdate{Error: "bad scan request: " + err.Error()})
+			return
+		}
+		select {
+		case requests <- j:
+			<-j.done
+		case <-ctx.Done():
+			sendUpdate(send, ingest.ScanUpdate{Error: "observer-watch is stopping"})
+		}
+	}); err != nil {
+		logger.Warn("scan requests not served", "err", err)
+	} else {
+		defer sub.Stop()
+	}
 	logger.Info("watch is up", "roots", strings.Join(readers.Roots(), ", "))
 	for {
 		lv.beforePass(s)
@@ -128,10 +150,60 @@ func watch(c *cli.Context) error {
 		if fw != nil {
 			watchDirs(fw, slices.Concat(readers.Roots(), lv.hooked.extraRoots(), s.Dirs()), watched, logger)
 		}
-		if !wait(ctx, fw, lv.wakeup()) {
+		var req *scanJob
+		if !wait(ctx, fw, lv.wakeup(), requests, &req) {
 			return nil
 		}
+		if req != nil {
+			n := requestedPass(ctx, *req, s, lv.publisher(cl), logger)
+			events.Add(n)
+			close(req.done)
+		}
 	}
+}
+
+// scanJob is one scan request waiting for the watcher's loop.
+type scanJob struct {
+	req  ingest.ScanRequest
+	send func([]byte) error
+	done chan struct{}
+}
+
+func sendUpdate(send func([]byte) error, u ingest.ScanUpdate) {
+	if data, err := json.Marshal(u); err == nil {
+		send(data)
+	}
+}
+
+// requestedPass reads, for a scan request, the files of its client modified since its time, with
+// the watcher's cursors and publisher, sending progress at most every 250 ms and the summary at
+// the end. It returns the events published.
+func requestedPass(ctx context.Context, j scanJob, own *ingest.Scanner, pub ingest.Publisher, logger *slog.Logger) int64 {
+	ads := own.Adapters
+	if j.req.Client != "" {
+		sel, err := readers.Select(j.req.Client)
+		if err != nil {
+			sendUpdate(j.send, ingest.ScanUpdate{Error: err.Error()})
+			return 0
+		}
+		ads = slices.DeleteFunc(slices.Clone(ads), func(a transcript.Adapter) bool { return a.Client() != sel[0].Client() })
+	}
+	var last time.Time
+	s := &ingest.Scanner{Adapters: ads, Cursors: own.Cursors, Publisher: pub, Since: j.req.Since,
+		Progress: func(p ingest.Progress) {
+			if time.Since(last) >= 250*time.Millisecond || p.FilesDone == p.Files {
+				last = time.Now()
+				sendUpdate(j.send, ingest.ScanUpdate{Progress: &p})
+			}
+		}}
+	logger.Info("scan requested", "client", j.req.Client, "since", j.req.Since)
+	sum, err := s.Scan(ctx)
+	if err != nil {
+		sendUpdate(j.send, ingest.ScanUpdate{Summary: &sum, Error: err.Error()})
+	} else {
+		sendUpdate(j.send, ingest.ScanUpdate{Summary: &sum})
+	}
+	return sum.Events
 }
 
 // reportMalformed logs, per file, the malformed lines a pass skipped (invalid JSON or UTF-8, a
@@ -180,7 +252,7 @@ func watchDirs(fw *fsnotify.Watcher, dirs []string, watched map[string]bool, log
 
 // wait returns after a file event (gathering the burst that follows it for a moment), a hook's
 // arrival (wake), after PollEvery, or false when ctx ends.
-func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}) bool {
+func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}, requests <-chan scanJob, req **scanJob) bool {
 	var evs <-chan fsnotify.Event
 	if fw != nil {
 		evs = fw.Events
@@ -192,6 +264,8 @@ func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}) bool 
 		return false
 	case <-t.C:
 	case <-wake:
+	case j := <-requests:
+		*req = &j
 	case <-evs:
 		time.Sleep(20 * time.Millisecond)
 	drain:
