@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,8 +78,8 @@ func TestRun_BlockEdges(t *testing.T) {
 		proxyTurn("a", "s1", "claude-sonnet-4-5", "m-a", at(10, 0), tok(100, 10), 1.0),
 		usage("a-transcript", "claude-code", "s1", "claude-sonnet-4-5", "m-a", at(10, 0).Add(time.Second), tok(90, 1), 0.9),
 		usage("b", "claude-code", "s1", "claude-opus-4-5", "m-b", at(14, 59), tok(200, 20), 2.0),
-		usage("c", "codex", "x1", "gpt-5.2-codex", "", at(15, 0), tok(300, 30), 3.0), // exactly at the end
-		usage("d", "codex", "x1", "gpt-5.2-codex", "", at(20, 0), tok(400, 40), 4.0), // exactly 5 h after c
+		usage("c", "claude-code", "s1", "claude-haiku-4-5", "m-c", at(15, 0), tok(300, 30), 3.0), // exactly at the end
+		usage("d", "claude-code", "s1", "claude-haiku-4-5", "m-d", at(20, 0), tok(400, 40), 4.0), // exactly 5 h after c
 		usage("e", "claude-code", "s2", "claude-sonnet-4-5", "m-e", at(23, 50), tok(500, 50), 5.0),
 		usage("f", "claude-code", "s2", "claude-sonnet-4-5", "m-f", at(24, 40), tok(600, 60), 6.0), // after midnight
 		usage("g", "claude-code", "s3", "claude-sonnet-4-5", "m-g", at(32, 30), tok(700, 70), 7.0),
@@ -97,8 +98,8 @@ func TestRun_BlockEdges(t *testing.T) {
 	}
 	wants := []want{
 		{at(10, 0), at(15, 0), at(10, 0), at(14, 59), false, false, 2, 3.0, []string{"claude-opus-4-5", "claude-sonnet-4-5"}},
-		{at(15, 0), at(20, 0), at(15, 0), at(15, 0), false, false, 1, 3.0, []string{"gpt-5.2-codex"}},
-		{at(20, 0), at(25, 0), at(20, 0), at(24, 40), false, false, 3, 15.0, []string{"claude-sonnet-4-5", "gpt-5.2-codex"}},
+		{at(15, 0), at(20, 0), at(15, 0), at(15, 0), false, false, 1, 3.0, []string{"claude-haiku-4-5"}},
+		{at(20, 0), at(25, 0), at(20, 0), at(24, 40), false, false, 3, 15.0, []string{"claude-haiku-4-5", "claude-sonnet-4-5"}},
 		{at(25, 0), at(32, 0), time.Time{}, time.Time{}, true, false, 0, 0, []string{}},
 		{at(32, 0), at(37, 0), at(32, 30), at(33, 0), false, true, 2, 15.0, []string{"claude-sonnet-4-5"}},
 	}
@@ -107,7 +108,7 @@ func TestRun_BlockEdges(t *testing.T) {
 	}
 	for i, w := range wants {
 		b := rep.Blocks[i]
-		if !b.Start.Equal(w.start) || !b.End.Equal(w.end) || !b.FirstTurn.Equal(w.first) || !b.LastTurn.Equal(w.last) ||
+		if b.Client != "claude-code" || !b.Start.Equal(w.start) || !b.End.Equal(w.end) || !b.FirstTurn.Equal(w.first) || !b.LastTurn.Equal(w.last) ||
 			b.Idle != w.idle || b.Active != w.active || b.Turns != w.turns || !near(b.CostUSD, w.usd) || !reflect.DeepEqual(b.Models, w.models) {
 			t.Errorf("block %d: %+v\nwant %+v", i, b, w)
 		}
@@ -125,7 +126,7 @@ func TestRun_BlockEdges(t *testing.T) {
 		t.Errorf("a block of one turn has a burn rate: %+v", rep.Blocks[1])
 	}
 	// The active block: 30 minutes of turns, 3.5 hours left.
-	act := rep.Active()
+	act := rep.Active("")
 	if act == nil || act != &rep.Blocks[4] {
 		t.Fatalf("active block %+v", act)
 	}
@@ -163,11 +164,11 @@ func TestRun_BlockEdges(t *testing.T) {
 		}
 	})
 	t.Run("no active block after the last block's end", func(t *testing.T) {
-		b, err := Active(context.Background(), st.DB, at(37, 0))
+		b, err := Active(context.Background(), st.DB, "claude-code", at(37, 0))
 		if err != nil || b != nil {
 			t.Errorf("at the last block's end: %+v, %v", b, err)
 		}
-		b, err = Active(context.Background(), st.DB, at(36, 59))
+		b, err = Active(context.Background(), st.DB, "claude-code", at(36, 59))
 		if err != nil || b == nil || !b.Start.Equal(at(32, 0)) || b.Remaining != 1 {
 			t.Errorf("a minute before its end: %+v, %v", b, err)
 		}
@@ -176,13 +177,18 @@ func TestRun_BlockEdges(t *testing.T) {
 
 // TestRun_ChainDoesNotDependOnTheRange: with turns every 2 hours for 3 days, no gap ends a block
 // early, so each block's start depends on the first turn; a range starting anywhere must give the
-// blocks the whole history gives.
+// blocks the whole history gives. Codex turns every 3 hours from another first turn make a chain
+// of their own, with other starts.
 func TestRun_ChainDoesNotDependOnTheRange(t *testing.T) {
 	d := time.Date(2026, 11, 2, 0, 30, 0, 0, time.UTC)
 	var evs []event.Event
 	for i := range 36 {
 		evs = append(evs, usage(fmt.Sprint("u", i), "claude-code", "s", "claude-sonnet-4-5", fmt.Sprint("m", i),
 			d.Add(time.Duration(i)*2*time.Hour), event.Tokens{Input: 10, Output: 1}, 0.01))
+	}
+	for i := range 22 {
+		evs = append(evs, usage(fmt.Sprint("x", i), "codex", "x", "gpt-5.2-codex", "",
+			d.Add(3*time.Hour+time.Duration(i)*3*time.Hour), event.Tokens{Input: 20, Output: 2}, 0.02))
 	}
 	// Two days before, an early turn with a long gap after it.
 	evs = append(evs, usage("early", "claude-code", "s0", "claude-sonnet-4-5", "early", d.Add(-47*time.Hour), event.Tokens{Input: 1}, 0.01))
@@ -192,18 +198,127 @@ func TestRun_ChainDoesNotDependOnTheRange(t *testing.T) {
 	if len(all.Blocks) < 10 || !all.Blocks[1].Idle || !all.Blocks[2].Start.Equal(d.Add(-30*time.Minute)) {
 		t.Fatalf("all blocks: %+v", all.Blocks)
 	}
+	var codexStart time.Time
 	for i, b := range all.Blocks {
+		if b.Client == "codex" && codexStart.IsZero() {
+			codexStart = b.Start
+		}
 		if b.Idle {
 			continue
 		}
-		if i > 0 && !all.Blocks[i-1].End.Equal(b.Start) {
+		if i > 0 && all.Blocks[i-1].Client == b.Client && !all.Blocks[i-1].End.Equal(b.Start) {
 			t.Errorf("block %d does not follow the previous one: %v after %v", i, b.Start, all.Blocks[i-1].End)
 		}
 		for _, since := range []time.Time{b.Start, b.Start.Add(time.Minute), b.End.Add(-time.Minute)} {
 			r := runBoth(t, st, Query{Since: since, Now: now})
-			if len(r.Blocks) == 0 || !reflect.DeepEqual(r.Blocks[0], b) {
-				t.Errorf("since %v: first block %+v, want %+v", since, r.Blocks, b)
+			i := slices.IndexFunc(r.Blocks, func(o Block) bool { return o.Client == b.Client })
+			if i < 0 || !reflect.DeepEqual(r.Blocks[i], b) {
+				t.Errorf("since %v: first %s block of %+v, want %+v", since, b.Client, r.Blocks, b)
+			}
+			if one := runBoth(t, st, Query{Since: since, Now: now, Client: b.Client}); len(one.Blocks) == 0 || !reflect.DeepEqual(one.Blocks[0], b) {
+				t.Errorf("since %v, %s only: %+v, want %+v", since, b.Client, one.Blocks, b)
 			}
 		}
+	}
+	if !codexStart.Equal(d.Add(3*time.Hour - 30*time.Minute)) {
+		t.Errorf("codex's chain starts at %v, want its first turn's hour", codexStart)
+	}
+}
+
+// TestRun_PerClient interleaves Claude Code and Codex turns: each client has its own chain of
+// blocks, its own anchors and its own active block. A Codex turn 2 hours into a Claude Code block
+// neither extends nor splits it, and starts a Codex block of its own. Drawn from all turns
+// together, the chain would be 10:00-15:00 (with the Codex turn) and 15:00-20:00, and at 16:55
+// one active block.
+func TestRun_PerClient(t *testing.T) {
+	d := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	at := func(h, m int) time.Time { return d.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	tok := event.Tokens{Input: 100, Output: 10}
+	claude := func(id string, t time.Time, usd float64) event.Event {
+		return usage(id, "claude-code", "s1", "claude-sonnet-4-5", "m-"+id, t, tok, usd)
+	}
+	codex := func(id string, t time.Time, usd float64) event.Event {
+		return usage(id, "codex", "x1", "gpt-5.2-codex", "", t, tok, usd)
+	}
+	evs := []event.Event{
+		claude("a", at(10, 5), 1), claude("b", at(12, 0), 1), claude("c", at(14, 30), 1), // 10:00-15:00
+		codex("x", at(12, 10), 10),                            // 2 h into it: codex 12:00-17:00
+		claude("d", at(15, 10), 2), claude("e", at(16, 0), 2), // claude 15:00-20:00
+		codex("y", at(16, 50), 10), // still codex's 12:00 block
+		codex("z", at(17, 0), 20),  // codex's block ended at 17:00: the next one
+	}
+	st := newStore(t, evs)
+	now := at(16, 55)
+	type want struct {
+		client       string
+		start, first time.Time
+		last         time.Time
+		turns        int64
+		usd          float64
+		active       bool
+	}
+	check := func(t *testing.T, name string, bs []Block, wants []want) {
+		t.Helper()
+		if len(bs) != len(wants) {
+			t.Fatalf("%s: %d blocks, want %d: %+v", name, len(bs), len(wants), bs)
+		}
+		for i, w := range wants {
+			b := bs[i]
+			if b.Client != w.client || !b.Start.Equal(w.start) || !b.End.Equal(w.start.Add(Length)) || !b.FirstTurn.Equal(w.first) ||
+				!b.LastTurn.Equal(w.last) || b.Turns != w.turns || !near(b.CostUSD, w.usd) || b.Active != w.active || b.Idle {
+				t.Errorf("%s: block %d: %+v\nwant %+v", name, i, b, w)
+			}
+		}
+	}
+	claudes := []want{
+		{"claude-code", at(10, 0), at(10, 5), at(14, 30), 3, 3, false},
+		{"claude-code", at(15, 0), at(15, 10), at(16, 0), 2, 4, true},
+	}
+	codexes := []want{
+		{"codex", at(12, 0), at(12, 10), at(16, 50), 2, 20, true},
+		{"codex", at(17, 0), at(17, 0), at(17, 0), 1, 20, false},
+	}
+	all := runBoth(t, st, Query{Now: now})
+	check(t, "all", all.Blocks, append(slices.Clone(claudes), codexes...))
+	if b := all.Blocks[1]; b.Remaining != 3*60+5 || b.Burn == nil || !near(b.Burn.CostPerHourUSD, 4.0/50*60) {
+		t.Errorf("claude-code's active block: %+v", b)
+	}
+	if b := all.Blocks[2]; b.Remaining != 5 || b.Burn == nil || !near(b.Burn.CostPerHourUSD, 20.0/280*60) {
+		t.Errorf("codex's active block: %+v", b)
+	}
+	one := runBoth(t, st, Query{Now: now, Client: "codex"})
+	check(t, "codex", one.Blocks, codexes)
+	if one.Client != "codex" || !reflect.DeepEqual(one.Blocks, all.Blocks[2:]) {
+		t.Errorf("codex alone differs from its chain in the whole report: %+v", one)
+	}
+	one = runBoth(t, st, Query{Now: now, Client: "claude-code"})
+	check(t, "claude-code", one.Blocks, claudes)
+	if r := runBoth(t, st, Query{Now: now, Client: "cursor"}); len(r.Blocks) != 0 {
+		t.Errorf("a client without turns: %+v", r.Blocks)
+	}
+	// From 16:55 on: each client's block of that time, each anchored in its own chain.
+	since := runBoth(t, st, Query{Since: now, Now: now})
+	check(t, "since 16:55", since.Blocks, []want{claudes[1], codexes[0], codexes[1]})
+	for _, c := range []struct {
+		client string
+		want   *Block
+	}{{"claude-code", &all.Blocks[1]}, {"codex", &all.Blocks[2]}, {"cursor", nil}} {
+		b, err := Active(context.Background(), st.DB, c.client, now)
+		if err != nil || (b == nil) != (c.want == nil) || (b != nil && !reflect.DeepEqual(*b, *c.want)) {
+			t.Errorf("Active(%s): %+v, %v; want %+v", c.client, b, err, c.want)
+		}
+		if got := all.Active(c.client); (got == nil) != (c.want == nil) {
+			t.Errorf("Report.Active(%s): %+v", c.client, got)
+		}
+	}
+	clients, err := Clients(context.Background(), st.DB)
+	if err != nil || !reflect.DeepEqual(clients, []string{"claude-code", "codex"}) {
+		t.Errorf("Clients: %v, %v", clients, err)
+	}
+	useRollups = false
+	clients, err = Clients(context.Background(), st.DB)
+	useRollups = true
+	if err != nil || !reflect.DeepEqual(clients, []string{"claude-code", "codex"}) {
+		t.Errorf("Clients from raw rows: %v, %v", clients, err)
 	}
 }

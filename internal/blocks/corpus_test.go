@@ -3,9 +3,12 @@ package blocks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,26 +92,36 @@ func referenceBlocks(turns []refTurn) []Block {
 	return out
 }
 
+// TestRun_Corpus: each client's blocks are the reference's over that client's turns alone.
 func TestRun_Corpus(t *testing.T) {
 	st := corpusStore(t)
 	ctx := context.Background()
-	rows, err := st.DB.QueryContext(ctx, `SELECT ts, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd
-		FROM (`+fmt.Sprintf(store.TurnsSQL, "1", "1")+") ORDER BY ts", window)
+	rows, err := st.DB.QueryContext(ctx, `SELECT client, ts, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd
+		FROM (`+fmt.Sprintf(store.TurnsSQL, "1", "1")+") ORDER BY client, ts", window)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var turns []refTurn
+	turns := map[string][]refTurn{}
+	var n int
 	for rows.Next() {
 		var r refTurn
-		if err := rows.Scan(&r.ts, &r.in, &r.out, &r.cr, &r.cc, &r.usd); err != nil {
+		var client string
+		if err := rows.Scan(&client, &r.ts, &r.in, &r.out, &r.cr, &r.cc, &r.usd); err != nil {
 			t.Fatal(err)
 		}
-		turns = append(turns, r)
+		turns[client] = append(turns[client], r)
+		n++
 	}
 	rows.Close()
-	want := referenceBlocks(turns)
-	if len(want) < 3 {
-		t.Fatalf("the corpus gave %d turns in %d blocks; expected more", len(turns), len(want))
+	var want []Block
+	for _, c := range slices.Sorted(maps.Keys(turns)) {
+		for _, b := range referenceBlocks(turns[c]) {
+			b.Client = c
+			want = append(want, b)
+		}
+	}
+	if len(turns) < 2 || len(want) < 3 {
+		t.Fatalf("the corpus gave %d turns of %d clients in %d blocks; expected more", n, len(turns), len(want))
 	}
 	rep := runBoth(t, st, Query{Now: time.Now()})
 	var got []Block
@@ -123,11 +136,11 @@ func TestRun_Corpus(t *testing.T) {
 	var usd float64
 	for i, w := range want {
 		g := got[i]
-		if !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || !g.FirstTurn.Equal(w.FirstTurn) || !g.LastTurn.Equal(w.LastTurn) ||
+		if g.Client != w.Client || !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || !g.FirstTurn.Equal(w.FirstTurn) || !g.LastTurn.Equal(w.LastTurn) ||
 			g.Turns != w.Turns || g.Tokens != w.Tokens || !near(g.CostUSD, w.CostUSD) {
-			t.Errorf("block %d:\n got %v..%v turns %d (%v..%v) %+v $%.6f\nwant %v..%v turns %d (%v..%v) %+v $%.6f", i,
-				g.Start, g.End, g.Turns, g.FirstTurn, g.LastTurn, g.Tokens, g.CostUSD,
-				w.Start, w.End, w.Turns, w.FirstTurn, w.LastTurn, w.Tokens, w.CostUSD)
+			t.Errorf("block %d:\n got %s %v..%v turns %d (%v..%v) %+v $%.6f\nwant %s %v..%v turns %d (%v..%v) %+v $%.6f", i,
+				g.Client, g.Start, g.End, g.Turns, g.FirstTurn, g.LastTurn, g.Tokens, g.CostUSD,
+				w.Client, w.Start, w.End, w.Turns, w.FirstTurn, w.LastTurn, w.Tokens, w.CostUSD)
 		}
 		usd += g.CostUSD
 	}
@@ -138,5 +151,18 @@ func TestRun_Corpus(t *testing.T) {
 	if !near(usd, total.Total.CostUSD) {
 		t.Errorf("blocks add up to $%.6f, cost to $%.6f", usd, total.Total.CostUSD)
 	}
-	t.Logf("corpus: %d turns in %d blocks, $%.4f", len(turns), len(got), usd)
+	// One client's report is its chain of the whole report.
+	for c := range turns {
+		one := runBoth(t, st, Query{Now: time.Now(), Client: c})
+		var mine []Block
+		for _, b := range rep.Blocks {
+			if b.Client == c {
+				mine = append(mine, b)
+			}
+		}
+		if one.Client != c || !reflect.DeepEqual(one.Blocks, mine) {
+			t.Errorf("client %s alone: %d blocks, %d in the whole report", c, len(one.Blocks), len(mine))
+		}
+	}
+	t.Logf("corpus: %d turns of %d clients in %d blocks, $%.4f", n, len(turns), len(got), usd)
 }

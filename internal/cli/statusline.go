@@ -18,6 +18,7 @@ import (
 	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/pkg/transcript/claudecode"
 )
 
 // statusPayload is what Claude Code writes on a status line command's stdin (the fields used).
@@ -44,7 +45,7 @@ type statusLine struct {
 	SessionCostUSD float64         `json:"session_cost_usd"`
 	SessionSource  string          `json:"session_source,omitempty"` // observer, or claude-code: its own estimate
 	TodayCostUSD   float64         `json:"today_cost_usd"`
-	Block          *blocks.Block   `json:"block"`          // the active block, or null
+	Block          *blocks.Block   `json:"block"`          // Claude Code's active block (client "claude-code"), or null
 	BudgetPercent  float64         `json:"budget_percent"` // the fullest budget that applies, 0 without one
 	Budgets        []budget.Status `json:"budgets"`
 }
@@ -62,9 +63,10 @@ in ~/.claude/settings.json:
 
 session: this session's cost as observer counts it (each turn once, proxy figures first); Claude
 Code's own estimate while observer has no turn of it yet. today: every client, since local
-midnight. block: the active 5-hour billing block (see ` + "`observerctl blocks`" + `), the time left and its
-burn rate. budget: the fullest of the daily, monthly and current project's [budget] limits.
-Parts without data are left out. An empty stdin (</dev/null) gives the line without a session.
+midnight. block: Claude Code's active 5-hour billing block (see ` + "`observerctl blocks`" + `; other
+clients' turns have blocks of their own), the time left and its burn rate. budget: the fullest
+of the daily, monthly and current project's [budget] limits. Parts without data are left out.
+An empty stdin (</dev/null) gives the line without a session.
 
 It reads the store read-only from the hourly rollups (no bus, no writer needed) and answers in a
 few milliseconds on large stores. A status bar must not show errors: without a store, with bad
@@ -181,7 +183,8 @@ func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p stat
 	}
 	sl.TodayCostUSD = today
 	parts = append(parts, fmt.Sprintf("%s today", usd(today)))
-	if sl.Block, err = blocks.Active(ctx, st.DB, now); err != nil {
+	// Claude Code runs the status line: its own block, never another client's (each has its own).
+	if sl.Block, err = blocks.Active(ctx, st.DB, claudecode.Client, now); err != nil {
 		return nil, err
 	}
 	if blk := sl.Block; blk != nil {

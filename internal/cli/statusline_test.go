@@ -46,8 +46,9 @@ func costSince(t *testing.T, home string, since time.Time, project string) float
 }
 
 // TestStatusline_Figures: on costHome's store, session c1 cost $1.75 (a transcript turn and a
-// proxy turn), the active block $0.75 at $1.50 an hour, and the budget shown is the fuller of the
-// daily one and the one of the project holding the workspace.
+// proxy turn), Claude Code's active block $0.25 (its proxy turn; the Codex turn an hour ago is in
+// a block of Codex's own), and the budget shown is the fuller of the daily one and the one of the
+// project holding the workspace.
 func TestStatusline_Figures(t *testing.T) {
 	home := costHome(t)
 	t.Setenv("OBSERVER_BUDGET_DAILY", "10")
@@ -66,10 +67,10 @@ func TestStatusline_Figures(t *testing.T) {
 	month := costSince(t, home, time.Date(y, m, 1, 0, 0, 0, 0, time.Local), "/work/a")
 	wantPct := math.Max(today*10, month*50)
 	if sl.SessionCostUSD != 1.75 || sl.SessionSource != "observer" || math.Abs(sl.TodayCostUSD-today) > 1e-9 || sl.Block == nil ||
-		math.Abs(sl.Block.CostUSD-0.75) > 1e-9 || math.Abs(sl.BudgetPercent-wantPct) > 1e-9 || len(sl.Budgets) != 2 || sl.Budgets[1].Project != "/work/a" {
+		sl.Block.Client != "claude-code" || sl.Block.Turns != 1 || math.Abs(sl.Block.CostUSD-0.25) > 1e-9 || math.Abs(sl.BudgetPercent-wantPct) > 1e-9 || len(sl.Budgets) != 2 || sl.Budgets[1].Project != "/work/a" {
 		t.Errorf("figures %+v (block %+v), want today $%.2f, budget %.0f%%", sl, sl.Block, today, wantPct)
 	}
-	line := regexp.MustCompile(`^observer · \$1\.75 session · \$\d+\.\d+ today · block \$0\.75 \(\dh\d\dm left, \$1\.50/h\) · budget \d+%$`)
+	line := regexp.MustCompile(`^observer · \$1\.75 session · \$\d+\.\d+ today · block \$0\.25 \(\dh\d\dm left\) · budget \d+%$`)
 	if !line.MatchString(sl.Line) {
 		t.Errorf("line %q", sl.Line)
 	}
@@ -86,8 +87,30 @@ func TestStatusline_Figures(t *testing.T) {
 	t.Setenv("OBSERVER_BUDGET_DAILY", "0")
 	t.Setenv("OBSERVER_BUDGET_PROJECTS", "{}")
 	code, out, _ = runCtlStdin(t, `{}`, "--home", home, "statusline")
-	if code != 0 || strings.Contains(out, "session") || strings.Contains(out, "budget") || !strings.Contains(out, " today · block $0.75") {
+	if code != 0 || strings.Contains(out, "session") || strings.Contains(out, "budget") || !strings.Contains(out, " today · block $0.25") {
 		t.Errorf("without session and budget: %q", out)
+	}
+}
+
+// TestStatusline_ClaudeCodeBlock: Claude Code runs the status line, so its block part is Claude
+// Code's active block, never Codex's (blocksHome: Codex's active block is $1.00, Claude Code's
+// $0.75 over three turns, with a burn rate).
+func TestStatusline_ClaudeCodeBlock(t *testing.T) {
+	home, b := blocksHome(t)
+	code, out, errOut := runCtlStdin(t, `{"session_id":"claude-code-s"}`, "--home", home, "statusline", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var sl statusLine
+	if err := json.Unmarshal([]byte(out), &sl); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if blk := sl.Block; blk == nil || blk.Client != "claude-code" || !blk.Start.Equal(b.Add(-3*time.Hour)) || blk.Turns != 3 ||
+		math.Abs(blk.CostUSD-0.75) > 1e-9 || blk.Burn == nil || !strings.Contains(out, `"client": "claude-code"`) {
+		t.Errorf("block %+v\n%s", blk, out)
+	}
+	if !regexp.MustCompile(` · block \$0\.75 \(\dh\d\dm left, \$0\.\d\d/h\)$`).MatchString(sl.Line) {
+		t.Errorf("line %q", sl.Line)
 	}
 }
 
