@@ -17,9 +17,9 @@
 //     cacheReadTokens, cacheWriteTokens, cost}. This is the Source. Older CLIs put it directly
 //     in sessions/ (<id>.messages.json), which is read too.
 //   - <id>/<id>.json beside it: metadata {session_id, started_at, cwd, workspace_root, model,
-//     provider, metadata.usage (the session's sums), messages_path}. The parser reads it for the
-//     session's directory and start; without it the working directory comes from the system
-//     prompt's "Working Directory:" line.
+//     provider, prompt, metadata.title, metadata.usage (the session's sums), messages_path}. The
+//     parser reads it for the session's directory, start and title (below); without it the
+//     working directory comes from the system prompt's "Working Directory:" line.
 //
 // The VS Code extensions keep one directory per task under the editor's globalStorage:
 // <globalStorage>/<extension id>/tasks/<task id>/ui_messages.json (the Source) beside
@@ -106,6 +106,15 @@
 // twice. A document that does not parse (caught mid-write) is ErrMalformed, emits nothing and
 // keeps the State. Events carry source observer-watch; targets, errors and outputs are scrubbed
 // and cut to 500 characters, 2 KB and 8 KB.
+//
+// Titles: the CLI writes metadata.title, which is the first line of the prompt (tags removed, 120
+// characters; checked with the real cline 3.0.65) unless the session was given a title: one
+// imported from another tool keeps that tool's, a fork gets one derived from its source's. Only a
+// title that is not the prompt's first line is reported, as the client's (a session event with
+// State "" and Title at the session's start, id event.ID(client, "session", session, "title",
+// title)); the metadata file is read once, at the start. The VS Code extensions' task title is the
+// task's first message (taskHistory's task, kept in the extension's state, not read): already the
+// first prompt, which the store takes as the title.
 package cline
 
 import (

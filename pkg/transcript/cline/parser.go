@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -157,6 +158,29 @@ type cliMeta struct {
 	Cwd           string `json:"cwd"`
 	WorkspaceRoot string `json:"workspace_root"`
 	Model         string `json:"model"`
+	Prompt        string `json:"prompt"`
+	Metadata      struct {
+		Title string `json:"title"`
+	} `json:"metadata"`
+}
+
+// markup is a tag with or without attributes (<user_input mode="act">, </user_input>).
+var markup = regexp.MustCompile(`</?[A-Za-z][\w-]*(\s[^<>]*)?>`)
+
+// title returns the session's own title from its metadata: metadata.title when it is not the
+// first line of the prompt, which is what the CLI writes there unless the session was given a
+// title (imported from another tool, forked).
+func (m *cliMeta) title() (string, bool) {
+	title, ok := event.CleanTitle(m.Metadata.Title)
+	if !ok {
+		return "", false
+	}
+	for _, line := range strings.Split(markup.ReplaceAllString(m.Prompt, " "), "\n") {
+		if first, ok := event.CleanTitle(line); ok {
+			return title, first != title
+		}
+	}
+	return title, true
 }
 
 func (p *Parser) readMeta() (m cliMeta) {
@@ -194,6 +218,11 @@ func (p *Parser) cliDocument(raw []byte) ([]event.Event, error) {
 		if ok {
 			p.st.Started = true
 			evs = append(evs, p.sessionEvent(event.SessionStarted, "", start))
+			if title, ok := meta.title(); ok {
+				ev := p.newEvent(event.KindSession, event.ID(p.client, string(event.KindSession), p.st.Session, "title", title), start)
+				ev.Session = &event.Session{Title: title, TranscriptPath: p.src.Path}
+				evs = append(evs, ev)
+			}
 		}
 	}
 	// Results first, so each call carries its outcome.

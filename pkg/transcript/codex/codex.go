@@ -108,6 +108,21 @@
 // the spawning thread, transcript path); each new model of a turn_context yields a session event
 // carrying the model; a compaction bumps the session epoch. The originator and CLI version have no
 // field in the wire schema; Parser.Meta returns them.
+//
+// The thread's name is the session's title. Codex sets it through one call (codex-rs
+// set_thread_name: the TUI's /rename, the app server's thread/name/set) that appends an event_msg
+// thread_name_updated {thread_id, thread_name} to the rollout (rollout/policy.rs persists it in the
+// default Limited mode) and a line {id, thread_name, updated_at} to ~/.codex/session_index.jsonl.
+// This reader takes it from the rollout: a session event with State "" and Title, at the line's
+// time, id event.ID("codex", "session", session, "title", time, title). TitleByUser stays false:
+// Codex 0.171's TUI also titles threads automatically (tui/src/app/thread_title.rs; "An automatic
+// title is still being saved. Try renaming the thread again."), and the line does not say which it
+// is. A fork's copy of its parent's line names the parent's thread_id and is passed over; a cleared
+// name (null) yields nothing. session_index.jsonl is not read: it repeats the rollout's names in
+// one file for every session, outside the rollouts this adapter follows. Codex 0.171 also keeps a
+// title in its state database (threads.title in state_5.sqlite: the first prompt, as `codex exec`
+// against observer-fakeapi showed, unless a name was set), not read either; the store falls back to
+// the first prompt itself.
 package codex
 
 import (

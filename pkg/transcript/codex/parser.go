@@ -473,8 +473,10 @@ type eventMsg struct {
 		Server string `json:"server"`
 		Tool   string `json:"tool"`
 	} `json:"invocation"`
-	Result json.RawMessage `json:"result"`
-	Item   *struct {
+	Result     json.RawMessage `json:"result"`
+	ThreadID   string          `json:"thread_id"`
+	ThreadName *string         `json:"thread_name"`
+	Item       *struct {
 		Type    string          `json:"type"`
 		ID      string          `json:"id"`
 		Content json.RawMessage `json:"content"`
@@ -504,7 +506,7 @@ var knownEvents = map[string]bool{
 	"turn_diff": true, "plan_update": true, "entered_review_mode": true, "exited_review_mode": true,
 	"undo_started": true, "undo_completed": true, "warning": true, "background_event": true,
 	"context_compacted": true, "item_started": true, "view_image_tool_call": true,
-	"thread_name_updated": true, "session_name_updated": true, "session_configured": true,
+	"session_name_updated": true, "session_configured": true,
 	"shutdown_complete": true, "deprecation_notice": true, "exec_approval_request": true,
 	"apply_patch_approval_request": true, "elicitation_request": true, "request_user_input": true,
 	"thread_rolled_back": true, "collab_agent_spawn_begin": true, "collab_agent_spawn_end": true,
@@ -572,6 +574,8 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		msg := jsonText(e.Message)
 		return []event.Event{p.action(p.contentID(e.Type, msg), t,
 			&event.Action{Type: event.ActionAPIError, Tool: e.Type, Error: clipError(msg)})}, nil
+	case "thread_name_updated":
+		return p.threadName(&e, t, hasTime)
 	case "exec_command_end":
 		return p.execEnd(&e, t, hasTime)
 	case "patch_apply_end":
@@ -584,6 +588,25 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		}
 		return nil, nil
 	}
+}
+
+// threadName reads a thread_name_updated: the name Codex gave the thread (see Sessions in the
+// package doc). A fork's copy of its parent's names the parent's thread: not this session's.
+func (p *Parser) threadName(e *eventMsg, t time.Time, hasTime bool) ([]event.Event, error) {
+	if e.ThreadName == nil || e.ThreadID != "" && !strings.EqualFold(e.ThreadID, p.st.SessionID) {
+		return nil, nil
+	}
+	title, ok := event.CleanTitle(*e.ThreadName)
+	if !ok {
+		return nil, nil
+	}
+	if err := needTime(hasTime, "thread_name_updated"); err != nil {
+		return nil, err
+	}
+	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.SessionID, "title",
+		strconv.FormatInt(t.UnixNano(), 10), title), t)
+	ev.Session = &event.Session{Title: title, TranscriptPath: p.src.Path}
+	return []event.Event{ev}, nil
 }
 
 // promptText returns what the user typed: the text after Codex's "## My request for Codex:" marker

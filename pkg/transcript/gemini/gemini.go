@@ -172,6 +172,22 @@
 // Events carry the time of their message (the last time seen when a record has none), source
 // observer-watch, and the client. Targets, errors and outputs go through scrub.String and are cut
 // to 500 characters, 2 KB and 8 KB.
+//
+// The session's title, where the client writes one, is a session event with State "" and Title, id
+// event.ID(client, "session", session, "title", source (user, client), time, title), reported when
+// it differs from the one last reported (the state keeps it: a title written again is not reported
+// again), at the record's time, else the last time seen, else held until the file gives a time.
+// Gemini CLI: the summary member (of the header, a $set, a .json document), a one-line summary of
+// the user's intent that it generates with a small model for the previous session when the next
+// interactive session starts or `gemini --list-sessions` lists them (checked with the real 0.61.0
+// through observer-fakeapi: a $set appended after the last message); its session list shows it,
+// else the first prompt. It is the client's title (TitleByUser false): Gemini CLI has no rename. A
+// subagent file's summary is the subagent's result, not a title. (Its update_topic tool's title is
+// the model's running topic, not the session's.) Qwen Code: a system record of subtype
+// custom_title, systemPayload {customTitle, titleSource}: titleSource "auto" is one it generated
+// (/rename --auto, a branch named after its parent), "manual" or none (records before the field)
+// one the user gave with /rename, TitleByUser; Qwen Code writes the current title again at every
+// lifecycle event and every 32 KB of records.
 package gemini
 
 import (

@@ -115,7 +115,7 @@ type summary struct {
 	Tools    map[string]int   `json:"tools"`     // raw tool -> distinct calls
 	Failures map[string]int   `json:"failures"`  // normalized type -> calls that failed
 	NoResult map[string]int   `json:"no_result"` // normalized type -> calls with no outcome
-	Sessions []string         `json:"sessions"`  // session events: state, model
+	Sessions []string         `json:"sessions"`  // session events: state, model; title
 	Unknown  map[string]int64 `json:"unknown,omitempty"`
 }
 
@@ -139,6 +139,8 @@ func summarize(evs []event.Event, p *Parser) summary {
 				s.ByModel[u.Model] = &bucket{}
 			}
 			s.ByModel[u.Model].add(u)
+		case e.Session != nil && e.Session.Title != "":
+			s.Sessions = append(s.Sessions, "title "+e.Session.Title)
 		case e.Session != nil:
 			s.Sessions = append(s.Sessions, strings.TrimSpace(e.Session.State+" "+e.Session.Model))
 		case e.Action != nil:

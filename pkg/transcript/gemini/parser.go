@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,6 +65,12 @@ type state struct {
 	Models      []string `json:"models,omitempty"`  // models reported in session events
 	Epoch       int      `json:"epoch,omitempty"`
 	LastTime    int64    `json:"t,omitempty"` // unix nanoseconds of the last timestamp seen
+	// Title is the session's title last reported (TitleByUser: the user's), so that one written
+	// again (Qwen Code re-appends it, a document is read again) is reported once; TitlePending
+	// marks one read before any time, reported at the first time the file gives.
+	Title        string `json:"title,omitempty"`
+	TitleByUser  bool   `json:"title_user,omitempty"`
+	TitlePending bool   `json:"title_pending,omitempty"`
 
 	Doc     *docMark  `json:"doc,omitempty"`
 	Seen    []string  `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
@@ -127,6 +134,10 @@ func (p *Parser) Record(off int64, raw []byte) ([]event.Event, error) {
 		p.stats.Malformed++
 		return nil, err
 	}
+	if p.st.TitlePending && p.st.LastTime != 0 {
+		p.st.TitlePending = false
+		evs = append(evs, p.titleEvent(time.Unix(0, p.st.LastTime).UTC()))
+	}
 	p.stats.Events += int64(len(evs))
 	return evs, nil
 }
@@ -156,6 +167,7 @@ type record struct {
 	Kind        string
 	Directories []byte
 	Messages    [][]byte // messages, each raw
+	Summary     []byte   // summary: the session's title, as Gemini CLI generates it
 
 	Set []byte // $set
 
@@ -246,6 +258,8 @@ func (r *record) decode(d []byte) error {
 			return str(k, at, &r.Kind)
 		case "directories":
 			return raw(at, &r.Directories)
+		case "summary":
+			return raw(at, &r.Summary)
 		case "messages":
 			return only(d, at, '[', func() (int, error) {
 				r.has |= hasMessages
@@ -329,7 +343,8 @@ func (p *Parser) line(raw []byte) ([]event.Event, error) {
 	case r.has&hasSessionID != 0 && r.has&(hasProjectHash|hasStartTime) != 0:
 		p.header(&r)
 		p.findRoot(nil)
-		return p.keep(p.started(&r)), nil
+		evs := p.keep(p.started(&r))
+		return append(evs, p.summary(r.Summary)...), nil
 	}
 	p.stats.CountUnknown("(no type)")
 	return nil, nil
@@ -352,14 +367,14 @@ func (p *Parser) set(r *record) ([]event.Event, error) {
 		p.guessRoot(firstDirectory(s.Directories))
 	}
 	if s.has&hasMessages == 0 {
-		return nil, nil
+		return p.summary(s.Summary), nil
 	}
 	p.findRoot(nil)
 	var evs []event.Event
 	for _, m := range s.Messages {
 		evs = append(evs, p.listed(m)...)
 	}
-	return p.keep(evs), nil
+	return append(p.keep(evs), p.summary(s.Summary)...), nil
 }
 
 // header reads a Gemini CLI header (or a document's top level).
@@ -395,6 +410,51 @@ func (p *Parser) started(r *record) []event.Event {
 	ev := p.newEvent(event.KindSession, event.ID(p.client, string(event.KindSession), p.idSession(), "started"), t)
 	ev.Session = &event.Session{State: event.SessionStarted, Cwd: p.st.Root, TranscriptPath: p.src.Path, StartedAt: t}
 	return []event.Event{ev}
+}
+
+// summary reads Gemini CLI's session summary (a header's, a $set's, a document's): the title it
+// generates for the session, at the last time seen.
+func (p *Parser) summary(raw []byte) []event.Event {
+	s, ok := jsonscan.String(raw)
+	if !ok || s == "" {
+		return nil
+	}
+	return p.title(s, false, time.Time{})
+}
+
+// title reports the session's title when it differs from the one last reported: at t, else at the
+// last time seen, else (no time yet) at the first time the file gives. A subagent's file names no
+// title of the session (Gemini CLI writes a subagent's result there as its summary).
+func (p *Parser) title(raw string, byUser bool, t time.Time) []event.Event {
+	if p.isSubagent() {
+		return nil
+	}
+	title, ok := event.CleanTitle(raw)
+	if !ok || title == p.st.Title && byUser == p.st.TitleByUser {
+		return nil
+	}
+	p.st.Title, p.st.TitleByUser = title, byUser
+	if t.IsZero() && p.st.LastTime != 0 {
+		t = time.Unix(0, p.st.LastTime).UTC()
+	}
+	if t.IsZero() {
+		p.st.TitlePending = true
+		return nil
+	}
+	p.st.TitlePending = false
+	return []event.Event{p.titleEvent(t)}
+}
+
+// titleEvent is the session event carrying the title in the state.
+func (p *Parser) titleEvent(t time.Time) event.Event {
+	source := "client"
+	if p.st.TitleByUser {
+		source = "user"
+	}
+	ev := p.newEvent(event.KindSession, event.ID(p.client, string(event.KindSession), p.idSession(), "title", source,
+		strconv.FormatInt(t.UnixNano(), 10), p.st.Title), t)
+	ev.Session = &event.Session{Title: p.st.Title, TitleByUser: p.st.TitleByUser, TranscriptPath: p.src.Path}
+	return ev
 }
 
 // maxModels bounds the models a parser remembers having reported.
@@ -456,7 +516,7 @@ func (p *Parser) document(raw []byte) (evs []event.Event, err error) {
 	}
 	n := max(len(msgs)-docTail, 0)
 	p.st.Doc = &docMark{N: n, H: prefixHash(msgs[:n])}
-	return p.keep(evs), nil
+	return append(p.keep(evs), p.summary(r.Summary)...), nil
 }
 
 // listed reads one message of a list (a document's, a $set's): one that does not decode is

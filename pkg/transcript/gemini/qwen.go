@@ -11,7 +11,7 @@ import (
 
 // qwenSystem are Qwen Code system subtypes that carry nothing this package reports.
 var qwenSystem = map[string]bool{
-	"attribution_snapshot": true, "custom_title": true, "session_source": true, "session_model": true,
+	"attribution_snapshot": true, "session_source": true, "session_model": true,
 	"slash_command": true, "at_command": true, "omni_recall": true, "file_history_snapshot": true,
 	"rewind": true, "branch_checkpoint": true, "goal_state": true, "goal_runtime": true, "goal_turn_end": true,
 	"turn_result": true, "background_task_completed": true, "realtime_message": true,
@@ -204,6 +204,12 @@ func (p *Parser) qwenSystem(r *record, t time.Time) []event.Event {
 		}
 		return []event.Event{p.messageAction(r.UUID, t, &event.Action{Type: event.ActionAPIError, Model: model,
 			Error: clipError(msg)})}
+	case "custom_title":
+		// The title the user gave (/rename <name>, titleSource "manual", or none before the
+		// field existed) or the one Qwen Code generated ("auto"); written again at every
+		// lifecycle event and every 32 KB, reported when it changes.
+		title := jsonscan.Str(r.payload("customTitle"))
+		return p.title(title, jsonscan.Str(r.payload("titleSource")) != "auto", t)
 	case "parent_session":
 		parent := jsonscan.Str(r.payload("parentSessionId"))
 		if parent == "" || p.isSubagent() {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -15,16 +16,17 @@ import (
 // and checks the figures read from it. The numbers were checked by hand against the dumps: input,
 // output, reasoning and cache reads are the sums of the assistant messages' data.tokens (output
 // plus reasoning as observer's output; reasoning is 0 throughout), one usage per assistant
-// message, one action per tool part and per user prompt.
+// message, one action per tool part and per user prompt; the title is the session row's, which
+// Kilo generated.
 func TestCorpus(t *testing.T) {
 	cases := []struct {
 		file string
 		want figures
 	}{
-		{"observer___capture-windows.json", figures{Sessions: 1, Usages: 12, Actions: 12,
+		{"observer___capture-windows.json", figures{Sessions: 1, Usages: 12, Actions: 12, Titles: []string{"Greeting"},
 			Tokens: event.Tokens{Input: 206769, Output: 1578, CacheRead: 294784},
 			Types:  map[event.ActionType]int{event.ActionUserPrompt: 6, event.ActionReadFile: 2, event.ActionWriteFile: 1, event.ActionRunCommand: 3}}},
-		{"observer___capture-wsl.json", figures{Sessions: 1, Usages: 12, Actions: 12,
+		{"observer___capture-wsl.json", figures{Sessions: 1, Usages: 12, Actions: 12, Titles: []string{"Greeting"},
 			Tokens: event.Tokens{Input: 52182, Output: 1463, CacheRead: 130688},
 			Types:  map[event.ActionType]int{event.ActionUserPrompt: 7, event.ActionWriteFile: 1, event.ActionRunCommand: 3, event.ActionWebSearch: 1}}},
 	}
@@ -44,7 +46,7 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("malformed rows: %d", st.Malformed)
 			}
 			if got.Sessions != c.want.Sessions || got.Usages != c.want.Usages || got.Actions != c.want.Actions ||
-				got.Tokens != c.want.Tokens || math.Abs(got.Cost-c.want.Cost) > 1e-9 {
+				got.Tokens != c.want.Tokens || !slices.Equal(got.Titles, c.want.Titles) || math.Abs(got.Cost-c.want.Cost) > 1e-9 {
 				t.Errorf("figures\n got %+v\nwant %+v", got, c.want)
 			}
 			for _, e := range evs {

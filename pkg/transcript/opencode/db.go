@@ -89,14 +89,15 @@ func (p *Parser) pollOnce(ctx context.Context) ([]event.Event, error) {
 // rows is what one pass read.
 type rows struct {
 	sessions map[string]sessionRow
+	order    []string // every session, by time_created and id
 	newSess  []string // sessions created since the watermark, in order
 	messages []msgRow
 	parts    []partRow
 }
 
 type sessionRow struct {
-	id, parent, dir string
-	created         int64
+	id, parent, dir, title string
+	created, updated       int64
 }
 
 type msgRow struct {
@@ -120,17 +121,19 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	}
 	defer tx.Rollback()
 	r := &rows{sessions: map[string]sessionRow{}}
-	q, err := tx.QueryContext(ctx, "SELECT id, COALESCE(parent_id, ''), COALESCE(directory, ''), time_created FROM session ORDER BY time_created, id")
+	q, err := tx.QueryContext(ctx, `SELECT id, COALESCE(parent_id, ''), COALESCE(directory, ''), COALESCE(title, ''),
+	  time_created, COALESCE(time_updated, 0) FROM session ORDER BY time_created, id`)
 	if err != nil {
 		return nil, err
 	}
 	for q.Next() {
 		var s sessionRow
-		if err := q.Scan(&s.id, &s.parent, &s.dir, &s.created); err != nil {
+		if err := q.Scan(&s.id, &s.parent, &s.dir, &s.title, &s.created, &s.updated); err != nil {
 			q.Close()
 			return nil, err
 		}
 		r.sessions[s.id] = s
+		r.order = append(r.order, s.id)
 		if s.created > st.Session.T || s.created == st.Session.T && !slices.Contains(st.Session.IDs, s.id) {
 			r.newSess = append(r.newSess, s.id)
 			st.Session.advance(s.id, s.created)

@@ -105,6 +105,7 @@ func poll(tb testing.TB, a *Adapter, path string, state []byte) ([]event.Event, 
 // figures sums what a test checks.
 type figures struct {
 	Sessions, Usages, Actions int
+	Titles                    []string // the titles reported, in order
 	Tokens                    event.Tokens
 	Cost                      float64
 	Types                     map[event.ActionType]int
@@ -115,7 +116,11 @@ func sumUp(evs []event.Event) figures {
 	for _, e := range evs {
 		switch e.Kind {
 		case event.KindSession:
-			f.Sessions++
+			if e.Session.Title != "" {
+				f.Titles = append(f.Titles, e.Session.Title)
+			} else {
+				f.Sessions++
+			}
 		case event.KindTokenUsage:
 			f.Usages++
 			t := e.TokenUsage.Tokens

@@ -60,6 +60,14 @@ func TestIngest_Scan(t *testing.T) {
 	if sum := scan(); sum.Events != 0 {
 		t.Fatalf("scan after that: %+v", sum)
 	}
+	// The client sets the session's title in place, time_updated unchanged: the next scan reads it.
+	execT(t, db, "UPDATE session SET title = 'Login fix' WHERE id = 'ses_1'")
+	if sum := scan(); sum.Events != 1 || pub.evs[len(pub.evs)-1].Session == nil || pub.evs[len(pub.evs)-1].Session.Title != "Login fix" {
+		t.Fatalf("scan after the title: %+v, last %+v", sum, pub.evs[len(pub.evs)-1])
+	}
+	if sum := scan(); sum.Events != 0 {
+		t.Fatalf("scan after that: %+v", sum)
+	}
 }
 
 func mkdirAll(tb testing.TB, dir, name string) string {

@@ -10,7 +10,7 @@
 // release channel names its database <name>-<channel>.db beside it, so Discover lists every
 // <name>*.db of the directory. The client writes in WAL mode and updates messages and parts in
 // place as they stream (time_updated tells). Tables read: session (id, parent_id for a subagent's
-// session, directory, time_created), message and part (id, session_id, message_id, time_created,
+// session, directory, title, time_created, time_updated), message and part (id, session_id, message_id, time_created,
 // time_updated, data: the message's or part's JSON).
 //
 // # Reading while the client writes
@@ -34,6 +34,9 @@
 // it, so a row updated in place (a message whose tokens arrive when it finishes, a tool part going
 // from running to completed) is read again and yields the same event ids with the final figures,
 // which the writer merges. A client clock that goes backwards hides the rows written meanwhile.
+// Every pass reads the whole session table (it is small), for the parents and the titles: the
+// state keeps, per root session whose title was reported, a short hash of that title, and drops
+// the sessions no longer in the table.
 //
 // # Token accounting
 //
@@ -76,6 +79,19 @@
 // an api_error action. Other parts (step-start, step-finish, reasoning, assistant text, file,
 // patch, snapshot, agent, retry) yield nothing; unknown part types are counted in Stats.Unknown.
 // A session yields a started session event (cwd, start time, the database as transcript path).
+// A root session's title column is its title (checked against the clients' code and the real
+// OpenCode 1.18.33 and Kilo CLI 7.7.7 through observer-fakeapi): the client creates a session with
+// the placeholder "New session - <ISO time>" ("Child session - " for a subagent's), which is no
+// title; after the first user message it asks a small model for a title and sets it, but only over
+// the placeholder; a rename (/rename, the TUI's or an SDK's session.update) sets it the same way.
+// Either writes the column in place without moving time_updated (the client's setTitle keeps the
+// session's times), so a pass reports a title when it differs from the last one reported for the
+// session (the state above), as a session event with State "" and Title, at the row's time_updated,
+// id event.ID(client, "session", session id, "title", time_updated, title). The row does not say
+// who set it; a title that replaces one already reported is the user's (TitleByUser), since the
+// client never generates over a title; the first one seen is the client's (a rename before the
+// generated title came, or after it failed, is reported as the client's). A subagent's session
+// title ("... (@explore subagent)") is not the session's.
 // A subagent's session (parent_id set) belongs to its root session: its events carry the root's
 // session id and the subagent's session id as AgentID, as other adapters do. The project is
 // project.Root of the root session's directory. Targets, errors and outputs are scrubbed.

@@ -3,7 +3,11 @@ package opencode
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,17 +39,21 @@ func (m *mark) advance(id string, t int64) {
 	}
 }
 
-// state is the parser's State: the watermarks.
+// state is the parser's State: the watermarks, and the titles reported.
 type state struct {
 	Session mark `json:"session"` // by time_created
 	Message mark `json:"message"` // by time_updated
 	Part    mark `json:"part"`    // by time_updated
+	// Titles holds, per root session whose title was reported, a hash of that title (titleKey):
+	// a title set later, which the client writes without moving time_updated, is one that differs.
+	Titles map[string]string `json:"titles,omitempty"`
 }
 
 func (s state) clone() state {
 	s.Session.IDs = slices.Clone(s.Session.IDs)
 	s.Message.IDs = slices.Clone(s.Message.IDs)
 	s.Part.IDs = slices.Clone(s.Part.IDs)
+	s.Titles = maps.Clone(s.Titles)
 	return s
 }
 
@@ -134,7 +142,7 @@ func (p *Parser) newEvent(o owner, kind event.Kind, id string, t time.Time) even
 
 func ms(t int64) time.Time { return time.UnixMilli(t) }
 
-// events turns one pass's rows into events, in order: sessions, messages, parts.
+// events turns one pass's rows into events, in order: sessions, titles, messages, parts.
 func (p *Parser) events(r *rows, st *state) []event.Event {
 	var out []event.Event
 	for _, id := range r.newSess {
@@ -147,6 +155,7 @@ func (p *Parser) events(r *rows, st *state) []event.Event {
 		ev.Session = &event.Session{State: event.SessionStarted, Cwd: s.dir, TranscriptPath: p.src.Path, StartedAt: ms(s.created).UTC()}
 		out = append(out, ev)
 	}
+	out = append(out, p.titles(r, st)...)
 	for _, m := range r.messages {
 		p.stats.Lines++
 		evs, err := p.message(p.owner(r, m.session), m)
@@ -166,6 +175,60 @@ func (p *Parser) events(r *rows, st *state) []event.Event {
 		out = append(out, evs...)
 	}
 	return out
+}
+
+// defaultTitle is the placeholder title OpenCode and Kilo give a session when they create it (their
+// isDefaultTitle): not a title.
+var defaultTitle = regexp.MustCompile(`^(New session - |Child session - )\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+
+// titles reports the title of every root session whose title differs from the one last
+// reported (every session is read at each pass), and forgets the sessions that are gone. A
+// title that replaces a reported one is the user's: the client generates one only over its
+// placeholder.
+func (p *Parser) titles(r *rows, st *state) []event.Event {
+	var out []event.Event
+	for _, id := range r.order {
+		s := r.sessions[id]
+		if s.parent != "" || defaultTitle.MatchString(strings.TrimSpace(s.title)) {
+			continue
+		}
+		title, ok := event.CleanTitle(s.title)
+		if !ok {
+			continue
+		}
+		key := titleKey(title)
+		prev, seen := st.Titles[id]
+		if seen && prev == key {
+			continue
+		}
+		t := s.updated
+		if t <= 0 {
+			t = s.created
+		}
+		if t <= 0 {
+			continue // no time to report it at
+		}
+		ev := p.newEvent(p.owner(r, id), event.KindSession, event.ID(p.a.client, "session", id, "title", strconv.FormatInt(t, 10), title), ms(t))
+		ev.Session = &event.Session{Title: title, TitleByUser: seen, TranscriptPath: p.src.Path}
+		out = append(out, ev)
+		if st.Titles == nil {
+			st.Titles = map[string]string{}
+		}
+		st.Titles[id] = key
+	}
+	for id := range st.Titles {
+		if _, ok := r.sessions[id]; !ok {
+			delete(st.Titles, id)
+		}
+	}
+	return out
+}
+
+// titleKey is the short hash of a title the state keeps.
+func titleKey(title string) string {
+	h := fnv.New32a()
+	h.Write([]byte(title))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // messageData is the part of a message's data this reader uses.

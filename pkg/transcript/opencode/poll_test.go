@@ -21,7 +21,7 @@ func execT(tb testing.TB, db *sql.DB, q string, args ...any) {
 }
 
 const (
-	insSession = "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'global', ?, 's', '/tmp/p', 't', '1', ?, ?)"
+	insSession = "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'global', ?, 's', '/tmp/p', 'New session - 2026-01-02T03:04:05.678Z', '1', ?, ?)"
 	insMessage = "INSERT OR REPLACE INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)"
 	insPart    = "INSERT OR REPLACE INTO part (id, message_id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?, ?)"
 )

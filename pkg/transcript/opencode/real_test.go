@@ -13,10 +13,13 @@ import (
 // prompt_tokens 1120 with 1000 cached and completion_tokens 45 with 10 reasoning; the model called
 // apply_patch with no arguments, which failed), reduced to the four tables this reader uses.
 func TestRealDatabases(t *testing.T) {
+	// OpenCode's title request got the fake API's text, which it made the session's title; the
+	// Kilo run ended before its title request did, leaving the placeholder, which is no title.
 	for _, c := range []struct {
-		file string
-		a    *Adapter
-	}{{"opencode-1.18.33.db", New(nil)}, {"kilo-7.7.7.db", NewKilo(nil)}} {
+		file  string
+		a     *Adapter
+		title string
+	}{{"opencode-1.18.33.db", New(nil), "This is the observer fake API."}, {"kilo-7.7.7.db", NewKilo(nil), ""}} {
 		t.Run(c.file, func(t *testing.T) {
 			path := copyFile(t, filepath.Join("testdata", c.file))
 			evs, state, _ := poll(t, c.a, path, nil)
@@ -26,6 +29,9 @@ func TestRealDatabases(t *testing.T) {
 			want := event.Tokens{Input: 240, Output: 90, Reasoning: 20, CacheRead: 2000}
 			if got.Sessions != 1 || got.Usages != 2 || got.Tokens != want {
 				t.Errorf("got %+v, want 1 session, 2 usages, %+v", got, want)
+			}
+			if want := []string{c.title}; c.title == "" && len(got.Titles) != 0 || c.title != "" && !slices.Equal(got.Titles, want) {
+				t.Errorf("titles %q, want %q", got.Titles, c.title)
 			}
 			if got.Types[event.ActionUserPrompt] != 1 || got.Types[event.ActionEditFile] != 1 {
 				t.Errorf("actions %v, want a user_prompt and an edit_file (apply_patch)", got.Types)

@@ -131,7 +131,7 @@ type summary struct {
 	Tools    map[string]int   `json:"tools"`     // raw tool -> distinct calls
 	Failures map[string]int   `json:"failures"`  // normalized type -> calls that failed
 	NoResult map[string]int   `json:"no_result"` // normalized type -> calls with no outcome
-	Sessions []string         `json:"sessions"`  // session events: state, model, epoch
+	Sessions []string         `json:"sessions"`  // session events: state, model, epoch; title
 	Unknown  map[string]int64 `json:"unknown,omitempty"`
 }
 
@@ -155,6 +155,8 @@ func summarize(evs []event.Event, p *Parser) summary {
 				s.ByModel[u.Model] = &bucket{}
 			}
 			s.ByModel[u.Model].add(u)
+		case e.Session != nil && e.Session.Title != "":
+			s.Sessions = append(s.Sessions, fmt.Sprintf("title %q by user %v", e.Session.Title, e.Session.TitleByUser))
 		case e.Session != nil:
 			line := e.Session.State + " " + e.Session.Model
 			if e.Session.Epoch > 0 {

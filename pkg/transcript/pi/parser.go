@@ -132,6 +132,8 @@ type entry struct {
 	ModelID string
 	// compaction
 	Summary, TokensBefore []byte
+	// session_info
+	Name string
 }
 
 // decode walks a line once, the message (and its content) included.
@@ -174,6 +176,8 @@ func (e *entry) decode(d []byte) error {
 			return raw(d, at, &e.Summary)
 		case "tokensBefore":
 			return raw(d, at, &e.TokensBefore)
+		case "name":
+			return str(d, at, &e.Name)
 		}
 		return -1, nil
 	})
@@ -210,8 +214,9 @@ func (p *Parser) record(line []byte) ([]event.Event, error) {
 		return p.message(&e, line, t, hasTime)
 	case "compaction":
 		return p.compaction(&e, t, hasTime)
-	case "model_change", "thinking_level_change", "branch_summary", "custom", "custom_message", "label",
-		"session_info":
+	case "session_info":
+		return p.sessionInfo(&e, t, hasTime)
+	case "model_change", "thinking_level_change", "branch_summary", "custom", "custom_message", "label":
 		return nil, nil
 	}
 	p.stats.CountUnknown(e.Type)
@@ -298,6 +303,24 @@ func (p *Parser) header(e *entry, t time.Time, hasTime bool) ([]event.Event, err
 	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.SessionID, "started"), t)
 	ev.Session = &event.Session{State: event.SessionStarted, Cwd: e.Cwd, TranscriptPath: p.src.Path,
 		ParentSessionID: parent, StartedAt: t}
+	return []event.Event{ev}, nil
+}
+
+// sessionInfo reads a session_info entry: the session's name, which the user gave (/name, a rename
+// in the session selector, an extension's setSessionName). An empty name clears it in pi; a title
+// cannot be taken back here, so it yields nothing.
+func (p *Parser) sessionInfo(e *entry, t time.Time, hasTime bool) ([]event.Event, error) {
+	title, ok := event.CleanTitle(e.Name)
+	if !ok {
+		return nil, nil
+	}
+	if err := needTime(hasTime, "session_info"); err != nil {
+		return nil, err
+	}
+	// Keyed by what a copy (/fork, /clone) keeps: the copy's session gets the same name.
+	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.SessionID, "title",
+		jsonscan.Str(e.Timestamp), title), t)
+	ev.Session = &event.Session{Title: title, TitleByUser: true, TranscriptPath: p.src.Path}
 	return []event.Event{ev}, nil
 }
 

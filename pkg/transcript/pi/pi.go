@@ -110,8 +110,8 @@
 // failed); an assistant message that stopped with "error" is an api_error (errorMessage), one that
 // stopped with "aborted" a turn_aborted; a compaction entry is a context_compacted action (target
 // "tokens before: N") with a session event of the next epoch. Extension messages (custom,
-// hookMessage, custom_message), summaries, labels, session names, model and thinking-level changes,
-// and text or thinking blocks yield nothing; an entry type or message role this package does not
+// hookMessage, custom_message), summaries, labels, model and thinking-level changes, and text or
+// thinking blocks yield nothing; an entry type or message role this package does not
 // know is counted in Stats.Unknown and yields nothing. A line that is not UTF-8, not a JSON object,
 // or a known entry that does not decode (a line half-written when pi stopped, then continued by the
 // next append) is malformed (transcript.ErrMalformed): counted, reported, skipped.
@@ -126,6 +126,15 @@
 // (UTC; the message's own time, else the last time seen, when an entry has none), source
 // observer-watch, client pi, and the project: project.Root of the header's cwd. Targets, errors and
 // outputs go through scrub.String and are cut to 500 characters, 2 KB and 8 KB.
+//
+// A session_info entry {type, id, parentId, timestamp, name} is the session's name, the title pi's
+// session list shows instead of the first message: the user gives it with /name, a rename in the
+// session selector, the RPC set_session_name, or an extension's pi.setSessionName (checked with the
+// real pi 0.73.1: set_session_name appends the entry at once); pi generates none. It yields a
+// session event with State "" and Title (event.CleanTitle of the name), TitleByUser, at the entry's
+// time, id event.ID("pi", "session", session id, "title", entry timestamp, title): a copy made by
+// /fork or /clone keeps the entry, and its session gets the name under its own id. The latest entry
+// is the name; an empty name clears it in pi, which a title cannot undo here: it yields nothing.
 //
 // # Cursors and state
 //
