@@ -52,10 +52,12 @@ func (h *Hub) publishAlert(a event.Alert) {
 	if err != nil {
 		return
 	}
+	// The writer stored the alert before publishing it: the Overview's banner can show it now.
+	defer h.Changed(bus.StoredNote{Kinds: []string{"alert"}, Projects: []string{a.Project}})
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for sub := range h.subs {
-		if sub.client != "" || sub.kind != "" || (sub.project != "" && sub.project != a.Project) {
+		if sub.changes || sub.client != "" || sub.kind != "" || (sub.project != "" && sub.project != a.Project) {
 			continue
 		}
 		select {

@@ -2,6 +2,7 @@ package dash
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // The browser tests drive the real page in headless Chromium (chromedp): every tab renders
@@ -149,6 +151,48 @@ func (b *browser) screenshot(tb testing.TB, dir, name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// phoneLayout lists what is wrong with the page at phone width: a table whose Cost column (header
+// or first row) is not within the screen and its table's visible box, a model name squeezed to a
+// few characters per line. Empty when all is well.
+const phoneLayout = `JSON.stringify((() => {
+  const bad = [], vw = window.innerWidth;
+  const inside = (r, box) => r.width > 0 && r.left >= Math.max(0, box.left) - 0.5 && r.right <= Math.min(vw, box.right) + 0.5;
+  const tables = [...document.querySelectorAll("#view table[data-table]")].filter((t) => t.dataset.table !== "heatmap");
+  let costs = 0;
+  for (const t of tables) {
+    const ths = [...t.querySelectorAll("thead th")];
+    const i = ths.findIndex((th) => th.textContent === "Cost");
+    if (i < 0) continue;
+    costs++;
+    const box = t.closest(".table-wrap").getBoundingClientRect();
+    const cells = [ths[i], t.querySelector("tbody tr").children[i]];
+    for (const c of cells) if (!inside(c.getBoundingClientRect(), box)) bad.push(t.dataset.table + ": the cost column is off screen at " + JSON.stringify(c.getBoundingClientRect()));
+  }
+  if (!costs && document.querySelector("#view table")) bad.push("no table has a Cost column");
+  for (const t of tables) {
+    const i = [...t.querySelectorAll("thead th")].findIndex((th) => th.textContent === "Model");
+    if (i < 0) continue;
+    for (const tr of t.querySelectorAll("tbody tr")) {
+      const td = tr.children[i], name = td.firstElementChild || td;
+      const range = document.createRange();
+      range.selectNodeContents(name);
+      const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+      if (td.getBoundingClientRect().width < 70 || lines > 4) bad.push("model " + name.textContent + " squeezed: " + Math.round(td.getBoundingClientRect().width) + " px, " + lines + " lines");
+    }
+  }
+  return bad;
+})())`
+
+// costliestSession is the id of the corpus's costliest session.
+func costliestSession(tb testing.TB, st *store.Store) string {
+	tb.Helper()
+	var id string
+	if err := st.DB.QueryRow(`SELECT session_id FROM token_usage GROUP BY session_id ORDER BY sum(cost_usd) DESC LIMIT 1`).Scan(&id); err != nil {
+		tb.Fatal(err)
+	}
+	return id
 }
 
 // usd formats dollars as the page does.
@@ -357,15 +401,42 @@ func TestBrowser(t *testing.T) {
 		b.screenshot(t, dir, "live-event")
 	})
 
+	t.Run("AxisLabels", func(t *testing.T) {
+		// Days over all time, dollars up to several: "$" labels, "Jun 8" days with the year under
+		// the first, nothing cut at the chart's edge.
+		for _, tab := range []string{"overview", "cost"} {
+			b.open(t, srv.URL+"/?window=all&tab="+tab, tab)
+			checkAxes(t, b, false)
+		}
+	})
+
 	t.Run("PhoneAndDark", func(t *testing.T) {
 		run(t, b, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-		for _, tab := range []string{"overview", "sessions"} {
+		for _, page := range []struct{ name, query, tab string }{
+			{"overview", "window=all", "overview"},
+			{"sessions", "window=all&tab=sessions&sort=cost", "sessions"},
+			{"session-detail", "window=all&tab=sessions&session=" + costliestSession(t, st), "sessions"},
+		} {
+			b.open(t, srv.URL+"/?"+page.query, page.tab)
+			// The page itself does not scroll sideways; every table's cost column is on screen.
+			if w := run(t, b, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+				t.Errorf("%s at phone width: the page is %d px wider than the screen", page.name, w)
+			}
+			var bad []string
+			if err := json.Unmarshal([]byte(run(t, b, "phone layout", chromedp.Evaluate[string](phoneLayout))), &bad); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range bad {
+				t.Errorf("%s at phone width: %s", page.name, p)
+			}
+			b.screenshot(t, dir, "phone-"+page.name)
+		}
+		// No tab makes the page scroll sideways (wide tables scroll in their own box).
+		for _, tab := range tabs {
 			b.open(t, srv.URL+"/?window=all&tab="+tab, tab)
-			// Wide tables scroll inside their panel; the page itself does not scroll sideways.
 			if w := run(t, b, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
 				t.Errorf("%s at phone width: the page is %d px wider than the screen", tab, w)
 			}
-			b.screenshot(t, dir, "phone-"+tab)
 		}
 		run(t, b, "desktop", chromedp.EmulateViewport(1280, 900))
 		light := run(t, b, "light", chromedp.Evaluate[string](`getComputedStyle(document.body).backgroundColor`))

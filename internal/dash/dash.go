@@ -4,7 +4,9 @@
 // What it reads: the store, read-only (store.OpenReader), opened on the first request that finds
 // it and kept open; until the writer has created it every page answers with empty figures and
 // "store": false, never an error. Live updates come from a bus subscription (package bus, no
-// history, no acks) fanned out to the browsers as Server-Sent Events on /api/live.
+// history, no acks) fanned out to the browsers as Server-Sent Events on /api/live; the writer's
+// notes that a commit changed the store go to every open view on /api/changes, which re-reads
+// its figures (live.go).
 //
 // Figures: every token and dollar figure comes from internal/cost.Run, the computation behind
 // `observerctl cost`, so the dashboard's totals for a window equal `observerctl cost --json
@@ -234,6 +236,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/tools", s.api(s.toolsAPI))
 	mux.HandleFunc("GET /api/compression", s.api(s.compressionAPI))
 	mux.HandleFunc("GET /api/live", s.liveSSE)
+	mux.HandleFunc("GET /api/changes", s.changesSSE)
 	mux.HandleFunc("GET /api/alerts", s.api(s.alertsAPI))
 	mux.HandleFunc("GET /metrics", s.metricsText)
 	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Settings

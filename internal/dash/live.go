@@ -48,11 +48,19 @@ type Hub struct {
 	connected atomic.Pointer[func() bool]
 	published atomic.Int64
 	last      atomic.Int64 // ms of the last event
+
+	// Store changes (see Changed), under mu: the notes not sent yet, when the last tick went out,
+	// and the timer that sends the next one. seq counts the ticks.
+	pending   *bus.StoredNote
+	lastTick  time.Time
+	tickTimer *time.Timer
+	seq       atomic.Int64
 }
 
 type liveSub struct {
 	ch                    chan []byte
 	client, project, kind string
+	changes               bool // /api/changes: only the store's change ticks, no events
 	dropped               atomic.Int64
 }
 
@@ -95,7 +103,7 @@ func (h *Hub) Publish(ev event.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if (s.client != "" && s.client != le.Client) || (s.project != "" && s.project != le.Project) || (s.kind != "" && s.kind != le.Kind) {
+		if s.changes || (s.client != "" && s.client != le.Client) || (s.project != "" && s.project != le.Project) || (s.kind != "" && s.kind != le.Kind) {
 			continue
 		}
 		select {
@@ -122,13 +130,24 @@ func (h *Hub) remove(s *liveSub) {
 	delete(h.subs, s)
 }
 
-// Follow subscribes the hub to every event on the bus, retrying every second while the bus is
-// unreachable, until ctx ends. The subscription survives reconnections (the bus client
-// re-subscribes).
+// Follow subscribes the hub to every event on the bus and to the writer's notes that the store
+// changed (bus.StoredSubject), retrying every second while the bus is unreachable, until ctx ends.
+// The subscriptions survive reconnections (the bus client re-subscribes).
 func (h *Hub) Follow(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
-	var subscribed atomic.Bool
-	f := func() bool { return subscribed.Load() && cl.Connected() }
+	var subscribed, stored atomic.Bool
+	f := func() bool { return subscribed.Load() && stored.Load() && cl.Connected() }
 	h.connected.Store(&f)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		holdSubscription(ctx, logger, "store changes", func() (*bus.Subscription, error) {
+			sub, err := cl.SubscribeStored(h.Changed)
+			if err == nil {
+				stored.Store(true)
+			}
+			return sub, err
+		})
+	}()
 	holdSubscription(ctx, logger, "live tail", func() (*bus.Subscription, error) {
 		sub, err := cl.Subscribe(bus.Filter{}, func(ev event.Event, _ []byte, err error) {
 			if err == nil {
@@ -140,6 +159,73 @@ func (h *Hub) Follow(ctx context.Context, cl *bus.Client, logger *slog.Logger) {
 		}
 		return sub, err
 	})
+	<-done
+}
+
+// Keeping every open view current. A browser's views (Overview, Cost, Sessions, ...) re-read the
+// store when it changed, not at each event of the live tail: an event's message on the bus arrives
+// when it is published, before the writer has committed it (the writer batches, for up to [writer]
+// flush_interval, then commits), so a view re-read at that moment could miss it. The writer says
+// when a commit is done, and what it held (bus.StoredNote: the kinds, clients, projects and
+// sessions of its events, or "the analysis changed", "costs were repriced"); the hub merges the
+// notes and hands them to the browsers on /api/changes as "changed" ticks, at most one per
+// changesEvery (a backfill commits dozens of batches a second; an isolated commit goes out at
+// once). The page (app.js, follow) keeps at most one refresh of the view on screen per 500 ms, and
+// only for ticks that concern it (its kinds, its client, project or session filter), and none while
+// it is hidden.
+const changesEvery = 250 * time.Millisecond
+
+// Changed records that the store changed as n says, and sends the browsers a tick now, or as soon
+// as changesEvery has passed since the last one.
+func (h *Hub) Changed(n bus.StoredNote) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending == nil {
+		h.pending = &bus.StoredNote{}
+	}
+	h.pending.Merge(n)
+	if h.tickTimer != nil {
+		return // a tick is due: it carries this note too
+	}
+	wait := changesEvery - time.Since(h.lastTick)
+	if wait <= 0 {
+		h.tickLocked()
+		return
+	}
+	h.tickTimer = time.AfterFunc(wait, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.tickTimer = nil
+		h.tickLocked()
+	})
+}
+
+// changeTick is what a browser receives of the store's changes since the previous tick.
+type changeTick struct {
+	Seq int64 `json:"seq"` // ticks since the dashboard started (the hello event carries the current one)
+	bus.StoredNote
+}
+
+func (h *Hub) tickLocked() {
+	if h.pending == nil {
+		return
+	}
+	n := *h.pending
+	h.pending, h.lastTick = nil, time.Now()
+	data, err := json.Marshal(changeTick{Seq: h.seq.Add(1), StoredNote: n})
+	if err != nil {
+		return
+	}
+	for s := range h.subs {
+		if !s.changes {
+			continue
+		}
+		select {
+		case s.ch <- data:
+		default:
+			s.dropped.Add(1)
+		}
+	}
 }
 
 // holdSubscription subscribes, retrying every second while the bus is unreachable, and holds the
@@ -208,6 +294,18 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// changesSSE streams /api/changes as Server-Sent Events: "hello" first (with the bus state and
+// "changes", the number of the last tick), then a "changed" event (JSON changeTick) each time the
+// store changed, "dropped" when the browser fell behind (it missed ticks), and "status" every
+// livePing.
+func (s *Server) changesSSE(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery != "" {
+		writeError(w, http.StatusBadRequest, "", "/api/changes takes no parameters")
+		return
+	}
+	s.stream(w, r, &liveSub{ch: make(chan []byte, liveBuffer), changes: true})
+}
+
 // liveSSE streams /api/live as Server-Sent Events: "hello" first (with the bus state), then one
 // unnamed event per bus event (JSON LiveEvent), "dropped" when the browser fell behind, and
 // "status" every livePing.
@@ -231,6 +329,11 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ae.Status, ae.Param, ae.Msg)
 		return
 	}
+	s.stream(w, r, sub)
+}
+
+// stream serves one SSE subscriber until the browser goes away.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, sub *liveSub) {
 	if !s.live.add(sub) {
 		writeError(w, http.StatusServiceUnavailable, "", fmt.Sprintf("too many live views open (%d): close one", maxLiveClients))
 		return
@@ -244,8 +347,13 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	status := func(name string) error {
-		fmt.Fprintf(w, "event: %s\ndata: {\"bus_connected\":%t,\"events\":%d}\n\n", name, s.live.Connected(), s.live.Published())
+		fmt.Fprintf(w, "event: %s\ndata: {\"bus_connected\":%t,\"events\":%d,\"changes\":%d}\n\n", name, s.live.Connected(), s.live.Published(), s.live.seq.Load())
 		return rc.Flush()
+	}
+	// The events of /api/live are unnamed ("message"); the ticks of /api/changes are "changed".
+	frame := "data: %s\n\n"
+	if sub.changes {
+		frame = "event: changed\ndata: %s\n\n"
 	}
 	fmt.Fprint(w, "retry: 2000\n\n")
 	if status("hello") != nil {
@@ -265,12 +373,12 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request) {
 			if n := sub.dropped.Swap(0); n > 0 {
 				fmt.Fprintf(w, "event: dropped\ndata: {\"dropped\":%d}\n\n", n)
 			}
-			fmt.Fprintf(w, "data: %s\n\n", data)
+			fmt.Fprintf(w, frame, data)
 			// Send what else is waiting in the same write.
 			for more := true; more; {
 				select {
 				case data = <-sub.ch:
-					fmt.Fprintf(w, "data: %s\n\n", data)
+					fmt.Fprintf(w, frame, data)
 				default:
 					more = false
 				}

@@ -25,7 +25,7 @@ const (
 )
 
 // DefaultWindow is the window of a request that names none.
-const DefaultWindow = "24h"
+const DefaultWindow = "all"
 
 // apiError is an answer other than 200, with its reason for the user.
 type apiError struct {
@@ -85,6 +85,10 @@ func (s *Server) api(fn apiFunc) http.HandlerFunc {
 			writeError(w, http.StatusBadRequest, "", "malformed query string: "+err.Error())
 			return
 		}
+		// The number of the last store-change tick (live.go) sent before this answer was read: the
+		// answer holds every change up to it, so the page knows whether a tick it hears of later
+		// is news.
+		w.Header().Set("X-Observer-Changes", strconv.FormatInt(s.live.seq.Load(), 10))
 		q := &query{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
 		res, err := fn(r.Context(), q)
 		if err == nil {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
@@ -180,6 +181,9 @@ func (w *Writer) applyPrices(ctx context.Context, set *prices.Set) error {
 	}
 	if err := w.Store.SetPricingState(ctx, key); err != nil {
 		return err
+	}
+	if n > 0 {
+		w.notify(bus.StoredNote{Repriced: true, Kinds: []string{string(event.KindTokenUsage), string(event.KindAPITurn)}, Many: true})
 	}
 	if len(changed) > 0 {
 		slices.Sort(affected)

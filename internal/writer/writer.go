@@ -1,5 +1,7 @@
 // Package writer is the single process that stores events: it consumes the bus's durable writer
 // consumer, writes each batch in one transaction, and acknowledges the batch only after the commit.
+// After each commit that stored something, and after its analysis or a repricing changed the store,
+// it says so on the bus (bus.StoredNote), for the dashboard's open views to re-read.
 // A message that does not decode goes to the quarantine table with the reason, in the same
 // transaction, so it never blocks the stream. Full-text indexing of tool outputs runs between
 // batches, off the insert path.
@@ -167,7 +169,22 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	if newest > w.lastEvent.Load() {
 		w.lastEvent.Store(newest)
 	}
+	if res.Inserted > 0 {
+		note := bus.StoredNote{Events: res.Inserted}
+		for i := range evs {
+			note.Add(string(evs[i].Kind), evs[i].Client, evs[i].Project, evs[i].SessionID)
+		}
+		w.notify(note)
+	}
 	return nil
+}
+
+// notify tells the bus's readers (the dashboard) that a commit changed the store: only now can
+// they read what the events they saw on the bus changed (bus.StoredSubject).
+func (w *Writer) notify(n bus.StoredNote) {
+	if w.Bus != nil {
+		w.Bus.PublishStored(n)
+	}
 }
 
 // spawn runs fn in a goroutine until the returned stop is called, which cancels fn's context and
@@ -245,6 +262,7 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 		return true
 	}
 	if p.Sessions > 0 || p.Projects > 0 {
+		w.notify(bus.StoredNote{Analysis: true})
 		w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
 			"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
 	}
@@ -253,8 +271,10 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 
 // analyseFinish analyses everything left, patterns included.
 func (w *Writer) analyseFinish(ctx context.Context, a *analysis.Analyzer) {
-	if _, err := a.Run(ctx); err != nil && ctx.Err() == nil {
+	if p, err := a.Run(ctx); err != nil && ctx.Err() == nil {
 		w.Logger.Warn("analysis failed", "err", err)
+	} else if err == nil && (p.Sessions > 0 || p.Projects > 0) {
+		w.notify(bus.StoredNote{Analysis: true})
 	}
 }
 

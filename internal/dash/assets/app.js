@@ -10,7 +10,7 @@
     ["discovery", "Discovery"], ["patterns", "Patterns"], ["settings", "Settings"],
   ];
   const WINDOWS = ["1h", "24h", "7d", "30d", "90d", "all"];
-  const DEFAULT_WINDOW = "24h";
+  const DEFAULT_WINDOW = "all";
   const ACTION_TYPES = ["read_file", "write_file", "edit_file", "run_command", "search_text", "search_files", "web_search",
     "web_fetch", "mcp_call", "spawn_subagent", "todo_update", "ask_user", "task_complete", "user_prompt", "api_error",
     "turn_aborted", "context_compacted", "system_prompt", "unknown"];
@@ -123,7 +123,10 @@
 
   // put and add skip null and false kids, as h does (replaceChildren would print "null").
   const kidsOf = (kids) => kids.flat(Infinity).filter((k) => k != null && k !== false);
-  function put(el, ...kids) { el.replaceChildren(...kidsOf(kids)); }
+  function put(el, ...kids) {
+    if (swapping && !swapping.kept && el.id === "view") swapping.kept = keepView(el); // a live refresh's swap
+    el.replaceChildren(...kidsOf(kids));
+  }
   function add(el, ...kids) { el.append(...kidsOf(kids)); }
 
   function showBanner(msg) { const b = $("#banner"); b.textContent = msg; b.hidden = false; }
@@ -150,6 +153,16 @@
     const d = new Date(ms);
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   }
+  const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  // fmtShort is a time in few characters, for a phone: "15:04" today, "Dec 1 15:04" this year, else "2025-08-10".
+  function fmtShort(ms) {
+    if (!ms) return "";
+    const d = new Date(ms), now = new Date();
+    const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    if (d.toDateString() === now.toDateString()) return hm;
+    if (d.getFullYear() === now.getFullYear()) return `${MONTHS[d.getMonth()]} ${d.getDate()} ${hm}`;
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  }
   function fmtDur(ms) {
     if (!ms) return "";
     if (ms < 1000) return ms + " ms";
@@ -167,6 +180,8 @@
     const u = new URL(path, location.origin);
     for (const [k, v] of Object.entries(params || {})) if (v !== "" && v != null) u.searchParams.set(k, v);
     const r = await fetch(u, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const tick = Number(r.headers.get("X-Observer-Changes") ?? NaN);
+    if (Number.isFinite(tick)) readTick = Math.min(readTick, tick);
     let body;
     try { body = await r.json(); } catch (e) { body = { error: r.status + " " + r.statusText }; }
     if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
@@ -199,27 +214,90 @@
 
   // ---- charts (uPlot) ----
 
+  // What a view set up beside its DOM (charts, streams), to undo when that DOM goes: each entry
+  // {el, fn}. A full render runs them all; a live refresh runs those whose element left the page.
   let cleanup = [];
+  function onGone(el, fn) { cleanup.push({ el, fn }); }
+
+  // Axis labels are drawn on the canvas in this font; their sizes are measured with it.
+  const AXIS_FONT = '12px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+  const AXIS_LINE = 1.5; // uPlot's lineGap: a line of a label is 12 × 1.5 px high
+  const measure = document.createElement("canvas").getContext("2d");
+  function textWidth(s) {
+    measure.font = AXIS_FONT;
+    return Math.max(0, ...String(s).split("\n").map((l) => measure.measureText(l).width));
+  }
+
+  // decimalsOf is how many decimals show a step between ticks exactly (0.25 → 2, 0.005 → 3).
+  function decimalsOf(step) {
+    for (let d = 0; d < 8; d++) if (Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) < 1e-6) return d;
+    return 8;
+  }
+  // usdTicks: dollars on an axis, always with "$", with the decimals the step needs ($0.005,
+  // $0.010, … $1.50, $1,200).
+  function usdTicks(vals, step) {
+    const f = new Intl.NumberFormat("en-US", { minimumFractionDigits: decimalsOf(step), maximumFractionDigits: decimalsOf(step) });
+    return vals.map((v) => (v == null ? "" : (v < 0 ? "-$" : "$") + f.format(Math.abs(v))));
+  }
+  const countTicks = (vals) => vals.map((v) => (v == null ? "" : fmtInt(v)));
+
+  // parseBucket reads the API's bucket labels: a local day "2026-12-01", a local hour
+  // "2026-12-01T15" (cost over time) or "2026-12-01 15:00" (activity).
+  function parseBucket(l) {
+    const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::\d{2})?)?$/.exec(l || "");
+    return m ? { y: +m[1], mo: +m[2], d: +m[3], h: m[4] == null ? null : +m[4] } : null;
+  }
+  const dayOf = (b) => MONTHS[b.mo - 1] + " " + b.d;
+  // bucketText is a bucket in full, for the legend: "Dec 1 2026 15:00", "Dec 1 2026".
+  function bucketText(l) {
+    const b = parseBucket(l);
+    return b ? dayOf(b) + " " + b.y + (b.h == null ? "" : " " + pad(b.h) + ":00") : l;
+  }
+  // tickLabels names the x ticks: hours as "15:00" with the day under the first tick and under
+  // each tick on a new day; days as "Dec 1" with the year under the first and at a new year.
+  function tickLabels(labels, idxs) {
+    let prev = null;
+    return idxs.map((i) => {
+      if (!Number.isInteger(i) || labels[i] === undefined) return "";
+      const b = parseBucket(labels[i]);
+      if (!b) return labels[i];
+      let s;
+      if (b.h != null) s = pad(b.h) + ":00" + (!prev || prev.d !== b.d || prev.mo !== b.mo || prev.y !== b.y ? "\n" + dayOf(b) : "");
+      else s = dayOf(b) + (!prev || prev.y !== b.y ? "\n" + b.y : "");
+      prev = b;
+      return s;
+    });
+  }
 
   // chart draws bars over an ordinal x axis: one evenly wide slot per bucket that has data,
-  // however sparse the days are; labels name the slots.
+  // however sparse the days are; labels name the slots. opts: fmt (the legend's values), usd
+  // (dollars: "$" ticks) or counts (whole-number ticks), unit (the legend's x name).
   function chart(container, series, labels, ys, opts) {
-    const el = h("div", { class: "chart" });
+    const el = h("div", { class: "chart", "data-unit": opts.usd ? "usd" : "count" });
     container.append(el);
     if (!labels.length) { el.append(h("p", { class: "muted" }, "Nothing in this window.")); return; }
     const width = () => Math.max(el.clientWidth || container.clientWidth || 320, 240);
     const fg = cssVar("--fg"), grid = cssVar("--line");
-    const axis = { stroke: fg, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } };
+    const TICK = 5, GAP = 4;
+    const axis = { stroke: fg, font: AXIS_FONT, gap: GAP, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, size: TICK } };
     const xs = labels.map((_, i) => i);
     const label = (v) => (Number.isInteger(v) && labels[v] !== undefined ? labels[v] : "");
+    // Each axis is as wide (y) or as high (x) as its widest (tallest) label needs, plus the tick
+    // and the gap, so that no label is cut at the edge of the chart.
+    const ySize = (u, vals) => Math.ceil(TICK + GAP + Math.max(24, ...(vals || []).map(textWidth)) + 4);
+    const xSize = (u, vals) => Math.ceil(TICK + GAP + 12 * AXIS_LINE * Math.max(1, ...(vals || []).map((v) => String(v).split("\n").length)) + 2);
+    const yTicks = opts.usd ? (u, vals, ai, space, step) => usdTicks(vals, step) : (u, vals) => countTicks(vals);
     const u = new uPlot({
       width: width(), height: 220,
+      // Room on the right for the last x label, centred on the last slot.
+      padding: [12, 18, 0, 4],
       scales: { x: { time: false, range: () => [-0.5, labels.length - 0.5] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.05 : 1] } },
       axes: [
-        Object.assign({ space: 70, incrs: [1, 2, 3, 5, 7, 10, 14, 30, 60, 90, 180, 365], values: (u, vals) => vals.map(label) }, axis),
-        Object.assign({ size: 60, values: (u, vals) => vals.map(opts.fmt) }, axis),
+        Object.assign({ space: 56, size: xSize, incrs: [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 50, 60, 90, 120, 180, 365],
+          values: (u, vals) => tickLabels(labels, vals) }, axis),
+        Object.assign({ size: ySize, values: yTicks, incrs: opts.usd ? undefined : [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6] }, axis),
       ],
-      series: [{ label: opts.unit || "bucket", value: (u, v) => (v == null ? "—" : label(v)) }].concat(series.map((s) => ({
+      series: [{ label: opts.unit || "bucket", value: (u, v) => (v == null ? "—" : bucketText(label(v))) }].concat(series.map((s) => ({
         label: s.label, stroke: s.color, fill: s.color, width: 1, points: { show: false },
         paths: uPlot.paths.bars({ size: [0.7, 48] }),
         value: (u, v, si, idx) => (idx == null ? "—" : opts.fmt(s.raw ? s.raw[idx] : v)),
@@ -227,15 +305,16 @@
       legend: { live: true },
       cursor: { points: { show: false } },
     }, [xs].concat(ys), el);
+    el.uplot = u; // for the browser tests: the axes' labels as drawn
     const ro = new ResizeObserver(() => u.setSize({ width: width(), height: 220 }));
     ro.observe(el);
-    cleanup.push(() => { ro.disconnect(); u.destroy(); });
+    onGone(el, () => { ro.disconnect(); u.destroy(); });
   }
 
   // stackedChart draws each bucket as the running sum, tallest first, so the bars read as a
   // stack; the legend shows each bucket's own value.
-  function stackedChart(container, points, buckets, fmt) {
-    stacked(container, points.map((p) => p.day), buckets.map((b) => ({ label: b.label, color: b.color, raw: points.map((p) => p[b.key] || 0) })), fmt, "day");
+  function stackedChart(container, points, buckets, fmt, unit) {
+    stacked(container, points.map((p) => p.day), buckets.map((b) => ({ label: b.label, color: b.color, raw: points.map((p) => p[b.key] || 0) })), fmt, unit || "day");
   }
 
   // stacked draws series (each {label, color, raw}) as a stack over the labels.
@@ -246,7 +325,7 @@
       return Object.assign({}, s, { sum: run.slice() });
     });
     layers.reverse();
-    chart(container, layers, labels, layers.map((l) => l.sum), { fmt, unit });
+    chart(container, layers, labels, layers.map((l) => l.sum), { fmt, unit, usd: fmt === fmtUSD });
   }
 
   const PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d"];
@@ -265,13 +344,23 @@
     return h("section", { class: "panel" }, h("h2", {}, title, helpKey ? helpBtn(helpKey) : null), kids);
   }
 
+  // table draws rows under cols: {label, get, num, cls, title}; a column with wide: true is left
+  // out on a phone (app.css: .opt), one with key: true (cost) stays in view there, pinned to the
+  // right edge of the table's own scroller when the row is still too wide.
   function table(cols, rows, opts) {
     opts = opts || {};
     if (!rows.length) return h("p", { class: "muted" }, opts.empty || "Nothing in this window.");
+    const cls = (c, extra) => [c.num ? "num" : "", c.wide ? "opt" : "", c.key ? "key" : "", extra || ""].join(" ").trim() || null;
     return h("div", { class: "table-wrap" }, h("table", { "data-table": opts.name },
-      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { class: c.num ? "num" : null }, c.label)))),
+      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { class: cls(c) }, c.label)))),
       h("tbody", {}, rows.map((r) => h("tr", { class: opts.onrow ? "click" : null, onclick: opts.onrow ? () => opts.onrow(r) : null, tabindex: opts.onrow ? "0" : null, onkeydown: opts.onrow ? (e) => { if (e.key === "Enter") opts.onrow(r); } : null },
-        cols.map((c) => h("td", { class: [c.num ? "num" : "", c.cls || ""].join(" ").trim() || null, title: c.title ? c.title(r) : null }, c.get(r))))))));
+        cols.map((c) => h("td", { class: cls(c, c.cls), title: c.title ? c.title(r) : null }, c.get(r))))))));
+  }
+
+  // breakable lets a long identifier (a model name) wrap after its separators, and nowhere else:
+  // "claude-sonnet-4-5-" / "20250929", never one character per line.
+  function breakable(text) {
+    return text.split(/(?<=[-/._:@])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
   }
 
   function noStore() {
@@ -309,21 +398,23 @@
   }
 
   // modelTable lists models with their reliability; compact keeps one tokens column (half-width panels).
+  // On a phone the reliability moves under the model's name and the token columns go (the
+  // compact table keeps its one Tokens column).
   function modelTable(models, name, compact) {
     const max = Math.max(...models.map((m) => m.cost_usd), 0) || 1;
     const tokens = compact ? [{ label: "Tokens", num: true, get: (m) => fmtCompact(tokensOf(m)), title: (m) => fmtInt(tokensOf(m)) }] : [
-      { label: "Input", num: true, get: (m) => fmtInt(m.input_tokens) },
-      { label: "Output", num: true, get: (m) => fmtInt(m.output_tokens) },
-      { label: "Cache read", num: true, get: (m) => fmtInt(m.cache_read_tokens) },
-      { label: "Cache write", num: true, get: (m) => fmtInt(m.cache_creation_tokens) },
+      { label: "Input", num: true, wide: true, get: (m) => fmtInt(m.input_tokens) },
+      { label: "Output", num: true, wide: true, get: (m) => fmtInt(m.output_tokens) },
+      { label: "Cache read", num: true, wide: true, get: (m) => fmtInt(m.cache_read_tokens) },
+      { label: "Cache write", num: true, wide: true, get: (m) => fmtInt(m.cache_creation_tokens) },
     ];
     return table([
-      { label: "Model", get: (m) => m.model || "(none)", cls: "mono wrap" },
-      { label: "Reliability", get: (m) => relPill(m.reliability) },
+      { label: "Model", get: (m) => [h("span", { class: "model" }, breakable(m.model || "(none)")), h("div", { class: "narrow-only" }, relPill(m.reliability))], cls: "mono name", title: (m) => m.model },
+      { label: "Reliability", wide: true, get: (m) => relPill(m.reliability) },
       { label: "Turns", num: true, get: (m) => fmtInt(m.turns) },
       tokens,
-      { label: "Cost", num: true, get: (m) => fmtUSD(m.cost_usd), title: (m) => `input ${fmtUSD(m.input_usd)} · output ${fmtUSD(m.output_usd)} · cache read ${fmtUSD(m.cache_read_usd)} · cache write ${fmtUSD(m.cache_write_usd)}` },
-      compact ? null : { label: "", get: (m) => h("div", { class: "bar", "data-w": m.cost_usd / max }) },
+      { label: "Cost", num: true, key: true, get: (m) => fmtUSD(m.cost_usd), title: (m) => `input ${fmtUSD(m.input_usd)} · output ${fmtUSD(m.output_usd)} · cache read ${fmtUSD(m.cache_read_usd)} · cache write ${fmtUSD(m.cache_write_usd)}` },
+      compact ? null : { label: "", wide: true, get: (m) => h("div", { class: "bar", "data-w": m.cost_usd / max }) },
     ].flat().filter(Boolean), models, { name });
   }
 
@@ -336,27 +427,30 @@
 
   const VIEWS = {};
 
-  // Budget alerts of the last 7 days not dismissed in this browser, above the Overview.
-  async function alertBanner(view, live) {
-    const key = "observer.dismissed-alerts";
-    let d;
-    try { d = await api("/api/alerts", { days: 7 }); } catch (e) { return; }
+  // Budget alerts of the last 7 days not dismissed in this browser, above the Overview: read with
+  // the Overview's figures (so that a live refresh does not make the banner blink), shown unless
+  // dismissed. A failure to read them only leaves the banner out.
+  const DISMISSED = "observer.dismissed-alerts";
+  const loadAlerts = () => api("/api/alerts", { days: 7 }).catch(() => null);
+  function alertBanner(d) {
+    if (!d) return null;
     let gone;
-    try { gone = new Set(JSON.parse(localStorage.getItem(key) || "[]")); } catch (e) { gone = new Set(); }
+    try { gone = new Set(JSON.parse(localStorage.getItem(DISMISSED) || "[]")); } catch (e) { gone = new Set(); }
     const open = d.alerts.filter((a) => !gone.has(a.id));
-    if (!live() || !open.length) return;
+    if (!open.length) return null;
     const box = h("div", { class: "banner", role: "alert", "data-alerts": open.length },
       open.slice(0, 5).map((a) => h("div", {}, a.message)), helpBtn("alerts"), " ",
-      h("button", { type: "button", onclick: () => { localStorage.setItem(key, JSON.stringify([...gone, ...open.map((a) => a.id)].slice(-500))); box.remove(); } }, "Dismiss"));
-    view.prepend(box);
+      h("button", { type: "button", onclick: () => { localStorage.setItem(DISMISSED, JSON.stringify([...gone, ...open.map((a) => a.id)].slice(-500))); box.remove(); } }, "Dismiss"));
+    return box;
   }
 
   VIEWS.overview = async (view, live) => {
-    const d = await api("/api/overview", filterParams());
+    const [d, alerts] = await Promise.all([api("/api/overview", filterParams()), loadAlerts()]);
     if (!live()) return;
     if (!d.store) return put(view, noStore());
     const c = d.counts;
     put(view,
+      alertBanner(alerts),
       h("div", { class: "cards" },
         card("Sessions", fmtInt(c.sessions), { raw: c.sessions, metric: "sessions", help: "sessions" }),
         card("API turns", fmtInt(c.api_turns), { raw: c.api_turns, metric: "api_turns", help: "api_turns" }),
@@ -364,7 +458,6 @@
         card("Actions", fmtInt(c.actions), { raw: c.actions, metric: "actions", help: "actions" }),
         card("Failures", fmtInt(c.failures), { raw: c.failures, metric: "failures", help: "failures", sub: c.actions ? (100 * c.failures / c.actions).toFixed(1) + "%" : "" })),
       costCards(d));
-    alertBanner(view, live);
     if (!c.sessions && !c.actions && !d.total.turns) return add(view, emptyWindow());
     const charts = h("div", { class: "grid" });
     const costPanel = panel("Cost over time by billing bucket", "buckets");
@@ -378,12 +471,12 @@
           { label: "Client", get: (r) => r.client || "(none)" },
           { label: "Sessions", num: true, get: (r) => fmtInt(r.sessions) },
           { label: "Actions", num: true, get: (r) => fmtInt(r.actions) },
-          { label: "Failures", num: true, get: (r) => fmtInt(r.failures) },
-          { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
-          { label: "Tokens", num: true, get: (r) => fmtCompact(r.tokens) },
-          { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd) },
+          { label: "Failures", num: true, wide: true, get: (r) => fmtInt(r.failures) },
+          { label: "Turns", num: true, wide: true, get: (r) => fmtInt(r.turns) },
+          { label: "Tokens", num: true, wide: true, get: (r) => fmtCompact(r.tokens) },
+          { label: "Cost", num: true, key: true, get: (r) => fmtUSD(r.cost_usd) },
         ], d.clients, { name: "clients" }))));
-    stackedChart(costPanel, d.cost_over_time, BUCKETS(), fmtUSD);
+    stackedChart(costPanel, d.cost_over_time, BUCKETS(), fmtUSD, d.activity_unit);
     chart(actPanel, [
       { label: "actions", color: cssVar("--c-actions") },
       { label: "failures", color: cssVar("--c-failures") },
@@ -402,7 +495,7 @@
       { label: name === "projects" ? "Project" : "Client", cls: "wrap", get: (r) => (name === "projects" ? [h("div", {}, baseName(r.key)), h("div", { class: "mono muted" }, r.key)] : r.key || "(none)") },
       { label: "Turns", num: true, get: (r) => fmtInt(r.turns) },
       { label: "Tokens", num: true, get: (r) => fmtCompact(tokensOf(r)) },
-      { label: "Cost", num: true, get: (r) => fmtUSD(r.cost_usd) },
+      { label: "Cost", num: true, key: true, get: (r) => fmtUSD(r.cost_usd) },
     ], rows, { name }));
     add(view,
       h("div", { class: "grid" }, panel("Per model", "reliability", modelTable(d.models, "models"),
@@ -413,8 +506,8 @@
     sizeBars(view);
   };
 
-  VIEWS.sessions = async (view, live) => {
-    if (state.session) return sessionDetail(view, live);
+  VIEWS.sessions = async (view, live, soft) => {
+    if (state.session) return sessionDetail(view, live, soft);
     const page = Number(state.page || 1);
     const d = await api("/api/sessions", Object.assign(filterParams(), { page, sort: state.sort || "", limit: 50 }));
     if (!live()) return;
@@ -427,16 +520,20 @@
           h("option", { value: "cost", selected: d.sort === "cost" }, "cost"))),
         h("span", { class: "muted" }, `${fmtInt(d.total)} sessions seen in the window · tokens and cost are the window's`)),
       d.total ? table([
-        { label: "Session", get: (s) => shortID(s.session_id), cls: "mono", title: (s) => s.session_id },
-        { label: "Client", get: (s) => s.client },
-        { label: "Project", get: (s) => baseName(s.project), title: (s) => s.project },
-        { label: "Last seen", get: (s) => fmtTime(s.last_seen) },
-        { label: "State", get: (s) => s.state },
-        { label: "Actions", num: true, get: (s) => fmtInt(s.actions) },
-        { label: "Failures", num: true, get: (s) => (s.failures ? h("span", { class: "bad" }, fmtInt(s.failures)) : "0") },
-        { label: "Turns", num: true, get: (s) => fmtInt(s.turns) },
-        { label: "Tokens", num: true, get: (s) => fmtCompact(s.tokens) },
-        { label: "Cost", num: true, get: (s) => fmtUSD(s.cost_usd) },
+        // On a phone: the session with its client and project under it, when, and cost.
+        { label: "Session", cls: "session", title: (s) => s.session_id, get: (s) => [
+          s.title ? h("div", { class: "ellipsis" }, s.title) : null,
+          h("div", { class: "mono" + (s.title ? " muted" : "") }, shortID(s.session_id)),
+          h("div", { class: "narrow-only muted ellipsis" }, s.client + " · " + baseName(s.project))] },
+        { label: "Client", wide: true, get: (s) => s.client },
+        { label: "Project", wide: true, get: (s) => baseName(s.project), title: (s) => s.project },
+        { label: "Last seen", get: (s) => [h("span", { class: "wide-only" }, fmtTime(s.last_seen)), h("span", { class: "narrow-only" }, fmtShort(s.last_seen))] },
+        { label: "State", wide: true, get: (s) => s.state },
+        { label: "Actions", num: true, wide: true, get: (s) => fmtInt(s.actions) },
+        { label: "Failures", num: true, wide: true, get: (s) => (s.failures ? h("span", { class: "bad" }, fmtInt(s.failures)) : "0") },
+        { label: "Turns", num: true, wide: true, get: (s) => fmtInt(s.turns) },
+        { label: "Tokens", num: true, wide: true, get: (s) => fmtCompact(s.tokens) },
+        { label: "Cost", num: true, key: true, get: (s) => fmtUSD(s.cost_usd) },
       ], d.sessions, { name: "sessions", onrow: (s) => go({ session: s.session_id, sclient: s.client }) }) : emptyWindow(),
       h("div", { class: "pager" },
         h("button", { type: "button", disabled: page <= 1, onclick: () => go({ page: page > 2 ? String(page - 1) : "" }) }, "‹ Newer"),
@@ -444,24 +541,61 @@
         h("button", { type: "button", disabled: page >= pages, onclick: () => go({ page: String(page + 1) }) }, "Older ›")));
   };
 
-  async function sessionDetail(view, live) {
+  // The session timeline on screen, kept across live refreshes of the same session: its items
+  // (and which are open) stay, new steps are appended once the last page is loaded.
+  let kept = null;
+
+  async function sessionDetail(view, live, soft) {
     const id = state.session, client = state.sclient || "";
     const d = await api("/api/sessions/" + encodeURIComponent(id), { client });
     if (!live()) return;
     const s = d.session;
-    const tl = h("ol", { class: "timeline", "data-timeline": "" });
-    const more = h("button", { type: "button", hidden: true }, "Load more");
+    const page = (cursor) => api("/api/sessions/" + encodeURIComponent(id) + "/timeline", { client: s.client, cursor, limit: 100 });
+    let t = soft && kept && kept.id === s.session_id && kept.client === s.client && kept.tl.isConnected ? kept : null;
+    // append adds a page's steps; next is where the following page starts ("" at the end), last
+    // the cursor after the last step shown (where new steps start).
+    const append = (p) => {
+      if (p.items.length) t.tl.querySelector("li.none")?.remove();
+      for (const it of p.items) t.tl.append(timelineItem(it));
+      if (p.items.length) t.last = p.items[p.items.length - 1].cursor;
+      t.next = p.next_cursor;
+      t.more.hidden = !t.next;
+    };
+    if (t) {
+      // Steps stored since: only once every page is loaded (else "Load more" brings them).
+      if (!t.next) {
+        const p = await page(t.last);
+        if (!live()) return;
+        append(p);
+      }
+    } else {
+      t = { id: s.session_id, client: s.client, tl: h("ol", { class: "timeline", "data-timeline": "" }), more: h("button", { type: "button", hidden: true }, "Load more"), next: "", last: "" };
+      const p = await page("");
+      if (!live()) return;
+      append(p);
+      if (!p.items.length) t.tl.append(h("li", { class: "muted none" }, "No steps recorded."));
+    }
+    kept = t;
+    t.more.onclick = async () => {
+      t.more.disabled = true;
+      try {
+        const p = await page(t.next);
+        if (live()) append(p);
+      } catch (e) { showBanner(e.message); }
+      t.more.disabled = false;
+    };
     put(view,
       h("p", {}, h("a", { href: stateURL(Object.assign({}, state, { session: "", sclient: "" })), onclick: (e) => { e.preventDefault(); go({ session: "", sclient: "" }); } }, "‹ All sessions")),
-      h("h2", { class: "mono", "data-session": s.session_id }, s.session_id),
-      h("p", { class: "muted" }, `${s.client} · ${s.project || "no project"} · ${s.state} · ${fmtTime(s.first_seen)} → ${fmtTime(s.last_seen)}`,
+      s.title ? h("h2", { class: "session-title" }, s.title) : null,
+      h("h2", { class: "mono" + (s.title ? " muted" : ""), "data-session": s.session_id }, s.session_id),
+      h("p", { class: "muted wrap-any" }, `${s.client} · ${s.project || "no project"} · ${s.state} · ${fmtTime(s.first_seen)} → ${fmtTime(s.last_seen)}`,
         s.parent_session_id ? [" · parent ", h("a", { href: "#", onclick: (e) => { e.preventDefault(); go({ session: s.parent_session_id, sclient: s.client }); } }, shortID(s.parent_session_id))] : null),
       h("div", { class: "cards" },
         card("Cost", fmtUSD(d.total.cost_usd), { raw: d.total.cost_usd, metric: "cost", help: "cost" }),
-        card("Tokens", fmtCompact(tokensOf(d.total)), { raw: tokensOf(d.total), help: "tokens" }),
-        card("Turns", fmtInt(d.total.turns), { help: "turns" }),
-        card("Actions", fmtInt(s.actions), { help: "actions" }),
-        card("Failures", fmtInt(s.failures), { help: "failures" }),
+        card("Tokens", fmtCompact(tokensOf(d.total)), { raw: tokensOf(d.total), metric: "tokens", help: "tokens" }),
+        card("Turns", fmtInt(d.total.turns), { raw: d.total.turns, metric: "turns", help: "turns" }),
+        card("Actions", fmtInt(s.actions), { raw: s.actions, metric: "actions", help: "actions" }),
+        card("Failures", fmtInt(s.failures), { raw: s.failures, metric: "failures", help: "failures" }),
         card("Subagents", fmtInt(d.subagents)),
         d.analysis ? card("Score", String(d.analysis.score), { raw: d.analysis.score, metric: "score", help: "score",
           sub: `errors ${(100 * d.analysis.error_rate).toFixed(0)}% · redundancy ${(100 * d.analysis.redundancy).toFixed(0)}% · exploration ${(100 * d.analysis.exploration).toFixed(0)}%` }) : null),
@@ -480,22 +614,9 @@
       d.child_sessions.length ? panel("Child sessions", null, table([
         { label: "Session", get: (c) => shortID(c.session_id), cls: "mono" },
         { label: "First seen", get: (c) => fmtTime(c.first_seen) },
-      ], d.child_sessions, { onrow: (c) => go({ session: c.session_id, sclient: c.client }) })) : null,
-      panel("Timeline", "timeline", tl, more));
+      ], d.child_sessions, { name: "child-sessions", onrow: (c) => go({ session: c.session_id, sclient: c.client }) })) : null,
+      panel("Timeline", "timeline", t.tl, t.more));
     sizeBars(view);
-    let cursor = "";
-    const load = async () => {
-      more.disabled = true;
-      const page = await api("/api/sessions/" + encodeURIComponent(id) + "/timeline", { client: s.client, cursor, limit: 100 });
-      if (!live()) return;
-      for (const it of page.items) tl.append(timelineItem(it));
-      if (!page.items.length && !cursor) tl.append(h("li", { class: "muted" }, "No steps recorded."));
-      cursor = page.next_cursor;
-      more.hidden = !cursor;
-      more.disabled = false;
-    };
-    more.addEventListener("click", () => load().catch((e) => showBanner(e.message)));
-    await load();
   }
 
   function timelineItem(it) {
@@ -518,11 +639,23 @@
       it.output ? h("pre", { "data-part": "output" }, it.output + (it.output_truncated ? "\n… (truncated)" : "")) : h("div", { class: "kv" }, "no output stored")));
   }
 
-  VIEWS.actions = async (view, live) => {
+  // The Actions list on screen, kept across live refreshes: the older pages loaded stay.
+  let actionsKept = null;
+
+  VIEWS.actions = async (view, live, soft) => {
     const params = () => Object.assign(filterParams(), { type: state.type || "", failed: state.failed || "", session: state.session || "", tool: state.tool || "", limit: 100 });
+    const key = JSON.stringify(params());
     const d = await api("/api/actions", params());
     if (!live()) return;
     if (!d.store) return put(view, noStore());
+    const prev = soft && actionsKept && actionsKept.key === key ? actionsKept : null;
+    if (prev && prev.items.length > d.items.length && d.items.length) {
+      // Keep the older pages: the kept items older than the new first page's last one.
+      const last = d.items[d.items.length - 1];
+      const older = prev.items.filter((a) => a.t < last.t || (a.t === last.t && a.id < last.id));
+      d.items = d.items.concat(older);
+      d.next_cursor = prev.cursor;
+    }
     const cols = [
       { label: "Time", get: (a) => fmtTime(a.t) },
       { label: "Client", get: (a) => a.client },
@@ -542,7 +675,10 @@
     const more = h("button", { type: "button", hidden: !d.next_cursor }, "Older ›");
     put(view, h("div", { class: "toolbar" }, h("label", {}, "Type ", typeSel), h("label", {}, failed, " failed only"), tool, sess), body, h("div", { class: "pager" }, more));
     let items = d.items, cursor = d.next_cursor;
-    const draw = () => body.replaceChildren(items.length ? table(cols, items, { name: "actions" }) : emptyWindow());
+    const draw = () => {
+      body.replaceChildren(items.length ? table(cols, items, { name: "actions" }) : emptyWindow());
+      actionsKept = { key, items, cursor };
+    };
     draw();
     more.addEventListener("click", async () => {
       more.disabled = true;
@@ -624,7 +760,7 @@
     if (state.client) u.searchParams.set("client", state.client);
     if (state.project) u.searchParams.set("project", state.project);
     const es = new EventSource(u);
-    cleanup.push(() => es.close());
+    onGone(list, () => es.close());
     const setStatus = (ok, text) => { dot.className = "dot " + (ok ? "on" : "off"); stat.textContent = text; };
     const onStatus = (e) => {
       const s = JSON.parse(e.data);
@@ -912,22 +1048,208 @@
   async function render() {
     const mine = ++seq;
     const live = () => mine === seq;
-    for (const f of cleanup) f();
+    for (const c of cleanup) c.fn();
     cleanup = [];
     renderTabs();
     syncFilters();
     hideBanner();
+    follow();
+    readTick = Infinity;
     const view = $("#view");
     view.removeAttribute("data-ready");
     put(view, h("p", { class: "muted" }, "Loading…"));
     try {
-      await VIEWS[state.tab](view, live);
+      await VIEWS[state.tab](view, live, false);
     } catch (e) {
       if (!live()) return;
       put(view, );
       showBanner(e.message);
     }
-    if (live()) view.setAttribute("data-ready", state.tab);
+    if (!live()) return;
+    view.setAttribute("data-ready", state.tab);
+    updated();
+    settled();
+  }
+
+  // ---- keeping the view on screen current ----
+  //
+  // The page follows the store through /api/changes (see live.go): a "changed" tick after each of
+  // the writer's commits, naming the kinds of events, the clients, projects and sessions it held
+  // (or "the analysis changed"). The view on screen re-reads its data when a tick concerns it
+  // (FOLLOWS, and the client, project or session it is filtered by), at most once per
+  // REFRESH_EVERY: ticks in between are folded into one refresh. The ticks come after the commit,
+  // never before, so the refresh reads what the events stored. While the page is hidden the
+  // stream is closed; when it shows again, the stream's hello says whether anything changed
+  // meanwhile (its tick number). The Live tab has its own stream and Settings never refreshes by
+  // itself (its editor is the user's).
+  //
+  // A refresh keeps what the user set up: it fetches before it replaces anything (no "Loading…"),
+  // then puts back the page's and each table's scroll position, the open <details>, the focus;
+  // the session timeline and the loaded pages of Actions are kept and extended. It waits while
+  // the user is typing into a field of the view.
+  const EVENTS = ["action", "token_usage", "api_turn", "compression", "session", "hook", "mcp_call"];
+  const FOLLOWS = {
+    overview: EVENTS.concat(["alert"]),
+    cost: ["token_usage", "api_turn"],
+    sessions: EVENTS,
+    actions: ["action"],
+    tools: ["action"],
+    compression: ["compression"],
+    analysis: ["token_usage", "api_turn", "analysis"],
+    discovery: ["action", "analysis"],
+    patterns: ["analysis"],
+  };
+  const REFRESH_EVERY = 500;
+  let changes = null;    // the EventSource of /api/changes while the page follows the store
+  // Tick numbers: every API answer says the last tick sent before it was read (its data has every
+  // change up to it); readTick is the lowest of the answers a render or refresh used, viewTick
+  // that of the view on screen, serverTick the last the stream's hello or status announced. A
+  // hello or status ahead of the view means ticks were missed (the page was hidden, the stream
+  // reconnected, or a commit fell between the view's reads and the stream's hello).
+  let readTick = Infinity, viewTick = null, serverTick = -1;
+  let due = false;        // a tick concerned the view and no refresh has read it yet
+  let timer = 0, lastRefresh = 0, refreshing = false, refreshes = 0, waiting = false;
+
+  function follow() {
+    const on = !document.hidden && !!FOLLOWS[state.tab];
+    if (on && !changes) {
+      changes = new EventSource("/api/changes");
+      const onHello = (e) => {
+        serverTick = JSON.parse(e.data).changes;
+        if (viewTick != null && serverTick > viewTick) schedule();
+      };
+      changes.addEventListener("hello", onHello);
+      changes.addEventListener("status", onHello);
+      changes.addEventListener("dropped", () => schedule());
+      changes.addEventListener("changed", (e) => {
+        const t = JSON.parse(e.data);
+        newFilterValues(t);
+        if (concerns(t)) schedule();
+        else if (viewTick != null && t.seq === viewTick + 1) viewTick = t.seq; // still current
+      });
+    } else if (!on && changes) {
+      changes.close(); // hidden: at its return, the hello says what was missed
+      changes = null;
+    }
+  }
+  document.addEventListener("visibilitychange", () => { follow(); if (!document.hidden && due) schedule(); });
+
+  // concerns says whether a tick changed what the view on screen shows.
+  function concerns(t) {
+    const follows = FOLLOWS[state.tab];
+    if (!follows || !((t.kinds || []).some((k) => follows.includes(k)) || (t.analysis && follows.includes("analysis")))) return false;
+    if (t.many) return true;
+    // An empty list says nothing about the filter (a change of the analysis, an event without a project).
+    const other = (list, v) => !!v && !!list && list.length > 0 && !list.includes(v);
+    if (other(t.clients, state.client) || other(t.projects, state.project)) return false;
+    if ((state.tab === "sessions" || state.tab === "actions") && other(t.sessions, state.session)) return false;
+    return true;
+  }
+
+  // newFilterValues adds the clients and projects a tick brings to the filters' lists.
+  function newFilterValues(t) {
+    const add = (sel, value, label) => { if (value && ![...sel.options].some((o) => o.value === value)) sel.append(h("option", { value, title: value }, label)); };
+    for (const c of t.clients || []) add($("#f-client"), c, c);
+    for (const p of t.projects || []) add($("#f-project"), p, baseName(p) + " — " + p);
+  }
+
+  function schedule() {
+    if (!FOLLOWS[state.tab]) return;
+    due = true;
+    if (document.hidden || timer) return;
+    timer = setTimeout(() => { timer = 0; refreshNow(); }, Math.max(0, lastRefresh + REFRESH_EVERY - Date.now()));
+  }
+
+  // settled runs after a render or a refresh: the view is as of its reads' tick, and a tick that
+  // came meanwhile gets its refresh.
+  function settled() {
+    if (readTick !== Infinity) viewTick = readTick;
+    if (due || serverTick > viewTick) schedule();
+  }
+
+  function typing(view) {
+    const a = document.activeElement;
+    if (!a || !view.contains(a)) return false;
+    return a.tagName === "TEXTAREA" || (a.tagName === "INPUT" && /^(text|search|number|)$/.test(a.type) && a.value !== a.defaultValue);
+  }
+
+  function refreshNow() {
+    const view = $("#view");
+    if (!due || document.hidden || !FOLLOWS[state.tab]) return;
+    if (refreshing || view.getAttribute("data-ready") !== state.tab) return; // settled() comes back
+    if (typing(view)) {
+      // Again when the field loses the focus, or in a second (the field may go without a focusout).
+      if (!waiting) {
+        waiting = true;
+        const again = () => { if (waiting) { waiting = false; schedule(); } };
+        view.addEventListener("focusout", () => setTimeout(again, 0), { once: true });
+        setTimeout(again, 1000);
+      }
+      return;
+    }
+    due = false;
+    refresh(view);
+  }
+
+  // swapping is the refresh in progress: put() notes the view's state (keepView) just before it
+  // replaces the view, so that a scroll made while the data was being read is kept too.
+  let swapping = null;
+
+  async function refresh(view) {
+    const mine = ++seq;
+    const live = () => mine === seq;
+    refreshing = true;
+    lastRefresh = Date.now();
+    readTick = Infinity;
+    const swap = (swapping = { kept: null });
+    try {
+      await VIEWS[state.tab](view, live, true);
+      if (live() && swap.kept) {
+        restoreView(view, swap.kept);
+        const b = $("#banner");
+        if (!b.hidden && b.textContent.startsWith("Live update failed")) hideBanner();
+      }
+    } catch (e) {
+      if (live()) showBanner("Live update failed: " + e.message + " (retrying at the next change)");
+    } finally {
+      if (swapping === swap) swapping = null;
+      refreshing = false;
+      // Charts and streams whose element the refresh replaced.
+      cleanup = cleanup.filter((c) => c.el.isConnected || (c.fn(), false));
+    }
+    if (!live()) return;
+    view.setAttribute("data-refreshes", String(++refreshes));
+    updated();
+    settled();
+  }
+
+  // keepView notes what a refresh must not lose: scroll positions (the page's and each table's,
+  // by table name), the open <details> (by data-key, else by position), the focused element.
+  function keepView(view) {
+    const keyOf = (el, i) => el.dataset.key || el.querySelector("[data-table]")?.dataset.table || "#" + i;
+    const a = document.activeElement;
+    return {
+      x: window.scrollX, y: window.scrollY,
+      wraps: new Map([...view.querySelectorAll(".table-wrap")].map((w, i) => [keyOf(w, i), [w.scrollLeft, w.scrollTop]])),
+      open: new Set([...view.querySelectorAll("details")].map((d, i) => (d.open ? keyOf(d, i) : null)).filter(Boolean)),
+      focus: a && a !== document.body && view.contains(a) && a.id ? a.id : "",
+      keyOf,
+    };
+  }
+  function restoreView(view, k) {
+    view.querySelectorAll(".table-wrap").forEach((w, i) => {
+      const p = k.wraps.get(k.keyOf(w, i));
+      if (p) { w.scrollLeft = p[0]; w.scrollTop = p[1]; }
+    });
+    view.querySelectorAll("details").forEach((d, i) => { if (k.open.has(k.keyOf(d, i))) d.open = true; });
+    if (k.focus && document.activeElement !== document.getElementById(k.focus)) document.getElementById(k.focus)?.focus({ preventScroll: true });
+    if (window.scrollX !== k.x || window.scrollY !== k.y) window.scrollTo(k.x, k.y);
+  }
+
+  // updated shows in the footer when the figures were read.
+  function updated() {
+    const d = new Date();
+    $("#updated").textContent = FOLLOWS[state.tab] ? ` · updated ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}` : "";
   }
 
   filtersLoaded = loadFilters().then(syncFilters).catch((e) => showBanner("filters: " + e.message));
