@@ -67,6 +67,7 @@ type Analysis struct {
 // ExpensiveSess is one of the window's costliest sessions.
 type ExpensiveSess struct {
 	SessionID string  `json:"session_id"`
+	Title     string  `json:"title"`
 	Client    string  `json:"client"`
 	CostUSD   float64 `json:"cost_usd"`
 	Turns     int64   `json:"turns"`
@@ -83,6 +84,7 @@ type HeatCell struct {
 // CheaperCandidate is a session's use of a model the rule says a cheaper one would have served.
 type CheaperCandidate struct {
 	SessionID    string  `json:"session_id"`
+	Title        string  `json:"title"`
 	Client       string  `json:"client"`
 	Model        string  `json:"model"`
 	Turns        int64   `json:"turns"`
@@ -198,7 +200,7 @@ func (s *Server) expensiveSessions(rows []cost.Row) []ExpensiveSess {
 		if !ok {
 			i = len(out)
 			idx[k] = i
-			out = append(out, ExpensiveSess{SessionID: r.SessionID, Client: r.Client})
+			out = append(out, ExpensiveSess{SessionID: r.SessionID, Title: r.Title, Client: r.Client})
 		}
 		e := &out[i]
 		e.CostUSD += r.CostUSD
@@ -304,7 +306,7 @@ func (s *Server) cheaperCandidates(rows []cost.Row, tools map[[2]string]int64) [
 		if cheap >= r.CostUSD {
 			continue
 		}
-		out = append(out, CheaperCandidate{SessionID: r.SessionID, Client: r.Client, Model: r.Model, Turns: r.Turns, ToolCalls: n,
+		out = append(out, CheaperCandidate{SessionID: r.SessionID, Title: r.Title, Client: r.Client, Model: r.Model, Turns: r.Turns, ToolCalls: n,
 			OutputPerTrn: perTurn, CostUSD: r.CostUSD, Cheaper: small, CheaperUSD: cheap, SavingUSD: r.CostUSD - cheap})
 	}
 	slices.SortStableFunc(out, func(a, b CheaperCandidate) int {

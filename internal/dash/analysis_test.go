@@ -91,6 +91,9 @@ func TestAPI_Analysis(t *testing.T) {
 	if len(all.TopSessions) == 0 || all.TopSessions[0].SessionID != bySess.Rows[0].SessionID || !near(all.TopSessions[0].CostUSD, bySess.Rows[0].CostUSD) {
 		t.Fatalf("top session %+v, cost.Run's costliest %+v", all.TopSessions, bySess.Rows[0])
 	}
+	if all.TopSessions[0].Title == "" || all.TopSessions[0].Title != bySess.Rows[0].Title {
+		t.Errorf("the costliest session's title %q, the store's %q", all.TopSessions[0].Title, bySess.Rows[0].Title)
+	}
 	for _, s := range all.TopSessions {
 		if s.CostUSD > 0 && !near(bucketSum(s.Buckets), s.CostUSD) || s.Reason == "" {
 			t.Errorf("session %s: buckets %+v reason %q for $%v", s.SessionID, s.Buckets, s.Reason, s.CostUSD)

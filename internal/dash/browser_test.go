@@ -247,7 +247,7 @@ func TestBrowser(t *testing.T) {
 				// The corpus has no proxy traffic: the tab says so rather than show zeros as data.
 				check = `!!document.querySelector('[data-empty="compression"]') && document.querySelector('[data-metric="compressions"] .value').textContent === "0"`
 			case "analysis":
-				check = `document.querySelectorAll('[data-metric="per_turn"] .value').length === 1 && document.querySelectorAll('table[data-table="expensive"] tbody tr').length > 0 && document.querySelectorAll('table[data-table="heatmap"] td.cell').length === 168`
+				check = `document.querySelectorAll('[data-metric="per_turn"] .value').length === 1 && document.querySelectorAll('table[data-table="expensive"] tbody tr').length > 0 && document.querySelectorAll('table[data-table="expensive"] a.sess-title').length > 0 && document.querySelectorAll('table[data-table="heatmap"] td.cell').length === 168`
 			case "discovery":
 				check = `document.querySelectorAll('[data-metric="repeated_commands"] .value').length === 1 && document.querySelectorAll('table[data-table="rereads"] tbody tr').length > 0 && document.querySelectorAll('table[data-table="repeats"] tbody tr').length > 0`
 			case "patterns":

@@ -784,7 +784,8 @@
   };
 
   const pct = (x) => (x == null ? "—" : (x > 0 ? "+" : "") + x.toFixed(1) + "%");
-  const sessLink = (r) => h("a", { href: stateURL({ tab: "sessions", window: state.window, session: r.session_id, sclient: r.client }), onclick: (e) => { e.preventDefault(); go({ tab: "sessions", session: r.session_id, sclient: r.client }); }, class: "mono", title: r.session_id }, shortID(r.session_id));
+  // A session in a list: its title when it has one (the id on hover), else its short id.
+  const sessLink = (r) => h("a", { href: stateURL({ tab: "sessions", window: state.window, session: r.session_id, sclient: r.client }), onclick: (e) => { e.preventDefault(); go({ tab: "sessions", session: r.session_id, sclient: r.client }); }, class: r.title ? "sess-title" : "mono", title: r.session_id }, r.title || shortID(r.session_id));
   const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
 
   // heatmap draws weekday × hour cells whose opacity is the share of the busiest cell.
