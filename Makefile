@@ -23,9 +23,9 @@ install: build ## copy the binaries to $(PREFIX)/bin
 	install -d $(PREFIX)/bin
 	install -m 0755 bin/* $(PREFIX)/bin/
 
-test: ## vet, then every test with the race detector, end-to-end included (the README's test command)
+test: ## vet, then every test with the race detector, end-to-end included (the README's test command); ends with the skipped tests by reason
 	$(GO) vet -tags $(TAGS) ./...
-	$(GO) test -race -tags $(TAGS) -count=1 -timeout 40m ./...
+	GO=$(GO) $(GO) run scripts/testsummary.go -race -tags $(TAGS) -count=1 -timeout 40m ./...
 
 check: ## gofmt, then make test
 	@test -z "$$(gofmt -l .)" || (echo "gofmt would change:"; gofmt -l .; exit 1)

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"github.com/observerhq/observer/internal/prices"
@@ -71,6 +73,9 @@ func doctorCommand() *cli.Command {
   proxy       something listens on [proxy] addr
   dash        the dashboard answers HTTP at [dash] addr
   hooks:NAME  for each AI client found, observer's hook is registered for every event init adds
+  commands    every command observer registered with the clients (hooks, observer-mcp) still
+              exists: ` + "`make clean`" + ` or a moved checkout leaves hooks that fail on every event
+  units       the binaries the service units run (` + "`observerctl service install`" + `) still exist
   client:NAME for each client observer reads, installed or recorded: its records are where
               observer-watch looks (a warning when it is installed without any), and how to point
               its API calls at the proxy
@@ -268,8 +273,10 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		return fmt.Sprintf("http://%s/ answers (HTTP %d)", cfg.Dash.Addr, resp.StatusCode), nil
 	})
 
-	// hooks, and the clients whose records observer reads
+	// hooks, the commands registered and the units, and the clients whose records observer reads
 	doctorHooks(home, add)
+	doctorCommands(home, add)
+	doctorUnits(home, add)
 	doctorClients(cfg, add)
 
 	for _, c := range rep.Checks {
@@ -433,6 +440,155 @@ func doctorHooks(home string, add func(name, status, detail, fix string)) {
 	if found == 0 {
 		add("hooks", checkWarn, "no AI client found (Claude Code, Codex, Cursor)", "")
 	}
+}
+
+// programExists reports whether a client can run program: an absolute (or ~/) path to an
+// executable file, or a name found on PATH.
+func programExists(program, userHome string) bool {
+	if rest, ok := strings.CutPrefix(program, "~/"); ok {
+		program = filepath.Join(userHome, rest)
+	}
+	if program == "" {
+		return false
+	}
+	if !strings.Contains(program, "/") {
+		_, err := exec.LookPath(program)
+		return err == nil
+	}
+	fi, err := os.Stat(program)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// doctorCommands checks that the programs of the hook entries and MCP servers observer registered
+// in the clients' files (init's manifest, and any entry running observerctl hook) still exist.
+func doctorCommands(home string, add func(name, status, detail, fix string)) {
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		return
+	}
+	regs := clientconfig.Registrations(home, clientconfig.LocateHooks(userHome, os.Getenv, exec.LookPath))
+	if len(regs) == 0 {
+		return // nothing registered: the hooks checks say so
+	}
+	type gone struct {
+		file, program string
+		where         []string
+	}
+	var missing []gone
+	mcp := false
+	for _, r := range regs {
+		if programExists(r.Program, userHome) {
+			continue
+		}
+		mcp = mcp || clientconfig.IsObserverMCP(r.Program)
+		i := slices.IndexFunc(missing, func(g gone) bool { return g.file == r.File && g.program == r.Program })
+		if i < 0 {
+			missing = append(missing, gone{file: r.File, program: r.Program})
+			i = len(missing) - 1
+		}
+		if !slices.Contains(missing[i].where, r.Where) {
+			missing[i].where = append(missing[i].where, r.Where)
+		}
+	}
+	if len(missing) == 0 {
+		add("commands", checkOK, fmt.Sprintf("the %d command(s) observer registered with the clients exist", len(regs)), "")
+		return
+	}
+	var details []string
+	for _, g := range missing {
+		where := strings.Join(g.where, ", ") + " runs"
+		switch n := len(g.where); {
+		case n > 3:
+			where = fmt.Sprintf("%d entries (%s, %s and %d more) run", n, g.where[0], g.where[1], n-2)
+		case n > 1:
+			where = strings.Join(g.where, ", ") + " run"
+		}
+		details = append(details, fmt.Sprintf("%s: %s %s, which does not exist", g.file, where, g.program))
+	}
+	rerun := "init"
+	if userHome != "" && home != filepath.Join(userHome, ".observer") {
+		rerun = "--home " + clientconfig.ShellQuote(home) + " init"
+	}
+	if mcp {
+		rerun += " --hooks --mcp"
+	}
+	p := binPlacement(filepath.Dir(missing[0].program))
+	add("commands", checkFail, strings.Join(details, "; ")+" (the build they came from was cleaned, moved or deleted): the clients fail to run them",
+		"install the binaries, then re-run init from the installed observerctl, which replaces observer's entries: `"+installCommand(p, rerun)+"`")
+}
+
+// doctorUnits checks that the binaries the service units observerctl wrote run still exist.
+func doctorUnits(home string, add func(name, status, detail, fix string)) {
+	m, err := newServiceManager(newServiceHost())
+	if err != nil {
+		return
+	}
+	userHome, _ := os.UserHomeDir()
+	n := 0
+	var bad []string
+	var first string
+	for _, u := range m.units {
+		data, err := os.ReadFile(u.Path)
+		if err != nil || !bytes.Contains(data, []byte(serviceMarker)) {
+			continue
+		}
+		prog := unitProgram(m.kind, data)
+		if prog == "" {
+			continue
+		}
+		n++
+		if !programExists(prog, userHome) {
+			bad = append(bad, u.Path+" runs "+prog)
+			if first == "" {
+				first = prog
+			}
+		}
+	}
+	switch {
+	case n == 0:
+	case len(bad) == 0:
+		add("units", checkOK, fmt.Sprintf("the binaries of the %d unit(s) in %s exist", n, m.dir), "")
+	default:
+		rerun := "service install --force"
+		if userHome != "" && home != filepath.Join(userHome, ".observer") {
+			rerun = "--home " + clientconfig.ShellQuote(home) + " " + rerun
+		}
+		add("units", checkFail, strings.Join(bad, "; ")+", which does not exist: observer does not start again",
+			"install the binaries and rewrite the units from there: `"+installCommand(binPlacement(filepath.Dir(first)), rerun)+"`")
+	}
+}
+
+// unitProgram is the program a unit written by service install runs: ExecStart's first word, or
+// the first ProgramArguments string.
+func unitProgram(kind string, data []byte) string {
+	if kind == "systemd" {
+		for line := range strings.Lines(string(data)) {
+			v, ok := strings.CutPrefix(strings.TrimSpace(line), "ExecStart=")
+			if !ok {
+				continue
+			}
+			if strings.HasPrefix(v, `"`) {
+				if end := strings.Index(v[1:], `"`); end >= 0 {
+					v = v[1 : end+1]
+				}
+			} else if f := strings.Fields(v); len(f) > 0 {
+				v = f[0]
+			}
+			return strings.ReplaceAll(v, "%%", "%")
+		}
+		return ""
+	}
+	var prog string
+	replacePlistString(string(data), "ProgramArguments", func(old, _ string) string {
+		var v struct {
+			S string `xml:",chardata"`
+		}
+		if xml.Unmarshal([]byte("<s>"+old+"</s>"), &v) == nil {
+			prog = v.S
+		}
+		return old
+	})
+	return prog
 }
 
 // lockHolder says which process holds a lock file's flock, without trying the lock (taking it

@@ -332,3 +332,46 @@ func TestDoctor_Clients(t *testing.T) {
 		t.Error("doctor reported pi, neither installed nor recorded")
 	}
 }
+
+// TestDoctor_RegisteredCommandGone: a hook entry (or observer-mcp entry) whose program is gone,
+// as after `make clean` in the checkout init ran from, fails the commands check with the file, the
+// missing path and the fix; so does a service unit whose binary is gone.
+func TestDoctor_RegisteredCommandGone(t *testing.T) {
+	e := newCtlEnv(t)
+	os.Remove(e.codexHome)
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("OBSERVER_BUS_PORT", strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_PROXY_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_DASH_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	if code, out, errOut := runCtl(t, "init", "--client", "claude-code"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	_, checks := doctor(t)
+	expect(t, checks, "commands", checkOK, "the 9 command(s) observer registered with the clients exist")
+
+	// A checkout whose bin/ was cleaned: an entry of observer's (by hand, or an older init) runs it.
+	checkout := t.TempDir()
+	write(t, filepath.Join(checkout, "go.mod"), "module github.com/observerhq/observer\n")
+	gone := filepath.Join(checkout, "bin", "observerctl")
+	codexHooks := filepath.Join(e.codexHome, "hooks.json")
+	write(t, codexHooks, `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "`+gone+` hook --client codex"}]}]}}`)
+	code, checks := doctor(t)
+	expect(t, checks, "commands", checkFail, codexHooks+": hooks.Stop runs "+gone+", which does not exist",
+		"make -C "+checkout+" install && "+filepath.Join(e.home, ".local", "bin", "observerctl")+" --home "+e.obs+" init")
+	if code != ExitFailure {
+		t.Errorf("doctor: exit %d with a failing check", code)
+	}
+
+	// A service unit whose binary is gone.
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	unit := filepath.Join(cfg, "systemd", "user", "observer-bus.service")
+	write(t, unit, "# "+serviceMarker+"\n[Service]\nExecStart=\"/gone dir/bin/observerctl\" --home "+e.obs+" bus\n")
+	_, checks = doctor(t)
+	expect(t, checks, "units", checkFail, unit+" runs /gone dir/bin/observerctl, which does not exist", "service install --force")
+	os.Remove(codexHooks)
+	write(t, unit, "# "+serviceMarker+"\n[Service]\nExecStart="+strings.Fields(hookCommandFor(t, e, "x"))[0]+" bus\n")
+	_, checks = doctor(t)
+	expect(t, checks, "units", checkOK)
+	expect(t, checks, "commands", checkOK)
+}

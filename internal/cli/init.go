@@ -46,10 +46,19 @@ and --wrap, its config file or directory), or those named with --client.
 Only the keys and list entries named above change: every other key, and every hook of yours,
 keeps its place and spelling, and TOML comments stay. Every file is checked before the first is
 written; each written file is first copied to FILE.observer-backup-<time> (mode 0600) and then
-replaced atomically, keeping its mode. What was changed, and what it replaced, is recorded in
-$OBSERVER_HOME/install.json for ` + "`observerctl uninstall`" + `. Running init again changes nothing (an
-event that already runs ` + "`observerctl hook`" + ` gets no second entry). --dry-run prints the changes as
-unified diffs and writes nothing. Restart the clients (or start a new session) to load the change.
+replaced atomically, keeping its mode. One backup per file is kept, the file as it was before
+observerctl's last write to it (older ones are removed); uninstall removes it once it gave the
+file back. What was changed, and what it replaced, is recorded in $OBSERVER_HOME/install.json for
+` + "`observerctl uninstall`" + `. Running init again changes nothing (an event that already runs
+` + "`observerctl hook`" + ` gets no second entry); run from another observerctl, it replaces observer's
+entries. --dry-run prints the changes as unified diffs and writes nothing; the diffs (and --json's)
+show [REDACTED] for the values of MCP servers' env and headers and of keys named like secrets.
+Restart the clients (or start a new session) to load the change.
+
+The clients run the binaries by the paths init writes. When those are not installed (in a
+checkout's bin/, which ` + "`make clean`" + ` removes, or a temporary build), init says so on stderr, with
+the command that installs them and registers the installed ones (make install, then init from
+~/.local/bin); ` + "`observerctl doctor`" + ` fails when a registered command is gone.
 
 Exit codes: 0 done (or nothing to change); 1 failure, such as a file that changed while it was
 edited (run again); 64 usage error (an unknown client, --wrap NAME that no selected client has);
@@ -84,9 +93,14 @@ func uninstallCommand() *cli.Command {
 removed, a key it changed gets its previous text back, and each hook entry init appended is
 removed from its list (a list or file init created goes when it is empty again); nothing else in
 the files changes, so edits made since to other keys and your own hooks stay. A key or hook entry
-whose value is no longer the one init set (you edited it) is left alone, with the keys set with
-it, and stays recorded; --force restores (or removes) it anyway. Each written file is backed up
-first, as init does. --dry-run prints the diffs and writes nothing.
+whose value is no longer the one init set (you edited it: a hook entry whose command you changed
+is recognized as the entry running observerctl hook that was not there before init) is left
+alone, with the keys set with it, reported by its key and file, and stays recorded; --force
+restores (or removes) it anyway. For Codex, the trust records Codex wrote in config.toml for
+observer's hooks ([hooks.state."<CODEX_HOME>/hooks.json:EVENT:N:M"]) are removed with the entries,
+and nothing else there changes. A file given back whole is written without a backup and the
+backups init kept of it are removed (a file you removed since keeps its backup); a file with
+entries left is backed up first, one backup per file. --dry-run prints the diffs and writes nothing.
 
 Exit codes: 0 done (or nothing to undo); 1 failure, or some keys were left because they changed
 since init; 65 a config file or the manifest that does not parse (nothing is written).`,
@@ -127,6 +141,7 @@ func runInit(c *cli.Context) error {
 	seen := map[string]int{}
 	var targets []clientconfig.Target
 	var mcpLocs []clientconfig.Location
+	var used []string // the binaries the clients will run
 	if mcp || len(wraps) > 0 {
 		if mcpLocs, err = selectClients(names, clientconfig.Locate(userHome, os.Getenv), ""); err != nil {
 			return err
@@ -135,6 +150,7 @@ func runInit(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		used = append(used, bin)
 		server := clientconfig.Server{Command: bin}
 		if homeArg != "" {
 			server.Args = []string{"--home", homeArg}
@@ -159,6 +175,7 @@ func runInit(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		used = append(used, ctl)
 		for _, l := range locs {
 			command := clientconfig.HookCommand(ctl, homeArg, l.Client)
 			targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: clientconfig.HooksPlan(l, command)})
@@ -182,6 +199,9 @@ func runInit(c *cli.Context) error {
 		return configErr(err)
 	}
 	stdout := c.App.Writer
+	if anyChanged(reports) || opts.DryRun {
+		warnNotInstalled(c.App.ErrWriter, used, hooks, initRerun(c, homeArg, hooks, mcp, wraps, names, name))
+	}
 	if c.Bool("json") {
 		writeJSON(stdout, configReport{DryRun: opts.DryRun, Manifest: clientconfig.ManifestPath(home), Files: nonNil(reports)})
 		return nil
@@ -225,8 +245,12 @@ func runUninstall(c *cli.Context) error {
 		return configErr(err)
 	}
 	kept := 0
+	var where []string
 	for _, r := range reports {
 		kept += r.Kept
+		if r.Kept > 0 {
+			where = append(where, strings.Join(r.KeptPaths, ", ")+" in "+r.File)
+		}
 	}
 	if c.Bool("json") {
 		writeJSON(stdout, configReport{DryRun: opts.DryRun, Manifest: clientconfig.ManifestPath(home), Files: nonNil(reports)})
@@ -237,9 +261,152 @@ func runUninstall(c *cli.Context) error {
 		}
 	}
 	if kept > 0 {
-		return withCode(ExitFailure, fmt.Errorf("%d key(s) left as they are because they changed since init (see above); uninstall --force restores them anyway", kept))
+		return withCode(ExitFailure, fmt.Errorf("%d entr(ies) or key(s) left as they are because you changed them since init: %s; %s still records them, and `observerctl uninstall --force` removes (or restores) them anyway",
+			kept, strings.Join(where, "; "), clientconfig.ManifestPath(home)))
 	}
 	return nil
+}
+
+// placement says where a directory of observer's binaries is, for a set-up that must outlive the
+// build: the clients' hooks and settings and the service units name the binaries by their path.
+type placement struct {
+	dir      string
+	checkout string // the observer checkout whose build tree holds dir ("": none)
+	temp     bool   // a temporary directory (go run, go test, /tmp)
+	onPath   bool   // on PATH, or make install's default $HOME/.local/bin
+}
+
+// observerModule is the module path of observer's go.mod, which marks a checkout.
+const observerModule = "github.com/observerhq/observer"
+
+func binPlacement(dir string) placement {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
+	p := placement{dir: dir}
+	for d := dir; ; d = filepath.Dir(d) {
+		if data, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			for line := range strings.Lines(string(data)) {
+				if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == observerModule {
+					p.checkout = d
+				}
+			}
+			if p.checkout != "" {
+				break
+			}
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	tmp := os.TempDir()
+	if r, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = r
+	}
+	p.temp = strings.Contains(dir, string(filepath.Separator)+"go-build") || dir == tmp || strings.HasPrefix(dir, tmp+string(filepath.Separator))
+	installed := filepath.SplitList(os.Getenv("PATH"))
+	if h, err := os.UserHomeDir(); err == nil {
+		installed = append(installed, filepath.Join(h, ".local", "bin"))
+	}
+	for _, d := range installed {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			d = r
+		}
+		if filepath.Clean(d) == dir {
+			p.onPath = true
+		}
+	}
+	return p
+}
+
+// problem says why binaries in the directory do not last, "" when they are installed.
+func (p placement) problem() string {
+	switch {
+	case p.checkout != "":
+		return "in the build tree of the checkout " + p.checkout + ": `make clean`, deleting or moving the checkout removes it"
+	case p.temp:
+		return "in a temporary directory (a `go run` or `go test` build, or under " + os.TempDir() + "), which goes away"
+	case !p.onPath:
+		return "not in an installed location (a directory on PATH, or make install's ~/.local/bin)"
+	}
+	return ""
+}
+
+// installedCtl is where make install puts observerctl by default.
+func installedCtl() string {
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "~/.local/bin/observerctl"
+	}
+	return filepath.Join(h, ".local", "bin", "observerctl")
+}
+
+// installCommand is the command that installs the binaries and then runs rerun (observerctl's
+// arguments) from the installed observerctl.
+func installCommand(p placement, rerun string) string {
+	mk := "make install"
+	if p.checkout != "" {
+		mk = "make -C " + clientconfig.ShellQuote(p.checkout) + " install"
+	}
+	return mk + " && " + clientconfig.ShellQuote(installedCtl()) + " " + rerun
+}
+
+// warnNotInstalled tells, on stderr, when a binary the clients will run is not installed: the
+// hooks (or the MCP server) break as soon as it goes, silently but for the clients' hook errors.
+func warnNotInstalled(w io.Writer, bins []string, hooks bool, rerun string) {
+	var bad []string
+	var first placement
+	for _, b := range bins {
+		p := binPlacement(filepath.Dir(b))
+		if p.problem() == "" {
+			continue
+		}
+		if len(bad) == 0 {
+			first = p
+		}
+		bad = append(bad, b)
+	}
+	if len(bad) == 0 {
+		return
+	}
+	what := "observer-mcp's registration breaks"
+	if hooks {
+		what = "every hook breaks (the clients report a failing hook on each event)"
+	}
+	fmt.Fprintf(w, "observerctl: warning: the clients will run %s, %s; once it is gone %s.\n", strings.Join(bad, " and "), first.problem(), what)
+	fmt.Fprintf(w, "  Install the binaries and register the installed ones instead (this replaces observer's entries):\n    %s\n", installCommand(first, rerun))
+	if first.checkout == "" {
+		fmt.Fprintln(w, "  (run make install in observer's checkout; PREFIX defaults to ~/.local)")
+	}
+	fmt.Fprintln(w, "  `observerctl doctor` reports a registered command that is gone.")
+}
+
+// initRerun is this init's arguments, for the installed observerctl to run again.
+func initRerun(c *cli.Context, homeArg string, hooks, mcp bool, wraps, clients []string, name string) string {
+	var a []string
+	if homeArg != "" {
+		a = append(a, "--home", clientconfig.ShellQuote(homeArg))
+	}
+	a = append(a, "init")
+	if hooks && (mcp || len(wraps) > 0) {
+		a = append(a, "--hooks")
+	}
+	if mcp {
+		a = append(a, "--mcp")
+	}
+	for _, w := range wraps {
+		a = append(a, "--wrap", clientconfig.ShellQuote(w))
+	}
+	for _, cl := range clients {
+		a = append(a, "--client", clientconfig.ShellQuote(cl))
+	}
+	if c.IsSet("name") {
+		a = append(a, "--name", clientconfig.ShellQuote(name))
+	}
+	return strings.Join(a, " ")
 }
 
 // observerHome resolves observer's home (--home, $OBSERVER_HOME, ~/.observer) without loading or

@@ -41,6 +41,7 @@ func newCtlEnv(t *testing.T) *ctlEnv {
 	t.Setenv("OBSERVER_HOME", e.obs)
 	t.Setenv("CODEX_HOME", e.codexHome)
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "") // doctor reads the service units there: not the developer's own
 	return e
 }
 
@@ -823,5 +824,188 @@ func TestInit_JSON(t *testing.T) {
 	}
 	if again := run("uninstall", "--json"); len(again.Files) != 0 {
 		t.Errorf("a second uninstall --json: %+v", again)
+	}
+}
+
+// TestInit_WarnsWhenNotInstalled: init from binaries that will not last (here this test binary,
+// in go's temporary build directory) says so on stderr, with the command that installs them and
+// registers the installed ones; nothing to change, nothing said. From an installed location
+// (on PATH) nothing is said.
+func TestInit_WarnsWhenNotInstalled(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	writeHookFiles(t, e)
+	code, out, errOut := runCtl(t, "init", "--client", "claude-code", "--dry-run")
+	want := "make install && " + filepath.Join(e.home, ".local", "bin", "observerctl") + " --home " + e.obs + " init --client claude-code"
+	if code != ExitOK || !strings.Contains(errOut, "observerctl: warning: the clients will run "+strings.Fields(hookCommandFor(t, e, "claude-code"))[0]) ||
+		!strings.Contains(errOut, "every hook breaks") || !strings.Contains(errOut, want) || strings.Contains(out, "warning") {
+		t.Errorf("init --dry-run: exit %d, want on stderr %q\nstdout:\n%s\nstderr:\n%s", code, want, out, errOut)
+	}
+	if code, _, errOut = runCtl(t, "init", "--json"); code != ExitOK || !strings.Contains(errOut, "warning") {
+		t.Errorf("init --json: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut = runCtl(t, "init"); code != ExitOK || errOut != "" {
+		t.Errorf("init with nothing to change: exit %d, stderr %q", code, errOut)
+	}
+
+	for _, c := range []struct {
+		name      string
+		setup     func(dir string) placement
+		problem   string
+		installIs string
+	}{
+		{"checkout", func(dir string) placement {
+			write(t, filepath.Join(dir, "go.mod"), "module github.com/observerhq/observer\n\ngo 1.26\n")
+			return binPlacement(filepath.Join(dir, "bin"))
+		}, "in the build tree of the checkout", "make -C "},
+		{"another module", func(dir string) placement {
+			write(t, filepath.Join(dir, "go.mod"), "module example.com/other\n")
+			return binPlacement(filepath.Join(dir, "bin"))
+		}, "not in an installed location", "make install && "},
+		{"on PATH", func(dir string) placement {
+			t.Setenv("PATH", filepath.Join(dir, "bin"))
+			return binPlacement(filepath.Join(dir, "bin"))
+		}, "", ""},
+		{"make install's prefix", func(dir string) placement {
+			t.Setenv("HOME", dir)
+			return binPlacement(filepath.Join(dir, ".local", "bin"))
+		}, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("TMPDIR", filepath.Join(dir, "tmp")) // t.TempDir is not temporary here
+			os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+			p := c.setup(dir)
+			if got := p.problem(); c.problem == "" && got != "" || !strings.Contains(got, c.problem) {
+				t.Errorf("problem %q, want %q", got, c.problem)
+			}
+			if c.installIs != "" && !strings.HasPrefix(installCommand(p, "init"), c.installIs) {
+				t.Errorf("install command %q", installCommand(p, "init"))
+			}
+		})
+	}
+}
+
+// TestInit_DryRunMasksSecrets: the diffs of init --dry-run (and --json) show no env value of an MCP
+// server and no secret-named value; the files are written with the real values.
+func TestInit_DryRunMasksSecrets(t *testing.T) {
+	e := newCtlEnv(t)
+	claude := filepath.Join(e.home, ".claude.json")
+	orig := `{
+  "primaryApiKey": "sk-ant-api03-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+  "projects": {
+    "/home/me/app": {
+      "mcpServers": {
+        "github": {"type": "stdio", "command": "npx", "args": ["-y", "server-github"], "env": {"GITHUB_TOKEN": "plain-secret-value"}}
+      }
+    }
+  },
+  "mcpServers": {
+    "db": {
+      "type": "stdio",
+      "command": "db-mcp",
+      "args": [],
+      "env": {
+        "DB_URL": "postgres://me:hunter2@localhost/app"
+      }
+    }
+  }
+}
+`
+	write(t, claude, orig)
+	os.Remove(e.codexHome)
+	for _, args := range [][]string{{"init", "--mcp", "--wrap", "github,db", "--mcp-bin", e.bin, "--dry-run"}, {"init", "--mcp", "--wrap", "github,db", "--mcp-bin", e.bin, "--dry-run", "--json"}} {
+		code, out, errOut := runCtl(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+		}
+		for _, secret := range []string{"plain-secret-value", "hunter2", "sk-ant-api03"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%v shows %q:\n%s", args, secret, out)
+			}
+		}
+		if !strings.Contains(out, "REDACTED") || !strings.Contains(out, "wrap") {
+			t.Errorf("%v:\n%s", args, out)
+		}
+	}
+	if code, out, errOut := runCtl(t, "init", "--mcp", "--wrap", "github,db", "--mcp-bin", e.bin); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	if s := read(t, claude); !strings.Contains(s, "plain-secret-value") || !strings.Contains(s, "hunter2") {
+		t.Errorf("init wrote masked values:\n%s", s)
+	}
+	if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK || read(t, claude) != orig {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if b, _ := filepath.Glob(claude + ".observer-backup-*"); len(b) != 0 {
+		t.Errorf("backups left after uninstall: %v", b)
+	}
+}
+
+// TestUninstall_EditedHookCommand: a hook entry of observer's whose command the user edited is
+// reported (exit 1, naming the entry and the file), stays with the manifest, and goes with --force;
+// then no backup is left.
+func TestUninstall_EditedHookCommand(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	if code, out, errOut := runCtl(t, "init", "--client", "claude-code"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	cmd, _ := json.Marshal(hookCommandFor(t, e, "claude-code"))
+	edited, _ := json.Marshal("/usr/local/bin/observerctl --home " + e.obs + " hook --client claude-code")
+	text := read(t, f.settings)
+	i := strings.Index(text, `"Stop"`)
+	i += strings.Index(text[i:], string(cmd))
+	write(t, f.settings, text[:i]+string(edited)+text[i+len(cmd):])
+
+	code, out, errOut := runCtl(t, "uninstall")
+	if code != ExitFailure || !strings.Contains(out, "left the entry init added to hooks.Stop as it is: it changed since init (it now runs") ||
+		!strings.Contains(errOut, "hooks.Stop in "+f.settings) || !strings.Contains(errOut, "uninstall --force") {
+		t.Errorf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(clientconfig.ManifestPath(e.obs)); err != nil {
+		t.Errorf("the manifest is gone with an entry left (%v)", err)
+	}
+	if c := hookCommands(t, f.settings); len(c["Stop"]) != 2 || len(c["SessionStart"]) != 0 {
+		t.Errorf("hooks after uninstall: %v", c)
+	}
+	if code, out, errOut := runCtl(t, "uninstall", "--force"); code != ExitOK || !strings.Contains(out, "removed the entry init added to hooks.Stop") {
+		t.Fatalf("uninstall --force: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := read(t, f.settings); got != userSettings {
+		t.Errorf("settings.json after --force:\n%q", got)
+	}
+	if b, _ := filepath.Glob(f.settings + ".observer-backup-*"); len(b) != 0 {
+		t.Errorf("backups left: %v", b)
+	}
+	if code, out, _ := runCtl(t, "uninstall", "--force"); code != ExitOK || !strings.Contains(out, "nothing to undo") {
+		t.Errorf("uninstall again: exit %d\n%s", code, out)
+	}
+}
+
+// TestUninstall_CodexTrustRecords: uninstall removes the [hooks.state] records Codex wrote in
+// config.toml for observer's hooks (and says so), and leaves the rest of the file byte for byte.
+func TestUninstall_CodexTrustRecords(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	if code, out, errOut := runCtl(t, "init", "--client", "codex"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	trusted := cliCodex + "\n[hooks.state.\"" + f.codexHooks + ":session_start:0:0\"]\ntrusted_hash = \"sha256:aaaa\"\n" +
+		"\n[hooks.state.\"" + f.codexHooks + ":session_start:1:0\"]\ntrusted_hash = \"sha256:bbbb\"\n" +
+		"\n[hooks.state.\"" + f.codexHooks + ":post_tool_use:0:0\"]\ntrusted_hash = \"sha256:cccc\"\n"
+	write(t, f.codexTOML, trusted)
+	code, out, errOut := runCtl(t, "uninstall")
+	if code != ExitOK || !strings.Contains(out, "removed 2 trust record(s) Codex kept for observer's hooks in "+f.codexHooks) {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	want := cliCodex + "\n[hooks.state.\"" + f.codexHooks + ":session_start:0:0\"]\ntrusted_hash = \"sha256:aaaa\"\n"
+	if got := read(t, f.codexTOML); got != want {
+		t.Errorf("config.toml:\n%s\nwant\n%s", got, want)
+	}
+	if read(t, f.codexHooks) != userCodexHooks {
+		t.Error("hooks.json not restored")
 	}
 }

@@ -4,17 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,6 +27,7 @@ import (
 	"github.com/observerhq/observer/deploy"
 	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/internal/clientconfig"
+	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/config"
 )
 
@@ -475,13 +479,22 @@ restarted); on macOS: launchctl bootstrap gui/UID PLIST for each agent (after bo
 replaced one that is loaded). --no-load writes the files and prints the commands that load them.
 --dry-run prints what would be written and run, and does neither.
 
-Exit codes: 0 done; 1 failure, or installed units differ and --force was not given (nothing is
-written); 64 usage error; 69 a binary is missing from --bin-dir (nothing is written), no
+While ` + "`observerctl up`" + ` runs with the same home, install refuses (exit 1, nothing written): the units
+would host a second bus on the same port and a second writer on the same store, and fail over and
+over. Stop it first (` + "`observerctl down`" + `); --no-load writes the units without starting them and --force
+installs and starts them anyway, both with a warning. When the binaries are not installed (a
+checkout's bin/, which ` + "`make clean`" + ` removes, or a temporary build), install warns on stderr and
+prints the command that installs them and rewrites the units (make install, then service install
+--force from ~/.local/bin); ` + "`observerctl doctor`" + ` fails when a unit's binary is gone. The directories
+install creates are recorded in $OBSERVER_HOME/service-dirs.json for uninstall.
+
+Exit codes: 0 done; 1 failure, or installed units differ or observerctl up runs and --force was not
+given (nothing is written); 64 usage error; 69 a binary is missing from --bin-dir (nothing is written), no
 supported service manager, or the files are written but loading them failed (no user manager, as
 in a container: the message says how to load them; --no-load skips loading).`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "bin-dir", Usage: "the directory of observerctl and the observer-* binaries the units run (default: this observerctl's directory)"},
-					&cli.BoolFlag{Name: "force", Usage: "replace installed units that differ"},
+					&cli.BoolFlag{Name: "force", Usage: "replace installed units that differ; install even while observerctl up runs"},
 					&cli.BoolFlag{Name: "no-load", Usage: "write the files only; do not call systemctl or launchctl"},
 					&cli.BoolFlag{Name: "dry-run", Usage: "print what would be written and run; do neither"},
 				},
@@ -492,8 +505,9 @@ in a container: the message says how to load them; --no-load skips loading).`,
 				Usage: "stop observer's units and remove them",
 				Description: `Stops and disables the units (systemctl --user disable --now; launchctl bootout), then removes
 exactly the files that carry install's mark; another file in the directory, or a unit of the same
-name that observerctl did not write, stays. --no-load removes the files without calling
-systemctl or launchctl. --dry-run prints what would be run and removed.
+name that observerctl did not write, stays. The directories install created (recorded in
+$OBSERVER_HOME/service-dirs.json) are removed once they are empty. --no-load removes the files
+without calling systemctl or launchctl. --dry-run prints what would be run and removed.
 
 Exit codes: 0 done (or nothing installed); 1 failure; 64 usage error; 69 the files are removed but
 the service manager could not stop the units (no user manager).`,
@@ -598,8 +612,35 @@ func runServiceInstall(c *cli.Context) error {
 		return withCode(ExitUnavailable, fmt.Errorf("%s not found in %s (or not executable): build them (make build, or make install PREFIX=~/.local) and pass --bin-dir; nothing written", strings.Join(missing, ", "), binDir))
 	}
 
-	w := c.App.Writer
-	dryRun, force := c.Bool("dry-run"), c.Bool("force")
+	w, errw := c.App.Writer, c.App.ErrWriter
+	dryRun, force, noLoad := c.Bool("dry-run"), c.Bool("force"), c.Bool("no-load")
+	homePart := ""
+	if o.homeArgs != nil {
+		homePart = "--home " + clientconfig.ShellQuote(home) + " "
+	}
+	rerun := homePart + "service install --force"
+	if p := binPlacement(binDir); p.problem() != "" {
+		fmt.Fprintf(errw, "observerctl: warning: the units will run the binaries in %s, %s; once they are gone observer does not start again (at login, at boot, or after a failure).\n", binDir, p.problem())
+		fmt.Fprintf(errw, "  Install them and point the units there:\n    %s\n", installCommand(p, rerun))
+		if p.checkout == "" {
+			fmt.Fprintln(errw, "  (run make install in observer's checkout; PREFIX defaults to ~/.local)")
+		}
+	}
+	// observerctl up and the units host the bus on the same port and share the store: both at once
+	// means units that fail and restart over and over.
+	if pid, up := suiteUnderUp(c.Context, home); up {
+		msg := fmt.Sprintf("observer runs under `observerctl up` (pid %d) with this home: the units would start a second bus and writer on the same port and store, and fail until it stops", pid)
+		switch {
+		case dryRun:
+			fmt.Fprintf(errw, "observerctl: warning: %s; install refuses to start them unless --force or --no-load\n", msg)
+		case force || noLoad:
+			fmt.Fprintf(errw, "observerctl: warning: %s; stop it with `observerctl down` before the units start\n", msg)
+		default:
+			return withCode(ExitFailure, fmt.Errorf("%s; nothing written. Stop it first, then install: `observerctl %sdown && observerctl %sservice install`; or --no-load to write the units without starting them, --force to start them anyway", msg, homePart, homePart))
+		}
+	} else if addr := busAddr(home); !slices.ContainsFunc(planned, func(p plannedUnit) bool { return p.ours }) && listening(addr) {
+		fmt.Fprintf(errw, "observerctl: warning: something already listens on %s, the bus's port ([bus] port in config.toml): observer-bus will fail to start until it stops (another observer's `observerctl up`? stop it with `observerctl down`)\n", addr)
+	}
 	var conflicts int
 	for _, p := range planned {
 		if p.state != "replace" {
@@ -637,7 +678,10 @@ func runServiceInstall(c *cli.Context) error {
 				fmt.Fprintf(w, "would replace %s (diff above)\n", p.Path)
 			}
 		}
-		if !c.Bool("no-load") {
+		for _, d := range missingDirs(m.dir) {
+			fmt.Fprintf(w, "would create %s (mode 0700)\n", d)
+		}
+		if !noLoad {
 			for _, cmd := range m.loadCommands() {
 				fmt.Fprintf(w, "would run: %s\n", cmd)
 			}
@@ -646,8 +690,17 @@ func runServiceInstall(c *cli.Context) error {
 		return nil
 	}
 
+	// The directories install creates (and observer's home, for the record of them) go again with
+	// service uninstall, once empty.
+	created := append(missingDirs(m.dir), missingDirs(home)...)
+	if m.kind == "launchd" {
+		created = append(created, missingDirs(o.logDir)...)
+	}
 	if err := os.MkdirAll(m.dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", m.dir, err)
+	}
+	if err := recordCreatedDirs(home, created); err != nil {
+		return err
 	}
 	for _, p := range planned {
 		switch p.state {
@@ -668,7 +721,7 @@ func runServiceInstall(c *cli.Context) error {
 			return fmt.Errorf("create %s: %w", o.logDir, err)
 		}
 	}
-	if c.Bool("no-load") {
+	if noLoad {
 		fmt.Fprintf(w, "not loaded (--no-load); load them with:\n")
 		for _, cmd := range m.loadCommands() {
 			fmt.Fprintf(w, "  %s\n", cmd)
@@ -690,6 +743,10 @@ func runServiceUninstall(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	home, err := observerHome(c)
+	if err != nil {
+		return err
+	}
 	w := c.App.Writer
 	var ours []serviceUnit
 	for _, u := range m.units {
@@ -704,8 +761,12 @@ func runServiceUninstall(c *cli.Context) error {
 			fmt.Fprintf(w, "left %s: not written by observerctl service install\n", u.Path)
 		}
 	}
+	dirs := loadCreatedDirs(home)
 	if len(ours) == 0 {
 		fmt.Fprintf(w, "nothing to uninstall: no unit written by observerctl in %s\n", m.dir)
+		if !c.Bool("dry-run") {
+			removeCreatedDirs(w, home, dirs)
+		}
 		return nil
 	}
 	noLoad := c.Bool("no-load")
@@ -725,6 +786,9 @@ func runServiceUninstall(c *cli.Context) error {
 		if !noLoad && m.kind == "systemd" {
 			fmt.Fprintln(w, "would run: systemctl --user daemon-reload")
 		}
+		for _, d := range dirs {
+			fmt.Fprintf(w, "would remove %s, which install created, if it is empty then\n", d)
+		}
 		fmt.Fprintln(w, "dry run: nothing removed or run")
 		return nil
 	}
@@ -738,6 +802,7 @@ func runServiceUninstall(c *cli.Context) error {
 		}
 		fmt.Fprintf(w, "removed %s\n", u.Path)
 	}
+	removeCreatedDirs(w, home, dirs)
 	if !noLoad && unloadErr == nil && m.kind == "systemd" {
 		if _, err := m.run(c.Context, w, "systemctl", "--user", "daemon-reload"); err != nil {
 			unloadErr = err
@@ -917,4 +982,115 @@ func printServiceStatus(w io.Writer, rep *serviceStatusReport) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%s units in %s\n", rep.Manager, rep.Dir)
+}
+
+// suiteUnderUp reports whether `observerctl up` runs with this home: its supervisor answers on the
+// control socket (the units run no supervisor). A variable for the tests.
+var suiteUnderUp = func(ctx context.Context, home string) (pid int, up bool) {
+	cfg, _ := config.Read(home)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var st statusReport
+	if err := (&supervisor.ControlClient{Path: socketPath(&env{cfg: cfg})}).Status(ctx, &st); err != nil {
+		return 0, false
+	}
+	return st.PID, true
+}
+
+// busAddr is the bus's host:port in home's configuration.
+func busAddr(home string) string {
+	cfg, _ := config.Read(home)
+	return net.JoinHostPort(cfg.Bus.Host, strconv.Itoa(cfg.Bus.Port))
+}
+
+func listening(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// serviceDirsName is the file in observer's home that lists the directories service install
+// created, for service uninstall to remove once they are empty again.
+const serviceDirsName = "service-dirs.json"
+
+type serviceDirsRecord struct {
+	Created []string `json:"created"` // deepest first
+}
+
+// missingDirs lists dir and those of its parents that do not exist yet, deepest first.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+func loadCreatedDirs(home string) []string {
+	data, err := os.ReadFile(filepath.Join(home, serviceDirsName))
+	if err != nil {
+		return nil
+	}
+	var r serviceDirsRecord
+	if json.Unmarshal(data, &r) != nil {
+		return nil
+	}
+	return r.Created
+}
+
+// recordCreatedDirs adds dirs to the record of the directories install created.
+func recordCreatedDirs(home string, dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	all := loadCreatedDirs(home)
+	for _, d := range dirs {
+		if !slices.Contains(all, d) {
+			all = append(all, d)
+		}
+	}
+	// Deepest first, so that a parent is tried once its children are gone.
+	slices.SortStableFunc(all, func(a, b string) int {
+		return strings.Count(b, string(filepath.Separator)) - strings.Count(a, string(filepath.Separator))
+	})
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(serviceDirsRecord{Created: all}, "", "  ")
+	if err := atomicfile.Write(filepath.Join(home, serviceDirsName), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("record the directories install creates: %w", err)
+	}
+	return nil
+}
+
+// removeCreatedDirs removes the directories install created, those that are empty, deepest first;
+// the record goes once none is left.
+func removeCreatedDirs(w io.Writer, home string, dirs []string) {
+	if len(dirs) == 0 {
+		return
+	}
+	path := filepath.Join(home, serviceDirsName)
+	os.Remove(path)
+	var left []string
+	for _, d := range dirs {
+		switch err := os.Remove(d); {
+		case err == nil:
+			fmt.Fprintf(w, "removed %s (install had created it)\n", d)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			fmt.Fprintf(w, "left %s: not empty\n", d)
+			left = append(left, d)
+		}
+	}
+	if len(left) > 0 && recordCreatedDirs(home, append(left, missingDirs(home)...)) != nil {
+		fmt.Fprintf(w, "could not record in %s that install created %s\n", path, strings.Join(left, ", "))
+	}
 }

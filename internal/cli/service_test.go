@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/pkg/config"
 )
 
 // fakeServiceHost records the systemctl and launchctl commands instead of running them.
@@ -444,8 +447,8 @@ func TestServiceUninstall(t *testing.T) {
 		if code != ExitUnavailable || !strings.Contains(errOut, "could not stop them") || !strings.Contains(errOut, "No medium found") {
 			t.Errorf("exit %d: %s", code, errOut)
 		}
-		if names := svcDirNames(t, e.units); len(names) != 0 {
-			t.Errorf("files left: %v", names)
+		if _, err := os.Stat(e.config); !os.IsNotExist(err) {
+			t.Errorf("install created %s; uninstall left it (%v)", e.config, err)
 		}
 		// disable without --now still removes the links that enable made.
 		svcCheckCalls(t, "uninstall without a user manager", f.calls, svcCmds("systemctl --user disable --now "+strings.Join(svcAllUnits, " "),
@@ -1004,8 +1007,109 @@ func TestServiceUnits_LaunchdPlists(t *testing.T) {
 			want = append(want, "launchctl print gui/501/dev.observer."+c, "launchctl bootout gui/501/dev.observer."+c)
 		}
 		svcCheckCalls(t, "uninstall on macOS", f.calls, svcCmds(want...))
-		if names := svcDirNames(t, agents); len(names) != 0 {
-			t.Errorf("left %v", names)
+		if _, err := os.Stat(agents); !os.IsNotExist(err) {
+			t.Errorf("install created %s; uninstall left it (%v)", agents, err)
 		}
 	})
+}
+
+// TestServiceInstall_WhileUp: with `observerctl up` running on the same home (its supervisor
+// answers on the control socket), install refuses (exit 1, nothing written) and says how to go
+// on; --no-load writes the units without starting them, and --force installs anyway, each with a
+// warning; --dry-run warns.
+func TestServiceInstall_WhileUp(t *testing.T) {
+	e := newSvcEnv(t)
+	f := useServiceHost(t, "linux", nil)
+	cfg, err := config.Read(e.obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(cfg.RunDir(), 0o700)
+	ctrl := &supervisor.Control{Status: func() any { return statusReport{Running: true, PID: 4242, Home: e.obs} }}
+	if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctrl.Close)
+
+	code, out, errOut := runCtl(t, "service", "install", "--bin-dir", e.bin)
+	if code != ExitFailure || !strings.Contains(errOut, "observer runs under `observerctl up` (pid 4242)") ||
+		!strings.Contains(errOut, "`observerctl --home "+e.obs+" down && observerctl --home "+e.obs+" service install`") || !strings.Contains(errOut, "nothing written") {
+		t.Errorf("install under up: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(e.units); !os.IsNotExist(err) || len(f.calls) != 0 {
+		t.Errorf("install under up wrote %s (%v) or ran %v", e.units, err, f.calls)
+	}
+	if code, out, errOut = runCtl(t, "service", "install", "--bin-dir", e.bin, "--dry-run"); code != ExitOK || !strings.Contains(errOut, "refuses to start them unless --force or --no-load") {
+		t.Errorf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = runCtl(t, "service", "install", "--bin-dir", e.bin, "--no-load"); code != ExitOK || !strings.Contains(errOut, "stop it with `observerctl down`") {
+		t.Errorf("--no-load: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := svcDirNames(t, e.units); len(n) != 6 || len(f.calls) != 0 {
+		t.Errorf("--no-load wrote %v, ran %v", n, f.calls)
+	}
+	if code, out, errOut = runCtl(t, "service", "install", "--bin-dir", e.bin, "--force"); code != ExitOK || !strings.Contains(errOut, "warning: observer runs under `observerctl up`") || len(f.calls) == 0 {
+		t.Errorf("--force: exit %d, calls %v\n%s%s", code, f.calls, out, errOut)
+	}
+}
+
+// TestServiceInstall_WarnsWhenNotInstalled: units that run binaries in a checkout's build tree
+// are written, with a warning naming the command that installs them and rewrites the units.
+func TestServiceInstall_WarnsWhenNotInstalled(t *testing.T) {
+	e := newSvcEnv(t)
+	useServiceHost(t, "linux", nil)
+	checkout := t.TempDir()
+	write(t, filepath.Join(checkout, "go.mod"), "module github.com/observerhq/observer\n")
+	bin := filepath.Join(checkout, "bin")
+	svcMakeBinDir(t, bin)
+	code, out, errOut := runCtl(t, "service", "install", "--no-load", "--bin-dir", bin)
+	want := "make -C " + checkout + " install && " + filepath.Join(e.home, ".local", "bin", "observerctl") + " --home " + e.obs + " service install --force"
+	if code != ExitOK || !strings.Contains(errOut, "warning: the units will run the binaries in "+bin+", in the build tree of the checkout "+checkout) || !strings.Contains(errOut, want) {
+		t.Errorf("exit %d, want on stderr %q\n%s%s", code, want, out, errOut)
+	}
+	// Installed (make install's prefix): no warning.
+	installed := filepath.Join(e.home, ".local", "bin")
+	svcMakeBinDir(t, installed)
+	t.Setenv("TMPDIR", filepath.Join(e.home, "tmp")) // the test's home is not temporary here
+	if code, out, errOut := runCtl(t, "service", "install", "--no-load", "--force", "--bin-dir", installed); code != ExitOK || strings.Contains(errOut, "warning") {
+		t.Errorf("from ~/.local/bin: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestServiceUninstall_RemovesCreatedDirs: uninstall removes the directories install created once
+// they are empty, and only those: a directory that was there stays, one holding another file stays.
+func TestServiceUninstall_RemovesCreatedDirs(t *testing.T) {
+	e := newSvcEnv(t)
+	useServiceHost(t, "linux", nil)
+	write(t, filepath.Join(e.config, "other", "x.conf"), "x") // ~/.config existed
+	if code, out, errOut := runCtl(t, "service", "install", "--no-load", "--bin-dir", e.bin); code != ExitOK {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ := runCtl(t, "service", "uninstall", "--dry-run")
+	if code != ExitOK || !strings.Contains(out, "would remove "+e.units+", which install created, if it is empty then") {
+		t.Errorf("dry run: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := runCtl(t, "service", "uninstall", "--no-load"); code != ExitOK ||
+		!strings.Contains(out, "removed "+e.units+" (install had created it)") || !strings.Contains(out, "removed "+filepath.Join(e.config, "systemd")) {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := svcDirNames(t, e.config); !slices.Equal(got, []string{"other"}) {
+		t.Errorf("%s holds %v after uninstall, want only what was there", e.config, got)
+	}
+	if _, err := os.Stat(filepath.Join(e.obs, serviceDirsName)); !os.IsNotExist(err) {
+		t.Errorf("the record of the directories is left (%v)", err)
+	}
+
+	// A directory holding a file of the user's stays, and stays recorded.
+	if code, out, errOut := runCtl(t, "service", "install", "--no-load", "--bin-dir", e.bin); code != ExitOK {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	write(t, filepath.Join(e.units, "mine.timer"), "[Timer]\n")
+	if code, out, _ := runCtl(t, "service", "uninstall", "--no-load"); code != ExitOK || !strings.Contains(out, "left "+e.units+": not empty") {
+		t.Errorf("uninstall: exit %d\n%s", code, out)
+	}
+	os.Remove(filepath.Join(e.units, "mine.timer"))
+	if code, out, _ := runCtl(t, "service", "uninstall", "--no-load"); code != ExitOK || !strings.Contains(out, "removed "+e.units) {
+		t.Errorf("uninstall once empty: exit %d\n%s", code, out)
+	}
 }

@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/observerhq/observer/internal/atomicfile"
@@ -78,6 +80,11 @@ type FileReport struct {
 	Changed bool     `json:"changed"`          // the file was (or, with DryRun, would be) written
 	Removed bool     `json:"removed"`          // the file was created by Apply and removed by Undo
 	Kept    int      `json:"kept"`             // Undo: changes left in place because they changed since
+	// KeptPaths names the keys and lists of the changes Undo left in place (DisplayPath).
+	KeptPaths []string `json:"kept_paths,omitempty"`
+	// BackupsRemoved lists the backups of the file removed once they were no longer needed: the
+	// older ones when a new one is written, all of them when Undo gave the file back whole.
+	BackupsRemoved []string `json:"backups_removed,omitempty"`
 }
 
 // ManifestName is the manifest's file name in $OBSERVER_HOME.
@@ -213,6 +220,9 @@ type loaded struct {
 	drop     bool       // Undo: the record is done with
 	removeIt bool       // Undo: remove the file (Apply created it, and it is empty again)
 	restore  []byte     // Undo: write this text (the record's EmptyText) instead of the document's
+	gone     bool       // Undo: the file no longer exists
+	noBackup bool       // write it without a backup (Undo giving it back whole, Codex's trust records)
+	extra    bool       // Undo: a file the manifest does not record (Codex's config.toml for its trust records)
 }
 
 // output is the text to write.
@@ -471,7 +481,7 @@ func finish(files []*loaded, man *Manifest, opts Options) ([]FileReport, error) 
 			if l.removeIt {
 				after = nil
 			}
-			l.report.Diff = Unified(l.report.File, l.report.File+" (after)", l.orig, after)
+			l.report.Diff = maskDiff(Unified(l.report.File, l.report.File+" (after)", l.orig, after), l.before, l.doc.Tree())
 		}
 		reports = append(reports, l.report)
 	}
@@ -485,16 +495,65 @@ func finish(files []*loaded, man *Manifest, opts Options) ([]FileReport, error) 
 				return reports, err
 			}
 			reports[i].Backup, reports[i].Removed = backup, l.removeIt
-			if backup != "" {
-				l.record.Backups = append(l.record.Backups, backup)
-			}
+		}
+		older := l.record.Backups
+		if reports[i].Backup != "" {
+			// One backup per file: the file as it was before observerctl's last write to it.
+			l.record.Backups = []string{reports[i].Backup}
 		}
 		man.put(l.record, l.drop)
 		if err := man.save(opts.Home); err != nil {
 			return reports, fmt.Errorf("write the manifest %s: %w (the config files are written; their backups are beside them)", ManifestPath(opts.Home), err)
 		}
+		// Only now that the file and the manifest are written are the older backups not needed.
+		switch {
+		case l.extra:
+		case l.drop && l.gone:
+			if len(older) > 0 {
+				reports[i].Lines = append(reports[i].Lines, "its backups stay, in case you want it back: "+strings.Join(older, ", "))
+			}
+		case l.drop:
+			// Undo gave the file back: the backups (which may hold tokens) are not needed any more.
+			reports[i].BackupsRemoved = removeBackups(l.report.File, older, "")
+		case reports[i].Backup != "":
+			reports[i].BackupsRemoved = removeBackups(l.report.File, older, reports[i].Backup)
+		}
+		if n := len(reports[i].BackupsRemoved); n > 0 && l.drop {
+			reports[i].Lines = append(reports[i].Lines, fmt.Sprintf("removed the %d backup(s) observerctl kept of it: nothing of observer's is left in it", n))
+		} else if n > 0 {
+			reports[i].Lines = append(reports[i].Lines, fmt.Sprintf("removed %d older backup(s) of it: the one written now is kept", n))
+		}
 	}
 	return reports, nil
+}
+
+// backupSuffix matches the names writeBackup gives, after the file's name.
+var backupSuffix = regexp.MustCompile(`^\.observer-backup-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z(-[0-9]+)?$`)
+
+// removeBackups removes the backups of file but keep: those recorded, and any other file beside it
+// named as writeBackup names them (left by an earlier observerctl, whose manifest forgot them). It
+// returns those removed.
+func removeBackups(file string, recorded []string, keep string) []string {
+	cands := slices.Clone(recorded)
+	if ents, err := os.ReadDir(filepath.Dir(file)); err == nil {
+		base := filepath.Base(file)
+		for _, e := range ents {
+			if rest, ok := strings.CutPrefix(e.Name(), base); ok && backupSuffix.MatchString(rest) && e.Type().IsRegular() {
+				cands = append(cands, filepath.Join(filepath.Dir(file), e.Name()))
+			}
+		}
+	}
+	slices.Sort(cands)
+	var out []string
+	for _, b := range slices.Compact(cands) {
+		if b == keep || !strings.HasPrefix(b, file+".observer-backup-") {
+			continue
+		}
+		if err := os.Remove(b); err == nil {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // put stores rec in the manifest, or removes it when it is done with or empty.
@@ -517,7 +576,7 @@ func (l *loaded) write(now time.Time) (string, error) {
 	}
 	var backup string
 	// A file removed by Undo held only what Apply put in it: nothing of the user's to back up.
-	if l.exists && !l.removeIt {
+	if l.exists && !l.removeIt && !l.noBackup {
 		if backup, err = writeBackup(l.report.File, l.orig, now); err != nil {
 			return "", err
 		}
@@ -608,15 +667,20 @@ func Undo(opts Options) ([]FileReport, error) {
 		return nil, err
 	}
 	var files []*loaded
+	var trust []trustCleanup
 	for _, rec := range man.Files {
 		l, err := read(rec.Client, rec.Path, rec.Format)
 		if err != nil {
 			return nil, err
 		}
 		l.record = rec
+		codexHooks := rec.Client == Codex && rec.Format == JSON
 		if !l.exists {
 			l.report.Lines = append(l.report.Lines, "the file is gone: nothing to restore")
-			l.drop = true
+			l.drop, l.gone = true, true
+			if codexHooks {
+				trust = append(trust, trustCleanup{file: rec.Path, all: true})
+			}
 			files = append(files, l)
 			continue
 		}
@@ -625,18 +689,32 @@ func Undo(opts Options) ([]FileReport, error) {
 			return nil, fmt.Errorf("%w %s: %v", ErrMalformed, rec.Path, err)
 		}
 		var kept []Change
+		var removed []hookAt
 		for i := len(rec.Changes) - 1; i >= 0; i-- {
 			ch := rec.Changes[i]
 			if dirty[groupOf(ch)] && !opts.Force {
 				kept = append([]Change{ch}, kept...)
+				l.report.KeptPaths = append([]string{DisplayPath(ch.Path)}, l.report.KeptPaths...)
 				if ch.Op == opAppend {
+					now := ""
+					if at, _, err := findAppended(l.doc, ch); err == nil && at >= 0 {
+						list, _ := l.doc.Lookup(ch.Path...)
+						if cmds := Commands(list.([]any)[at]); len(cmds) > 0 {
+							now = fmt.Sprintf(" (it now runs %q)", strings.Join(cmds, "; "))
+						}
+					}
 					l.report.Lines = append(l.report.Lines, "left the entry init added to "+DisplayPath(ch.Path)+
-						" as it is: it changed since init; uninstall --force removes it anyway")
+						" as it is: it changed since init"+now+"; uninstall --force removes it anyway")
 				} else {
 					l.report.Lines = append(l.report.Lines, "left "+DisplayPath(ch.Path)+
 						" as it is: it (or a key set with it) changed since init; uninstall --force restores it anyway")
 				}
 				continue
+			}
+			if codexHooks && ch.Op == opAppend && ch.Reason == HookReason && len(ch.Path) == 2 {
+				if at, _, err := findAppended(l.doc, ch); err == nil && at >= 0 {
+					removed = append(removed, hookAt{event: ch.Path[1], index: at})
+				}
 			}
 			line, err := undoChange(l, ch)
 			if err != nil {
@@ -646,6 +724,9 @@ func Undo(opts Options) ([]FileReport, error) {
 		}
 		l.record.Changes, l.report.Kept = kept, len(kept)
 		l.drop = len(kept) == 0
+		// Given back whole, the file holds nothing of observer's: nothing to back up (the change is
+		// checked, and written atomically), and its backups go too (see finish).
+		l.noBackup = l.drop
 		if l.drop && isEmpty(l.doc.Tree()) {
 			switch {
 			case rec.CreatedFile:
@@ -658,7 +739,14 @@ func Undo(opts Options) ([]FileReport, error) {
 		if err := l.check(); err != nil {
 			return nil, err
 		}
+		if codexHooks {
+			trust = append(trust, trustCleanup{file: rec.Path, real: l.real, all: l.removeIt, removed: removed})
+		}
 		files = append(files, l)
+	}
+	files, err = forgetCodexTrust(files, trust)
+	if err != nil {
+		return nil, err
 	}
 	return finish(files, man, opts)
 }
@@ -713,7 +801,9 @@ func undone(d *Doc, ch Change) bool {
 }
 
 // findAppended finds the element an append change added in the list at its path: the last one
-// equal to it, else (edited) the last one holding its marker; -1 when there is none.
+// equal to it, else (edited) the last one holding its marker, else (for a hook entry whose command
+// the user edited) the last entry that looks like observer's hook and was not in the list before
+// init; -1 when there is none.
 func findAppended(d *Doc, ch Change) (i int, edited bool, err error) {
 	installed, err := decodeJSON(ch.Installed)
 	if err != nil {
@@ -727,6 +817,36 @@ func findAppended(d *Doc, ch Change) (i int, edited bool, err error) {
 	if ch.Marker != "" {
 		if i := lastIndex(list, func(x any) bool { return holds(x, ch.Marker) }); i >= 0 {
 			return i, true, nil
+		}
+	}
+	if ch.Reason == HookReason {
+		var before []any
+		if ch.Existed {
+			prev, _ := decodeJSON(ch.Previous)
+			before, _ = prev.([]any)
+		}
+		used := make([]bool, len(before))
+		found := -1
+		for j, x := range list {
+			k := slices.IndexFunc(before, func(y any) bool { return equal(x, y) })
+			for k >= 0 && used[k] {
+				n := slices.IndexFunc(before[k+1:], func(y any) bool { return equal(x, y) })
+				if n < 0 {
+					k = -1
+				} else {
+					k += 1 + n
+				}
+			}
+			if k >= 0 {
+				used[k] = true // one of the entries that were there before init
+				continue
+			}
+			if looksLikeObserverHook(x) {
+				found = j
+			}
+		}
+		if found >= 0 {
+			return found, true, nil
 		}
 	}
 	return -1, false, nil

@@ -216,6 +216,21 @@ func backups(tb testing.TB, file string) []string {
 	return m
 }
 
+// maskedText is data as a diff of it shows it: each line masked as maskDiff masks a line.
+func maskedText(data []byte, trees ...any) []byte {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l != "" {
+			b.WriteString(" " + l)
+		}
+	}
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(maskDiff(b.String(), trees...), "\n") {
+		out.WriteString(strings.TrimPrefix(l, " "))
+	}
+	return []byte(out.String())
+}
+
 func containsAll(s string, subs ...string) bool {
 	for _, x := range subs {
 		if !strings.Contains(s, x) {

@@ -3,6 +3,7 @@ package clientconfig
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,8 +166,12 @@ func codexConfigNotes(configTOML string) []string {
 			notes = append(notes, "note: "+configTOML+" turns hooks off ([features] "+k+" = false): Codex runs none until you remove it")
 		}
 	}
-	if _, ok := d.Lookup("hooks"); ok {
-		notes = append(notes, "note: "+configTOML+" has [hooks] too: Codex loads both and warns at start")
+	// [hooks.state."..."] tables are Codex's own record of the hooks the user trusted, not hooks.
+	if v, ok := d.Lookup("hooks"); ok {
+		m, _ := v.(map[string]any)
+		if len(m) == 0 || slices.ContainsFunc(slices.Collect(maps.Keys(m)), func(k string) bool { return k != "state" }) {
+			notes = append(notes, "note: "+configTOML+" has [hooks] too: Codex loads both and warns at start")
+		}
 	}
 	return notes
 }
@@ -177,6 +182,21 @@ func IsObserverHook(elem any) bool {
 	for _, c := range Commands(elem) {
 		f := shellFields(c)
 		if len(f) > 1 && strings.TrimSuffix(filepath.Base(f[0]), ".exe") == "observerctl" && slices.Contains(f[1:], "hook") {
+			return true
+		}
+	}
+	return false
+}
+
+// looksLikeObserverHook reports whether a hook entry runs observerctl's hook handler, also in a
+// form IsObserverHook does not read (through env or sh -c, say): a command naming observerctl and
+// hook. Undo uses it to find observer's entry once the user edited its command.
+func looksLikeObserverHook(elem any) bool {
+	if IsObserverHook(elem) {
+		return true
+	}
+	for _, c := range Commands(elem) {
+		if i := strings.Index(c, "observerctl"); i >= 0 && strings.Contains(c[i:], "hook") {
 			return true
 		}
 	}
@@ -202,6 +222,9 @@ func Commands(v any) []string {
 	}
 	return out
 }
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func ShellQuote(s string) string { return shellQuote(s) }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
 func shellQuote(s string) string {

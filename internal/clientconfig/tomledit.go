@@ -315,7 +315,14 @@ func (d *tomlDoc) setKey(path []string, text []byte) error {
 // line addTable put before it) or the key at path.
 func (d *tomlDoc) del(path []string) error {
 	if d.isTable(path) {
-		return d.delTable(path)
+		err := d.delTable(path)
+		if errors.Is(err, errNotTable) {
+			// Written inline ("k" = { ... }) or through dotted keys ("k".a = 1) in a table above it.
+			if n, serr := d.delStatements(path); serr != nil || n > 0 {
+				return serr
+			}
+		}
+		return err
 	}
 	table, key := path[:len(path)-1], path[len(path)-1]
 	r, ok, err := d.tableRegion(table)
@@ -329,6 +336,31 @@ func (d *tomlDoc) del(path []string) error {
 		}
 	}
 	return nil
+}
+
+// delStatements removes the key = value lines, under a [table] header (not an array table's) or
+// at the top level, whose full key path starts with path, and returns how many it removed.
+func (d *tomlDoc) delStatements(path []string) (int, error) {
+	exprs, err := d.scan()
+	if err != nil {
+		return 0, err
+	}
+	var spans []span
+	array := false
+	for _, e := range exprs {
+		if e.header {
+			array = e.array
+			continue
+		}
+		full := append(slices.Clone(e.table), e.key...)
+		if !array && len(full) >= len(path) && slices.Equal(full[:len(path)], path) {
+			spans = append(spans, span{e.start, e.end})
+		}
+	}
+	for i := len(spans) - 1; i >= 0; i-- {
+		d.splice(spans[i].start, spans[i].end, nil)
+	}
+	return len(spans), nil
 }
 
 func (d *tomlDoc) delTable(path []string) error {
