@@ -44,11 +44,12 @@
 //
 // # Reading while the client writes
 //
-// As for OpenCode (package opencode): a pass opens the database read-only, with mode=ro and a busy
-// timeout when a -wal file exists, else immutable=1 with a check that the file did not change
-// meanwhile; all its reads are one read transaction; a failed pass returns its error and leaves
-// the watermark, and the next pass reads the same rows again. Columns added by later migrations
-// are read only when PRAGMA table_info lists them, so a database of any version is read.
+// As for OpenCode (package opencode; package sqliteread does it for both): a pass opens the
+// database read-only, with mode=ro and a busy timeout when a -wal file exists, else immutable=1
+// with a check that the file did not change meanwhile; all its reads are one read transaction; a
+// failed pass returns its error and leaves the watermark, and the next pass reads the same rows
+// again. Columns added by later migrations are read only when PRAGMA table_info lists them, so a
+// database of any version is read.
 //
 // # Watermark
 //

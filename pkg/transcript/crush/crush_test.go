@@ -1,16 +1,14 @@
 package crush
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -167,13 +165,6 @@ func TestTarget(t *testing.T) {
 	}
 }
 
-type collect struct{ evs []event.Event }
-
-func (c *collect) PublishBatch(_ context.Context, evs []event.Event) (int, error) {
-	c.evs = append(c.evs, evs...)
-	return 0, nil
-}
-
 // TestIngest_Scan drives a project's database through internal/ingest as `observerctl scan` and
 // observer-watch do: a scan reads it, a scan with no change reads nothing, and rows Crush adds
 // are read at the next scan, once.
@@ -185,40 +176,26 @@ func TestIngest_Scan(t *testing.T) {
 	db := newDB(t, path, false)
 	execT(t, db, insSession, rootID, nil, "t", t0, t0)
 	execT(t, db, insMessage, "m1", rootID, "user", parts(t, pText{Text: "hello"}, pFinish{Reason: "stop"}), nil, nil, t0, t0)
-	cur, err := ingest.OpenCursors(filepath.Join(t.TempDir(), "cursors.json"))
-	if err != nil {
-		t.Fatal(err)
+	scan := transcripttest.NewScan(t, New([]string{global}))
+	if sum := scan.Run(); sum.Events != 2 || len(scan.Published) != 2 {
+		t.Fatalf("first scan: %+v, published %d; want a session and a prompt", sum, len(scan.Published))
 	}
-	defer cur.Close()
-	pub := &collect{}
-	s := &ingest.Scanner{Adapters: []transcript.Adapter{New([]string{global})}, Cursors: cur, Publisher: pub}
-	scan := func() ingest.Summary {
-		t.Helper()
-		sum, err := s.Scan(context.Background())
-		if err != nil || len(sum.Errors) > 0 {
-			t.Fatalf("scan: %v %v", err, sum.Errors)
-		}
-		return sum
+	if scan.Published[0].Session == nil || scan.Published[0].Session.Cwd != dir || scan.Published[1].Project != dir {
+		t.Errorf("session %+v project %q, want cwd and project %s", scan.Published[0].Session, scan.Published[1].Project, dir)
 	}
-	if sum := scan(); sum.Events != 2 || len(pub.evs) != 2 {
-		t.Fatalf("first scan: %+v, published %d; want a session and a prompt", sum, len(pub.evs))
-	}
-	if pub.evs[0].Session == nil || pub.evs[0].Session.Cwd != dir || pub.evs[1].Project != dir {
-		t.Errorf("session %+v project %q, want cwd and project %s", pub.evs[0].Session, pub.evs[1].Project, dir)
-	}
-	if sum := scan(); sum.Read != 0 || sum.Events != 0 {
+	if sum := scan.Run(); sum.Read != 0 || sum.Events != 0 {
 		t.Fatalf("second scan with no change: %+v", sum)
 	}
 	execT(t, db, insMessage, "m2", rootID, "user", parts(t, pText{Text: "again"}, pFinish{Reason: "stop"}), nil, nil, t0+5, t0+5)
 	execT(t, db, insMessage, "m-bad", rootID, "user", "[", nil, nil, t0+6, t0+6)
-	sum := scan()
+	sum := scan.Run()
 	if sum.Events != 1 || sum.Malformed != 1 {
 		t.Fatalf("scan after new rows: %+v", sum)
 	}
-	if got := pub.evs[len(pub.evs)-1]; got.ID != event.ID(Client, "prompt", "m2") {
+	if got := scan.Last(); got.ID != event.ID(Client, "prompt", "m2") {
 		t.Errorf("last event %s, want m2's prompt", got.ID)
 	}
-	if sum := scan(); sum.Events != 0 {
+	if sum := scan.Run(); sum.Events != 0 {
 		t.Fatalf("scan after that: %+v", sum)
 	}
 }

@@ -3,87 +3,24 @@ package crush
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"net/url"
-	"os"
 	"strconv"
 
-	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
-
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/sqliteread"
 )
 
-// busyTimeoutMs is how long a read waits for a lock the client holds (a checkpoint, a WAL reset).
-const busyTimeoutMs = 5000
-
-// errChanged reports a database the client started writing while it was read as immutable.
-var errChanged = errors.New("database changed while read")
-
-type fileSig struct {
-	size, mtime int64
-	wal         bool
-}
-
-func sigOf(path string) (fileSig, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileSig{}, err
-	}
-	_, werr := os.Stat(path + "-wal")
-	return fileSig{size: fi.Size(), mtime: fi.ModTime().UnixNano(), wal: werr == nil}, nil
-}
-
-// dsn returns the read-only URI of path: mode=ro when the database has a -wal file, immutable=1
-// when it has none (see package opencode, which reads OpenCode's database the same way).
-func dsn(path string, wal bool) string {
-	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", busyTimeoutMs)
-	if !wal {
-		q = "immutable=1"
-	}
-	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q}
-	return u.String()
-}
-
-// Poll reads the rows added or changed since the watermark (see the package doc).
+// Poll reads the rows added or changed since the watermark (see the package doc), and commits
+// the watermark only after a successful pass.
 func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
-	var err error
-	for range 3 {
-		var evs []event.Event
-		evs, err = p.pollOnce(ctx)
-		if !errors.Is(err, errChanged) {
-			return evs, err
-		}
-	}
-	return nil, err
-}
-
-func (p *Parser) pollOnce(ctx context.Context) ([]event.Event, error) {
-	before, err := sigOf(p.src.Path)
+	work, got, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, p.read)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", dsn(p.src.Path, before.wal))
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	work := p.st.clone()
-	rows, err := p.read(ctx, db, &work)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p.src.Path, err)
-	}
-	if !before.wal {
-		if after, err := sigOf(p.src.Path); err != nil || after != before {
-			return nil, errChanged
-		}
-	}
-	stats := p.stats
-	evs := p.events(rows)
+	evs := p.events(got)
 	p.st = work
-	p.stats.Events = stats.Events + int64(len(evs))
+	p.stats.Events += int64(len(evs))
 	return evs, nil
 }
 
@@ -133,7 +70,7 @@ func columns(ctx context.Context, tx *sql.Tx, table string) (map[string]bool, er
 		}
 		out[name] = true
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {
@@ -184,7 +121,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 			st.Session.advance(s.id, s.created, "")
 		}
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	q, err = tx.QueryContext(ctx, `SELECT COALESCE(id, ''), COALESCE(session_id, ''), COALESCE(role, ''), parts,
@@ -213,19 +150,11 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		r.messages = append(r.messages, m)
 		fps = append(fps, fp)
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	for i, m := range r.messages {
 		st.Message.advance(m.id, m.updated, fps[i])
 	}
 	return r, tx.Commit()
-}
-
-func closeRows(q *sql.Rows) error {
-	err := q.Err()
-	if cerr := q.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

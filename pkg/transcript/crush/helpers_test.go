@@ -1,7 +1,6 @@
 package crush
 
 import (
-	"context"
 	"database/sql"
 	_ "embed"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var (
@@ -159,23 +159,7 @@ func input(tb testing.TB, v any) string {
 // poll runs one pass of a fresh parser from state, and returns its events and new state.
 func poll(tb testing.TB, a *Adapter, path string, state []byte) ([]event.Event, []byte, transcript.Stats) {
 	tb.Helper()
-	p, err := a.NewParser(transcript.Source{Client: Client, Path: path, Database: true}, state)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	evs, err := p.(transcript.Poller).Poll(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, e := range evs {
-		if err := e.Validate(); err != nil {
-			tb.Fatalf("event %s: %v", e.ID, err)
-		}
-		if a := e.Action; a != nil && !a.Type.Valid() {
-			tb.Fatalf("event %s: action type %q", e.ID, a.Type)
-		}
-	}
-	return evs, p.State(), p.Stats()
+	return transcripttest.Poll(tb, a, transcript.Source{Client: Client, Path: path, Database: true}, state)
 }
 
 func byKind(evs []event.Event, k event.Kind) []event.Event {
@@ -184,19 +168,6 @@ func byKind(evs []event.Event, k event.Kind) []event.Event {
 		if e.Kind == k {
 			out = append(out, e)
 		}
-	}
-	return out
-}
-
-func dirFiles(tb testing.TB, dir string) []string {
-	tb.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
 	}
 	return out
 }

@@ -1,11 +1,9 @@
 package crush
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,14 +171,14 @@ func TestPoll_ImmutableLeavesNoFiles(t *testing.T) {
 	if err := db.Close(); err != nil { // the last connection checkpoints and removes -wal and -shm
 		t.Fatal(err)
 	}
-	if files := dirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{"crush.db"}) {
+	if files := transcripttest.DirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{"crush.db"}) {
 		t.Fatalf("files before: %v", files)
 	}
 	evs, _, _ := poll(t, New(nil), path, nil)
 	if len(transcripttest.ActionsOf(evs)) != 9 {
 		t.Errorf("%d tool actions, want 9", len(transcripttest.ActionsOf(evs)))
 	}
-	if files := dirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{"crush.db"}) {
+	if files := transcripttest.DirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{"crush.db"}) {
 		t.Errorf("files after: %v", files)
 	}
 }
@@ -194,10 +192,9 @@ func TestPoll_ConcurrentWriter(t *testing.T) {
 	execT(t, db, insSession, rootID, nil, "t", t0, t0)
 	a := New(nil)
 	const n = 200
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		for i := range n {
 			id := fmt.Sprintf("m%04d", i)
 			now := time.Now().Unix()
@@ -217,33 +214,7 @@ func TestPoll_ConcurrentWriter(t *testing.T) {
 			}
 		}
 	}()
-	src := transcript.Source{Client: Client, Path: path, Database: true}
-	final := map[string]event.Event{}
-	var state []byte
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	pollOnce := func() {
-		p, _ := a.NewParser(src, state)
-		evs, err := p.(transcript.Poller).Poll(context.Background())
-		if err != nil {
-			t.Logf("poll failed (retried): %v", err)
-			return
-		}
-		state = p.State()
-		for _, e := range evs {
-			final[e.ID] = e
-		}
-	}
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		default:
-			pollOnce()
-			time.Sleep(time.Millisecond)
-		}
-	}
-	pollOnce()
+	final := transcripttest.PollUntil(t, a, transcript.Source{Client: Client, Path: path, Database: true}, done, time.Millisecond)
 	for i := range n {
 		id := fmt.Sprintf("m%04d", i)
 		e, ok := final[actionID(rootID, "c"+id)]

@@ -3,86 +3,22 @@ package opencode
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"net/url"
-	"os"
 	"slices"
 
-	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
-
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/sqliteread"
 )
 
-// busyTimeoutMs is how long a read waits for a lock the client holds (a checkpoint, a WAL reset).
-const busyTimeoutMs = 5000
-
-// errChanged reports a database the client started writing while it was read as immutable.
-var errChanged = errors.New("database changed while read")
-
-type fileSig struct {
-	size, mtime int64
-	wal         bool
-}
-
-func sigOf(path string) (fileSig, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileSig{}, err
-	}
-	_, werr := os.Stat(path + "-wal")
-	return fileSig{size: fi.Size(), mtime: fi.ModTime().UnixNano(), wal: werr == nil}, nil
-}
-
-// dsn returns the read-only URI of path: mode=ro when the database has a -wal file, immutable=1
-// when it has none (see the package doc).
-func dsn(path string, wal bool) string {
-	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", busyTimeoutMs)
-	if !wal {
-		q = "immutable=1"
-	}
-	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q}
-	return u.String()
-}
-
-// Poll reads the rows added or changed since the watermark (see the package doc).
+// Poll reads the rows added or changed since the watermark (see the package doc), and commits
+// the watermark only after a successful pass.
 func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
-	var err error
-	for range 3 {
-		var evs []event.Event
-		evs, err = p.pollOnce(ctx)
-		if !errors.Is(err, errChanged) {
-			return evs, err
-		}
-	}
-	return nil, err
-}
-
-func (p *Parser) pollOnce(ctx context.Context) ([]event.Event, error) {
-	before, err := sigOf(p.src.Path)
+	work, got, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, p.read)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite3", dsn(p.src.Path, before.wal))
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	work := p.st.clone()
-	rows, err := p.read(ctx, db, &work)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p.src.Path, err)
-	}
-	if !before.wal {
-		if after, err := sigOf(p.src.Path); err != nil || after != before {
-			return nil, errChanged
-		}
-	}
-	stats := p.stats
-	evs := p.events(rows, &work)
+	evs := p.events(got, &work)
 	p.st = work
-	p.stats.Events = stats.Events + int64(len(evs))
+	p.stats.Events += int64(len(evs))
 	return evs, nil
 }
 
@@ -139,7 +75,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 			st.Session.advance(s.id, s.created)
 		}
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	q, err = tx.QueryContext(ctx, "SELECT id, session_id, time_created, time_updated, data FROM message WHERE time_updated >= ? ORDER BY time_updated, id", st.Message.T)
@@ -159,7 +95,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		m.data = append([]byte(nil), data...)
 		r.messages = append(r.messages, m)
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	// The role and model of a part's message come from SQLite's JSON functions, guarded by
@@ -187,7 +123,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		pr.role, pr.model = asString(role), asString(model)
 		r.parts = append(r.parts, pr)
 	}
-	if err := closeRows(q); err != nil {
+	if err := sqliteread.CloseRows(q); err != nil {
 		return nil, err
 	}
 	for _, m := range r.messages {
@@ -197,14 +133,6 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		st.Part.advance(pr.id, pr.updated)
 	}
 	return r, tx.Commit()
-}
-
-func closeRows(q *sql.Rows) error {
-	err := q.Err()
-	if cerr := q.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func asString(v any) string {

@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"context"
 	"database/sql"
 	_ "embed"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 //go:embed testdata/schema.sql
@@ -86,20 +86,7 @@ func insertRow(tb testing.TB, db *sql.DB, table string, row map[string]any) {
 // poll runs one pass of a fresh parser from state, and returns its events and new state.
 func poll(tb testing.TB, a *Adapter, path string, state []byte) ([]event.Event, []byte, transcript.Stats) {
 	tb.Helper()
-	p, err := a.NewParser(transcript.Source{Client: a.Client(), Path: path, Database: true}, state)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	evs, err := p.(transcript.Poller).Poll(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, e := range evs {
-		if err := e.Validate(); err != nil {
-			tb.Fatalf("event %s: %v", e.ID, err)
-		}
-	}
-	return evs, p.State(), p.Stats()
+	return transcripttest.Poll(tb, a, transcript.Source{Client: a.Client(), Path: path, Database: true}, state)
 }
 
 // figures sums what a test checks.
@@ -159,17 +146,4 @@ func copyFile(tb testing.TB, src string) string {
 		tb.Fatal(err)
 	}
 	return dst
-}
-
-func dirFiles(tb testing.TB, dir string) []string {
-	tb.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
 }

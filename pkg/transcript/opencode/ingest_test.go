@@ -1,22 +1,13 @@
 package opencode
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-type collect struct{ evs []event.Event }
-
-func (c *collect) PublishBatch(_ context.Context, evs []event.Event) (int, error) {
-	c.evs = append(c.evs, evs...)
-	return 0, nil
-}
 
 // TestIngest_Scan drives the database through internal/ingest as `observerctl scan` and
 // observer-watch do: a scan reads it, a scan with no change reads nothing (not even a poll), and
@@ -27,45 +18,31 @@ func TestIngest_Scan(t *testing.T) {
 	db := newDB(t, mkdirAll(t, data, "opencode.db"))
 	execT(t, db, insSession, "ses_1", nil, 1, 1)
 	execT(t, db, insMessage, "msg_1", "ses_1", 10, 10, assistant(3, 2))
-	cur, err := ingest.OpenCursors(filepath.Join(dir, "cursors.json"))
-	if err != nil {
-		t.Fatal(err)
+	scan := transcripttest.NewScan(t, New([]string{data}))
+	if sum := scan.Run(); sum.Events != 2 || len(scan.Published) != 2 {
+		t.Fatalf("first scan: %+v, published %d; want a session and a usage", sum, len(scan.Published))
 	}
-	defer cur.Close()
-	pub := &collect{}
-	s := &ingest.Scanner{Adapters: []transcript.Adapter{New([]string{data})}, Cursors: cur, Publisher: pub}
-	scan := func() ingest.Summary {
-		t.Helper()
-		sum, err := s.Scan(context.Background())
-		if err != nil || len(sum.Errors) > 0 {
-			t.Fatalf("scan: %v %v", err, sum.Errors)
-		}
-		return sum
-	}
-	if sum := scan(); sum.Events != 2 || len(pub.evs) != 2 {
-		t.Fatalf("first scan: %+v, published %d; want a session and a usage", sum, len(pub.evs))
-	}
-	if sum := scan(); sum.Read != 0 || sum.Events != 0 {
+	if sum := scan.Run(); sum.Read != 0 || sum.Events != 0 {
 		t.Fatalf("second scan with no change: %+v", sum)
 	}
 	execT(t, db, insMessage, "msg_2", "ses_1", 20, 20, assistant(4, 1))
 	execT(t, db, insMessage, "msg_bad", "ses_1", 21, 21, "{")
-	sum := scan()
+	sum := scan.Run()
 	if sum.Events != 1 || sum.Malformed != 1 || sum.MalformedFiles == nil {
 		t.Fatalf("scan after a new row: %+v", sum)
 	}
-	if got := pub.evs[len(pub.evs)-1]; got.ID != event.ID(Client, "usage", "msg_2") {
+	if got := scan.Last(); got.ID != event.ID(Client, "usage", "msg_2") {
 		t.Errorf("last event %s, want msg_2's usage", got.ID)
 	}
-	if sum := scan(); sum.Events != 0 {
+	if sum := scan.Run(); sum.Events != 0 {
 		t.Fatalf("scan after that: %+v", sum)
 	}
 	// The client sets the session's title in place, time_updated unchanged: the next scan reads it.
 	execT(t, db, "UPDATE session SET title = 'Login fix' WHERE id = 'ses_1'")
-	if sum := scan(); sum.Events != 1 || pub.evs[len(pub.evs)-1].Session == nil || pub.evs[len(pub.evs)-1].Session.Title != "Login fix" {
-		t.Fatalf("scan after the title: %+v, last %+v", sum, pub.evs[len(pub.evs)-1])
+	if sum := scan.Run(); sum.Events != 1 || scan.Last().Session == nil || scan.Last().Session.Title != "Login fix" {
+		t.Fatalf("scan after the title: %+v, last %+v", sum, scan.Last())
 	}
-	if sum := scan(); sum.Events != 0 {
+	if sum := scan.Run(); sum.Events != 0 {
 		t.Fatalf("scan after that: %+v", sum)
 	}
 }

@@ -15,16 +15,17 @@
 //
 // # Reading while the client writes
 //
-// A pass opens the database read-only and never takes a write lock. When a -wal file exists (the
-// client runs, or crashed), it opens it with mode=ro and a busy timeout: the connection shares the
-// client's -shm wal-index and sees every committed row. When there is no -wal file (the client is
-// not running and the database is checkpointed), mode=ro would create empty -wal and -shm files
-// and leave them behind, so the pass opens it with immutable=1 instead, and afterwards checks
-// that no -wal appeared and that the file's size and modification time are unchanged; if they
-// changed (the client started meanwhile) the pass is thrown away and read again with mode=ro. All
-// reads of a pass are one read transaction, so they see one snapshot. A pass that fails (busy past
-// the timeout, a schema that is not this one) returns its error and leaves the watermark: the
-// next pass, at the next change or poll, reads the same rows again.
+// A pass opens the database read-only (package sqliteread, which package crush uses too) and never
+// takes a write lock. When a -wal file exists (the client runs, or crashed), it opens it with
+// mode=ro and a busy timeout: the connection shares the client's -shm wal-index and sees every
+// committed row. When there is no -wal file (the client is not running and the database is
+// checkpointed), mode=ro would create empty -wal and -shm files and leave them behind, so the pass
+// opens it with immutable=1 instead, and afterwards checks that no -wal appeared and that the
+// file's size and modification time are unchanged; if they changed (the client started meanwhile)
+// the pass is thrown away and read again with mode=ro. All reads of a pass are one read
+// transaction, so they see one snapshot. A pass that fails (busy past the timeout, a schema that is
+// not this one) returns its error and leaves the watermark: the next pass, at the next change or
+// poll, reads the same rows again.
 //
 // # Watermark
 //

@@ -1,16 +1,15 @@
 package opencode
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func execT(tb testing.TB, db *sql.DB, q string, args ...any) {
@@ -105,10 +104,9 @@ func TestPoll_ConcurrentWriter(t *testing.T) {
 	}
 	a := New(nil)
 	const n = 300
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		for i := range n {
 			ts := int64(2000 + i/3) // three rows per millisecond
 			id := fmt.Sprintf("msg_%04d", i)
@@ -129,33 +127,7 @@ func TestPoll_ConcurrentWriter(t *testing.T) {
 			tx.Commit()
 		}
 	}()
-	src := transcript.Source{Client: Client, Path: path, Database: true}
-	final := map[string]event.Event{}
-	var state []byte
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	pollOnce := func() {
-		p, _ := a.NewParser(src, state)
-		evs, err := p.(transcript.Poller).Poll(context.Background())
-		if err != nil {
-			t.Logf("poll failed (retried): %v", err)
-			return
-		}
-		state = p.State()
-		for _, e := range evs {
-			final[e.ID] = e
-		}
-	}
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		default:
-			pollOnce()
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
-	pollOnce()
+	final := transcripttest.PollUntil(t, a, transcript.Source{Client: Client, Path: path, Database: true}, done, 2*time.Millisecond)
 	var usages, actions int
 	for _, e := range final {
 		switch e.Kind {

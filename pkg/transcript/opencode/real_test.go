@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // TestRealDatabases reads databases written by the real clients (OpenCode 1.18.33 and Kilo CLI
@@ -54,7 +55,7 @@ func TestRealDatabases(t *testing.T) {
 				t.Errorf("second pass: %d events", len(again))
 			}
 			// Read as immutable (no -wal file): nothing created beside the database.
-			if files := dirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{c.file}) {
+			if files := transcripttest.DirFiles(t, filepath.Dir(path)); !slices.Equal(files, []string{c.file}) {
 				t.Errorf("files beside the database: %v", files)
 			}
 		})

@@ -1,6 +1,7 @@
 // Package transcripttest holds the helpers the transcript adapters' tests share: finding the
 // shared corpus of real transcripts (skipping loudly when it is absent), reading a file's lines,
-// folding events the way the writer does, and golden-file JSON. Only tests import it.
+// folding events the way the writer does, golden-file JSON, polling a database reader's parsers
+// and scanning through internal/ingest. Only tests import it.
 package transcripttest
 
 import (

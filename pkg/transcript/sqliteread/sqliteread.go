@@ -1,0 +1,119 @@
+// Package sqliteread reads a client's SQLite database while the client may be writing it, the way
+// the database readers (packages opencode and crush) do.
+//
+// A pass opens the database read-only and never takes a write lock. When a -wal file exists (the
+// client runs, or crashed), it opens it with mode=ro and a busy timeout: the connection shares the
+// client's -shm wal-index and sees every committed row. When there is no -wal file (the client is
+// not running and the database is checkpointed), mode=ro would create empty -wal and -shm files
+// and leave them behind, so the pass opens it with immutable=1 instead, and afterwards checks
+// that no -wal appeared and that the file's size and modification time are unchanged; if they
+// changed (the client started meanwhile) the pass is thrown away and read again, at most three
+// times in all.
+package sqliteread
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+)
+
+// busyTimeoutMs is how long a read waits for a lock the client holds (a checkpoint, a WAL reset).
+const busyTimeoutMs = 5000
+
+// attempts is how many passes Read makes before it gives up on a database that keeps changing.
+const attempts = 3
+
+// ErrChanged reports a database the client started writing while it was read as immutable.
+var ErrChanged = errors.New("database changed while read")
+
+type fileSig struct {
+	size, mtime int64
+	wal         bool
+}
+
+func sigOf(path string) (fileSig, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSig{}, err
+	}
+	_, werr := os.Stat(path + "-wal")
+	return fileSig{size: fi.Size(), mtime: fi.ModTime().UnixNano(), wal: werr == nil}, nil
+}
+
+// dsn returns the read-only URI of path: mode=ro when the database has a -wal file, immutable=1
+// when it has none (see the package doc).
+func dsn(path string, wal bool) string {
+	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", busyTimeoutMs)
+	if !wal {
+		q = "immutable=1"
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q}
+	return u.String()
+}
+
+// Read opens the database at path read-only (see the package doc) and calls read with it, on one
+// connection. read starts from the caller's committed state each time it is called and must
+// keep what it reads apart from it: a pass that read a database which changed meanwhile is thrown
+// away and read is called again, at most three times in all (then the error is ErrChanged). The
+// caller commits what the last call of read produced only when Read returns nil. An error of
+// read is returned as "read PATH: ...", and ends the retries.
+func Read(ctx context.Context, path string, read func(ctx context.Context, db *sql.DB) error) error {
+	var err error
+	for range attempts {
+		err = readOnce(ctx, path, read)
+		if !errors.Is(err, ErrChanged) {
+			return err
+		}
+	}
+	return err
+}
+
+// Pass is Read for a reader that keeps a watermark: each attempt reads from start(), a fresh copy
+// of the committed state, which read advances as it reads. It returns the state and what the
+// successful attempt read, for the caller to commit; on an error, nothing is to be committed.
+func Pass[S, R any](ctx context.Context, path string, start func() S, read func(context.Context, *sql.DB, *S) (R, error)) (S, R, error) {
+	var work S
+	var got R
+	err := Read(ctx, path, func(ctx context.Context, db *sql.DB) (err error) {
+		work = start()
+		got, err = read(ctx, db, &work)
+		return err
+	})
+	return work, got, err
+}
+
+func readOnce(ctx context.Context, path string, read func(ctx context.Context, db *sql.DB) error) error {
+	before, err := sigOf(path)
+	if err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite3", dsn(path, before.wal))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if err := read(ctx, db); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if !before.wal {
+		if after, err := sigOf(path); err != nil || after != before {
+			return ErrChanged
+		}
+	}
+	return nil
+}
+
+// CloseRows closes q and returns the error that ended its iteration, else the one of closing it.
+func CloseRows(q *sql.Rows) error {
+	err := q.Err()
+	if cerr := q.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
