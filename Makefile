@@ -34,8 +34,10 @@ check: ## gofmt, then make test
 e2e: ## run only the end-to-end tests on the real binaries
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m -v ./e2e/...
 
-bench: ## benchmarks: bus-to-store throughput beside raw SQLite, idle memory
-	./scripts/bench-pipeline.sh
+bench: ## deployed-form benchmarks: cold scan, proxy vs a bare ReverseProxy, bus-to-store vs raw SQLite, idle memory (ROUNDS=n, BASE=rev)
+	./scripts/bench-cold-scan.sh
+	./scripts/bench-proxy.sh
+	RUNS=$${RUNS:-$${ROUNDS:-3}} ./scripts/bench-pipeline.sh
 
 clean: ## remove ./bin
 	rm -rf bin

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Cold ingest as users run it: `observerctl scan` with no suite running (it hosts its own bus and
+# writer), into a fresh OBSERVER_HOME each round, on the ~300 MB history
+# `../shared/scripts/gen_history.py scaled HOME 40` builds (unique session, message and tool ids per
+# copy: 25,536 actions expected). The whole command is measured by scripts/benchrun.go: wall time,
+# CPU time (user+sys, every process of the run) and the peak of the summed RSS of its process
+# tree (sampled every 50 ms); then the actions stored are counted, so a history whose copies share
+# their tool ids (fewer actions, a lighter run) is noticed.
+#
+#   ROUNDS=n   rounds (default 3); min / median / max of each figure are printed
+#   BASE=rev   also build that revision (in a /tmp worktree, binaries kept under BENCH_DIR by
+#              commit) and run it in the same rounds, alternating which goes first
+#   COPIES=n   copies of the corpus (default 40)
+#   BENCH_DIR  cache of the generated history and of BASE binaries (default /tmp/observer-bench)
+#
+# No figure is checked against a target; the issue's targets are printed beside them.
+set -euo pipefail
+. "$(dirname "$0")/bench-lib.sh"
+COPIES=${COPIES:-40}
+bench_setup
+bench_build_trees benchrun
+
+# The history, generated once per generator and corpus version.
+gen=$ROOT/../shared/scripts/gen_history.py
+[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
+key=$( (sha256sum "$gen"; find "$(dirname "$gen")/../corpus" -type f -printf '%P %s %T@\n' 2>/dev/null | sort) | sha256sum | cut -c1-12)
+hist=$BENCH_DIR/history-$key-$COPIES
+if [ ! -d "$hist" ]; then
+	echo "== generating the history (gen_history.py scaled HOME $COPIES) into $hist" >&2
+	rm -rf "$hist.tmp"
+	bench_on_exit "rm -rf '$hist.tmp'"
+	python3 "$gen" scaled "$hist.tmp" "$COPIES" >/dev/null
+	mv "$hist.tmp" "$hist"
+fi
+files=$(find "$hist" -name '*.jsonl' | wc -l)
+mb=$(du -smc "$hist/.claude" "$hist/.codex" 2>/dev/null | tail -1 | cut -f1)
+# Every round reads the files from the page cache: read them once now.
+find "$hist" -name '*.jsonl' -exec cat {} + >/dev/null
+echo "== cold scan: $mb MB in $files files ($hist), $ROUNDS round(s): ${TREES[*]}" >&2
+
+results=$work/results.jsonl
+for ((r = 1; r <= ROUNDS; r++)); do
+	for tree in $(bench_tree_order "$r"); do
+		bin=$(tree_bin "$tree")
+		oh=$(mktemp -d "$work/home.XXXXXX")
+		port=$(free_port)
+		set +e
+		"${OBS_ENV[@]}" HOME="$hist" OBSERVER_HOME="$oh" OBSERVER_BUS_PORT="$port" \
+			"$work/tools/benchrun" -o "$work/run.json" -- "$bin/observerctl" scan --json >"$work/scan.json" 2>"$work/scan.err"
+		rc=$?
+		set -e
+		if [ "$rc" -ne 0 ]; then
+			echo "round $r, $tree: observerctl scan exited $rc:" >&2
+			tail -20 "$work/scan.err" >&2
+			exit 1
+		fi
+		actions=$(count_rows "$oh/observer.db" actions)
+		python3 - "$tree" "$r" "$actions" "$work/run.json" "$work/scan.json" >>"$results" <<'PY'
+import json, sys
+tree, rnd, actions = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+run = json.load(open(sys.argv[4]))
+try:
+    scan = json.load(open(sys.argv[5]))
+except ValueError:
+    scan = {}
+print(json.dumps({"tree": tree, "round": rnd, "actions": actions, "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
+                  "user_s": run["user_s"], "sys_s": run["sys_s"], "peak_mb": run["peak_tree_rss_kb"] / 1024,
+                  "procs": run["max_procs"], "bytes": scan.get("bytes"), "events": scan.get("events"),
+                  "readers_s": scan.get("seconds")}))
+print(f"  round {rnd} {tree:8} wall {run['wall_s']:6.2f} s  cpu {run['cpu_s']:6.2f} s  "
+      f"peak RSS {run['peak_tree_rss_kb'] / 1024:6.1f} MB  actions {actions}", file=sys.stderr)
+PY
+		rm -rf "$oh"
+	done
+done
+
+labels=()
+for t in "${TREES[@]}"; do labels+=("$t=$(tree_label "$t")"); done
+python3 - "$results" "$COPIES" "$mb" "$files" "${labels[@]}" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+copies, mb, files = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+labels = dict(a.split("=", 1) for a in sys.argv[5:])
+trees = list(labels)
+by = {t: [r for r in rows if r["tree"] == t] for t in trees}
+
+def mmm(t, key):
+    v = [r[key] for r in by[t] if r.get(key) is not None]
+    return (min(v), statistics.median(v), max(v)) if v else None
+
+def cell(t, key, fmt):
+    m = mmm(t, key)
+    return "n/a" if m is None else " / ".join(fmt.format(x) for x in m)
+
+for r in rows:
+    r["mbps"] = r["bytes"] / 2**20 / r["wall_s"] if r.get("bytes") else None
+    r["writer_tail_s"] = r["wall_s"] - r["readers_s"] if r.get("readers_s") is not None else None
+
+figures = [
+    ("wall s", "wall_s", "{:.2f}", "<= 6 s"),
+    ("CPU s (user+sys)", "cpu_s", "{:.2f}", ""),
+    ("peak RSS MB (tree)", "peak_mb", "{:.0f}", "<= 120 MB"),
+    ("MB/s (wall)", "mbps", "{:.1f}", ""),
+    ("read + published s", "readers_s", "{:.2f}", ""),
+    ("rest of the wall s", "writer_tail_s", "{:.2f}", ""),
+    ("actions stored", "actions", "{:.0f}", ""),
+]
+n = max(len(v) for v in by.values())
+print(f"\ncold `observerctl scan` on {mb} MB ({files} files, gen_history.py scaled {copies}), "
+      f"{n} round(s), min / median / max; whole command, every process of the run")
+head = ["figure"] + [labels[t] for t in trees] + (["current / base (medians)"] if "base" in by else []) + ["issue 17 target"]
+table = [head]
+for name, key, fmt, target in figures:
+    row = [name] + [cell(t, key, fmt) for t in trees]
+    if "base" in by:
+        b, c = mmm("base", key), mmm("current", key)
+        row.append(f"{c[1] / b[1]:.2f}x" if b and c and b[1] else "n/a")
+    row.append(target)
+    table.append(row)
+w = [max(len(r[i]) for r in table) for i in range(len(head))]
+for i, r in enumerate(table):
+    print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+    if i == 0:
+        print("  " + "  ".join("-" * x for x in w))
+print("  (read + published: scan's own figure, from its start until every event is read and on the bus;"
+      " rest of the wall: start-up, the writer catching up, stopping)")
+for t in trees:
+    counts = sorted({r["actions"] for r in by[t]})
+    if copies == 40 and counts != [25536]:
+        print(f"  NOTE {labels[t]}: {counts} actions stored, 25,536 expected on this history with unique tool ids"
+              " (copies sharing tool ids collapse into fewer actions, and the run is lighter)")
+if len({r["actions"] for r in rows}) > 1:
+    print("  NOTE: the trees stored different action counts; compare their figures with care")
+print("  The machine is shared and noisy: read the spread, not one figure.")
+PY
