@@ -19,9 +19,13 @@ up: build ## build, then start the suite in the foreground on its defaults
 	./bin/observerctl up
 
 PREFIX ?= $(HOME)/.local
-install: build ## copy the binaries to $(PREFIX)/bin
+RELEASE  := build/release
+install: ## release build (-trimpath, symbols stripped) of the suite into $(PREFIX)/bin, with each binary's size
+	@mkdir -p $(RELEASE)
+	$(GO) build -tags $(TAGS) -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(RELEASE)/ $(filter-out ./cmd/observer-fakeapi,$(addprefix ./cmd/,$(CMDS)))
 	install -d $(PREFIX)/bin
-	install -m 0755 bin/* $(PREFIX)/bin/
+	install -m 0755 $(RELEASE)/* $(PREFIX)/bin/
+	@ls -l $(RELEASE) | awk 'NR>1 {printf "  %-18s %5.1f MB\n", $$9, $$5/1048576; t += $$5} END {printf "  %-18s %5.1f MB\n", "total", t/1048576}'
 
 test: ## vet, then every test with the race detector, end-to-end included (the README's test command); ends with the skipped tests by reason
 	$(GO) vet -tags $(TAGS) ./...
@@ -39,5 +43,5 @@ bench: ## deployed-form benchmarks: cold scan, proxy vs a bare ReverseProxy, bus
 	./scripts/bench-proxy.sh
 	RUNS=$${RUNS:-$${ROUNDS:-3}} ./scripts/bench-pipeline.sh
 
-clean: ## remove ./bin
-	rm -rf bin
+clean: ## remove ./bin and the release build
+	rm -rf bin build
