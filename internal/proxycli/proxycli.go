@@ -2,6 +2,9 @@
 // (spooling to disk while it is down), serves the proxy and reports its health to the supervisor.
 // Turns are priced with the built-in table and config.toml's price overrides, which it follows
 // while it runs (internal/prices): a change applies to the next turn, without a restart.
+//
+// OBSERVER_PROXY_CPUPROFILE=FILE (unset by default) writes a CPU profile of the run to FILE on
+// shutdown: the way to see what the request path costs under `observerctl up`.
 package proxycli
 
 import (
@@ -34,7 +37,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
    Claude Code:  ANTHROPIC_BASE_URL=http://127.0.0.1:8820
    OpenAI SDKs:  OPENAI_BASE_URL=http://127.0.0.1:8820/v1
    Gemini CLI:   GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8820
-   Codex:        a custom provider (it ignores OPENAI_BASE_URL), see the README.`,
+   Codex:        a custom provider (it ignores OPENAI_BASE_URL), see the README.
+
+   Profiling (off by default): OBSERVER_PROXY_CPUPROFILE=FILE writes a CPU profile of the whole
+   run to FILE when the proxy stops (go tool pprof FILE).`,
 		Version: Version,
 		Flags: []cli.Flag{
 			daemon.HomeFlag,
@@ -53,6 +59,7 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer stop()
+	defer startCPUProfile(logger)()
 	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream,
 		"gemini-upstream": &cfg.Proxy.GeminiUpstream} {
 		if c.IsSet(flag) {

@@ -40,6 +40,7 @@ type meter struct {
 	// filter mode: output waiting to be read, and the raw bytes of the event being read
 	pending []byte
 	raw     []byte
+	rbuf    []byte // what the upstream's bytes are read into (from copyBuffers, back on Close)
 
 	firstByte time.Time
 	bytesOut  int64
@@ -48,6 +49,8 @@ type meter struct {
 	once      sync.Once
 	ctx       context.Context // the client's request
 	done      func(m *meter, reason endReason, clientGone bool)
+	// later runs the end of the body's work (reading the usage, done); nil runs it in a goroutine.
+	later func(func())
 }
 
 // bodyFormat is how a response body is read for usage.
@@ -155,9 +158,12 @@ func (m *meter) Read(p []byte) (int, error) {
 	n, err := m.body.Read(p)
 	if n > 0 {
 		m.account(p[:n])
-		if m.pw != nil {
+		switch {
+		case m.pw != nil:
 			m.pw.Write(p[:n])
-		} else {
+		case m.format == formatJSON:
+			m.parse(p[:n]) // a copy, parsed when the body ends
+		default:
 			m.lag = append(m.lag, p[:n]...)
 		}
 	}
@@ -191,7 +197,10 @@ func (m *meter) readFiltered(p []byte) (int, error) {
 			}
 			return 0, io.EOF
 		}
-		buf := make([]byte, 32<<10)
+		if m.rbuf == nil {
+			m.rbuf = copyBuffers.Get()
+		}
+		buf := m.rbuf
 		n, err := m.body.Read(buf)
 		if n > 0 {
 			m.account(buf[:n])
@@ -263,6 +272,10 @@ func (m *meter) end(err error) {
 
 func (m *meter) Close() error {
 	err := m.body.Close()
+	if m.rbuf != nil {
+		copyBuffers.Put(m.rbuf)
+		m.rbuf = nil
+	}
 	if len(m.lag) > 0 {
 		m.parse(m.lag)
 		m.lag = m.lag[:0]
@@ -278,7 +291,11 @@ func (m *meter) finish(reason endReason) {
 		if m.pw != nil {
 			m.pw.Close()
 		}
-		go func() {
+		later := m.later
+		if later == nil {
+			later = func(fn func()) { go fn() }
+		}
+		later(func() {
 			if m.decoded != nil {
 				<-m.decoded
 			}
@@ -293,7 +310,7 @@ func (m *meter) finish(reason endReason) {
 				m.usage.parseJSONBody(m.provider, m.jsonCopy.Bytes())
 			}
 			m.done(m, reason, clientGone)
-		}()
+		})
 	})
 }
 

@@ -52,7 +52,7 @@ func geminiPath(path string) (model, method string, ok bool) {
 // googleRequest reports a request meant for the Gemini API by its path (/v1beta) or its key
 // (x-goog-api-key, or key in the query).
 func googleRequest(r *http.Request, path string) bool {
-	return strings.HasPrefix(path, "/v1beta/") || path == "/v1beta" || r.Header.Get("x-goog-api-key") != "" ||
+	return strings.HasPrefix(path, "/v1beta/") || path == "/v1beta" || r.Header.Get("X-Goog-Api-Key") != "" ||
 		r.URL.Query().Has("key")
 }
 
@@ -84,7 +84,7 @@ func routeFor(r *http.Request) route {
 	if googleRequest(r, path) {
 		return route{provider: Google, endpoint: path}
 	}
-	if r.Header.Get("anthropic-version") != "" || r.Header.Get("x-api-key") != "" || strings.HasPrefix(r.Header.Get("User-Agent"), "claude-cli") {
+	if r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != "" || strings.HasPrefix(r.Header.Get("User-Agent"), "claude-cli") {
 		return route{provider: Anthropic, endpoint: path}
 	}
 	if p, ok := meteredPaths[path]; ok {
@@ -229,7 +229,7 @@ func sessionFromUserID(uid string) string {
 // record of the same response id links it to its session: see pkg/store/write.go).
 func clientOf(h http.Header) string {
 	ua := strings.ToLower(h.Get("User-Agent"))
-	orig := strings.ToLower(h.Get("originator"))
+	orig := strings.ToLower(h.Get("Originator"))
 	switch {
 	case h.Get("X-Claude-Code-Session-Id") != "" || strings.HasPrefix(ua, "claude-cli") || strings.Contains(ua, "claude-code"):
 		return "claude-code"
@@ -251,12 +251,16 @@ func clientOf(h http.Header) string {
 	return "unknown"
 }
 
+// sessionHeaders are the headers a session id comes in, in canonical form (Header.Get makes no
+// copy of a key already canonical).
+var sessionHeaders = []string{"X-Claude-Code-Session-Id", "Session-Id", "Session_id", "X-Session-Id"}
+
 // sessionOf reads the client's session id from the headers (Claude Code's, Codex's session-id,
 // OpenCode's and Kilo's X-Session-Id), falling back to the body's. Gemini CLI, Qwen Code, Cline and
 // Pi send none. Kilo 7.7.7 sends its session-title request as X-Session-Id title-ses_...: that turn
 // belongs to session ses_....
 func sessionOf(h http.Header, info requestInfo) string {
-	for _, k := range []string{"X-Claude-Code-Session-Id", "session-id", "session_id", "x-session-id"} {
+	for _, k := range sessionHeaders {
 		if v := h.Get(k); v != "" {
 			if rest, ok := strings.CutPrefix(v, "title-"); ok && strings.HasPrefix(rest, "ses_") {
 				return rest
