@@ -38,6 +38,10 @@ type Spec struct {
 	Path string   // executable
 	Args []string // arguments after the executable
 	Env  []string // added to the supervisor's environment
+	// Nice lowers the child's CPU priority (0: the supervisor's own). The components that work in
+	// the background (writer, watcher, dashboard) run niced so that, on a small machine, their
+	// bursts do not delay the proxy, which sits on the path of every model request.
+	Nice int
 }
 
 // Options configures a supervisor.
@@ -312,6 +316,11 @@ func (s *Supervisor) start(ch *child, ready chan struct{}) (exited chan struct{}
 	ch.cmd = cmd
 	ch.started = time.Now()
 	ch.mu.Unlock()
+	if ch.spec.Nice != 0 {
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, ch.spec.Nice); err != nil {
+			s.logger.Warn("component priority not lowered", "component", ch.spec.Name, "nice", ch.spec.Nice, "err", err)
+		}
+	}
 	s.logger.Info("component started", "component", ch.spec.Name, "pid", cmd.Process.Pid)
 	exited = make(chan struct{})
 	go func() {
