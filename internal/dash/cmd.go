@@ -65,7 +65,7 @@ func serve(c *cli.Context) error {
 		h := bus.Health{Component: "dash", OK: true, Events: s.Live().Published(), LastEvent: s.Live().LastEvent(),
 			Detail: fmt.Sprintf("http://%s, %d requests, %d live views", ln.Addr(), s.Requests(), s.Live().Clients())}
 		if !s.Live().Connected() {
-			h.Detail += ", live tail not subscribed yet"
+			h.Detail += ", not following the store's changes yet"
 		}
 		return h
 	})
