@@ -12,5 +12,8 @@ var version = "dev"
 
 func main() {
 	cli.Version = version
-	os.Exit(cli.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	stop := cli.StartProfiles(os.Stderr) // OBSERVER_CPUPROFILE, OBSERVER_MEMPROFILE; off by default
+	code := cli.Run(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

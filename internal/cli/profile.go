@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/observerhq/observer/pkg/config"
+)
+
+// StartProfiles starts the profiles the environment asks for, off by default (for `observerctl
+// scan` and the writer, see the README's "Profiling"):
+//
+//	OBSERVER_CPUPROFILE=FILE  CPU profile of the whole run, written when the command ends
+//	OBSERVER_MEMPROFILE=FILE  heap profile taken at the largest live heap seen (checked every
+//	                          100 ms, rewritten (after a GC) each time the heap grows past the last
+//	                          one by 10%),
+//	                          and once more at the end when the heap never grew; at the end a line
+//	                          on stderr gives the peaks: Go heap, Go memory held from the OS, and
+//	                          the process's peak RSS (what is above Go's is SQLite's and cgo's)
+//
+// A component that `observerctl up` runs (the writer) writes FILE.PID instead, beside the
+// supervisor's FILE. The returned stop writes what is pending; main calls it before exiting.
+func StartProfiles(stderr io.Writer) (stop func()) {
+	var stops []func()
+	if path := profilePath("OBSERVER_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "observerctl: OBSERVER_CPUPROFILE: %v\n", err)
+		} else {
+			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if path := profilePath("OBSERVER_MEMPROFILE"); path != "" {
+		stops = append(stops, heapAtPeak(path, stderr))
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}
+
+// profilePath is the file the variable names, with the pid appended in a supervised component.
+func profilePath(variable string) string {
+	path := os.Getenv(variable)
+	if path != "" && config.Supervised() {
+		path += "." + strconv.Itoa(os.Getpid())
+	}
+	return path
+}
+
+// heapAtPeak writes a heap profile to path whenever the live heap passes its largest size so far
+// by 10%, until stop, which writes one more when none was written.
+func heapAtPeak(path string, stderr io.Writer) (stop func()) {
+	var mu sync.Mutex
+	var peak, peakAlloc, peakHeld uint64
+	written := false
+	write := func() {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "observerctl: OBSERVER_MEMPROFILE: %v\n", err)
+			return
+		}
+		defer f.Close()
+		runtime.GC()
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			fmt.Fprintf(stderr, "observerctl: OBSERVER_MEMPROFILE: %v\n", err)
+		}
+		written = true
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			runtime.ReadMemStats(&ms)
+			mu.Lock()
+			peakAlloc = max(peakAlloc, ms.HeapAlloc)
+			peakHeld = max(peakHeld, ms.Sys-ms.HeapReleased)
+			if ms.HeapAlloc > peak+peak/10 {
+				peak = ms.HeapAlloc
+				write()
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		if !written {
+			write()
+		}
+		hwm := ""
+		if data, err := os.ReadFile("/proc/self/status"); err == nil {
+			for _, l := range strings.Split(string(data), "\n") {
+				if strings.HasPrefix(l, "VmHWM:") {
+					hwm = strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:"))
+				}
+			}
+		}
+		fmt.Fprintf(stderr, "observerctl: memory peaks: Go heap %.1f MB, Go memory held %.1f MB, process RSS %s\n",
+			float64(peakAlloc)/(1<<20), float64(peakHeld)/(1<<20), hwm)
+	}
+}
