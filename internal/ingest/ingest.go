@@ -394,6 +394,10 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 	return sum, ctx.Err()
 }
 
+// lineReaders are the line readers of scanFile, 1 MiB each: one per file read at a time, not one per
+// file (a cold scan reads hundreds of files, and a buffer each was most of what it allocated).
+var lineReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 1<<20) }}
+
 func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
 	if j.src.Document {
 		return s.scanDocument(ctx, j, sum, p)
@@ -421,7 +425,9 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	}
 	// A pass reads up to the size the file had when the pass began: a file growing faster than it
 	// is published cannot keep one pass (and the cursors it saves at its end) going forever.
-	r := bufio.NewReaderSize(io.LimitReader(f, j.size-work.Offset), 1<<20)
+	r := lineReaders.Get().(*bufio.Reader)
+	defer func() { r.Reset(nil); lineReaders.Put(r) }()
+	r.Reset(io.LimitReader(f, j.size-work.Offset))
 	var batch []event.Event
 	off := work.Offset
 	flush := func() error {
