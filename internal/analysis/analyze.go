@@ -17,12 +17,24 @@ import (
 // runs one; its transactions are short (one session, or one project's patterns) so that batches
 // are never held up for long.
 type Analyzer struct {
-	DB     *sql.DB
+	DB *sql.DB // the writer's connection: the analysis writes there, in short transactions
+	// Read, when set, is a read-only connection to the same store (store.Store.ReadDB): the
+	// analysis reads the actions there, so that the writer's connection is held only while the
+	// results are written.
+	Read   *sql.DB
 	Logger *slog.Logger
 	Now    func() time.Time
 	// PatternEvery is the least time between two recomputations of one project's patterns (they
 	// read all the project's file and command actions). Zero means one minute.
 	PatternEvery time.Duration
+}
+
+// reader is where the analysis reads.
+func (a *Analyzer) reader() *sql.DB {
+	if a.Read != nil {
+		return a.Read
+	}
+	return a.DB
 }
 
 func (a *Analyzer) now() time.Time {
@@ -45,7 +57,7 @@ type Progress struct {
 // session is left marked).
 func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progress, error) {
 	var p Progress
-	rows, err := a.DB.QueryContext(ctx, `SELECT client, session_id, since_ts, gen FROM analysis_dirty LIMIT ?`, maxSessions)
+	rows, err := a.reader().QueryContext(ctx, `SELECT client, session_id, since_ts, gen FROM analysis_dirty LIMIT ?`, maxSessions)
 	if err != nil {
 		return p, err
 	}
@@ -89,7 +101,7 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 		// All due now, but only once the sessions are done: each analysed session marks its
 		// project again.
 		var left int64
-		if err := a.DB.QueryRowContext(ctx, `SELECT count(*) FROM analysis_dirty`).Scan(&left); err != nil {
+		if err := a.reader().QueryRowContext(ctx, `SELECT count(*) FROM analysis_dirty`).Scan(&left); err != nil {
 			return p, err
 		}
 		cutoff = a.now().UnixMilli() + 1
@@ -98,7 +110,7 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 		}
 	}
 	var projects []string
-	prows, err := a.DB.QueryContext(ctx, `SELECT project FROM pattern_state WHERE dirty AND computed_at < ?`, cutoff)
+	prows, err := a.reader().QueryContext(ctx, `SELECT project FROM pattern_state WHERE dirty AND computed_at < ?`, cutoff)
 	if err != nil {
 		return p, err
 	}
@@ -123,7 +135,7 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 		}
 		p.Projects++
 	}
-	if err := a.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM analysis_dirty), (SELECT count(*) FROM pattern_state WHERE dirty)`).
+	if err := a.reader().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM analysis_dirty), (SELECT count(*) FROM pattern_state WHERE dirty)`).
 		Scan(&p.PendingSessions, &p.PendingProjects); err != nil {
 		return p, err
 	}
@@ -170,9 +182,16 @@ func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks [
 		}
 		return strings.Compare(x.target, y.target)
 	})
-	for _, k := range keys {
-		if err := store.RefreshFileClients(ctx, tx, k.project, k.target); err != nil {
+	if len(keys) > 0 {
+		fc, err := store.NewFileClients(ctx, tx)
+		if err != nil {
 			return err
+		}
+		defer fc.Close()
+		for _, k := range keys {
+			if err := fc.Refresh(ctx, k.project, k.target); err != nil {
+				return err
+			}
 		}
 	}
 	for _, m := range marks {
@@ -185,7 +204,7 @@ func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks [
 
 // session recomputes one session's rows and adds the files it touched from since on to touched.
 func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool) error {
-	rows, err := a.DB.QueryContext(ctx, sessionActionsSQL, id, client)
+	rows, err := a.reader().QueryContext(ctx, sessionActionsSQL, id, client)
 	if err != nil {
 		return err
 	}

@@ -227,7 +227,7 @@ func (d *deriver) patterns(project string) []Pattern {
 // projectPatterns recomputes one project's patterns from its actions.
 func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
 	started := a.now().UnixMilli()
-	rows, err := a.DB.QueryContext(ctx, `SELECT client, session_id, type, target, ts FROM actions
+	rows, err := a.reader().QueryContext(ctx, `SELECT client, session_id, type, target, ts FROM actions
 		WHERE project = ? AND type IN ('run_command', 'edit_file', 'write_file', 'read_file') AND target != ''
 		ORDER BY client, session_id, ts, id`, project)
 	if err != nil {

@@ -301,14 +301,20 @@ func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error,
 		return nil, nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
-	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger, Prices: scanPrices(e),
+	// Bulk: rows first, then the rollups, the full-text index and the analysis, once the run has
+	// stored everything (writer.Writer.Bulk).
+	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger, Prices: scanPrices(e), Bulk: true,
 		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	wdone := make(chan struct{})
 	go func() { w.Run(wctx); close(wdone) }()
 	done := func() error {
+		start := time.Now()
 		defer func() {
+			e.logger.Debug("the writer has stored the scan's events", "took", time.Since(start))
+			start = time.Now()
 			cancel()
 			<-wdone
+			e.logger.Debug("the writer has caught up", "took", time.Since(start))
 			wc.Close()
 			pub.Close()
 			srv.Close()

@@ -5,6 +5,16 @@
 // A message that does not decode goes to the quarantine table with the reason, in the same
 // transaction, so it never blocks the stream. Full-text indexing of tool outputs runs between
 // batches, off the insert path.
+//
+// Bulk path. While a backlog waits behind a batch (at least a batch's worth of events still on
+// the bus: a scan, a backfill, a watcher reading history), or always with Bulk set (the writer
+// `observerctl scan` hosts for its run), a batch stores its rows only: the hours its rows touched
+// are recorded in the same transaction for the rollups to be recomputed later (store.WriteOptions.
+// Bulk), and the full-text index, the rollups and the analysis wait until the backlog is stored
+// (or the writer stops), then catch up, each hour and each session once. The guarantees do
+// not change: a batch is acknowledged only after its transaction committed, and what waits to be
+// caught up is recorded in the store, so a writer killed meanwhile catches it up at its next start.
+// The heartbeat's detail says what is being caught up (`observerctl status`).
 package writer
 
 import (
@@ -12,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +53,14 @@ type Writer struct {
 	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
 	Prices *prices.Follower
 	pr     pricer
+	// Bulk makes every batch take the bulk path (see the package doc), for a writer that only
+	// stores a history and stops: the one `observerctl scan` hosts.
+	Bulk bool
+
+	bulkAt      atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
+	pendRollups atomic.Int64 // hours whose rollups wait, as last counted
+	pendIndex   atomic.Bool  // tool outputs wait for the full-text index
+	pendAnalyse atomic.Int64 // sessions marked for the analysis, as last counted; -1: some
 
 	stored    atomic.Int64
 	dups      atomic.Int64
@@ -86,12 +105,22 @@ func (w *Writer) Run(ctx context.Context) error {
 		go w.heartbeat(ctx)
 	}
 	// The store stays open until the loops have stopped (and made their last catch-ups).
-	indexKick, analyseKick := make(chan struct{}, 1), make(chan struct{}, 1)
+	indexKick, analyseKick, rollupKick := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	if n, err := w.Store.RollupsPending(ctx); err == nil {
+		w.pendRollups.Store(n)
+	}
+	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, rollupKick, 0, w.rollupStep, w.rollupFinish) })()
 	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, indexKick, 0, w.indexStep, w.indexFinish) })()
-	// The analysis re-reads each marked session whole: while batches keep coming (a backfill, a
-	// busy session) it runs every analyseBusy, not at every tick, so that it does not halve the
+	// The analysis re-reads each marked session whole, on a read connection of its own, and
+	// writes each session's findings in a short transaction: while batches keep coming (a busy
+	// session) it runs every analyseBusy, not at every tick, so that it does not halve the
 	// writer's rate.
 	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
+	if rdb, err := w.Store.ReadDB(); err == nil {
+		a.Read = rdb
+	} else {
+		w.Logger.Warn("no read connection for the analysis; it reads on the writer's", "err", err)
+	}
 	defer spawn(ctx, func(ctx context.Context) {
 		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
@@ -112,7 +141,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		for _, kick := range []chan struct{}{indexKick, analyseKick} {
+		for _, kick := range []chan struct{}{rollupKick, indexKick, analyseKick} {
 			select {
 			case kick <- struct{}{}:
 			default:
@@ -127,8 +156,39 @@ func (w *Writer) Run(ctx context.Context) error {
 	return err
 }
 
-// Handle decodes and stores one batch.
+// setBulk records whether the batch being stored takes the bulk path.
+func (w *Writer) setBulk(bulk bool) {
+	if bulk {
+		w.bulkAt.Store(time.Now().UnixMilli())
+	} else {
+		w.bulkAt.Store(0)
+	}
+}
+
+// bulkStale is how long after the last bulk batch, with no batch since, the catch-ups start
+// anyway: a backlog whose end came in no live batch (events dropped by the stream's limits), or
+// a scan whose readers paused.
+const bulkStale = 10 * time.Second
+
+// inBulk reports whether batches take the bulk path: the catch-ups wait meanwhile.
+func (w *Writer) inBulk() bool {
+	at := w.bulkAt.Load()
+	return at != 0 && time.Since(time.UnixMilli(at)) < bulkStale
+}
+
+// bulkBacklog is the backlog behind a batch from which the batch takes the bulk path.
+func (w *Writer) bulkBacklog() uint64 {
+	if w.Options.BatchSize > 0 {
+		return uint64(w.Options.BatchSize)
+	}
+	return 1000
+}
+
+// Handle decodes and stores one batch: on the bulk path when w.Bulk is set or a backlog waits
+// behind it (its last message's Pending).
 func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
+	bulk := w.Bulk || len(batch) > 0 && batch[len(batch)-1].Pending >= w.bulkBacklog()
+	w.setBulk(bulk)
 	evs := make([]event.Event, 0, len(batch))
 	var rejected []store.Rejected
 	var newest int64
@@ -148,7 +208,7 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	start := time.Now().UnixMilli()
 	w.writingN.Store(int64(len(batch)))
 	w.writing.Store(start)
-	res, err := w.Store.WriteBatch(context.WithoutCancel(ctx), evs, rejected)
+	res, err := w.Store.WriteBatchWith(context.WithoutCancel(ctx), evs, rejected, store.WriteOptions{Bulk: bulk})
 	w.writing.Store(0)
 	if err != nil {
 		err = fmt.Errorf("store batch of %d: %w", len(batch), err)
@@ -162,6 +222,12 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	// the batch is not acknowledged, and Run stops.
 	if err := w.Store.CheckFile(); err != nil {
 		return err
+	}
+	if bulk && res.Inserted > 0 {
+		// Some of each, counted again as they are caught up.
+		w.pendRollups.Add(1)
+		w.pendIndex.Store(true)
+		w.pendAnalyse.CompareAndSwap(0, -1)
 	}
 	w.stored.Add(int64(res.Inserted))
 	w.dups.Add(int64(res.Duplicates))
@@ -203,7 +269,8 @@ const analyseBusy = 30 * time.Second
 // (it reports whether work is left; a kick says a batch came in), starting with whatever a
 // previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
 // (the one `observerctl scan` hosts) leaves its work done. With busy set, while batches came in
-// since the last tick, step waits until busy has passed since it last ran.
+// since the last tick, step waits until busy has passed since it last ran. Nothing steps while
+// batches take the bulk path.
 func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) bool, finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
@@ -213,13 +280,20 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			start := time.Now()
 			finish(fctx)
 			cancel()
+			w.Logger.Debug("caught up at stop", "took", time.Since(start))
 			return
 		case <-kick:
 			pending, kicked = true, true
 			continue
 		case <-t.C:
+		}
+		if w.inBulk() {
+			// Batches take the bulk path: everything waits until the backlog is stored.
+			pending = true
+			continue
 		}
 		if !pending || (busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
@@ -228,6 +302,35 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 		kicked, last = false, time.Now()
 		pending = step(ctx)
 	}
+}
+
+// rollupStep and rollupFinish recompute the rollups of the hours bulk batches left pending.
+func (w *Writer) rollupStep(ctx context.Context) bool { return !w.rollupsAll(ctx) }
+func (w *Writer) rollupFinish(ctx context.Context)    { w.rollupsAll(ctx) }
+
+// rollupsAll catches up every pending hour, a few hundred per transaction; it reports whether it
+// got to the end.
+func (w *Writer) rollupsAll(ctx context.Context) bool {
+	if w.pendRollups.Load() == 0 {
+		return true
+	}
+	for ctx.Err() == nil {
+		left, err := w.Store.CatchUpRollups(ctx, 200)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				w.Logger.Warn("rollup catch-up failed; will retry", "err", err)
+			}
+			return false
+		}
+		w.pendRollups.Store(left)
+		if left == 0 {
+			// The hourly and daily figures of a bulk load change only now.
+			w.notify(bus.StoredNote{Kinds: []string{string(event.KindAction), string(event.KindTokenUsage),
+				string(event.KindAPITurn)}, Many: true})
+			return true
+		}
+	}
+	return false
 }
 
 // indexStep and indexFinish fill the full-text index of tool outputs.
@@ -245,8 +348,10 @@ func (w *Writer) indexAll(ctx context.Context) bool {
 			return false
 		}
 		if n < 5000 {
+			w.pendIndex.Store(false)
 			return true
 		}
+		w.pendIndex.Store(true)
 	}
 	return false
 }
@@ -261,6 +366,7 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 		}
 		return true
 	}
+	w.pendAnalyse.Store(p.PendingSessions)
 	if p.Sessions > 0 || p.Projects > 0 {
 		w.notify(bus.StoredNote{Analysis: true})
 		w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
@@ -271,7 +377,9 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 
 // analyseFinish analyses everything left, patterns included.
 func (w *Writer) analyseFinish(ctx context.Context, a *analysis.Analyzer) {
-	if p, err := a.Run(ctx); err != nil && ctx.Err() == nil {
+	p, err := a.Run(ctx)
+	w.pendAnalyse.Store(p.PendingSessions)
+	if err != nil && ctx.Err() == nil {
 		w.Logger.Warn("analysis failed", "err", err)
 	} else if err == nil && (p.Sessions > 0 || p.Projects > 0) {
 		w.notify(bus.StoredNote{Analysis: true})
@@ -286,6 +394,9 @@ func (w *Writer) Health() bus.Health {
 	st := w.Stats()
 	h := bus.Health{Component: "writer", OK: true, LastEvent: st.LastEvent, Events: st.Stored,
 		Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined)}
+	if c := w.catchingUp(); c != "" {
+		h.Detail += "; " + c
+	}
 	now := time.Now()
 	since := func(ms int64) string {
 		t := time.UnixMilli(ms)
@@ -304,4 +415,28 @@ func (w *Writer) Health() bus.Health {
 		h.Detail = fmt.Sprintf("nothing stored %s: %s; the batch stays on the bus and is retried; %s", since(ms), last, h.Detail)
 	}
 	return h
+}
+
+// catchingUp says what the bulk path left to catch up, or "".
+func (w *Writer) catchingUp() string {
+	if w.inBulk() {
+		return "catching up: storing a backlog (bulk path); the rollups, the full-text index and the analysis follow"
+	}
+	var parts []string
+	if n := w.pendRollups.Load(); n > 0 {
+		parts = append(parts, "rollups")
+	}
+	if w.pendIndex.Load() {
+		parts = append(parts, "full-text index")
+	}
+	switch n := w.pendAnalyse.Load(); {
+	case n > 0:
+		parts = append(parts, fmt.Sprintf("analysis of %d sessions", n))
+	case n < 0:
+		parts = append(parts, "analysis")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "catching up: " + strings.Join(parts, ", ")
 }

@@ -33,6 +33,9 @@ const (
 	DuplicateWindow = 10 * time.Minute
 )
 
+// maxAckPending is how many events the writer may hold unacknowledged.
+const maxAckPending = 50000
+
 // ServerConfig configures the embedded bus.
 type ServerConfig struct {
 	Dir      string // JetStream file store
@@ -140,7 +143,7 @@ func (s *Server) ensureStream(ctx context.Context) error {
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       s.cfg.AckWait,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxAckPending: 50000,
+		MaxAckPending: maxAckPending,
 		MaxWaiting:    16,
 	})
 	if err != nil {

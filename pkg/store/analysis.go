@@ -21,11 +21,13 @@ var fillAnalysisSQL = []string{
 }
 
 // fileClientsSQL counts the file actions (read, edit, write) per file and client of the files
-// cond selects; sharedFilesSQL keeps those of them that more than one client touched.
+// cond selects; sharedFilesSQL keeps those of them that more than one client touched. The unary +
+// keeps SQLite on the (project, target) index for one file, not on (project, type), which reads
+// every file action of the project.
 func fileClientsSQL(cond string) string {
 	return `INSERT INTO file_clients (project, target, client, actions, first_ts, last_ts)
 	 SELECT project, target, client, count(*), min(ts), max(ts) FROM actions
-	  WHERE ` + cond + ` AND type IN ('read_file', 'edit_file', 'write_file')
+	  WHERE ` + cond + ` AND +type IN ('read_file', 'edit_file', 'write_file')
 	  GROUP BY project, target, client`
 }
 
@@ -75,14 +77,49 @@ func (s *Store) ResetAnalysis(ctx context.Context) error {
 // RefreshFileClients recomputes one file's per-client counts (file_clients) and whether several
 // clients touched it (shared_files) from its actions.
 func RefreshFileClients(ctx context.Context, tx *sql.Tx, project, target string) error {
+	f, err := NewFileClients(ctx, tx)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Refresh(ctx, project, target)
+}
+
+// FileClients is RefreshFileClients for many files in one transaction: its statements are
+// prepared once (preparing them for each file cost more than running them).
+type FileClients struct{ stmts []*sql.Stmt }
+
+// NewFileClients prepares the statements in tx; Close releases them.
+func NewFileClients(ctx context.Context, tx *sql.Tx) (*FileClients, error) {
 	const file = "project = ? AND target = ?"
+	f := &FileClients{}
 	for _, q := range []string{"DELETE FROM file_clients WHERE " + file, fileClientsSQL(file),
 		"DELETE FROM shared_files WHERE " + file, sharedFilesSQL(file)} {
-		if _, err := tx.ExecContext(ctx, q, project, target); err != nil {
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("refresh files: %w", err)
+		}
+		f.stmts = append(f.stmts, st)
+	}
+	return f, nil
+}
+
+// Refresh recomputes one file's rows.
+func (f *FileClients) Refresh(ctx context.Context, project, target string) error {
+	for _, st := range f.stmts {
+		if _, err := st.ExecContext(ctx, project, target); err != nil {
 			return fmt.Errorf("refresh file %s: %w", target, err)
 		}
 	}
 	return nil
+}
+
+// Close releases the statements.
+func (f *FileClients) Close() {
+	for _, st := range f.stmts {
+		st.Close()
+	}
 }
 
 // prunedActions collects what deleting actions changes in the analysis: their sessions are marked
@@ -120,9 +157,16 @@ func (p *prunedActions) note(ctx context.Context, tx *sql.Tx, id int64) error {
 // apply, after the deletes, recounts the files and marks the sessions (their files are counted
 // here, so the mark's since_ts is past any action) and their projects' patterns.
 func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
-	for f := range p.files {
-		if err := RefreshFileClients(ctx, tx, f[0], f[1]); err != nil {
+	if len(p.files) > 0 {
+		fc, err := NewFileClients(ctx, tx)
+		if err != nil {
 			return err
+		}
+		defer fc.Close()
+		for f := range p.files {
+			if err := fc.Refresh(ctx, f[0], f[1]); err != nil {
+				return err
+			}
 		}
 	}
 	for k := range p.sessions {

@@ -13,7 +13,9 @@ import (
 
 // Rollups: usage_hourly and actions_hourly (migration 0005) sum the raw rows of each UTC hour. The
 // writer keeps them exact: every batch notes the hours its rows touch (dirtyHours) and, in the
-// same transaction, recomputes each such hour from the raw rows. Recomputing instead of adding
+// same transaction, recomputes each such hour from the raw rows. A bulk load (WriteOptions.Bulk)
+// records those hours in rollup_pending instead, and CatchUpRollups recomputes each once after
+// the load: the rollups lag behind the raw rows of a backlog while it is stored. Recomputing instead of adding
 // deltas keeps every rule of the raw queries (an action's call and result merged, a message's
 // usage replaced by a larger one, a transcript row that stops counting once the proxy reports the
 // same turn) without restating them. A reader that sums rollups for whole hours and raw rows for
@@ -148,6 +150,91 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 		usageDays[LocalDay(h)] = true
 	}
 	return refreshDays(ctx, tx, days, usageDays)
+}
+
+// deferRollups records the dirty hours in rollup_pending, for CatchUpRollups.
+func deferRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
+	if d.empty() {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO rollup_pending (rollup, hour) VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, x := range []struct {
+		name  string
+		hours map[int64]bool
+	}{{"usage", d.usage}, {"actions", d.actions}} {
+		for h := range x.hours {
+			if _, err := st.ExecContext(ctx, x.name, h); err != nil {
+				return fmt.Errorf("defer rollups: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// CatchUpRollups recomputes the rollups of at most limit hours that bulk writes left pending
+// (WriteOptions.Bulk), in one transaction, and removes them from rollup_pending. It
+// returns how many hours are still pending.
+func (s *Store) CatchUpRollups(ctx context.Context, limit int) (left int64, err error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT rollup, hour FROM rollup_pending ORDER BY hour LIMIT ?`, limit)
+	if err != nil {
+		return 0, err
+	}
+	d := newDirtyHours()
+	for rows.Next() {
+		var name string
+		var h int64
+		if err := rows.Scan(&name, &h); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		if name == "usage" {
+			d.usage[h] = true
+		} else {
+			d.actions[h] = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if d.empty() {
+		return 0, nil
+	}
+	if err := refreshRollups(ctx, tx, d); err != nil {
+		return 0, err
+	}
+	del, err := tx.PrepareContext(ctx, `DELETE FROM rollup_pending WHERE rollup = ? AND hour = ?`)
+	if err != nil {
+		return 0, err
+	}
+	defer del.Close()
+	for name, hours := range map[string]map[int64]bool{"usage": d.usage, "actions": d.actions} {
+		for h := range hours {
+			if _, err := del.ExecContext(ctx, name, h); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM rollup_pending`).Scan(&left); err != nil {
+		return 0, err
+	}
+	return left, tx.Commit()
+}
+
+// RollupsPending counts the hours whose rollups wait for CatchUpRollups.
+func (s *Store) RollupsPending(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.QueryRowContext(ctx, `SELECT count(*) FROM rollup_pending`).Scan(&n)
+	return n, err
 }
 
 // usageHourlySums sums usage_hourly's measures.

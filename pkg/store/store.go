@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,6 +45,29 @@ type Store struct {
 	file os.FileInfo
 	// Now is the clock, injectable in tests.
 	Now func() time.Time
+
+	readMu sync.Mutex
+	read   *sql.DB // the writer's read-only connection (ReadDB)
+	// bulkWAL: the writer's connection checkpoints the WAL at bulkWALPages (WriteOptions.Bulk).
+	bulkWAL bool
+}
+
+// ReadDB is a read-only connection to the writer's own store, opened at the first call and closed
+// with the store: work that reads much and writes little (the analysis) reads there, so that it
+// does not hold the writer's only connection while it reads. It sees every committed write.
+func (s *Store) ReadDB() (*sql.DB, error) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if s.read != nil {
+		return s.read, nil
+	}
+	db, err := sql.Open("sqlite3", dsn(s.path, true))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	s.read = db
+	return db, nil
 }
 
 // Path returns the database file.
@@ -66,8 +90,15 @@ func (s *Store) CheckFile() error {
 	return nil
 }
 
+// CacheKiB is the page cache of each connection (SQLite's cache_size, in KiB). The writer's
+// largest transactions (a bulk batch of 5,000 events) dirty about 10 MiB of pages: below that,
+// SQLite spills them to the WAL before the commit and writes them twice. Readers reuse what the
+// OS caches of the file. It was 64 MiB, which a connection fills as the store grows: most of a
+// cold scan's memory.
+const CacheKiB = 16 << 10
+
 func dsn(path string, readOnly bool) string {
-	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-65536"
+	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-" + strconv.Itoa(CacheKiB)
 	if readOnly {
 		return "file:" + path + q + "&mode=ro&_query_only=true"
 	}
@@ -159,6 +190,12 @@ func acquireLock(path string) (*os.File, error) {
 
 // Close closes the database and releases the writer lock.
 func (s *Store) Close() error {
+	s.readMu.Lock()
+	if s.read != nil {
+		s.read.Close()
+		s.read = nil
+	}
+	s.readMu.Unlock()
 	err := s.DB.Close()
 	if s.lock != nil {
 		s.lock.Close()

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"github.com/observerhq/observer/pkg/event"
 )
@@ -271,7 +273,47 @@ const analysisDirtySQL = `INSERT INTO analysis_dirty (client, session_id, since_
 // state is that of its newest session event (by event time, see newerState), whatever order the
 // events arrive in. An action that carries a content hash (or a missing file) updates file_state.
 func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Rejected) (WriteResult, error) {
+	return s.WriteBatchWith(ctx, evs, rejected, WriteOptions{})
+}
+
+// WriteOptions choose how WriteBatchWith stores a batch.
+type WriteOptions struct {
+	// Bulk is for a batch of a bulk load (a backlog of history on the bus): the rollups of the
+	// hours the batch touched are left to CatchUpRollups, and the WAL is checkpointed less often.
+	// The hours are recorded in rollup_pending in the batch's transaction, so a writer killed
+	// before the catch-up finds them at its next start; until the catch-up, the rollups of those
+	// hours lag behind the raw rows (RollupsPending says how many). Checkpoints every bulkWALPages
+	// instead of SQLite's 1,000 pages copy each page the load rewrites batch after batch (its
+	// indexes) fewer times, and sync the files fewer times; the next batch that is not bulk goes
+	// back to the default.
+	Bulk bool
+}
+
+// bulkWALPages is the WAL's auto-checkpoint size (pages of 4 KiB) while bulk batches come in.
+const bulkWALPages = 10000
+
+// walMode sets the writer connection's auto-checkpoint for bulk or live batches, when it changes.
+func (s *Store) walMode(ctx context.Context, bulk bool) error {
+	if s.bulkWAL == bulk {
+		return nil
+	}
+	pages := 1000 // SQLite's default
+	if bulk {
+		pages = bulkWALPages
+	}
+	if _, err := s.DB.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(pages)); err != nil {
+		return err
+	}
+	s.bulkWAL = bulk
+	return nil
+}
+
+// WriteBatchWith is WriteBatch with options.
+func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected []Rejected, o WriteOptions) (WriteResult, error) {
 	var res WriteResult
+	if err := s.walMode(ctx, o.Bulk); err != nil {
+		return res, fmt.Errorf("checkpoint mode: %w", err)
+	}
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return res, fmt.Errorf("begin: %w", err)
@@ -284,23 +326,24 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 	dirty := newDirtyHours()
 	analyse := map[sessionKey]int64{} // sessions whose actions changed: the earliest time touched
 	unlinked := unlinkedTurns(evs)
+	// A merge can move an action to an earlier time, and a message's usage keeps the time of its
+	// first line: the rollups must recompute the hour the row was in as well. The stored times
+	// of the batch's ids are read in one query per table, then kept as the batch changes them.
+	prior, err := priorTimes(ctx, tx, evs)
+	if err != nil {
+		return res, err
+	}
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
 		if err != nil {
 			return res, fmt.Errorf("prepare %s: %w", e.Kind, err)
 		}
-		// A merge can move an action to an earlier time, and a message's usage keeps the time of
-		// its first line: the rollups must recompute the hour the row was in as well.
+		ts := e.Time.UnixMilli()
 		oldTs := int64(-1)
-		if q := priorTsSQL[e.Kind]; q != "" {
-			pst, err := stmt(q, "prior_"+e.Kind)
-			if err != nil {
-				return res, err
-			}
-			if err := pst.QueryRowContext(ctx, e.ID).Scan(&oldTs); err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return res, fmt.Errorf("read %s %s: %w", e.Kind, e.ID, err)
-			}
+		known := prior[e.Kind]
+		if t, ok := known[e.ID]; ok {
+			oldTs = t
 		}
 		r, err := st.ExecContext(ctx, args(e)...)
 		if err != nil {
@@ -311,7 +354,16 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			continue
 		}
 		res.Inserted++
-		ts := e.Time.UnixMilli()
+		if known != nil {
+			// The row's time now: an action's merge keeps the earlier one (insertSQL), a usage
+			// row keeps its first.
+			switch {
+			case oldTs < 0:
+				known[e.ID] = ts
+			case e.Kind == event.KindAction:
+				known[e.ID] = min(oldTs, ts)
+			}
+		}
 		switch e.Kind {
 		case event.KindAction:
 			dirty.action(ts)
@@ -454,7 +506,11 @@ func (s *Store) WriteBatch(ctx context.Context, evs []event.Event, rejected []Re
 			return res, fmt.Errorf("upsert project %s: %w", path, err)
 		}
 	}
-	if err := refreshRollups(ctx, tx, dirty); err != nil {
+	if o.Bulk {
+		if err := deferRollups(ctx, tx, dirty); err != nil {
+			return res, err
+		}
+	} else if err := refreshRollups(ctx, tx, dirty); err != nil {
 		return res, err
 	}
 	for k, since := range analyse {
@@ -528,10 +584,49 @@ func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
-// priorTsSQL reads the stored time of an event's row before an upsert may change it.
+// priorTsSQL reads the stored times of the rows of a batch's event ids (a JSON array) before its
+// upserts may change them.
 var priorTsSQL = map[event.Kind]string{
-	event.KindAction:     `SELECT ts FROM actions WHERE event_id = ?`,
-	event.KindTokenUsage: `SELECT ts FROM token_usage WHERE event_id = ?`,
+	event.KindAction:     `SELECT event_id, ts FROM actions WHERE event_id IN (SELECT value FROM json_each(?))`,
+	event.KindTokenUsage: `SELECT event_id, ts FROM token_usage WHERE event_id IN (SELECT value FROM json_each(?))`,
+}
+
+// priorTimes reads the stored time of every row the batch's actions and usage events may merge
+// into, by kind and event id. Each kind present in the batch has a map, empty when none is stored.
+func priorTimes(ctx context.Context, tx *sql.Tx, evs []event.Event) (map[event.Kind]map[string]int64, error) {
+	ids := map[event.Kind][]string{}
+	for i := range evs {
+		if _, ok := priorTsSQL[evs[i].Kind]; ok {
+			ids[evs[i].Kind] = append(ids[evs[i].Kind], evs[i].ID)
+		}
+	}
+	out := make(map[event.Kind]map[string]int64, len(ids))
+	for kind, list := range ids {
+		arg, err := json.Marshal(list)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]int64)
+		rows, err := tx.QueryContext(ctx, priorTsSQL[kind], string(arg))
+		if err != nil {
+			return nil, fmt.Errorf("read stored %s times: %w", kind, err)
+		}
+		for rows.Next() {
+			var id string
+			var ts int64
+			if err := rows.Scan(&id, &ts); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			m[id] = ts
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("read stored %s times: %w", kind, err)
+		}
+		out[kind] = m
+	}
+	return out, nil
 }
 
 type stmtFunc func(query string, kind event.Kind) (*sql.Stmt, error)

@@ -1,0 +1,147 @@
+package writer_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
+)
+
+// historyEvents are n tool calls with outputs spread over many hours and sessions, as a scan of
+// history publishes them.
+func historyEvents(n int) []event.Event {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	ok := true
+	evs := make([]event.Event, n)
+	for i := range evs {
+		ev := event.New(event.KindAction, "test")
+		ev.ID = event.ID("bulk-test", fmt.Sprint(i))
+		ev.Time = base.Add(time.Duration(i) * 7 * time.Minute)
+		ev.Client = "claude-code"
+		ev.SessionID = fmt.Sprintf("s%d", i/50)
+		ev.Project = "/work/p"
+		ev.Action = &event.Action{Type: event.ActionReadFile, Tool: "Read", Target: fmt.Sprintf("f%d.go", i%40),
+			Success: &ok, Output: fmt.Sprintf("needle%d haystack", i)}
+		evs[i] = ev
+	}
+	return evs
+}
+
+// caughtUp waits until the rollups, the full-text index and the analysis cover every stored action.
+func caughtUp(t *testing.T, st *store.Store, n int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var pending, rolled, indexed, marked int64
+	for time.Now().Before(deadline) {
+		st.DB.QueryRow("SELECT count(*) FROM rollup_pending").Scan(&pending)
+		st.DB.QueryRow("SELECT coalesce(sum(actions), 0) FROM actions_hourly").Scan(&rolled)
+		st.DB.QueryRow("SELECT count(*) FROM tool_output_fts WHERE tool_output_fts MATCH 'haystack'").Scan(&indexed)
+		st.DB.QueryRow("SELECT count(*) FROM analysis_dirty").Scan(&marked)
+		if pending == 0 && rolled == n && indexed == n && marked == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("not caught up after %s: %d hours pending, %d of %d actions in the rollup, %d indexed, %d sessions marked",
+		within, pending, rolled, n, indexed, marked)
+}
+
+// A backlog on the bus (history published before the writer runs) is stored on the bulk path:
+// larger batches, the rollups of their hours recorded for later; once the backlog is stored the
+// writer catches up the rollups, the full-text index and the analysis by itself, and its health
+// said what it was catching up meanwhile.
+func TestWriter_BacklogTakesTheBulkPathThenCatchesUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	pub, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	const n = 3000
+	if _, err := pub.PublishBatch(ctx, historyEvents(n)); err != nil {
+		t.Fatal(err)
+	}
+	wc, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	w := &writer.Writer{Store: st, Bus: wc, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
+	wdone := make(chan struct{})
+	go func() { w.Run(ctx); close(wdone) }()
+	sawBulk := false
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Stats().Stored < n && time.Now().Before(deadline) {
+		if strings.Contains(w.Health().Detail, "catching up") {
+			sawBulk = true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := w.Stats().Stored; got != n {
+		t.Fatalf("stored %d of %d", got, n)
+	}
+	var pending int64
+	st.DB.QueryRow("SELECT count(*) FROM rollup_pending").Scan(&pending)
+	if !sawBulk && pending == 0 {
+		t.Fatalf("a backlog of %d events was stored without the bulk path", n)
+	}
+	caughtUp(t, st, n, 15*time.Second)
+	// The health follows once the loops have counted what is left (after their step).
+	for deadline := time.Now().Add(5 * time.Second); strings.Contains(w.Health().Detail, "catching up"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("caught up, yet the health says %q", w.Health().Detail)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-wdone
+}
+
+// The writer `observerctl scan` hosts (Bulk) leaves nothing to catch up when it stops: the
+// rollups, the index and the analysis are done before Run returns.
+func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := &writer.Writer{Store: st, Bus: c, Bulk: true, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
+	wctx, stop := context.WithCancel(ctx)
+	wdone := make(chan struct{})
+	go func() { w.Run(wctx); close(wdone) }()
+	const n = 800
+	if _, err := c.PublishBatch(ctx, historyEvents(n)); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(t, st, "actions", n)
+	var pending int64
+	st.DB.QueryRow("SELECT count(*) FROM rollup_pending").Scan(&pending)
+	if pending == 0 {
+		t.Fatal("a Bulk writer recomputed the rollups batch by batch")
+	}
+	stop()
+	<-wdone
+	caughtUp(t, st, n, time.Second)
+}
