@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/internal/writer"
@@ -306,6 +307,7 @@ func follow(ctx context.Context, w io.Writer, path string, off int64) error {
 
 // runWriter is the writer process: it owns the store and consumes the bus until ctx ends.
 func runWriter(ctx context.Context, e *env) error {
+	go daemon.TrimMemory(ctx)
 	st, err := store.OpenWriter(ctx, e.cfg.StorePath())
 	if err != nil {
 		return err

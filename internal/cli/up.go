@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
 )
@@ -197,6 +198,7 @@ func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	if err != nil {
 		return nil, nil, err
 	}
+	go daemon.TrimMemory(ctx) // the bus host keeps a burst's peak otherwise
 	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: name,
 		SpoolDir: e.cfg.SpoolDir(), DrainEvery: 2 * time.Second, Logger: logger})
 	if err != nil {

@@ -66,5 +66,6 @@ func Start(c *cli.Context) (context.Context, context.CancelFunc, config.Config, 
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := supervisor.WatchParent(ctx)
+	go TrimMemory(ctx)
 	return ctx, func() { cancel(); stop() }, cfg, logger, nil
 }

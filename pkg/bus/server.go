@@ -29,8 +29,10 @@ const (
 	// MaxPayload is the largest event the bus carries. Producers truncate tool outputs well below it.
 	MaxPayload = 8 << 20
 	// DuplicateWindow is how long the stream remembers event ids to drop re-publications. The writer
-	// is idempotent beyond it.
-	DuplicateWindow = 10 * time.Minute
+	// is idempotent beyond it. The bus host holds every id of the window in memory (a history of
+	// 200,000 events kept it tens of MB above idle for the whole window): two minutes cover a
+	// publisher's retries after a lost ack.
+	DuplicateWindow = 2 * time.Minute
 )
 
 // maxAckPending is how many events the writer may hold unacknowledged.
