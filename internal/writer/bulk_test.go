@@ -3,7 +3,6 @@ package writer_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,19 +57,8 @@ func caughtUp(t *testing.T, st *store.Store, n int64, within time.Duration) {
 // writer catches up the rollups, the full-text index and the analysis by itself, and its health
 // said what it was catching up meanwhile.
 func TestWriter_BacklogTakesTheBulkPathThenCatchesUp(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, srv, st, pub := rig(t)
 	defer cancel()
-	srv := startBus(t)
-	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	pub, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true, Timeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
 	const n = 3000
 	if _, err := pub.PublishBatch(ctx, historyEvents(n)); err != nil {
 		t.Fatal(err)
@@ -114,19 +102,8 @@ func TestWriter_BacklogTakesTheBulkPathThenCatchesUp(t *testing.T) {
 // The writer `observerctl scan` hosts (Bulk) leaves nothing to catch up when it stops: the
 // rollups, the index and the analysis are done before Run returns.
 func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, _, st, c := rig(t)
 	defer cancel()
-	srv := startBus(t)
-	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true, Timeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	w := &writer.Writer{Store: st, Bus: c, Bulk: true, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
 	wctx, stop := context.WithCancel(ctx)
 	wdone := make(chan struct{})

@@ -1,8 +1,6 @@
 package writer_test
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,26 +8,14 @@ import (
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/store"
 )
 
 // TestWriter_SaysWhatItStored: after each commit the writer publishes a bus.StoredNote with the
 // kinds, clients, projects and sessions of the batch, once the rows are readable; a batch of
 // duplicates changes nothing and says nothing.
 func TestWriter_SaysWhatItStored(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, _, st, c := rig(t)
 	defer cancel()
-	srv := startBus(t)
-	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	type seen struct {
 		note bus.StoredNote
 		rows int64

@@ -37,6 +37,26 @@ func hookEvent(i int) event.Event {
 	return ev
 }
 
+// rig starts a bus, opens a fresh store and connects a client to the bus, each closed when the test
+// ends; cancel ends ctx (the tests' writers run on it).
+func rig(t *testing.T) (ctx context.Context, cancel context.CancelFunc, srv *bus.Server, st *store.Store, c *bus.Client) {
+	t.Helper()
+	ctx, cancel = context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv = startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	c, err = bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return ctx, cancel, srv, st, c
+}
+
 func waitCount(tb testing.TB, st *store.Store, table string, want int64) {
 	tb.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -52,19 +72,8 @@ func waitCount(tb testing.TB, st *store.Store, table string, want int64) {
 }
 
 func TestWriter_StoresEachEventOnceAndQuarantinesGarbage(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel, srv, st, c := rig(t)
 	defer cancel()
-	srv := startBus(t)
-	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
