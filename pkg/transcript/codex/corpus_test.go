@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -100,7 +101,7 @@ func TestCorpus_ErrorFixture(t *testing.T) {
 	if s.Tools["shell"] != 3 {
 		t.Errorf("tools = %v", s.Tools)
 	}
-	ids, byID := merge(evs)
+	ids, byID := transcripttest.Merge(evs)
 	var ok, failed int
 	for _, id := range ids {
 		a := byID[id].Action

@@ -89,43 +89,6 @@ func parseFile(tb testing.TB, a *Adapter, path string) ([]event.Event, *Parser) 
 	return run(tb, p, transcripttest.ReadLines(tb, path)), p
 }
 
-// merge folds events with the same id the way the writer does: the first event of an id fixes its
-// kind and type (an action's call), later events fill in the result fields they carry.
-func merge(evs []event.Event) (ids []string, byID map[string]event.Event) {
-	byID = map[string]event.Event{}
-	for _, e := range evs {
-		old, ok := byID[e.ID]
-		if !ok {
-			ids = append(ids, e.ID)
-			cp := e
-			if e.Action != nil {
-				a := *e.Action
-				cp.Action = &a
-			}
-			byID[e.ID] = cp
-			continue
-		}
-		if e.Action == nil || old.Action == nil {
-			continue
-		}
-		a, n := old.Action, e.Action
-		if a.Type == event.ActionUnknown {
-			a.Type = n.Type
-		}
-		if n.Success != nil {
-			a.Success = n.Success
-			a.Error = n.Error
-		}
-		if n.Output != "" {
-			a.Output, a.OutputSize = n.Output, n.OutputSize
-		}
-		if n.DurationMs != 0 {
-			a.DurationMs = n.DurationMs
-		}
-	}
-	return ids, byID
-}
-
 // summary is the per-session figures kept in the golden files.
 type summary struct {
 	SessionID  string `json:"session_id"`
@@ -161,7 +124,7 @@ func summarize(evs []event.Event, p *Parser) summary {
 	s.SessionID, s.Root, s.Originator, s.CLIVersion = m.SessionID, m.Root, m.Originator, m.CLIVersion
 	s.Lines, s.Malformed, s.Events = st.Lines, st.Malformed, len(evs)
 	s.Actions, s.Tools, s.Failures, s.NoResult = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
-	ids, byID := merge(evs)
+	ids, byID := transcripttest.Merge(evs)
 	s.Distinct = len(ids)
 	models := map[string]bool{}
 	for _, id := range ids {

@@ -148,7 +148,7 @@ func TestParser_Fork(t *testing.T) {
 
 	check := func(t *testing.T, evs []event.Event, wantDeltas int, want counts) {
 		t.Helper()
-		ids, byID := merge(evs)
+		ids, byID := transcripttest.Merge(evs)
 		var got counts
 		deltas, calls := 0, 0
 		for _, id := range ids {
@@ -197,7 +197,7 @@ func TestParser_Fork(t *testing.T) {
 		check(t, all, 5, parentLast.add(forkExtra).add(grandExtra))
 	})
 	t.Run("UserPromptsOnce", func(t *testing.T) {
-		ids, byID := merge(append(append(append([]event.Event{}, parentEvs...), forkEvs...), grandEvs...))
+		ids, byID := transcripttest.Merge(append(append(append([]event.Event{}, parentEvs...), forkEvs...), grandEvs...))
 		prompts := 0
 		for _, id := range ids {
 			if a := byID[id].Action; a != nil && a.Type == event.ActionUserPrompt {
@@ -327,7 +327,7 @@ func TestParser_BareFormat(t *testing.T) {
 	if p.Stats().Malformed != 0 || len(p.Stats().Unknown) != 0 {
 		t.Fatalf("stats = %+v", p.Stats())
 	}
-	ids, byID := merge(evs)
+	ids, byID := transcripttest.Merge(evs)
 	var types []string
 	for _, id := range ids {
 		e := byID[id]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // Lines as Codex 0.171.0 writes a prompt (trimmed from a run against the fake API): a response_item
@@ -27,7 +28,7 @@ func prompts(t *testing.T, lines ...string) []string {
 	for _, l := range lines {
 		raw = append(raw, []byte(l))
 	}
-	ids, byID := merge(run(t, p, raw))
+	ids, byID := transcripttest.Merge(run(t, p, raw))
 	var out []string
 	for _, id := range ids {
 		if a := byID[id].Action; a != nil && a.Type == event.ActionUserPrompt {
@@ -73,7 +74,7 @@ func TestParser_PromptFormAcrossRestart(t *testing.T) {
 	}
 	second := strings.ReplaceAll(strings.ReplaceAll(v171Item, "list the files here", "now run the tests"), "e986f6a77933", "e986f6a77934")
 	old := strings.ReplaceAll(oldPrompt, "list the files here", "now run the tests")
-	ids, byID := merge(run(t, p2, [][]byte{[]byte(second), []byte(old)}))
+	ids, byID := transcripttest.Merge(run(t, p2, [][]byte{[]byte(second), []byte(old)}))
 	n := 0
 	for _, id := range ids {
 		if a := byID[id].Action; a != nil && a.Type == event.ActionUserPrompt {
