@@ -15,7 +15,8 @@
 #
 # No figure is checked against a target; the issue's targets are printed beside them.
 set -euo pipefail
-. "$(dirname "$0")/bench-lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench-lib.sh"
 COPIES=${COPIES:-40}
 bench_setup
 bench_build_trees benchrun
@@ -76,21 +77,15 @@ done
 
 labels=()
 for t in "${TREES[@]}"; do labels+=("$t=$(tree_label "$t")"); done
-python3 - "$results" "$COPIES" "$mb" "$files" "${labels[@]}" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+BENCH_SCRIPTS=$here python3 - "$results" "$COPIES" "$mb" "$files" "${labels[@]}" <<'PY'
+import json, os, statistics, sys
+sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
+from benchreport import Rounds
 copies, mb, files = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 labels = dict(a.split("=", 1) for a in sys.argv[5:])
 trees = list(labels)
-by = {t: [r for r in rows if r["tree"] == t] for t in trees}
-
-def mmm(t, key):
-    v = [r[key] for r in by[t] if r.get(key) is not None]
-    return (min(v), statistics.median(v), max(v)) if v else None
-
-def cell(t, key, fmt):
-    m = mmm(t, key)
-    return "n/a" if m is None else " / ".join(fmt.format(x) for x in m)
+R = Rounds(sys.argv[1], trees)
+rows, by, mmm, cell = R.rows, R.by, R.mmm, R.cell
 
 for r in rows:
     r["mbps"] = r["bytes"] / 2**20 / r["wall_s"] if r.get("bytes") else None

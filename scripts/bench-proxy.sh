@@ -18,7 +18,8 @@
 # here is stopped at exit, Ctrl-C included. No figure is checked against a target; the issue's
 # targets are printed beside them.
 set -euo pipefail
-. "$(dirname "$0")/bench-lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench-lib.sh"
 LOAD_ARGS=${LOAD_ARGS:-}
 bench_setup
 bench_build_trees benchrun benchupstream benchload
@@ -133,20 +134,14 @@ done
 
 labels=()
 for t in "${TREES[@]}"; do labels+=("$t=$(tree_label "$t")"); done
-python3 - "$results" "${labels[@]}" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+BENCH_SCRIPTS=$here python3 - "$results" "${labels[@]}" <<'PY'
+import json, os, statistics, sys
+sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
+from benchreport import Rounds
 labels = dict(a.split("=", 1) for a in sys.argv[2:])
 trees = list(labels)
-by = {t: [r for r in rows if r["tree"] == t] for t in trees}
-
-def mmm(t, key):
-    v = [r[key] for r in by[t] if r.get(key) is not None]
-    return (min(v), statistics.median(v), max(v)) if v else None
-
-def cell(t, key, fmt):
-    m = mmm(t, key)
-    return "n/a" if m is None else " / ".join(fmt.format(x) for x in m)
+R = Rounds(sys.argv[1], trees)
+rows, by, mmm, cell = R.rows, R.by, R.mmm, R.cell
 
 S = None  # section marker
 figures = [
