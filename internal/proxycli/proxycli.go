@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -21,6 +22,8 @@ import (
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/compress"
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/loopback"
 	"github.com/observerhq/observer/pkg/proxy"
 )
@@ -86,11 +89,19 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer cl.Close()
+	comp, err := compressorOf(cfg.Compression)
+	if err != nil {
+		return cli.Exit(err, 64)
+	}
+	if comp != nil {
+		logger.Info("request compression is on", "mode", comp.Mode(), "compressors", strings.Join(cfg.Compression.Compressors, ","),
+			"trim_tools", cfg.Compression.TrimTools, "stash", cfg.Compression.Stash)
+	}
 	p, err := proxy.New(proxy.Config{
 		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream, GeminiUpstream: cfg.Proxy.GeminiUpstream,
 		Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
 		ConnectTimeout: cfg.Proxy.ConnectTimeout.D(), ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout.D(),
-		MaxBodyBytes: cfg.Proxy.MaxBodyBytes, ListenAddr: cfg.Proxy.Addr,
+		MaxBodyBytes: cfg.Proxy.MaxBodyBytes, ListenAddr: cfg.Proxy.Addr, Compressor: comp,
 	})
 	if err != nil {
 		return cli.Exit(err, 64)
@@ -115,4 +126,17 @@ func serve(c *cli.Context) error {
 	defer scancel()
 	srv.Shutdown(sctx)
 	return nil
+}
+
+// compressorOf makes the request compressor [compression] describes, or nil when it is off.
+func compressorOf(c config.Compression) (*compress.Compressor, error) {
+	if !c.Enabled {
+		return nil, nil
+	}
+	kinds := make([]compress.Kind, 0, len(c.Compressors))
+	for _, k := range c.Compressors {
+		kinds = append(kinds, compress.Kind(k))
+	}
+	return compress.New(compress.Options{Mode: c.Mode, TargetRatio: c.TargetRatio, PreserveTail: c.PreserveTail,
+		Kinds: kinds, MinBytes: c.MinBytes, TrimTools: c.TrimTools, Stash: c.Stash})
 }

@@ -36,6 +36,8 @@ type Config struct {
 	Retention Retention `toml:"retention"`
 	Budget    Budget    `toml:"budget"`
 	Pricing   Pricing   `toml:"pricing"`
+	// Compression configures the proxy's request compression.
+	Compression Compression `toml:"compression"`
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
@@ -117,6 +119,19 @@ type Budget struct {
 	Projects map[string]float64 `toml:"projects" comment:"USD per local calendar month for one project, keyed by the project's path."`
 }
 
+// Compression configures the proxy's request compression (README: Request compression). Off by
+// default; every key but enabled takes effect only when it is on.
+type Compression struct {
+	Enabled      bool     `toml:"enabled" comment:"Compress the tool outputs in model API requests before they go upstream (Anthropic Messages, OpenAI Chat and Responses)."`
+	Mode         string   `toml:"mode" comment:"cache_aware (never drops, compresses only outputs the upstream has not cached yet), cache (also drops old messages after the cached prefix when over target_ratio) or token (compresses every output and drops anywhere but the system prompt and the tail)."`
+	TargetRatio  float64  `toml:"target_ratio" comment:"In the cache and token modes, share of the original request's bytes the drop pass aims for."`
+	PreserveTail int      `toml:"preserve_tail" comment:"Last messages never dropped."`
+	Compressors  []string `toml:"compressors" comment:"Content compressors in use: json, code, logs, text, diff, html."`
+	MinBytes     int      `toml:"min_bytes" comment:"Smallest tool output compressed, in bytes."`
+	TrimTools    string   `toml:"trim_tools" comment:"Shorten tool descriptions: openai (Chat and Responses requests), all (Anthropic too) or off."`
+	Stash        bool     `toml:"stash" comment:"Keep the original of every compressed output in the store; the MCP tool retrieve_stashed returns it."`
+}
+
 // DefaultPricingURL is LiteLLM's price database on GitHub.
 const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 
@@ -171,6 +186,8 @@ func Default() Config {
 		Budget: Budget{Projects: map[string]float64{}},
 		Pricing: Pricing{URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
+		Compression: Compression{Mode: "cache_aware", TargetRatio: 0.5, PreserveTail: 4,
+			Compressors: []string{"json", "code", "logs", "text", "diff", "html"}, MinBytes: 1024, TrimTools: "openai"},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,13 @@ var rules = map[string]rule{
 
 	"pricing.url":          priceURLRule,
 	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),
+
+	"compression.mode":          oneOf("cache_aware", "cache", "token"),
+	"compression.target_ratio":  floatRange(0.05, 1),
+	"compression.preserve_tail": intRange(1, 1000),
+	"compression.compressors":   subsetOf("json", "code", "logs", "text", "diff", "html"),
+	"compression.min_bytes":     intRange(64, 1<<30),
+	"compression.trim_tools":    oneOf("openai", "all", "off"),
 }
 
 // A FieldError is one key with a value that is out of range, of the wrong kind, or not one of
@@ -237,6 +245,18 @@ func oneOf(choices ...string) rule {
 			}
 		}
 		return "must be one of " + strings.Join(choices, ", ")
+	}
+}
+
+// subsetOf accepts a list whose every element is one of choices.
+func subsetOf(choices ...string) rule {
+	return func(v reflect.Value) string {
+		for i := 0; i < v.Len(); i++ {
+			if !slices.Contains(choices, v.Index(i).String()) {
+				return fmt.Sprintf("%q is not one of %s", v.Index(i).String(), strings.Join(choices, ", "))
+			}
+		}
+		return ""
 	}
 }
 

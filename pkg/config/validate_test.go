@@ -125,7 +125,8 @@ max_age = "0s"
 // a boolean, a list of tool names (any name is fine), and the price overrides, which
 // internal/prices validates with the price table's own rules.
 func TestValidate_EveryKeyHasARule(t *testing.T) {
-	free := map[string]bool{"mcp.raw_payloads": true, "mcp.hide": true, "pricing.models": true, "pricing.auto_update": true}
+	free := map[string]bool{"mcp.raw_payloads": true, "mcp.hide": true, "pricing.models": true, "pricing.auto_update": true,
+		"compression.enabled": true, "compression.stash": true}
 	cfg := config.Default()
 	v := reflect.ValueOf(cfg)
 	for i := 0; i < v.NumField(); i++ {

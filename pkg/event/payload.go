@@ -140,17 +140,41 @@ type APITurn struct {
 	BytesIn      int64       `json:"bytes_in"`
 	BytesOut     int64       `json:"bytes_out"`
 	Partial      bool        `json:"partial,omitempty"` // the stream ended before its final event
+	// Compression is set when the proxy compressed the request.
+	Compression *TurnCompression `json:"compression,omitempty"`
 }
 
-// Compression is one request body the proxy rewrote to spend fewer tokens.
+// Compression is one decision the proxy's request compression made on one request: a tool
+// output compressed by one content compressor, a run of messages dropped, or the tool
+// descriptions shortened. Token figures are estimates (a quarter of the bytes), never counts.
 type Compression struct {
-	Mechanism    string `json:"mechanism"`
-	Model        string `json:"model,omitempty"`
-	Provider     string `json:"provider,omitempty"`
-	BytesBefore  int64  `json:"bytes_before"`
-	BytesAfter   int64  `json:"bytes_after"`
-	TokensBefore int64  `json:"tokens_before,omitempty"`
-	TokensAfter  int64  `json:"tokens_after,omitempty"`
+	Mechanism    string  `json:"mechanism"` // json, code, logs, text, diff, html, drop, tool_trim
+	Mode         string  `json:"mode,omitempty"`
+	Model        string  `json:"model,omitempty"`
+	Provider     string  `json:"provider,omitempty"`
+	TurnID       string  `json:"turn_id,omitempty"`       // the api_turn event of the request
+	MessageIndex int     `json:"message_index,omitempty"` // the message (first of a dropped run)
+	Count        int     `json:"count,omitempty"`         // messages dropped, descriptions trimmed
+	Score        float64 `json:"score,omitempty"`         // a drop's importance score
+	BytesBefore  int64   `json:"bytes_before"`
+	BytesAfter   int64   `json:"bytes_after"`
+	TokensBefore int64   `json:"tokens_before,omitempty"`
+	TokensAfter  int64   `json:"tokens_after,omitempty"`
+	// SavedUSD is what the tokens saved cost at the model's input price (0 when unpriced).
+	SavedUSD float64 `json:"saved_usd,omitempty"`
+	// StashID names the original output, kept in Original (scrubbed) when stashing is on.
+	StashID  string `json:"stash_id,omitempty"`
+	Original string `json:"original,omitempty"`
+}
+
+// TurnCompression sums what compression did to one request.
+type TurnCompression struct {
+	Mode        string `json:"mode"`
+	Decisions   int    `json:"decisions"`
+	BytesBefore int64  `json:"bytes_before"` // the body as the client sent it
+	BytesAfter  int64  `json:"bytes_after"`  // the body sent upstream
+	// TokensSaved is an estimate: a quarter of the bytes saved.
+	TokensSaved int64 `json:"tokens_saved"`
 }
 
 // Session lifecycle states.

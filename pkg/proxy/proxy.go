@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/compress"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -84,6 +85,9 @@ type Config struct {
 	// ListenAddr is where the proxy listens: its host is accepted in a Host header besides the
 	// loopback names.
 	ListenAddr string
+	// Compressor, when set, compresses the requests of the Messages, Chat Completions and
+	// Responses APIs before they go upstream ([compression] enabled).
+	Compressor *compress.Compressor
 }
 
 // Defaults of the Config limits, as in config.Default.
@@ -205,6 +209,8 @@ type turnCtx struct {
 	client, headerSession string
 	bytesIn               int64
 	filter                bool
+	// compressed is what compression did to the request, when it changed it.
+	compressed *compress.Result
 	// connected is set once the proxy holds a connection to the upstream: a timeout before it
 	// is a connect timeout, after it a response header timeout.
 	connected atomic.Bool
@@ -293,6 +299,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tc.bytesIn = int64(len(body))
 	tc.body = body
+	if c := p.cfg.Compressor; c != nil {
+		if api := compressAPI(rt); api != "" {
+			res, err := c.Request(api, body)
+			switch {
+			case err != nil:
+				p.logger.Debug("request left uncompressed", "endpoint", rt.endpoint, "err", err)
+			case len(res.Decisions) > 0:
+				body, tc.compressed = res.Body, res
+			}
+		}
+	}
 	if rt.provider == OpenAI && rt.endpoint == "/v1/chat/completions" {
 		// The body must be read before forwarding here, to decide whether to ask for usage.
 		info := tc.requestInfo()
@@ -527,16 +544,25 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	ev.Host, ev.User = p.cfg.Host, p.cfg.User
 	scrubError(t)
 	ev.APITurn = t
+	comps := p.compressionEvents(tc, &ev, t)
 	p.turns.Add(1)
 	p.lastTurn.Store(time.Now().UnixMilli())
 	if p.cfg.Publisher == nil {
 		return
 	}
+	for i := range comps {
+		p.queueEvent(&comps[i])
+	}
+	p.queueEvent(&ev)
+}
+
+// queueEvent hands one event to the publishing loop.
+func (p *Proxy) queueEvent(ev *event.Event) {
 	p.queueMu.RLock()
 	closed := p.closed
 	if !closed {
 		select {
-		case p.queue <- &ev:
+		case p.queue <- ev:
 			p.queueMu.RUnlock()
 			return
 		default:
@@ -547,13 +573,13 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			p.publish(&ev)
+			p.publish(ev)
 		}()
 	}
 	p.queueMu.RUnlock()
 	if closed {
 		// Shutting down: publish before the bus client closes. The client has its answer.
-		p.publish(&ev)
+		p.publish(ev)
 	}
 }
 

@@ -74,10 +74,12 @@ var insertSQL = map[event.Kind]string{
 	event.KindAPITurn: `INSERT OR IGNORE INTO api_turns (event_id, ts, client, session_id, project, provider, endpoint,
 		model, message_id, request_id, stream, status, error_class, error_message, stop_reason, latency_ms, ttfb_ms,
 		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
-		reasoning_tokens, cost_usd, reliability, messages, tools, bytes_in, bytes_out, partial)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		reasoning_tokens, cost_usd, reliability, messages, tools, bytes_in, bytes_out, partial,
+		compressed_bytes_before, compressed_bytes_after, compression_tokens_saved)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	event.KindCompression: `INSERT OR IGNORE INTO compression_events (event_id, ts, client, session_id, project,
-		mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, mode, turn_event_id,
+		message_index, count, score, saved_usd, stash_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	event.KindSession: `INSERT OR IGNORE INTO session_events (event_id, ts, client, session_id, project, source, state,
 		cwd, transcript_path, parent_session_id, epoch, model, git_branch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	event.KindHook: `INSERT OR IGNORE INTO hook_events (event_id, ts, client, session_id, project, event, cwd,
@@ -106,14 +108,19 @@ func args(e *event.Event) []any {
 			string(u.Reliability), u.Origin}
 	case event.KindAPITurn:
 		t := e.APITurn
+		var cb, ca, cs int64
+		if c := t.Compression; c != nil {
+			cb, ca, cs = c.BytesBefore, c.BytesAfter, c.TokensSaved
+		}
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, t.Provider, t.Endpoint, t.Model, t.MessageID,
 			t.RequestID, t.Stream, t.Status, t.ErrorClass, t.ErrorMessage, t.StopReason, t.LatencyMs, t.TTFBMs,
 			t.Input, t.Output, t.CacheRead, t.CacheCreation, t.CacheCreation1h, t.Reasoning, t.CostUSD,
-			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial}
+			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial, cb, ca, cs}
 	case event.KindCompression:
 		c := e.Compression
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, c.Mechanism, c.Provider, c.Model, c.BytesBefore,
-			c.BytesAfter, c.TokensBefore, c.TokensAfter}
+			c.BytesAfter, c.TokensBefore, c.TokensAfter, c.Mode, c.TurnID, c.MessageIndex, c.Count, c.Score,
+			c.SavedUSD, c.StashID}
 	case event.KindSession:
 		s := e.Session
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, s.State, s.Cwd, s.TranscriptPath,
@@ -419,6 +426,18 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			if _, err := st.ExecContext(ctx, e.Project, a.Target, e.SessionID, a.ContentHash, a.ContentSize,
 				e.Time.UnixMilli(), e.ID); err != nil {
 				return res, fmt.Errorf("file state %s: %w", e.ID, err)
+			}
+		}
+		if e.Kind == event.KindCompression && e.Compression.StashID != "" && e.Compression.Original != "" {
+			// The original of a compressed output, once however many requests carried it.
+			st, err := stmt(`INSERT OR IGNORE INTO compression_stash (stash_id, ts, session_id, mechanism, content)
+				VALUES (?, ?, ?, ?, ?)`, "compression_stash")
+			if err != nil {
+				return res, err
+			}
+			c := e.Compression
+			if _, err := st.ExecContext(ctx, c.StashID, ts, e.SessionID, c.Mechanism, c.Original); err != nil {
+				return res, fmt.Errorf("stash %s: %w", c.StashID, err)
 			}
 		}
 		if e.Kind == event.KindAction && e.Action.Output != "" {
