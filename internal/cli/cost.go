@@ -93,6 +93,10 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				}
 				return err
 			}
+			if rep.Compression, err = cost.Compression(c.Context, st.DB, cost.Query{Since: since, Until: until,
+				Client: c.String("client"), SessionID: session}); err != nil {
+				return err
+			}
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)
 				return nil
@@ -225,6 +229,17 @@ func printCost(e *env, rep *cost.Report) {
 	tw.Flush()
 	if unpriced {
 		fmt.Fprintf(e.stdout, "* %d turn(s) of models without a price are counted as $0: observerctl prices list --unpriced\n", rep.Total.UnpricedTurns)
+	}
+	if c := rep.Compression; c != nil {
+		fmt.Fprintf(e.stdout, "\nRequest compression saved %s input tokens (estimated: bytes / 4), $%.4f at the models' input prices:\n",
+			n(c.Total.TokensSaved), c.Total.SavedUSD)
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "MECHANISM\tDECISIONS\tBYTES BEFORE\tBYTES AFTER\tTOKENS SAVED\tSAVED $\t")
+		for _, r := range append(c.Rows, c.Total) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.4f\t\n", cmp.Or(r.Mechanism, "TOTAL"), n(r.Decisions), n(r.BytesBefore),
+				n(r.BytesAfter), n(r.TokensSaved), r.SavedUSD)
+		}
+		tw.Flush()
 	}
 }
 

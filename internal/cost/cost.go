@@ -82,6 +82,8 @@ type Report struct {
 	Until   string   `json:"until,omitempty"`
 	Rows    []Row    `json:"rows"`
 	Total   Row      `json:"total"`
+	// Compression is what the proxy's request compression saved in the same window (nil: none).
+	Compression *CompressionReport `json:"compression,omitempty"`
 }
 
 // conds returns the filter conditions of the proxy part and of the transcript part of the raw

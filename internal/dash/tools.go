@@ -154,20 +154,25 @@ type compressionRow struct {
 	TokensBefore int64   `json:"tokens_before"`
 	TokensAfter  int64   `json:"tokens_after"`
 	SavedRatio   float64 `json:"saved_ratio"` // of the bytes
+	// SavedUSD prices the tokens saved at the model's input price (estimates: a quarter of the bytes).
+	SavedUSD float64 `json:"saved_usd"`
 }
 
 // compressionEvent is one recent request the proxy rewrote.
 type compressionEvent struct {
-	T            int64  `json:"t"` // ms
-	Client       string `json:"client"`
-	SessionID    string `json:"session_id"`
-	Mechanism    string `json:"mechanism"`
-	Provider     string `json:"provider"`
-	Model        string `json:"model"`
-	BytesBefore  int64  `json:"bytes_before"`
-	BytesAfter   int64  `json:"bytes_after"`
-	TokensBefore int64  `json:"tokens_before"`
-	TokensAfter  int64  `json:"tokens_after"`
+	T            int64   `json:"t"` // ms
+	Client       string  `json:"client"`
+	SessionID    string  `json:"session_id"`
+	Mechanism    string  `json:"mechanism"`
+	Mode         string  `json:"mode"`
+	Provider     string  `json:"provider"`
+	Model        string  `json:"model"`
+	BytesBefore  int64   `json:"bytes_before"`
+	BytesAfter   int64   `json:"bytes_after"`
+	TokensBefore int64   `json:"tokens_before"`
+	TokensAfter  int64   `json:"tokens_after"`
+	SavedUSD     float64 `json:"saved_usd"`
+	StashID      string  `json:"stash_id,omitempty"`
 }
 
 // compressionAPI answers /api/compression: what the proxy's request compression saved, by
@@ -190,14 +195,14 @@ func (s *Server) compressionAPI(ctx context.Context, q *query) (any, error) {
 	}
 	out.Store = true
 	w, args := filterWhere(f, "ts")
-	rows, err := db.QueryContext(ctx, `SELECT mechanism, model, count(*), sum(bytes_before), sum(bytes_after), sum(tokens_before), sum(tokens_after)
+	rows, err := db.QueryContext(ctx, `SELECT mechanism, model, count(*), sum(bytes_before), sum(bytes_after), sum(tokens_before), sum(tokens_after), sum(saved_usd)
   FROM compression_events`+w+` GROUP BY mechanism, model ORDER BY sum(bytes_before) - sum(bytes_after) DESC, mechanism, model`, args...)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var r compressionRow
-		if err := rows.Scan(&r.Mechanism, &r.Model, &r.Events, &r.BytesBefore, &r.BytesAfter, &r.TokensBefore, &r.TokensAfter); err != nil {
+		if err := rows.Scan(&r.Mechanism, &r.Model, &r.Events, &r.BytesBefore, &r.BytesAfter, &r.TokensBefore, &r.TokensAfter, &r.SavedUSD); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -208,13 +213,14 @@ func (s *Server) compressionAPI(ctx context.Context, q *query) (any, error) {
 		out.Total.BytesAfter += r.BytesAfter
 		out.Total.TokensBefore += r.TokensBefore
 		out.Total.TokensAfter += r.TokensAfter
+		out.Total.SavedUSD += r.SavedUSD
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	out.Total.SavedRatio = savedRatio(out.Total.BytesBefore, out.Total.BytesAfter)
-	rows, err = db.QueryContext(ctx, `SELECT ts, client, session_id, mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after
+	rows, err = db.QueryContext(ctx, `SELECT ts, client, session_id, mechanism, mode, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, saved_usd, stash_id
   FROM compression_events`+w+` ORDER BY ts DESC, id DESC LIMIT 50`, args...)
 	if err != nil {
 		return nil, err
@@ -222,7 +228,7 @@ func (s *Server) compressionAPI(ctx context.Context, q *query) (any, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var e compressionEvent
-		if err := rows.Scan(&e.T, &e.Client, &e.SessionID, &e.Mechanism, &e.Provider, &e.Model, &e.BytesBefore, &e.BytesAfter, &e.TokensBefore, &e.TokensAfter); err != nil {
+		if err := rows.Scan(&e.T, &e.Client, &e.SessionID, &e.Mechanism, &e.Mode, &e.Provider, &e.Model, &e.BytesBefore, &e.BytesAfter, &e.TokensBefore, &e.TokensAfter, &e.SavedUSD, &e.StashID); err != nil {
 			return nil, err
 		}
 		out.Recent = append(out.Recent, e)

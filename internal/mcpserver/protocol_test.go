@@ -124,8 +124,8 @@ func TestToolsListSize(t *testing.T) {
 	if err := json.Unmarshal([]byte(line), &r); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Result.Tools) != 13 {
-		t.Errorf("%d tools listed, want 13", len(r.Result.Tools))
+	if len(r.Result.Tools) != 14 {
+		t.Errorf("%d tools listed, want 14", len(r.Result.Tools))
 	}
 	t.Logf("tools/list answer: %d bytes", len(line))
 	if len(line) > maxListBytes {

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Queries on one session walk its rows through actions(session_id, ts). A type condition is
@@ -343,4 +345,46 @@ func (s *Server) around(ctx context.Context, db *dbh, in aroundArgs) (any, error
 		ans.Acts[i].At = ans.Acts[i].ID == id
 	}
 	return ans, nil
+}
+
+// stashAnswer is one page of a stashed original.
+type stashAnswer struct {
+	StashID   string `json:"stash_id"`
+	Mechanism string `json:"mechanism"`
+	Session   string `json:"session,omitempty"`
+	Time      string `json:"time"`
+	Size      int    `json:"size"`
+	Offset    int    `json:"offset"`
+	Content   string `json:"content"`
+	// Next is the offset of the rest, when the page did not hold all of it.
+	Next int `json:"next,omitempty"`
+}
+
+// stashed returns the original of a tool output the proxy compressed ([compression] stash),
+// a page of at most max_bytes (16 KB by default, 64 KB at most) from offset.
+func (s *Server) stashed(ctx context.Context, db *dbh, in stashArgs) (any, error) {
+	var a stashAnswer
+	var ts int64
+	err := db.QueryRowContext(ctx, `SELECT stash_id, ts, session_id, mechanism, content FROM compression_stash WHERE stash_id = ?`,
+		in.StashID).Scan(&a.StashID, &ts, &a.Session, &a.Mechanism, &a.Content)
+	if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
+		return nil, fmt.Errorf("no stashed output %q (stashing is [compression] stash = true; retention may have pruned it)", in.StashID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Time, a.Size = time.UnixMilli(ts).UTC().Format(time.RFC3339), len(a.Content)
+	if in.Offset < 0 || in.Offset > a.Size {
+		return nil, fmt.Errorf("offset %d is outside the original (%d bytes)", in.Offset, a.Size)
+	}
+	a.Offset = in.Offset
+	end := min(a.Size, in.Offset+limitBytes(in.Max, 16<<10))
+	for end < a.Size && end > in.Offset && !utf8.RuneStart(a.Content[end]) {
+		end--
+	}
+	if end < a.Size {
+		a.Next = end
+	}
+	a.Content = a.Content[in.Offset:end]
+	return a, nil
 }

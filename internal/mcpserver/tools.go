@@ -19,11 +19,12 @@ import (
 // search for it. (A maxLength in the schemas would tell the client too, at the cost of tools/list
 // bytes in every conversation.)
 var argLimits = map[string]int{
-	"path":    4096, // PATH_MAX
-	"project": 4096,
-	"session": 256, // ids are UUIDs or shorter
-	"command": 8192,
-	"query":   maxQueryBytes,
+	"path":     4096, // PATH_MAX
+	"project":  4096,
+	"session":  256, // ids are UUIDs or shorter
+	"command":  8192,
+	"query":    maxQueryBytes,
+	"stash_id": 64,
 }
 
 type fileArgs struct {
@@ -84,6 +85,12 @@ type costArgs struct {
 	Days    int    `json:"days,omitempty"`
 }
 
+type stashArgs struct {
+	StashID string `json:"stash_id"`
+	Offset  int    `json:"offset,omitempty"`
+	Max     int    `json:"max_bytes,omitempty"`
+}
+
 type aroundArgs struct {
 	ID      int64  `json:"id,omitempty"`
 	Session string `json:"session,omitempty"`
@@ -107,6 +114,7 @@ const (
 	toolCost             = "get_cost_summary"
 	toolRedundancy       = "get_redundancy_report"
 	toolAround           = "list_actions_around"
+	toolStash            = "retrieve_stashed"
 )
 
 func (s *Server) addTools() {
@@ -123,6 +131,7 @@ func (s *Server) addTools() {
 	addTool(s, toolCost, "Tokens and USD: a session, or the project over days (7).", s.costSummary)
 	addTool(s, toolRedundancy, "Re-reads of unchanged files, reruns with no edit between; bytes wasted.", s.redundancy)
 	addTool(s, toolAround, "Session actions before/after an action id (default: latest).", s.around)
+	addTool(s, toolStash, "Original of a tool output observer compressed (stash_... id in its marker).", s.stashed)
 }
 
 // addTool registers a tool whose input schema is inferred from In, without the

@@ -38,7 +38,7 @@
     timeline: ["Timeline", "The session's actions and model turns in time order, a page at a time from the server. Click a tool call to see its result."],
     mix: ["Action mix", "Actions per type and hour or day; the eight commonest types keep their colour, the rest are summed as other."],
     tools: ["Tools per client", "Calls of each raw tool name per client: failures, calls whose result was never seen, success rate among the calls with a result, mean duration where the client reports one."],
-    compression: ["Compression", "Requests observer-proxy rewrote to spend fewer tokens: bytes and tokens before and after, by mechanism and model."],
+    compression: ["Compression", "What observer-proxy's request compression ([compression] enabled = true) saved: one row per decision (a tool output compressed, messages dropped, tool descriptions trimmed), bytes before and after, tokens estimated as bytes / 4, dollars at the model's input price."],
     live: ["Live", "Events as they are published on the bus, newest first; nothing is replayed. The store has the history."],
     change: ["vs prior period", "The window's cost against the period of the same length just before it (a 7-day window against the 7 days before). All time has no prior period."],
     per_turn: ["$ / turn", "The window's cost divided by its model turns."],
@@ -723,7 +723,8 @@
       h("div", { class: "cards" },
         card("Compressed requests", fmtInt(t.events), { raw: t.events, metric: "compressions", help: "compression" }),
         card("Bytes saved", fmtCompact(t.bytes_before - t.bytes_after), { raw: t.bytes_before - t.bytes_after, help: "compression", sub: t.events ? (100 * t.saved_ratio).toFixed(1) + "% of " + fmtCompact(t.bytes_before) : "" }),
-        card("Tokens saved", fmtCompact(t.tokens_before - t.tokens_after), { raw: t.tokens_before - t.tokens_after, help: "compression" })),
+        card("Tokens saved", fmtCompact(t.tokens_before - t.tokens_after), { raw: t.tokens_before - t.tokens_after, help: "compression", sub: "estimated: bytes / 4" }),
+        card("Saved", fmtUSD(t.saved_usd), { raw: t.saved_usd, help: "compression", sub: "at each model's input price" })),
       t.events ? [
         panel("Savings by mechanism and model", "compression", table([
           { label: "Mechanism", get: (r) => r.mechanism },
@@ -733,13 +734,16 @@
           { label: "Bytes after", num: true, get: (r) => fmtInt(r.bytes_after) },
           { label: "Saved", num: true, get: (r) => (100 * r.saved_ratio).toFixed(1) + "%" },
           { label: "Tokens saved", num: true, get: (r) => fmtInt(r.tokens_before - r.tokens_after) },
+          { label: "USD saved", num: true, get: (r) => fmtUSD(r.saved_usd) },
         ], d.groups, { name: "compression" })),
         panel("Latest", null, table([
           { label: "Time", get: (e) => fmtTime(e.t) },
           { label: "Client", get: (e) => e.client },
           { label: "Mechanism", get: (e) => e.mechanism },
+          { label: "Mode", get: (e) => e.mode },
           { label: "Model", get: (e) => e.model, cls: "mono" },
           { label: "Bytes", num: true, get: (e) => fmtInt(e.bytes_before) + " → " + fmtInt(e.bytes_after) },
+          { label: "Stash", get: (e) => e.stash_id || "", cls: "mono" },
         ], d.recent, { name: "compression-recent" })),
       ] : h("div", { class: "empty", "data-empty": "compression" }, "No compressed requests in this window. observer-proxy records one each time it rewrites a request to spend fewer tokens."));
   };
