@@ -65,12 +65,20 @@ func (q *anthropicRequest) hasToolResult() bool {
 	return false
 }
 
-// pickTool returns the tool to call and its input: Bash with {"command":"ls"} when offered, else
-// the first client tool with {}. Server tools (web search and the like, which have a versioned
-// type) are never called. ok is false when no tool should be called.
-func (q *anthropicRequest) pickTool() (name string, input obj, ok bool) {
+// pickTool returns the tool to call and its input: Read with {"file_path": readPath} when
+// readPath is set and Read is offered, else Bash with {"command":"ls"} when offered, else the
+// first client tool with {}. Server tools (web search and the like, which have a versioned type)
+// are never called. ok is false when no tool should be called.
+func (q *anthropicRequest) pickTool(cmd, readPath string) (name string, input obj, ok bool) {
 	if q.hasToolResult() {
 		return "", nil, false
+	}
+	if readPath != "" {
+		for _, t := range q.Tools {
+			if t.Name == "Read" && (t.Type == "" || t.Type == "custom") {
+				return t.Name, obj{"file_path": readPath}, true
+			}
+		}
 	}
 	first := ""
 	for _, t := range q.Tools {
@@ -78,7 +86,7 @@ func (q *anthropicRequest) pickTool() (name string, input obj, ok bool) {
 			continue
 		}
 		if t.Name == "Bash" {
-			return t.Name, obj{"command": "ls"}, true
+			return t.Name, obj{"command": cmd}, true
 		}
 		if first == "" {
 			first = t.Name
@@ -143,7 +151,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, rec *
 	// Code then writes two transcript lines with the same message id and usage.
 	var blocks []obj
 	stop := "end_turn"
-	if name, input, ok := q.pickTool(); ok {
+	if name, input, ok := q.pickTool(s.command(), s.cfg.ReadPath); ok {
 		rec.Action, rec.Tool, stop = ActionToolCall, name, "tool_use"
 		blocks = []obj{
 			{"type": "text", "text": TextBeforeTool},

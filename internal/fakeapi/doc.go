@@ -32,7 +32,7 @@
 // The answer is decided from the request alone; the server keeps no conversation state. If the
 // request offers a tool and its conversation holds no tool result yet, the answer is one tool call:
 //
-//   - Anthropic: Bash with {"command":"ls"} when offered, else the first client tool with {}
+//   - Anthropic: Bash with {"command":"ls"} (ls, or the line --command gives, everywhere below) when offered, else the first client tool with {}
 //     (server tools such as web_search_20250305 are never called). The message is a short text
 //     block followed by the tool_use block, as real models answer; stop_reason is tool_use.
 //   - OpenAI (both APIs) and Gemini (functionDeclarations): exec_command with its required string

@@ -1,6 +1,7 @@
 package fakeapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +43,14 @@ type Config struct {
 	Latency time.Duration
 	// Logger receives errors writing LogPath. Nil means silent.
 	Logger *slog.Logger
+	// Command is the command line the fake model asks a shell tool to run ("ls" when empty).
+	Command string
+	// ReadPath, when set, is the file the fake model asks Claude Code's Read tool to read (an
+	// absolute path), instead of a Bash command.
+	ReadPath string
+	// BodyDir, when set, is a directory where the body of every POST is saved as it arrived,
+	// one file per request named by its order and path (000001-v1-messages.json).
+	BodyDir string
 }
 
 // Providers, as recorded in Request.Provider.
@@ -124,8 +134,9 @@ const maxBody = 64 << 20
 
 // Server is the fake API, an http.Handler. It is safe for concurrent use.
 type Server struct {
-	cfg Config
-	seq atomic.Int64
+	cfg    Config
+	seq    atomic.Int64
+	bodies atomic.Int64
 
 	mu       sync.Mutex
 	requests []Request
@@ -170,6 +181,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rec.SessionID == "" {
 		rec.SessionID = r.Header.Get("X-Session-Id")
+	}
+	if s.cfg.BodyDir != "" && r.Method == http.MethodPost {
+		s.saveBody(r)
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	s.route(sw, r, rec)
@@ -317,6 +331,29 @@ func readJSON(w http.ResponseWriter, r *http.Request, provider string, v any) bo
 		openAIError(w, http.StatusBadRequest, msg)
 	}
 	return false
+}
+
+// command is the command line a tool call runs.
+func (s *Server) command() string {
+	if s.cfg.Command == "" {
+		return "ls"
+	}
+	return s.cfg.Command
+}
+
+// saveBody keeps a copy of a request body in BodyDir and leaves the body readable.
+func (s *Server) saveBody(r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	n := s.bodies.Add(1)
+	name := fmt.Sprintf("%06d-%s.json", n, strings.ReplaceAll(strings.Trim(r.URL.Path, "/"), "/", "-"))
+	if err := os.WriteFile(filepath.Join(s.cfg.BodyDir, name), body, 0o600); err != nil && s.cfg.Logger != nil {
+		s.cfg.Logger.Error("fakeapi: save request body", "dir", s.cfg.BodyDir, "err", err)
+	}
 }
 
 func (s *Server) record(rec Request) {

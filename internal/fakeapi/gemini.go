@@ -155,7 +155,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, rec *Request, mo
 
 	// parts are the answer's parts; a stream sends chunks, one part each.
 	var parts, chunks []obj
-	if name, args, ok := pickFunctionTool(q.functionTools()); ok && !rec.ToolResult {
+	if name, args, ok := pickFunctionTool(q.functionTools(), s.command()); ok && !rec.ToolResult {
 		rec.Action, rec.Tool = ActionToolCall, name
 		var a obj
 		json.Unmarshal([]byte(args), &a)

@@ -183,7 +183,7 @@ func TestPickFunctionTool(t *testing.T) {
 			"run_shell_command", `{"command":"ls"}`},
 		{[]fnTool{{Name: "read_file"}}, "read_file", `{}`},
 	} {
-		name, args, ok := pickFunctionTool(tc.tools)
+		name, args, ok := pickFunctionTool(tc.tools, "ls")
 		if !ok || name != tc.name || args != tc.args {
 			t.Errorf("picked %s %s, want %s %s", name, args, tc.name, tc.args)
 		}

@@ -119,7 +119,7 @@ var commandTools = []struct{ tool, param string }{
 // required string parameter (Codex names it cmd) set to "ls", else shell with ["ls"], else one of
 // commandTools with "ls" (or ["ls"]) and a value of its schema for every other required parameter
 // (OpenCode's bash requires a description), else the first function tool with {}.
-func pickFunctionTool(tools []fnTool) (name, args string, ok bool) {
+func pickFunctionTool(tools []fnTool, cmd string) (name, args string, ok bool) {
 	if len(tools) == 0 {
 		return "", "", false
 	}
@@ -135,13 +135,17 @@ func pickFunctionTool(tools []fnTool) (name, args string, ok bool) {
 		if param == "" {
 			param = "cmd"
 		}
-		return t.Name, marshalArgs(obj{param: "ls"}), true
+		return t.Name, marshalArgs(obj{param: cmd}), true
 	}
 	if t, ok := find("shell"); ok {
 		if paramType(t.Parameters, "command") == "string" {
-			return t.Name, marshalArgs(obj{"command": "ls"}), true
+			return t.Name, marshalArgs(obj{"command": cmd}), true
 		}
-		return t.Name, marshalArgs(obj{"command": []string{"ls"}}), true
+		argv := []string{"bash", "-lc", cmd}
+		if !strings.ContainsAny(cmd, " \t") {
+			argv = []string{cmd}
+		}
+		return t.Name, marshalArgs(obj{"command": argv}), true
 	}
 	for _, c := range commandTools {
 		if t, ok := find(c.tool); ok {
@@ -151,9 +155,9 @@ func pickFunctionTool(tools []fnTool) (name, args string, ok bool) {
 			if a == nil {
 				a = obj{}
 			}
-			a[c.param] = "ls"
+			a[c.param] = cmd
 			if paramType(t.Parameters, c.param) == "array" {
-				a[c.param] = []string{"ls"}
+				a[c.param] = []string{cmd}
 			}
 			return t.Name, marshalArgs(a), true
 		}
@@ -269,7 +273,7 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request, rec *Re
 	created := time.Now().Unix()
 
 	var item obj // the one output item, completed
-	if name, args, ok := pickFunctionTool(q.functionTools()); ok && !q.hasToolResult() {
+	if name, args, ok := pickFunctionTool(q.functionTools(), s.command()); ok && !q.hasToolResult() {
 		rec.Action, rec.Tool = ActionToolCall, name
 		item = obj{"type": "function_call", "id": s.nextID("fc_fake_"), "call_id": s.nextID("call_fake_"),
 			"name": name, "arguments": args, "status": "completed"}
@@ -352,7 +356,7 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, rec *Request
 	var text string
 	var call obj // {"id","type","function":{"name","arguments"}} when calling a tool
 	finish := "stop"
-	if name, args, ok := pickFunctionTool(q.functionTools()); ok && !q.hasToolResult() {
+	if name, args, ok := pickFunctionTool(q.functionTools(), s.command()); ok && !q.hasToolResult() {
 		rec.Action, rec.Tool, finish = ActionToolCall, name, "tool_calls"
 		call = obj{"id": s.nextID("call_fake_"), "type": "function", "function": obj{"name": name, "arguments": args}}
 	} else {

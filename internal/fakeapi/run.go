@@ -35,6 +35,9 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	logPath := fs.String("log", "", "append every request as a JSON line to this `file`")
 	latency := fs.Duration("latency", 0, "delay before the first byte of every model response")
 	model := fs.String("model", "", "model to name in every response (default: echo the request's)")
+	command := fs.String("command", "ls", "command line the fake model asks a shell tool to run")
+	bodyDir := fs.String("body-dir", "", "save the body of every POST as a file in this `directory`")
+	readPath := fs.String("read", "", "absolute `path` of a file the fake model asks Claude Code's Read tool to read (instead of Bash)")
 	u := DefaultUsage
 	fs.Int64Var(&u.Input, "usage-input", u.Input, "uncached input tokens per response")
 	fs.Int64Var(&u.Output, "usage-output", u.Output, "output tokens per response (reasoning included)")
@@ -65,7 +68,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv := &http.Server{
-		Handler:           New(Config{Usage: u, Model: *model, LogPath: *logPath, Latency: *latency, Logger: logger}),
+		Handler: New(Config{Usage: u, Model: *model, LogPath: *logPath, Latency: *latency, Logger: logger,
+			Command: *command, BodyDir: *bodyDir, ReadPath: *readPath}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	fmt.Fprintf(stderr, "observer-fakeapi listening on http://%s\n", ln.Addr())
