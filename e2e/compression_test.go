@@ -147,8 +147,37 @@ func TestCompression_RealClients(t *testing.T) {
 	if !strings.Contains(out, fakeapi.TextAfterTool) {
 		t.Fatalf("claude without the proxy printed %q", out)
 	}
+	home, repo = realclient.Dirs(t)
+	writeData(t, repo, data)
+	out = realclient.Run(t, repo, realclient.CodexEnv(home), codex, realclient.CodexArgs(upOff.URL+"/v1", "read data.json", false)...)
+	if !strings.Contains(out, fakeapi.TextAfterTool) {
+		t.Fatalf("codex without the proxy printed %q", out)
+	}
 	offBodies := savedBodies(t, offDir, "v1-messages.json")
 	offResult := lastToolResult(t, offBodies)
+	// The clients' own bodies, compressed in every mode as a session (one compressor for the
+	// sequence), stay valid.
+	for _, set := range []struct {
+		api    string
+		bodies [][]byte
+	}{{api, offBodies}, {validate.Responses, savedBodies(t, offDir, "v1-responses.json")}} {
+		checkValid(t, set.api, set.bodies)
+		for _, mode := range compress.Modes {
+			c, err := compress.New(compress.Options{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outs [][]byte
+			for _, b := range set.bodies {
+				res, err := c.Request(set.api, b)
+				if err != nil {
+					t.Fatalf("%s %s: %v", set.api, mode, err)
+				}
+				outs = append(outs, res.Body)
+			}
+			checkValid(t, set.api, outs)
+		}
+	}
 	if len(offResult) < 55_000 {
 		t.Fatalf("without compression the upstream got a tool_result of %d bytes; want the whole 55 KB file: %.600q", len(offResult), offResult)
 	}

@@ -220,6 +220,23 @@ func group(s string) string {
 
 var tabs = []string{"overview", "cost", "sessions", "actions", "live", "analysis", "tools", "compression", "discovery", "patterns", "settings"}
 
+// TestBrowser_CompressionSavings: the Compression tab shows the tokens and dollars the proxy's
+// decisions saved, and one row per mechanism and model.
+func TestBrowser_CompressionSavings(t *testing.T) {
+	path := compressionStore(t)
+	b := newBrowser(t)
+	srv := startServer(t, Options{StorePath: path, Version: "test"})
+	b.open(t, srv.URL+"/?window=all&tab=compression", "compression")
+	run(t, b, "cards", chromedp.Poll[bool](`document.querySelector('[data-metric="compression_usd"] .value') !== null`, chromedp.WithPollingTimeout(5*time.Second)))
+	usd := run(t, b, "usd", chromedp.Evaluate[string](`document.querySelector('[data-metric="compression_usd"] .value').dataset.value`))
+	tokens := run(t, b, "tokens", chromedp.Evaluate[string](`document.querySelector('[data-metric="compression_tokens"] .value').dataset.value`))
+	rows := run(t, b, "rows", chromedp.Evaluate[int](`document.querySelectorAll('table[data-table="compression"] tbody tr').length`))
+	if usd != "0.75" || tokens != "400" || rows != 2 {
+		t.Errorf("the tab shows $%s saved, %s tokens, %d rows; want 0.75, 400 (1,600 bytes / 4), 2", usd, tokens, rows)
+	}
+	b.screenshot(t, artifactDir(t), "compression-savings")
+}
+
 // TestBrowser drives the dashboard on the corpus store in headless Chromium.
 func TestBrowser(t *testing.T) {
 	path := corpusStore(t)

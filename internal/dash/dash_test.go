@@ -831,6 +831,27 @@ func TestAPI_Compression(t *testing.T) {
 	if !empty.Store || empty.Total.Events != 0 {
 		t.Fatalf("corpus compression: %+v", empty)
 	}
+	path := compressionStore(t)
+	var d struct {
+		Total  compressionRow     `json:"total"`
+		Groups []compressionRow   `json:"groups"`
+		Recent []compressionEvent `json:"recent"`
+	}
+	mustGet(t, startServer(t, Options{StorePath: path}).URL, "/api/compression", &d)
+	if d.Total.Events != 3 || d.Total.BytesBefore != 3500 || d.Total.BytesAfter != 1900 || len(d.Recent) != 3 ||
+		math.Abs(d.Total.SavedUSD-0.75) > 1e-9 {
+		t.Fatalf("total %+v, %d recent", d.Total, len(d.Recent))
+	}
+	if len(d.Groups) != 2 || d.Groups[0].Mechanism != "drop" || d.Groups[1].BytesBefore != 1500 || math.Abs(d.Groups[1].SavedRatio-0.4) > 1e-9 {
+		t.Fatalf("groups %+v", d.Groups)
+	}
+	if d.Recent[0].Mode != "token" {
+		t.Errorf("recent %+v: want the mode", d.Recent[0])
+	}
+}
+
+// compressionStore holds three compression decisions as observer-proxy publishes them.
+func compressionStore(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "observer.db")
 	st, err := store.OpenWriter(context.Background(), path)
 	if err != nil {
@@ -840,28 +861,20 @@ func TestAPI_Compression(t *testing.T) {
 	for i, c := range []struct {
 		mech, model   string
 		before, after int64
-	}{{"dedupe", "m1", 1000, 400}, {"dedupe", "m1", 500, 500}, {"trim", "m2", 2000, 1000}} {
+		usd           float64
+	}{{"json", "m1", 1000, 400, 0.25}, {"json", "m1", 500, 500, 0}, {"drop", "m2", 2000, 1000, 0.5}} {
 		ev := event.New(event.KindCompression, "observer-proxy")
 		ev.ID, ev.Client, ev.SessionID = fmt.Sprint("c", i), "claude-code", "s"
-		ev.Compression = &event.Compression{Mechanism: c.mech, Model: c.model, BytesBefore: c.before, BytesAfter: c.after, TokensBefore: c.before / 4, TokensAfter: c.after / 4}
+		ev.Time = time.Now().Add(time.Duration(i) * time.Second)
+		ev.Compression = &event.Compression{Mechanism: c.mech, Mode: "token", Model: c.model, BytesBefore: c.before, BytesAfter: c.after,
+			TokensBefore: c.before / 4, TokensAfter: c.after / 4, SavedUSD: c.usd}
 		evs = append(evs, ev)
 	}
 	if _, err := st.WriteBatch(context.Background(), evs, nil); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
-	var d struct {
-		Total  compressionRow     `json:"total"`
-		Groups []compressionRow   `json:"groups"`
-		Recent []compressionEvent `json:"recent"`
-	}
-	mustGet(t, startServer(t, Options{StorePath: path}).URL, "/api/compression", &d)
-	if d.Total.Events != 3 || d.Total.BytesBefore != 3500 || d.Total.BytesAfter != 1900 || len(d.Recent) != 3 {
-		t.Fatalf("total %+v, %d recent", d.Total, len(d.Recent))
-	}
-	if len(d.Groups) != 2 || d.Groups[0].Mechanism != "trim" || d.Groups[1].BytesBefore != 1500 || math.Abs(d.Groups[1].SavedRatio-0.4) > 1e-9 {
-		t.Fatalf("groups %+v", d.Groups)
-	}
+	return path
 }
 
 // TestAPI_CostOverTimeByHour: windows up to two days chart cost by local hour, longer ones by

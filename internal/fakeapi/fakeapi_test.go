@@ -646,3 +646,32 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// The scripted tool call can be a given command or a Read of a given file, and every POST body
+// can be kept as it arrived.
+func TestServer_CommandReadAndBodies(t *testing.T) {
+	dir := t.TempDir()
+	s := New(Config{Command: "cat data.json", ReadPath: "/r/data.json", BodyDir: dir})
+	bash := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}}]}`
+	read := `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"}],"tools":[{"name":"Bash","input_schema":{"type":"object"}},{"name":"Read","input_schema":{"type":"object"}}]}`
+	for _, tc := range []struct{ body, want string }{
+		{bash, `"input":{"command":"cat data.json"}`},
+		{read, `"input":{"file_path":"/r/data.json"}`},
+	} {
+		w := do(t, s, "POST", "/v1/messages", tc.body, map[string]string{"anthropic-version": "2023-06-01"})
+		if !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("answer %s, want %s", w.Body.String(), tc.want)
+		}
+	}
+	w := do(t, s, "POST", "/v1/responses", `{"model":"m","input":"go","tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}},"required":["cmd"]}}]}`, nil)
+	if !strings.Contains(w.Body.String(), `cat data.json`) {
+		t.Errorf("responses answer %s, want the command", w.Body.String())
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(names) != 3 || filepath.Base(names[0]) != "000001-v1-messages.json" || filepath.Base(names[2]) != "000003-v1-responses.json" {
+		t.Fatalf("saved bodies %v", names)
+	}
+	if b, _ := os.ReadFile(names[1]); string(b) != read {
+		t.Errorf("saved body %q, want the request's", b)
+	}
+}

@@ -721,10 +721,10 @@
     const t = d.total;
     put(view,
       h("div", { class: "cards" },
-        card("Compressed requests", fmtInt(t.events), { raw: t.events, metric: "compressions", help: "compression" }),
+        card("Compression decisions", fmtInt(t.events), { raw: t.events, metric: "compressions", help: "compression" }),
         card("Bytes saved", fmtCompact(t.bytes_before - t.bytes_after), { raw: t.bytes_before - t.bytes_after, help: "compression", sub: t.events ? (100 * t.saved_ratio).toFixed(1) + "% of " + fmtCompact(t.bytes_before) : "" }),
-        card("Tokens saved", fmtCompact(t.tokens_before - t.tokens_after), { raw: t.tokens_before - t.tokens_after, help: "compression", sub: "estimated: bytes / 4" }),
-        card("Saved", fmtUSD(t.saved_usd), { raw: t.saved_usd, help: "compression", sub: "at each model's input price" })),
+        card("Tokens saved", fmtCompact(t.tokens_before - t.tokens_after), { raw: t.tokens_before - t.tokens_after, metric: "compression_tokens", help: "compression", sub: "estimated: bytes / 4" }),
+        card("Saved", fmtUSD(t.saved_usd), { raw: t.saved_usd, metric: "compression_usd", help: "compression", sub: "at each model's input price" })),
       t.events ? [
         panel("Savings by mechanism and model", "compression", table([
           { label: "Mechanism", get: (r) => r.mechanism },
