@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"google.golang.org/grpc"
 
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
@@ -25,6 +27,7 @@ import (
 	"github.com/observerhq/observer/pkg/compress"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/loopback"
+	"github.com/observerhq/observer/pkg/otlp"
 	"github.com/observerhq/observer/pkg/proxy"
 )
 
@@ -108,10 +111,20 @@ func serve(c *cli.Context) error {
 	}
 	defer p.Close()
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
+	rcv := startOTLP(ctx, cfg.OTLP, otlp.Config{Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
+		MaxBodyBytes: cfg.OTLP.MaxBodyBytes}, logger)
+	defer rcv.stop()
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
 		st := p.Stats()
-		return bus.Health{Component: "proxy", OK: true, LastEvent: st.LastTurn, Events: st.Turns,
-			Detail: fmt.Sprintf("%s, %d requests, %d turns", ln.Addr(), st.Requests, st.Turns)}
+		last := st.LastTurn
+		detail := fmt.Sprintf("%s, %d requests, %d turns", ln.Addr(), st.Requests, st.Turns)
+		if o := rcv.stats(); o != nil {
+			detail += fmt.Sprintf("; otlp %s: %d exports, %d events", rcv.addrs, o.Requests, o.Events)
+			if o.LastExport.After(last) {
+				last = o.LastExport
+			}
+		}
+		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail}
 	})
 	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream,
 		"gemini", cfg.Proxy.GeminiUpstream)
@@ -139,4 +152,79 @@ func compressorOf(c config.Compression) (*compress.Compressor, error) {
 	}
 	return compress.New(compress.Options{Mode: c.Mode, TargetRatio: c.TargetRatio, PreserveTail: c.PreserveTail,
 		Kinds: kinds, MinBytes: c.MinBytes, TrimTools: c.TrimTools, Stash: c.Stash})
+}
+
+// otlpServers are the OTLP receiver and its listeners; a zero value (receiver off) stops nothing.
+type otlpServers struct {
+	r     *otlp.Receiver
+	http  *http.Server
+	grpc  *grpc.Server
+	addrs string
+}
+
+// startOTLP starts the OTLP receiver on [otlp] addr (HTTP) and grpc_addr (gRPC). An address that
+// cannot be listened on (another collector holds 4318, say) is logged and skipped: the proxy
+// serves on without it.
+func startOTLP(ctx context.Context, c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers {
+	s := &otlpServers{}
+	if c.Addr == "" && c.GRPCAddr == "" {
+		logger.Info("the OTLP receiver is off ([otlp] addr and grpc_addr are empty)")
+		return s
+	}
+	oc.Refuse = proxy.Refuser(c.Addr)
+	s.r = otlp.New(oc)
+	var addrs []string
+	if c.Addr != "" {
+		if !loopback.Addr(c.Addr) {
+			logger.Warn("the OTLP receiver listens beyond loopback: anyone who reaches it can add turns to your records", "addr", c.Addr)
+		}
+		ln, err := net.Listen("tcp", c.Addr)
+		if err != nil {
+			logger.Error("the OTLP/HTTP receiver is not listening (change [otlp] addr or OBSERVER_OTLP_ADDR, empty turns it off)", "addr", c.Addr, "err", err)
+		} else {
+			s.http = &http.Server{Handler: s.r, ReadHeaderTimeout: 30 * time.Second}
+			go s.http.Serve(ln)
+			addrs = append(addrs, "http://"+ln.Addr().String())
+		}
+	}
+	if c.GRPCAddr != "" {
+		ln, err := net.Listen("tcp", c.GRPCAddr)
+		if err != nil {
+			logger.Error("the OTLP/gRPC receiver is not listening (change [otlp] grpc_addr or OBSERVER_OTLP_GRPC_ADDR, empty turns it off)", "addr", c.GRPCAddr, "err", err)
+		} else {
+			s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(oc.MaxBodyBytes)))
+			s.r.RegisterGRPC(s.grpc)
+			go s.grpc.Serve(ln)
+			addrs = append(addrs, "grpc://"+ln.Addr().String())
+		}
+	}
+	s.addrs = strings.Join(addrs, " ")
+	if s.addrs != "" {
+		logger.Info("OTLP receiver is up", "addrs", s.addrs)
+	}
+	return s
+}
+
+func (s *otlpServers) stats() *otlp.Stats {
+	if s.r == nil {
+		return nil
+	}
+	st := s.r.Stats()
+	return &st
+}
+
+// stop closes the listeners, then lets the receiver publish what it queued.
+func (s *otlpServers) stop() {
+	if s.r == nil {
+		return
+	}
+	if s.http != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.http.Shutdown(sctx)
+		cancel()
+	}
+	if s.grpc != nil {
+		s.grpc.GracefulStop()
+	}
+	s.r.Close()
 }

@@ -38,6 +38,8 @@ type Config struct {
 	Pricing   Pricing   `toml:"pricing"`
 	// Compression configures the proxy's request compression.
 	Compression Compression `toml:"compression"`
+	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
+	OTLP OTLP `toml:"otlp"`
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
@@ -132,6 +134,14 @@ type Compression struct {
 	Stash        bool     `toml:"stash" comment:"Keep the original of every compressed output in the store; the MCP tool retrieve_stashed returns it."`
 }
 
+// OTLP configures the OpenTelemetry receiver observer-proxy runs beside the proxy: Claude Code
+// and Codex export their logs (tokens per request, tool results) and metrics to it.
+type OTLP struct {
+	Addr         string `toml:"addr" comment:"OTLP/HTTP listen address (JSON and protobuf, POST /v1/logs, /v1/metrics, /v1/traces); empty turns the receiver off."`
+	GRPCAddr     string `toml:"grpc_addr" comment:"OTLP/gRPC listen address; empty turns it off."`
+	MaxBodyBytes int64  `toml:"max_body_bytes" comment:"Largest export accepted (compressed and decompressed); a larger one is answered 413."`
+}
+
 // DefaultPricingURL is LiteLLM's price database on GitHub.
 const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 
@@ -186,6 +196,7 @@ func Default() Config {
 		Budget: Budget{Projects: map[string]float64{}},
 		Pricing: Pricing{URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
+		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20},
 		Compression: Compression{Mode: "cache_aware", TargetRatio: 0.5, PreserveTail: 4,
 			Compressors: []string{"json", "code", "logs", "text", "diff", "html"}, MinBytes: 1024, TrimTools: "openai"},
 	}

@@ -67,6 +67,10 @@ var rules = map[string]rule{
 	"pricing.url":          priceURLRule,
 	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),
 
+	"otlp.addr":           optional(hostPortRule),
+	"otlp.grpc_addr":      optional(hostPortRule),
+	"otlp.max_body_bytes": intRange(1<<20, 1<<30),
+
 	"compression.mode":          oneOf("cache_aware", "cache", "token"),
 	"compression.target_ratio":  floatRange(0.05, 1),
 	"compression.preserve_tail": intRange(1, 1000),
@@ -245,6 +249,16 @@ func oneOf(choices ...string) rule {
 			}
 		}
 		return "must be one of " + strings.Join(choices, ", ")
+	}
+}
+
+// optional accepts an empty value or one r accepts.
+func optional(r rule) rule {
+	return func(v reflect.Value) string {
+		if v.String() == "" {
+			return ""
+		}
+		return r(v)
 	}
 }
 

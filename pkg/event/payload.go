@@ -142,6 +142,9 @@ type APITurn struct {
 	Partial      bool        `json:"partial,omitempty"` // the stream ended before its final event
 	// Compression is set when the proxy compressed the request.
 	Compression *TurnCompression `json:"compression,omitempty"`
+	// Origin is the capture path that saw the turn: "" for the proxy, "otlp" for the client's own
+	// telemetry (counted only where the proxy did not see the same request).
+	Origin string `json:"origin,omitempty"`
 }
 
 // Compression is one decision the proxy's request compression made on one request: a tool

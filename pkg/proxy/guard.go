@@ -82,3 +82,10 @@ func (g guard) refuse(r *http.Request) (class, msg string) {
 	}
 	return "", ""
 }
+
+// Refuser returns the proxy's check of a request (loopback or listen host, no browser marks) for
+// another loopback listener of the same process: the OTLP receiver. The check returns the class
+// and the message of a refusal, or "" when the request may pass.
+func Refuser(listenAddr string) func(r *http.Request) (class, msg string) {
+	return newGuard(listenAddr).refuse
+}

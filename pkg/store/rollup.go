@@ -43,22 +43,28 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
             ELSE coalesce((SELECT s.project FROM sessions s WHERE s.client = api_turns.client
                            AND s.session_id = api_turns.session_id), '') END`
 
-// TurnsSQL is every model turn once: proxy turns, and transcript messages the proxy did not see
-// (joined by message id, or by the transcript message a session-less proxy turn was linked to;
-// without a message id, by session and time within :window ms). %[1]s and %[2]s
+// TurnsSQL is every model turn once: proxy turns; OTLP turns (origin 'otlp') the proxy did not see
+// (joined by request id, else by session and time within :window ms); and transcript messages
+// neither saw (joined by message id, by request id, or by the transcript message a session-less
+// proxy turn was linked to; without a message id, by session and time within :window ms). %[1]s and %[2]s
 // are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
 // t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
 // for the proxy's turns) and reliability.
 const TurnsSQL = `
 SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
        model, input_tokens, output_tokens, cache_read_tokens,
-       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, 1 AS proxy, reliability
+       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, api_turns.origin = '' AS proxy, reliability
   FROM api_turns WHERE %[1]s
+   AND (api_turns.origin = '' OR NOT EXISTS (SELECT 1 FROM api_turns p WHERE p.origin = '' AND p.client = api_turns.client
+        AND CASE WHEN api_turns.request_id != '' THEN p.request_id = api_turns.request_id
+            ELSE api_turns.session_id != '' AND p.session_id = api_turns.session_id
+             AND p.ts BETWEEN api_turns.ts - :window AND api_turns.ts + :window END))
 UNION ALL
 SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
        t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability
   FROM token_usage t
  WHERE %[2]s
+   AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.client = t.client))
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
         AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)

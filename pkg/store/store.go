@@ -222,7 +222,6 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
-	deferredRollups := false
 	for _, name := range names {
 		base := filepath.Base(name)
 		v, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
@@ -249,12 +248,13 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", base, err)
 		}
 		after := afterMigration[v]
-		// The rollup rebuilds of 0005 and 0008 run today's TurnsSQL, which reads a column 0010
-		// adds: on a store older than 0005 they wait for 0010, which then rebuilds every rollup.
-		if (v == 5 || v == 8) && !hasColumn(ctx, tx, "api_turns", "transcript_message_id") {
-			after, deferredRollups = nil, true
+		// The rollup rebuilds of 0005, 0008 and 0010 run today's TurnsSQL, which reads columns
+		// 0010 and 0014 add: on a store older than those they wait for 0014, which rebuilds every
+		// rollup anyway (its request-id join changes which transcript rows count).
+		if (v == 5 || v == 8 || v == 10) && !hasColumn(ctx, tx, "api_turns", "origin") {
+			after = nil
 		}
-		if v == 10 && deferredRollups {
+		if v == 14 {
 			after = rebuildRollups
 		}
 		if after != nil {

@@ -75,8 +75,8 @@ var insertSQL = map[event.Kind]string{
 		model, message_id, request_id, stream, status, error_class, error_message, stop_reason, latency_ms, ttfb_ms,
 		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
 		reasoning_tokens, cost_usd, reliability, messages, tools, bytes_in, bytes_out, partial,
-		compressed_bytes_before, compressed_bytes_after, compression_tokens_saved)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		compressed_bytes_before, compressed_bytes_after, compression_tokens_saved, origin)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	event.KindCompression: `INSERT OR IGNORE INTO compression_events (event_id, ts, client, session_id, project,
 		mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, mode, turn_event_id,
 		message_index, count, score, saved_usd, stash_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -115,7 +115,7 @@ func args(e *event.Event) []any {
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, t.Provider, t.Endpoint, t.Model, t.MessageID,
 			t.RequestID, t.Stream, t.Status, t.ErrorClass, t.ErrorMessage, t.StopReason, t.LatencyMs, t.TTFBMs,
 			t.Input, t.Output, t.CacheRead, t.CacheCreation, t.CacheCreation1h, t.Reasoning, t.CostUSD,
-			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial, cb, ca, cs}
+			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial, cb, ca, cs, t.Origin}
 	case event.KindCompression:
 		c := e.Compression
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, c.Mechanism, c.Provider, c.Model, c.BytesBefore,
@@ -409,6 +409,12 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 					return res, err
 				}
 			}
+			if r := e.APITurn.RequestID; r != "" {
+				// So do the transcript rows and the OTLP turn of the same request.
+				if err := markRequest(ctx, stmt, dirty, r); err != nil {
+					return res, err
+				}
+			}
 			if e.SessionID == "" {
 				unlinked.found = true
 				if err := linkTurn(ctx, stmt, dirty, e); err != nil {
@@ -675,6 +681,30 @@ func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID st
 	rows, err := st.QueryContext(ctx, messageID)
 	if err != nil {
 		return fmt.Errorf("rollup message %s: %w", messageID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ts int64
+		if err := rows.Scan(&ts); err != nil {
+			return err
+		}
+		d.turn(ts)
+	}
+	return rows.Err()
+}
+
+// markRequest marks the hours of the rows of one API request (transcript rows, other turns) for
+// their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
+// which of them count.
+func markRequest(ctx context.Context, stmt stmtFunc, d *dirtyHours, requestID string) error {
+	st, err := stmt(`SELECT ts FROM token_usage WHERE request_id = ?1 AND request_id != ''
+		UNION ALL SELECT ts FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts")
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, requestID)
+	if err != nil {
+		return fmt.Errorf("rollup request %s: %w", requestID, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
