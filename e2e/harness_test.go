@@ -72,6 +72,9 @@ func newSuite(tb testing.TB, extraEnv ...string) *suite {
 		"OBSERVER_WRITER_ACK_WAIT=2s",
 		fmt.Sprintf("OBSERVER_PROXY_ADDR=127.0.0.1:%d", freePort(tb)),
 		fmt.Sprintf("OBSERVER_DASH_ADDR=127.0.0.1:%d", freePort(tb)),
+		// The OTLP receiver's default ports would be shared by every suite of the run.
+		fmt.Sprintf("OBSERVER_OTLP_ADDR=127.0.0.1:%d", freePort(tb)),
+		fmt.Sprintf("OBSERVER_OTLP_GRPC_ADDR=127.0.0.1:%d", freePort(tb)),
 		"OBSERVER_LOG_LEVEL=info",
 	)
 	s.env = append(s.env, extraEnv...)

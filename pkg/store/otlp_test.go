@@ -53,6 +53,22 @@ func TestStore_OTLPTurnsCountOnce(t *testing.T) {
 			Status: 200, CostUSD: 0.2, Reliability: event.ReliabilityAccurate, Origin: "otlp"}
 		return
 	}
+	// Codex 0.171 keys its transcript usage by response id, which its OTLP turn does not carry: a
+	// session's OTLP turn and transcript row within the join window are one turn.
+	codexRow := func() event.Event {
+		u := newEv(event.KindTokenUsage, "u3", base.Add(5*time.Hour))
+		u.Client, u.SessionID = "codex", "c2"
+		u.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 50, Output: 5}, MessageID: "resp_9", Model: "gpt-5",
+			CostUSD: 0.05, Reliability: event.ReliabilityApproximate, Origin: "transcript"}
+		return u
+	}
+	codexOTLPOnly := func() event.Event {
+		o := newEv(event.KindAPITurn, "o4", base.Add(5*time.Hour+10*time.Millisecond))
+		o.Client, o.SessionID = "codex", "c2"
+		o.APITurn = &event.APITurn{Tokens: event.Tokens{Input: 50, Output: 5}, Provider: "openai", Model: "gpt-5",
+			Status: 200, CostUSD: 0.05, Reliability: event.ReliabilityAccurate, Origin: "otlp"}
+		return o
+	}
 	for _, order := range []string{"ProxyFirst", "OTLPFirst", "TranscriptFirst", "OneBatch"} {
 		t.Run(order, func(t *testing.T) {
 			ctx := context.Background()
@@ -78,17 +94,23 @@ func TestStore_OTLPTurnsCountOnce(t *testing.T) {
 			case "OneBatch":
 				write(t, s, []event.Event{tr, o, co, p, tro, oo, cp}, nil)
 			}
+			if order == "TranscriptFirst" {
+				write(t, s, []event.Event{codexRow()}, nil)
+				write(t, s, []event.Event{codexOTLPOnly()}, nil)
+			} else {
+				write(t, s, []event.Event{codexOTLPOnly(), codexRow()}, nil)
+			}
 			n, sessions, input := turns(t, s)
-			want := []string{"c1/1", "s1/0", "s1/1"} // proxy=0: the OTLP turn of a request the proxy did not see
-			if n != 3 || !reflect.DeepEqual(sessions, want) || input != 120+7+120 {
-				t.Fatalf("counted %d turns %v, input %d; want 3 %v, input %d", n, sessions, input, want, 120+7+120)
+			want := []string{"c1/1", "c2/0", "s1/0", "s1/1"} // proxy=0: OTLP turns of requests the proxy did not see
+			if n != 4 || !reflect.DeepEqual(sessions, want) || input != 120+7+120+50 {
+				t.Fatalf("counted %d turns %v, input %d; want 4 %v, input %d", n, sessions, input, want, 120+7+120+50)
 			}
 			var cache1h int64
 			var usd float64
 			s.DB.QueryRow("SELECT sum(cache_creation_1h_tokens), sum(cost_usd) FROM ("+fmt.Sprintf(store.TurnsSQL, "1", "1")+")",
 				sqlNamedWindow()).Scan(&cache1h, &usd)
-			if cache1h != 100 || fmt.Sprintf("%.3f", usd) != "0.710" {
-				t.Errorf("1h cache writes %d, cost %.3f: want the proxy's 100 and 0.5+0.01+0.2", cache1h, usd)
+			if cache1h != 100 || fmt.Sprintf("%.3f", usd) != "0.760" {
+				t.Errorf("1h cache writes %d, cost %.3f: want the proxy's 100 and 0.5+0.01+0.2+0.05", cache1h, usd)
 			}
 			got := dumpRollups(t, s)
 			if err := s.RebuildRollups(ctx); err != nil {

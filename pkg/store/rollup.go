@@ -46,7 +46,8 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
 // TurnsSQL is every model turn once: proxy turns; OTLP turns (origin 'otlp') the proxy did not see
 // (joined by request id, else by session and time within :window ms); and transcript messages
 // neither saw (joined by message id, by request id, or by the transcript message a session-less
-// proxy turn was linked to; without a message id, by session and time within :window ms). %[1]s and %[2]s
+// proxy turn was linked to; a Codex message, whose OTLP turn carries no id, by session and time
+// within :window ms, as a message without an id is). %[1]s and %[2]s
 // are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
 // t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
 // for the proxy's turns) and reliability.
@@ -68,6 +69,9 @@ SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.outpu
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
         AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
+        AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.origin = 'otlp' AND a.request_id = '' AND a.message_id = ''
+                        AND a.client = t.client AND a.session_id = t.session_id
+                        AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
        ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
                                              AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
        END`
