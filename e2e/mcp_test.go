@@ -214,8 +214,8 @@ func TestMCP_Stdio(t *testing.T) {
 
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	r, line := p.reply()
-	if len(r.Result.Tools) != 13 {
-		t.Errorf("%d tools listed, want 13: %s", len(r.Result.Tools), line)
+	if len(r.Result.Tools) != 14 {
+		t.Errorf("%d tools listed, want 14: %s", len(r.Result.Tools), line)
 	}
 	if len(line) > mcpListBudget {
 		t.Errorf("tools/list answer is %d bytes, over %d", len(line), mcpListBudget)
