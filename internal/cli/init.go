@@ -16,8 +16,8 @@ import (
 	"github.com/observerhq/observer/pkg/config"
 )
 
-const initDescription = `Edits the AI clients' own configuration for observer. With no --hooks, --mcp or --wrap it
-does --hooks.
+const initDescription = `Edits the AI clients' own configuration for observer. With no --hooks, --mcp, --wrap or --otel
+it does --hooks; the flags combine.
 
   --hooks       registers observerctl's hook handler (` + "`observerctl hook --client NAME`" + `, by the absolute
                 path of this observerctl, with --home when observer's home is not ~/.observer) for
@@ -39,6 +39,25 @@ does --hooks.
   --wrap NAME   rewrites the existing stdio MCP server NAME (in Claude Code: the user's and each
                 project's) to run as ` + "`observer-mcp wrap -- COMMAND ARGS...`" + `, so that its tool calls are
                 recorded; its env and other settings stay. Repeatable.
+  --otel        makes Claude Code and Codex export their OpenTelemetry logs and metrics to
+                observer's OTLP receiver ([otlp] addr, default 127.0.0.1:4318), which must be
+                running: ` + "`observerctl up`" + ` (or the services) starts it. Claude Code: in the "env"
+                object of its settings.json (the file --hooks edits), CLAUDE_CODE_ENABLE_TELEMETRY=1,
+                OTEL_METRICS_EXPORTER=otlp, OTEL_LOGS_EXPORTER=otlp,
+                OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf,
+                OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 and OTEL_LOGS_EXPORT_INTERVAL=5000
+                (events within seconds). Codex: in the [otel] table of $CODEX_HOME/config.toml,
+                exporter = { otlp-http = { endpoint = "http://127.0.0.1:4318/v1/logs", protocol =
+                "binary" } } and metrics_exporter, the same to /v1/metrics. A client loads them when
+                restarted (or in a new session). Prompts are not exported: set
+                OTEL_LOG_USER_PROMPTS=1 in Claude Code's env, or log_user_prompt = true in Codex's
+                [otel], yourself if you want them. A setting of yours that already works with the
+                receiver (exporters "otlp,console", protocol http/json, another interval) stays as
+                it is; one with another value (another exporter or endpoint) is not overwritten:
+                init names it and stops (exit 65). A value that only turned export off ("none",
+                CLAUDE_CODE_ENABLE_TELEMETRY=0) is replaced, and uninstall puts it back. Run init
+                --otel again after changing [otlp] addr. Cursor exports no telemetry to observer:
+                --otel skips it, with a note.
 
 Clients: every client found (its config directory exists, or its command is on PATH; for --mcp
 and --wrap, its config file or directory), or those named with --client.
@@ -61,19 +80,22 @@ the command that installs them and registers the installed ones (make install, t
 ~/.local/bin); ` + "`observerctl doctor`" + ` fails when a registered command is gone.
 
 Exit codes: 0 done (or nothing to change); 1 failure, such as a file that changed while it was
-edited (run again); 64 usage error (an unknown client, --wrap NAME that no selected client has);
-65 a config file that is not valid JSON or TOML, a server entry or hooks list written in a form
-observerctl does not edit, or a server name already taken (nothing is written in these cases); 69
-no client found (name one with --client) or observer-mcp not found (build it, or pass --mcp-bin).`
+edited (run again); 64 usage error (an unknown client, --wrap NAME that no selected client has,
+--otel with --client cursor alone); 65 a config file that is not valid JSON or TOML, a server
+entry or hooks list written in a form observerctl does not edit, a server name already taken, or
+a telemetry setting of yours that --otel would change (nothing is written in these cases); 69 no
+client found (name one with --client), observer-mcp not found (build it, or pass --mcp-bin), or
+--otel with the OTLP receiver turned off (an empty [otlp] addr).`
 
 func initCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "init",
-		Usage:       "register observer's hooks (and optionally observer-mcp) with Claude Code, Codex and Cursor",
+		Usage:       "register observer's hooks (and optionally observer-mcp and telemetry export) with Claude Code, Codex and Cursor",
 		Description: initDescription,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "hooks", Usage: "register observerctl hook for the clients' events (the default)"},
 			&cli.BoolFlag{Name: "mcp", Usage: "register observer-mcp as an MCP server"},
+			&cli.BoolFlag{Name: "otel", Usage: "make Claude Code and Codex export their OpenTelemetry logs and metrics to observer's OTLP receiver"},
 			&cli.StringSliceFlag{Name: "wrap", Usage: "run the MCP server `NAME` through observer-mcp wrap (repeatable)"},
 			&cli.StringSliceFlag{Name: "client", Usage: "claude-code, codex or cursor (repeatable; default: every client found)"},
 			&cli.StringFlag{Name: "name", Value: "observer", Usage: "the server name observer-mcp is registered under"},
@@ -119,7 +141,8 @@ func runInit(c *cli.Context) error {
 	}
 	wraps := splitList(c.StringSlice("wrap"))
 	mcp := c.Bool("mcp")
-	hooks := c.Bool("hooks") || !mcp && len(wraps) == 0
+	otel := c.Bool("otel")
+	hooks := c.Bool("hooks") || !mcp && len(wraps) == 0 && !otel
 	name := c.String("name")
 	if name == "" {
 		return usageErr("--name must not be empty")
@@ -140,6 +163,15 @@ func runInit(c *cli.Context) error {
 
 	seen := map[string]int{}
 	var targets []clientconfig.Target
+	// plan adds a plan for a file, joined with the plans already there for it (the hooks and the
+	// telemetry settings share Claude Code's settings.json, observer-mcp and them Codex's config.toml).
+	plan := func(l clientconfig.Location, p func(*clientconfig.Doc) ([]clientconfig.Edit, []string, error)) {
+		if i := slices.IndexFunc(targets, func(t clientconfig.Target) bool { return t.File == l.File }); i >= 0 {
+			targets[i].Plan = joinPlans([]func(*clientconfig.Doc) ([]clientconfig.Edit, []string, error){targets[i].Plan, p})
+			return
+		}
+		targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: p})
+	}
 	var mcpLocs []clientconfig.Location
 	var used []string // the binaries the clients will run
 	if mcp || len(wraps) > 0 {
@@ -163,7 +195,7 @@ func runInit(c *cli.Context) error {
 			if len(wraps) > 0 {
 				plans = append(plans, clientconfig.WrapPlan(l.Client, wraps, server, seen))
 			}
-			targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: joinPlans(plans)})
+			plan(l, joinPlans(plans))
 		}
 	}
 	if hooks {
@@ -178,7 +210,26 @@ func runInit(c *cli.Context) error {
 		used = append(used, ctl)
 		for _, l := range locs {
 			command := clientconfig.HookCommand(ctl, homeArg, l.Client)
-			targets = append(targets, clientconfig.Target{Client: l.Client, File: l.File, Format: l.Format, Plan: clientconfig.HooksPlan(l, command)})
+			plan(l, clientconfig.HooksPlan(l, command))
+		}
+	}
+	var endpoint string
+	if otel {
+		locs, err := otelClients(c.App.ErrWriter, names, userHome, hooks || mcp || len(wraps) > 0)
+		if err != nil {
+			return err
+		}
+		if len(locs) > 0 {
+			if endpoint, err = otlpEndpoint(home); err != nil {
+				return err
+			}
+			man, err := clientconfig.LoadManifest(home)
+			if err != nil {
+				return configErr(err)
+			}
+			for _, l := range locs {
+				plan(l, clientconfig.OTelPlan(l, endpoint, man))
+			}
 		}
 	}
 	checkWraps := func() error {
@@ -200,7 +251,7 @@ func runInit(c *cli.Context) error {
 	}
 	stdout := c.App.Writer
 	if anyChanged(reports) || opts.DryRun {
-		warnNotInstalled(c.App.ErrWriter, used, hooks, initRerun(c, homeArg, hooks, mcp, wraps, names, name))
+		warnNotInstalled(c.App.ErrWriter, used, hooks, initRerun(c, homeArg, hooks, mcp, otel, wraps, names, name))
 	}
 	if c.Bool("json") {
 		writeJSON(stdout, configReport{DryRun: opts.DryRun, Manifest: clientconfig.ManifestPath(home), Files: nonNil(reports)})
@@ -215,7 +266,62 @@ func runInit(c *cli.Context) error {
 	default:
 		fmt.Fprintln(stdout, "nothing to change")
 	}
+	if endpoint != "" {
+		fmt.Fprintf(stdout, "telemetry goes to observer's OTLP receiver at %s, which runs with `observerctl up` (or the services); prompts are not exported unless you turn them on.\n", endpoint)
+	}
 	return nil
+}
+
+// otelClients returns the clients --otel writes for: those named that export OpenTelemetry (a
+// note on w names the others), or every one found. With nothing else to do (others false), no
+// such client is an error; otherwise a note.
+func otelClients(w io.Writer, names []string, userHome string, others bool) ([]clientconfig.Location, error) {
+	var named, skipped []string
+	for _, n := range names {
+		if n == "claude" {
+			n = clientconfig.ClaudeCode
+		}
+		if slices.Contains(clientconfig.Clients, n) && !slices.Contains(clientconfig.OTelClients, n) {
+			skipped = append(skipped, n)
+			continue
+		}
+		named = append(named, n)
+	}
+	only := strings.Join(clientconfig.OTelClients, " and ")
+	if len(skipped) > 0 {
+		msg := fmt.Sprintf("%s does not export OpenTelemetry to observer: --otel applies to %s only", strings.Join(skipped, ", "), only)
+		if len(named) == 0 && !others {
+			return nil, usageErr("%s; nothing written", msg)
+		}
+		fmt.Fprintf(w, "observerctl: note: %s\n", msg)
+		if len(named) == 0 {
+			return nil, nil
+		}
+	}
+	all := clientconfig.LocateOTel(userHome, os.Getenv, exec.LookPath)
+	if len(named) == 0 && others && !slices.ContainsFunc(all, func(l clientconfig.Location) bool { return l.Found }) {
+		fmt.Fprintf(w, "observerctl: note: --otel: neither %s is set up here (name one with --client to create its config)\n", only)
+		return nil, nil
+	}
+	return selectClients(named, all, ", and claude, codex on PATH")
+}
+
+// otlpEndpoint is the URL the clients export to: observer's OTLP receiver, at [otlp] addr of
+// observer's config in home (read, not created; OBSERVER_OTLP_ADDR overrides it).
+func otlpEndpoint(home string) (string, error) {
+	cfg, err := config.Read(home)
+	if err != nil {
+		return "", withCode(ExitBadInput, fmt.Errorf("--otel reads the OTLP receiver's address from observer's config: %w", err))
+	}
+	if cfg.OTLP.Addr == "" {
+		return "", withCode(ExitUnavailable, fmt.Errorf("--otel: observer's OTLP receiver is off ([otlp] addr is empty, in %s or %s): set its address, then run init again; nothing written",
+			config.Path(home), config.EnvName("otlp", "addr")))
+	}
+	u, err := clientconfig.OTelEndpoint(cfg.OTLP.Addr)
+	if err != nil {
+		return "", withCode(ExitBadInput, fmt.Errorf("--otel: %w; fix [otlp] addr in %s", err, config.Path(home)))
+	}
+	return u, nil
 }
 
 func runUninstall(c *cli.Context) error {
@@ -385,17 +491,20 @@ func warnNotInstalled(w io.Writer, bins []string, hooks bool, rerun string) {
 }
 
 // initRerun is this init's arguments, for the installed observerctl to run again.
-func initRerun(c *cli.Context, homeArg string, hooks, mcp bool, wraps, clients []string, name string) string {
+func initRerun(c *cli.Context, homeArg string, hooks, mcp, otel bool, wraps, clients []string, name string) string {
 	var a []string
 	if homeArg != "" {
 		a = append(a, "--home", clientconfig.ShellQuote(homeArg))
 	}
 	a = append(a, "init")
-	if hooks && (mcp || len(wraps) > 0) {
+	if hooks && (mcp || otel || len(wraps) > 0) {
 		a = append(a, "--hooks")
 	}
 	if mcp {
 		a = append(a, "--mcp")
+	}
+	if otel {
+		a = append(a, "--otel")
 	}
 	for _, w := range wraps {
 		a = append(a, "--wrap", clientconfig.ShellQuote(w))

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,6 +45,8 @@ func newCtlEnv(t *testing.T) *ctlEnv {
 	t.Setenv("CODEX_HOME", e.codexHome)
 	t.Setenv("CLAUDE_CONFIG_DIR", "")
 	t.Setenv("XDG_CONFIG_HOME", "") // doctor reads the service units there: not the developer's own
+	t.Setenv("OBSERVER_OTLP_ADDR", "")
+	os.Unsetenv("OBSERVER_OTLP_ADDR") // init --otel reads [otlp] addr: the default, not the developer's
 	return e
 }
 
@@ -1007,5 +1012,414 @@ func TestUninstall_CodexTrustRecords(t *testing.T) {
 	}
 	if read(t, f.codexHooks) != userCodexHooks {
 		t.Error("hooks.json not restored")
+	}
+}
+
+// otelEnv returns the telemetry variables of the env object in Claude Code's settings.json.
+func otelEnv(t *testing.T, path string) map[string]string {
+	t.Helper()
+	var doc struct {
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal([]byte(read(t, path)), &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc.Env
+}
+
+// TestInit_OTelThenUninstall: init --otel shows its diffs in a dry run and writes nothing; then it
+// writes Claude Code's env variables and Codex's [otel] table (comments kept) and nothing else (no
+// hooks); init again changes nothing; uninstall gives both files back byte for byte.
+func TestInit_OTelThenUninstall(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+
+	code, out, errOut := runCtl(t, "init", "--otel", "--dry-run")
+	if code != ExitOK {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"--- " + f.settings + "\n", "--- " + f.codexTOML + "\n", `"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"`,
+		`+exporter = { otlp-http = { endpoint = "http://127.0.0.1:4318/v1/logs", protocol = "binary" } }`, "dry run: nothing written", "observerctl up"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "hooks.json") || strings.Contains(out, ".cursor") {
+		t.Errorf("init --otel alone touched the hooks or Cursor:\n%s", out)
+	}
+	for file, want := range f.originals() {
+		if read(t, file) != want {
+			t.Fatalf("the dry run wrote %s", file)
+		}
+	}
+	if _, err := os.Stat(e.obs); !os.IsNotExist(err) {
+		t.Errorf("dry run created observer's home (%v)", err)
+	}
+
+	code, out, errOut = runCtl(t, "init", "--otel")
+	if code != ExitOK {
+		t.Fatalf("init --otel: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"added env.OTEL_EXPORTER_OTLP_ENDPOINT (observer OTel)", "added otel (observer OTel)", "observerctl uninstall"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init output lacks %q:\n%s", want, out)
+		}
+	}
+	env := otelEnv(t, f.settings)
+	for k, want := range map[string]string{"CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_LOGS_EXPORTER": "otlp",
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_LOGS_EXPORT_INTERVAL": "5000"} {
+		if env[k] != want {
+			t.Errorf("env.%s = %q, want %q", k, env[k], want)
+		}
+	}
+	if _, ok := env["OTEL_LOG_USER_PROMPTS"]; ok || len(env) != 6 {
+		t.Errorf("env %v: want the six variables, and no prompts", env)
+	}
+	if c := hookCommands(t, f.settings); len(c["Stop"]) != 1 || len(c["SessionStart"]) != 0 {
+		t.Errorf("init --otel registered hooks: %v", c)
+	}
+	if s := read(t, f.settings); strings.Count(s, "\n") != strings.Count(s, "\r\n") || !strings.Contains(s, "\t\"env\": {\r\n\t\t\"CLAUDE_CODE_ENABLE_TELEMETRY\": \"1\",\r\n") {
+		t.Errorf("settings.json lost its tabs and CRLF:\n%q", s)
+	}
+	codex := read(t, f.codexTOML)
+	d, err := clientconfig.ParseDoc(clientconfig.TOML, []byte(codex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"exporter": "http://127.0.0.1:4318/v1/logs", "metrics_exporter": "http://127.0.0.1:4318/v1/metrics"} {
+		if v, _ := d.Lookup("otel", k, "otlp-http", "endpoint"); v != want {
+			t.Errorf("otel.%s endpoint %v, want %s", k, v, want)
+		}
+		if v, _ := d.Lookup("otel", k, "otlp-http", "protocol"); v != "binary" {
+			t.Errorf("otel.%s protocol %v, want binary", k, v)
+		}
+	}
+	if _, ok := d.Lookup("otel", "log_user_prompt"); ok || !strings.HasPrefix(codex, cliCodex) {
+		t.Errorf("config.toml:\n%s", codex)
+	}
+	if read(t, f.codexHooks) != userCodexHooks || read(t, f.claudeJSON) != cliClaude {
+		t.Error("init --otel touched another file")
+	}
+	after := map[string]string{f.settings: read(t, f.settings), f.codexTOML: codex}
+
+	code, out, _ = runCtl(t, "init", "--otel")
+	if code != ExitOK || !strings.Contains(out, "nothing to change") {
+		t.Errorf("second init --otel: exit %d\n%s", code, out)
+	}
+	for file, want := range after {
+		if read(t, file) != want {
+			t.Errorf("second init --otel changed %s", file)
+		}
+	}
+
+	code, out, errOut = runCtl(t, "uninstall")
+	if code != ExitOK || !strings.Contains(out, "removed env.OTEL_EXPORTER_OTLP_ENDPOINT") || !strings.Contains(out, "removed otel") {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for file, want := range f.originals() {
+		if got := read(t, file); got != want {
+			t.Errorf("uninstall did not restore %s:\n%q\nwant\n%q", file, got, want)
+		}
+	}
+	for _, file := range []string{f.settings, f.codexTOML} {
+		if b, _ := filepath.Glob(file + ".observer-backup-*"); len(b) != 0 {
+			t.Errorf("backups left: %v", b)
+		}
+	}
+}
+
+// TestInit_OTelWithHooksAndMCP: --otel combines with --hooks and --mcp: the settings share
+// Claude Code's settings.json with the hooks and Codex's config.toml with the MCP server, each
+// written once; uninstall takes everything out, byte for byte.
+func TestInit_OTelWithHooksAndMCP(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	code, out, errOut := runCtl(t, "init", "--hooks", "--mcp", "--otel", "--mcp-bin", e.bin)
+	if code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	if n := strings.Count(out, "claude-code "+f.settings+"\n"); n != 1 {
+		t.Errorf("settings.json reported %d times:\n%s", n, out)
+	}
+	if c := hookCommands(t, f.settings); len(c["SessionStart"]) != 1 {
+		t.Errorf("hooks not registered: %v", c)
+	}
+	if env := otelEnv(t, f.settings); env["OTEL_EXPORTER_OTLP_ENDPOINT"] != "http://127.0.0.1:4318" {
+		t.Errorf("env %v", env)
+	}
+	d, err := clientconfig.ParseDoc(clientconfig.TOML, []byte(read(t, f.codexTOML)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Lookup("mcp_servers", "observer"); !ok {
+		t.Error("observer MCP server not registered")
+	}
+	if _, ok := d.Lookup("otel", "exporter"); !ok {
+		t.Error("[otel] not written")
+	}
+	if code, out, _ := runCtl(t, "init", "--otel", "--mcp", "--hooks", "--mcp-bin", e.bin); code != ExitOK || !strings.Contains(out, "nothing to change") {
+		t.Errorf("second init: exit %d\n%s", code, out)
+	}
+	if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for file, want := range f.originals() {
+		if got := read(t, file); got != want {
+			t.Errorf("uninstall did not restore %s:\n%q\nwant\n%q", file, got, want)
+		}
+	}
+}
+
+// TestInit_OTelConflict: a telemetry setting of the user's that points elsewhere stops init with
+// exit 65, naming the key and the file, and nothing is written, in any file.
+func TestInit_OTelConflict(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	mine := "{\n  \"env\": {\n    \"OTEL_EXPORTER_OTLP_ENDPOINT\": \"https://collector.example.com\"\n  }\n}\n"
+	write(t, f.settings, mine)
+	code, out, errOut := runCtl(t, "init", "--hooks", "--otel")
+	if code != ExitBadInput || !strings.Contains(errOut, f.settings) || !strings.Contains(errOut, "env.OTEL_EXPORTER_OTLP_ENDPOINT") ||
+		!strings.Contains(errOut, "https://collector.example.com") || !strings.Contains(errOut, "without --otel") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if read(t, f.settings) != mine || read(t, f.codexTOML) != cliCodex || read(t, f.codexHooks) != userCodexHooks {
+		t.Error("a file was written")
+	}
+	if _, err := os.Stat(clientconfig.ManifestPath(e.obs)); !os.IsNotExist(err) {
+		t.Error("manifest written")
+	}
+
+	// Codex: an [otel] exporter of the user's.
+	write(t, f.settings, userSettings)
+	theirs := cliCodex + "\n[otel]\nexporter = { otlp-grpc = { endpoint = \"https://otel.example.com\" } }\n"
+	write(t, f.codexTOML, theirs)
+	if code, _, errOut := runCtl(t, "init", "--otel"); code != ExitBadInput || !strings.Contains(errOut, "otel.exporter") || !strings.Contains(errOut, f.codexTOML) {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	if read(t, f.codexTOML) != theirs || read(t, f.settings) != userSettings {
+		t.Error("a file was written")
+	}
+}
+
+// TestInit_OTelClients: --client picks the clients --otel writes for; Cursor exports no
+// telemetry (a usage error alone, a note beside other work); an unknown client is a usage error;
+// plain init still writes hooks only.
+func TestInit_OTelClients(t *testing.T) {
+	t.Run("--client codex", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		f := writeHookFiles(t, e)
+		if code, out, errOut := runCtl(t, "init", "--otel", "--client", "codex"); code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if read(t, f.settings) != userSettings {
+			t.Error("--client codex wrote Claude Code's settings")
+		}
+		if !strings.Contains(read(t, f.codexTOML), "[otel]") {
+			t.Error("--client codex did not write Codex's [otel]")
+		}
+	})
+	t.Run("--client claude creates settings.json", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		settings := filepath.Join(e.home, ".claude", "settings.json")
+		if code, out, errOut := runCtl(t, "init", "--otel", "--client", "claude"); code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if env := otelEnv(t, settings); env["CLAUDE_CODE_ENABLE_TELEMETRY"] != "1" {
+			t.Errorf("env %v", env)
+		}
+		if _, err := os.Stat(filepath.Join(e.codexHome, "config.toml")); !os.IsNotExist(err) {
+			t.Error("--client claude wrote Codex's config")
+		}
+		if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK {
+			t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+		}
+		if _, err := os.Stat(settings); !os.IsNotExist(err) {
+			t.Errorf("uninstall left the settings.json init created (%v)", err)
+		}
+	})
+	t.Run("--client cursor alone", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		code, _, errOut := runCtl(t, "init", "--otel", "--client", "cursor")
+		if code != ExitUsage || !strings.Contains(errOut, "cursor does not export OpenTelemetry") || !strings.Contains(errOut, "claude-code and codex") {
+			t.Errorf("exit %d, %s", code, errOut)
+		}
+		if _, err := os.Stat(e.obs); !os.IsNotExist(err) {
+			t.Error("something was written")
+		}
+	})
+	t.Run("--client cursor with hooks", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		code, out, errOut := runCtl(t, "init", "--hooks", "--otel", "--client", "cursor,codex")
+		if code != ExitOK || !strings.Contains(errOut, "note: cursor does not export OpenTelemetry") {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if !strings.Contains(read(t, filepath.Join(e.codexHome, "config.toml")), "[otel]") || len(hookCommands(t, filepath.Join(e.home, ".cursor", "hooks.json"))) == 0 {
+			t.Errorf("init --hooks --otel --client cursor,codex:\n%s", out)
+		}
+	})
+	t.Run("unknown client", func(t *testing.T) {
+		newCtlEnv(t)
+		if code, _, errOut := runCtl(t, "init", "--otel", "--client", "gemini-cli"); code != ExitUsage || !strings.Contains(errOut, "claude-code, codex, cursor") {
+			t.Errorf("exit %d, %s", code, errOut)
+		}
+	})
+	t.Run("only Cursor set up", func(t *testing.T) {
+		e := newCtlEnv(t)
+		os.Remove(e.codexHome)
+		os.MkdirAll(filepath.Join(e.home, ".cursor"), 0o700)
+		t.Setenv("PATH", t.TempDir())
+		if code, _, errOut := runCtl(t, "init", "--otel"); code != ExitUnavailable || !strings.Contains(errOut, "--client") {
+			t.Errorf("--otel alone: exit %d, %s", code, errOut)
+		}
+		code, out, errOut := runCtl(t, "init", "--hooks", "--otel")
+		if code != ExitOK || !strings.Contains(errOut, "note: --otel") || !strings.Contains(out, "hooks.json") {
+			t.Errorf("--hooks --otel: exit %d\n%s%s", code, out, errOut)
+		}
+	})
+	t.Run("default is hooks only", func(t *testing.T) {
+		e := newCtlEnv(t)
+		t.Setenv("PATH", t.TempDir())
+		f := writeHookFiles(t, e)
+		if code, out, errOut := runCtl(t, "init"); code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errOut)
+		}
+		if env := otelEnv(t, f.settings); len(env) != 0 || read(t, f.codexTOML) != cliCodex {
+			t.Errorf("plain init wrote telemetry settings: %v", env)
+		}
+	})
+}
+
+// TestInitHelp_DocumentsOTel: init --help says what --otel writes where, that prompts stay off
+// unless the user turns them on, that the receiver must run and that a restart loads it.
+func TestInitHelp_DocumentsOTel(t *testing.T) {
+	code, out, _ := runCtl(t, "init", "--help")
+	for _, want := range []string{"--otel", "settings.json", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "[otel]", "config.toml",
+		"OTEL_LOG_USER_PROMPTS=1", "log_user_prompt = true", "observerctl up", "restarted"} {
+		if code != ExitOK || !strings.Contains(out, want) {
+			t.Errorf("init --help (exit %d) lacks %q", code, want)
+		}
+	}
+}
+
+// TestInit_OTelReceiverAddress: the clients export to [otlp] addr of observer's config (a
+// wildcard host reached on loopback), OBSERVER_OTLP_ADDR overriding it; init again after the
+// address changed updates observer's own settings; a receiver turned off is exit 69, nothing
+// written.
+func TestInit_OTelReceiverAddress(t *testing.T) {
+	e := newCtlEnv(t)
+	t.Setenv("PATH", t.TempDir())
+	f := writeHookFiles(t, e)
+	write(t, filepath.Join(e.obs, "config.toml"), "[otlp]\naddr = \"127.0.0.1:14318\"\n")
+	if code, out, errOut := runCtl(t, "init", "--otel"); code != ExitOK || !strings.Contains(out, "http://127.0.0.1:14318") {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	if env := otelEnv(t, f.settings); env["OTEL_EXPORTER_OTLP_ENDPOINT"] != "http://127.0.0.1:14318" {
+		t.Errorf("endpoint %q", env["OTEL_EXPORTER_OTLP_ENDPOINT"])
+	}
+	if s := read(t, f.codexTOML); !strings.Contains(s, `endpoint = "http://127.0.0.1:14318/v1/logs"`) || !strings.Contains(s, `endpoint = "http://127.0.0.1:14318/v1/metrics"`) {
+		t.Errorf("config.toml:\n%s", s)
+	}
+
+	t.Setenv("OBSERVER_OTLP_ADDR", "0.0.0.0:24318")
+	if code, out, errOut := runCtl(t, "init", "--otel"); code != ExitOK || !strings.Contains(out, "changed env.OTEL_EXPORTER_OTLP_ENDPOINT") {
+		t.Fatalf("init after the address changed: exit %d\n%s%s", code, out, errOut)
+	}
+	if env := otelEnv(t, f.settings); env["OTEL_EXPORTER_OTLP_ENDPOINT"] != "http://127.0.0.1:24318" {
+		t.Errorf("endpoint %q after the address changed", env["OTEL_EXPORTER_OTLP_ENDPOINT"])
+	}
+	if s := read(t, f.codexTOML); !strings.Contains(s, `endpoint = "http://127.0.0.1:24318/v1/logs"`) || strings.Contains(s, "14318") {
+		t.Errorf("config.toml after the address changed:\n%s", s)
+	}
+
+	t.Setenv("OBSERVER_OTLP_ADDR", "")
+	settings, codex := read(t, f.settings), read(t, f.codexTOML)
+	if code, _, errOut := runCtl(t, "init", "--otel"); code != ExitUnavailable || !strings.Contains(errOut, "[otlp] addr") {
+		t.Errorf("receiver off: exit %d, %s", code, errOut)
+	}
+	if read(t, f.settings) != settings || read(t, f.codexTOML) != codex {
+		t.Error("a file was written with the receiver off")
+	}
+
+	if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for file, want := range f.originals() {
+		if got := read(t, file); got != want {
+			t.Errorf("uninstall did not restore %s:\n%q\nwant\n%q", file, got, want)
+		}
+	}
+}
+
+// TestInitOTel_RealClients: after init --otel, the real Claude Code and Codex, run against the
+// fake model API, export their logs to the receiver's address as OTLP/HTTP protobuf (a recorder
+// stands in for observer's receiver here); uninstall gives the files back.
+func TestInitOTel_RealClients(t *testing.T) {
+	claudeBin, codexBin := realclient.FindClaude(t), realclient.FindCodex(t)
+	e := newCtlEnv(t)
+	t.Setenv("PATH", filepath.Dir(claudeBin)+string(os.PathListSeparator)+filepath.Dir(codexBin))
+	f := writeHookFiles(t, e)
+
+	type export struct{ path, contentType, agent string }
+	var mu sync.Mutex
+	var exports []export
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		exports = append(exports, export{r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("User-Agent")})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		w.WriteHeader(http.StatusOK) // an empty Export*ServiceResponse
+	}))
+	defer recv.Close()
+	write(t, filepath.Join(e.obs, "config.toml"), "[otlp]\naddr = \""+strings.TrimPrefix(recv.URL, "http://")+"\"\n")
+	if code, out, errOut := runCtl(t, "init", "--otel", "--client", "claude-code,codex"); code != ExitOK {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	logs := func() (n int, all []export) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, x := range exports {
+			if x.path == "/v1/logs" {
+				n++
+			}
+		}
+		return n, slices.Clone(exports)
+	}
+
+	api := httptest.NewServer(fakeapi.New(fakeapi.Config{}))
+	defer api.Close()
+	repo := filepath.Join(e.home, "repo")
+	os.MkdirAll(repo, 0o700)
+	realclient.Run(t, repo, realclient.ClaudeEnv(e.home, api.URL), claudeBin, realclient.ClaudeArgs("list the files")...)
+	claudeLogs, all := logs()
+	if claudeLogs == 0 {
+		t.Errorf("Claude Code exported no logs to %s: %+v", recv.URL, all)
+	}
+	realclient.Run(t, repo, append(realclient.CodexEnv(e.home), "CODEX_HOME="+e.codexHome), codexBin, realclient.CodexArgs(api.URL+"/v1", "list the files", false)...)
+	n, all := logs()
+	if n == claudeLogs {
+		t.Errorf("Codex exported no logs to %s: %+v", recv.URL, all)
+	}
+	t.Logf("exports: %+v", all)
+	for _, x := range all {
+		if x.contentType != "application/x-protobuf" {
+			t.Errorf("export %+v: want OTLP/HTTP protobuf", x)
+		}
+	}
+
+	if code, out, errOut := runCtl(t, "uninstall"); code != ExitOK {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, file := range []string{f.settings, f.codexTOML} {
+		if got := read(t, file); got != f.originals()[file] {
+			t.Errorf("uninstall did not restore %s:\n%q", file, got)
+		}
 	}
 }

@@ -2,8 +2,10 @@
 // ~/.claude.json, Codex's ~/.codex/config.toml, Cursor's ~/.cursor/mcp.json — to register
 // observer-mcp or to route an existing MCP server through `observer-mcp wrap`, and their hooks
 // files — ~/.claude/settings.json, ~/.codex/hooks.json, ~/.cursor/hooks.json — to register the
-// observe-only `observerctl hook` handler (see hooks.go), and undoes exactly those edits later.
-// `observerctl init` and `observerctl uninstall` are its front end.
+// observe-only `observerctl hook` handler (see hooks.go), and writes the telemetry settings that
+// make Claude Code and Codex export OpenTelemetry to observer's OTLP receiver (see otel.go); it
+// undoes exactly those edits later. `observerctl init` and `observerctl uninstall` are its front
+// end.
 //
 // Guarantees:
 //
@@ -38,7 +40,8 @@
 //     white space inside, `"hooks": { }`, comes back as `{}`.)
 //
 // Callers describe what they want as Targets (one file each) whose Plan returns Edits; the MCP
-// registration, the wraps and the hooks share the machinery and the manifest.
+// registration, the wraps, the hooks and the telemetry settings share the machinery and the
+// manifest.
 package clientconfig
 
 import (

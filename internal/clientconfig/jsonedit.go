@@ -146,7 +146,9 @@ func (d *jsonDoc) set(path []string, v any) (int, error) {
 		st := d.style(obj, ms)
 		st.indent = d.lineIndent(m.keyStart)
 		if st.multi && !bytes.Contains(old, []byte("\n")) {
-			if _, isObj := v.(Object); !isObj {
+			switch v.(type) {
+			case Object, InlineTable:
+			default:
 				st.multi, st.inlineSpaces = false, true
 			}
 		}
@@ -427,6 +429,8 @@ func writeJSON(b *bytes.Buffer, v any, st jsonStyle) {
 		writeJSONList(b, '[', ']', items, st)
 	case []any:
 		writeJSONList(b, '[', ']', v, st)
+	case InlineTable:
+		writeJSON(b, Object(v), st)
 	case Object:
 		items := make([]any, len(v))
 		for i, m := range v {

@@ -82,7 +82,7 @@ func maskDiff(diff string, trees ...any) string {
 		return diff
 	}
 	keys := secretKeys(trees...)
-	secret := func(k string) bool { return keys[k] || secretName(k) }
+	secret := func(k string) bool { return !otelEnvNames[k] && (keys[k] || secretName(k)) }
 	lines := strings.SplitAfter(diff, "\n")
 	for i, l := range lines {
 		if strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") {

@@ -418,7 +418,7 @@ func tomlKeyPath(path []string) string {
 }
 
 // renderTOML writes a value on one line: strings as basic strings, string lists as arrays,
-// objects as inline tables.
+// objects (and InlineTables) as inline tables.
 func renderTOML(v any) ([]byte, error) {
 	switch v := v.(type) {
 	case string:
@@ -444,6 +444,8 @@ func renderTOML(v any) ([]byte, error) {
 			parts[i] = tomlKeyPath([]string{m.Key}) + " = " + string(t)
 		}
 		return []byte("{ " + strings.Join(parts, ", ") + " }"), nil
+	case InlineTable:
+		return renderTOML(Object(v))
 	}
 	return nil, fmt.Errorf("clientconfig: cannot write %T as TOML", v)
 }

@@ -12,8 +12,12 @@ import (
 // Object is a JSON object or a TOML table whose members keep the order they are written in.
 type Object []Member
 
-// Member is one key of an Object. Value is a string, a bool, a []string, an Object, or a
-// json.RawMessage (JSON text written as it is).
+// InlineTable is an Object that TOML writes on its key's line, as an inline table (key = { ... }),
+// where an Object set at a path of its own becomes a [table]; JSON writes it as any object.
+type InlineTable Object
+
+// Member is one key of an Object. Value is a string, a bool, a []string, an Object, an
+// InlineTable, or a json.RawMessage (JSON text written as it is).
 type Member struct {
 	Key   string
 	Value any
@@ -46,6 +50,8 @@ func normalize(v any) any {
 			m[mem.Key] = normalize(mem.Value)
 		}
 		return m
+	case InlineTable:
+		return normalize(Object(v))
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, x := range v {
