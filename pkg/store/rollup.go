@@ -56,16 +56,19 @@ SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
        model, input_tokens, output_tokens, cache_read_tokens,
        cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, api_turns.origin = '' AS proxy, reliability
   FROM api_turns WHERE %[1]s
-   AND (api_turns.origin = '' OR NOT EXISTS (SELECT 1 FROM api_turns p WHERE p.origin = '' AND p.client = api_turns.client
-        AND CASE WHEN api_turns.request_id != '' THEN p.request_id = api_turns.request_id
-            ELSE api_turns.session_id != '' AND p.session_id = api_turns.session_id
-             AND p.ts BETWEEN api_turns.ts - :window AND api_turns.ts + :window END))
+   AND (api_turns.origin = ''
+        OR (api_turns.request_id != '' AND NOT EXISTS (SELECT 1 FROM api_turns p WHERE p.request_id = api_turns.request_id
+            AND p.request_id != '' AND p.origin = '' AND p.client = api_turns.client))
+        OR (api_turns.request_id = '' AND (api_turns.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns p
+            WHERE p.session_id = api_turns.session_id AND p.origin = '' AND p.client = api_turns.client
+            AND p.ts BETWEEN api_turns.ts - :window AND api_turns.ts + :window))))
 UNION ALL
 SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
        t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability
   FROM token_usage t
  WHERE %[2]s
-   AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.client = t.client))
+   AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.request_id != ''
+                                            AND a.client = t.client))
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
         AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
