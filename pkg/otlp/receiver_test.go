@@ -344,3 +344,57 @@ func TestReceiver_MetricsCrossCheck(t *testing.T) {
 		t.Error("metrics were published as events")
 	}
 }
+
+// An export of 8 MB (Claude Code's records with long tool outputs, say) is taken whole.
+func TestReceiver_Takes8MB(t *testing.T) {
+	c := newCapture()
+	r := newReceiver(t, c)
+	er := plogotlp.NewExportRequest()
+	if err := er.UnmarshalJSON(fixture(t, "claude-code-2.1.197-logs.json")); err != nil {
+		t.Fatal(err)
+	}
+	recs := er.Logs().ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	filler := strings.Repeat("x", 64<<10)
+	for recs.Len() < 140 { // 140 x 64 KB
+		lr := recs.AppendEmpty()
+		recs.At(1).CopyTo(lr)
+		lr.Attributes().PutStr("error", filler)
+	}
+	body, err := er.MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) < 8<<20 {
+		t.Fatalf("body %d bytes, want 8 MB", len(body))
+	}
+	if w := post(t, r, PathLogs, "application/x-protobuf", "", body); w.Code != 200 {
+		t.Fatalf("an 8 MB export: status %d %.200s", w.Code, w.Body)
+	}
+}
+
+// Whatever arrives, the receiver answers and never panics, and the events it makes are valid.
+func FuzzReceiver(f *testing.F) {
+	js, err := os.ReadFile("testdata/claude-code-2.1.197-logs.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(true, js)
+	er := plogotlp.NewExportRequest()
+	er.UnmarshalJSON(js)
+	pb, _ := er.MarshalProto()
+	f.Add(false, pb)
+	f.Add(true, []byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"event.name","value":{"stringValue":"codex.sse_event"}},{"key":"event.kind","value":{"stringValue":"response.completed"}},{"key":"input_token_count","value":{"stringValue":"-5"}}]}]}]}]}`))
+	f.Fuzz(func(t *testing.T, isJSON bool, body []byte) {
+		c := newCapture()
+		r := New(Config{Publisher: c, Coster: flatCost{}})
+		ct := "application/x-protobuf"
+		if isJSON {
+			ct = "application/json"
+		}
+		w := post(t, r, PathLogs, ct, "", body)
+		if w.Code != 200 && w.Code != 400 {
+			t.Fatalf("status %d", w.Code)
+		}
+		r.Close() // publishes: capture validates every event
+	})
+}
