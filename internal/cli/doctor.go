@@ -43,6 +43,8 @@ type check struct {
 	Status string `json:"status"` // ok, warn, fail
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+	// Sessions are the capture check's recent sessions.
+	Sessions []captureSession `json:"sessions,omitempty"`
 }
 
 // doctorReport is doctor's JSON.
@@ -71,6 +73,9 @@ func doctorCommand() *cli.Command {
   supervisor  ` + "`observerctl up`" + ` runs and all its components are healthy
   writer      the writer runs and holds the store (under the supervisor or a service unit)
   proxy       something listens on [proxy] addr
+  otlp        something listens on [otlp] addr (OTLP/HTTP), the receiver observer-proxy runs for
+              the clients' own telemetry (ok when [otlp] addr and grpc_addr are empty: it is off)
+  otlp.grpc   something listens on [otlp] grpc_addr (OTLP/gRPC), when set
   dash        the dashboard answers HTTP at [dash] addr
   hooks:NAME  for each AI client found, observer's hook is registered for every event init adds
   commands    every command observer registered with the clients (hooks, observer-mcp) still
@@ -79,6 +84,9 @@ func doctorCommand() *cli.Command {
   client:NAME for each client observer reads, installed or recorded: its records are where
               observer-watch looks (a warning when it is installed without any), and how to point
               its API calls at the proxy
+  capture     which capture paths (proxy, records, hooks, otlp) saw each recent session (the 10
+              newest of the last 24 h); a warning hints at a client whose records came without a
+              proxy turn (not pointed at the proxy), or that exports no telemetry to the receiver
 
 Only reads: doctor changes nothing (not even the home's mode) and creates no file. What is
 missing before observer's first start (the home, the token, the store) and what is down while
@@ -254,6 +262,31 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		conn.Close()
 		return "listening on " + cfg.Proxy.Addr, nil
 	})
+	// otlp: the receiver runs inside observer-proxy, on its own addresses; empty ones turn it off.
+	if cfg.OTLP.Addr == "" && cfg.OTLP.GRPCAddr == "" {
+		add("otlp", checkOK, "the OTLP receiver is off ([otlp] addr and grpc_addr are empty)", "")
+	}
+	for _, l := range []struct{ name, addr, what string }{
+		{"otlp", cfg.OTLP.Addr, "OTLP/HTTP"}, {"otlp.grpc", cfg.OTLP.GRPCAddr, "OTLP/gRPC"},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		conn, err := net.DialTimeout("tcp", l.addr, 2*time.Second)
+		switch {
+		case err == nil:
+			conn.Close()
+			add(l.name, checkOK, l.what+" receiver listening on "+l.addr, "")
+		case running["proxy"]:
+			add(l.name, checkFail, fmt.Sprintf("proxy runs but its %s receiver does not answer at %s: %v", l.what, l.addr, err),
+				"see `observerctl logs proxy` (another OpenTelemetry collector may hold the port: change [otlp] addr or grpc_addr, then `observerctl init --otel` again); `observerctl restart proxy`")
+		case supervised:
+			add(l.name, checkWarn, fmt.Sprintf("nothing answers at %s, and the supervisor runs no proxy (the %s receiver runs in observer-proxy)", l.addr, l.what),
+				"install observer-proxy beside observerctl (make build) and restart observer")
+		default:
+			add(l.name, checkWarn, fmt.Sprintf("nothing answers at %s (the %s receiver runs in observer-proxy)", l.addr, l.what), "start observer: `observerctl up`")
+		}
+	}
 	reach("dash", cfg.Dash.Addr, "", func() (string, error) {
 		hctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
@@ -273,11 +306,15 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		return fmt.Sprintf("http://%s/ answers (HTTP %d)", cfg.Dash.Addr, resp.StatusCode), nil
 	})
 
-	// hooks, the commands registered and the units, and the clients whose records observer reads
+	// hooks, the commands registered and the units, the clients whose records observer reads, and
+	// the capture paths that saw their recent sessions
 	doctorHooks(home, add)
 	doctorCommands(home, add)
 	doctorUnits(home, add)
 	doctorClients(cfg, add)
+	if c := doctorCapture(ctx, cfg, home, time.Now()); c != nil {
+		rep.Checks = append(rep.Checks, *c)
+	}
 
 	for _, c := range rep.Checks {
 		switch c.Status {

@@ -1,11 +1,19 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/observerhq/observer/internal/clientconfig"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // clientInfo is what doctor tells about one AI client: the commands that run it and how its API
@@ -63,4 +71,131 @@ func doctorClients(cfg config.Config, add func(name, status, detail, fix string)
 				"run it once; if it keeps its data elsewhere, see the README's client table for the variable that points observer there"+proxy)
 		}
 	}
+}
+
+// The capture check looks at the captureMax newest sessions last seen within captureWindow.
+const (
+	captureWindow = 24 * time.Hour
+	captureMax    = 10
+)
+
+// captureSession is one recent session in the capture check's JSON.
+type captureSession struct {
+	Client    string   `json:"client"`
+	SessionID string   `json:"session_id"`
+	LastSeen  int64    `json:"last_seen"` // ms
+	Paths     []string `json:"paths"`     // store.Paths order: proxy, records, hooks, otlp
+}
+
+// doctorCapture says which capture paths saw each recent session (store.PathBitsSQL), and hints
+// at the usual gaps: a client whose records came without a proxy turn is not pointed at the
+// proxy; a client that exports OpenTelemetry, none of whose recent sessions reached the receiver
+// (while it is on), was not set up with `observerctl init --otel`. Gaps are warnings: a client
+// may be kept off a path on purpose. Nil when there is no store to read (the store check says so).
+func doctorCapture(ctx context.Context, cfg config.Config, home string, now time.Time) *check {
+	path := cfg.StorePath()
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	st, err := store.OpenReader(ctx, path)
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	if v, err := st.SchemaVersion(ctx); err != nil || v < store.LatestSchemaVersion() {
+		return nil // the schema check tells; the paths need the OTLP columns
+	}
+	c := &check{Name: "capture", Status: checkOK}
+	rows, err := st.DB.QueryContext(ctx, `SELECT client, session_id, last_seen, `+store.PathBitsSQL("s")+`
+		FROM sessions s WHERE last_seen >= ? ORDER BY last_seen DESC, session_id LIMIT ?`, now.Add(-captureWindow).UnixMilli(), captureMax)
+	if err == nil {
+		defer rows.Close()
+		for rows.Next() {
+			var s captureSession
+			var bits int64
+			if err = rows.Scan(&s.Client, &s.SessionID, &s.LastSeen, &bits); err != nil {
+				break
+			}
+			s.Paths = store.PathNames(bits)
+			c.Sessions = append(c.Sessions, s)
+		}
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if err != nil {
+		c.Status, c.Detail = checkWarn, "the capture paths of the recent sessions cannot be read: "+err.Error()
+		c.Fix = "see the store check; `observerctl doctor` again once the writer runs"
+		return c
+	}
+	if len(c.Sessions) == 0 {
+		c.Detail = "no session in the last 24 h"
+		return c
+	}
+	// Per client, in the order first met: its recent sessions with records and no proxy turn, and
+	// whether any reached the OTLP receiver.
+	var clients []string
+	noProxy := map[string][]string{}
+	otel := map[string]bool{}
+	var lines []string
+	for _, s := range c.Sessions {
+		if !slices.Contains(clients, s.Client) {
+			clients = append(clients, s.Client)
+		}
+		lines = append(lines, s.Client+" "+shortSession(s.SessionID)+": "+strings.Join(orNone(s.Paths), ", "))
+		if slices.Contains(s.Paths, store.PathRecords) && !slices.Contains(s.Paths, store.PathProxy) {
+			noProxy[s.Client] = append(noProxy[s.Client], shortSession(s.SessionID))
+		}
+		otel[s.Client] = otel[s.Client] || slices.Contains(s.Paths, store.PathOTLP)
+	}
+	c.Detail = fmt.Sprintf("the %d newest session(s) of the last 24 h: %s", len(c.Sessions), strings.Join(lines, "; "))
+	var hints []string
+	for _, client := range clients {
+		ids := noProxy[client]
+		recipe := clientInfos[client].proxy
+		if len(ids) == 0 || recipe == "" {
+			continue
+		}
+		hints = append(hints, fmt.Sprintf("%s is not pointed at the proxy (%s: records but no proxy turn): %s", client,
+			strings.Join(ids, ", "), fmt.Sprintf(recipe, cfg.Proxy.Addr)))
+	}
+	if cfg.OTLP.Addr != "" || cfg.OTLP.GRPCAddr != "" {
+		var silent []string
+		for _, client := range clients {
+			if slices.Contains(clientconfig.OTelClients, client) && !otel[client] {
+				silent = append(silent, client)
+			}
+		}
+		if len(silent) > 0 {
+			hints = append(hints, fmt.Sprintf("no recent session of %s reached the OTLP receiver: `%s init --otel`, then start a new session",
+				strings.Join(silent, " or "), ctlCommand(home)))
+		}
+	}
+	if len(hints) > 0 {
+		c.Status, c.Fix = checkWarn, strings.Join(hints, "; ")
+	}
+	return c
+}
+
+// shortSession is a session id as doctor prints it: its first 8 characters.
+func shortSession(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func orNone(paths []string) []string {
+	if len(paths) == 0 {
+		return []string{"none"}
+	}
+	return paths
+}
+
+// ctlCommand is how to run observerctl on home: with --home unless it is the default.
+func ctlCommand(home string) string {
+	if userHome, err := os.UserHomeDir(); err == nil && home == filepath.Join(userHome, ".observer") {
+		return "observerctl"
+	}
+	return "observerctl --home " + clientconfig.ShellQuote(home)
 }

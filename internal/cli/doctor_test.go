@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,20 +12,24 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
 // doctorSetup is a working observer home, without the supervisor: a store, a config, a token, a
-// running bus, something listening on the proxy's and the dashboard's addresses, and Claude Code
+// running bus, something listening on the proxy's, the OTLP receiver's and the dashboard's
+// addresses, and Claude Code
 // set up with observer's hooks (Codex and Cursor absent).
 type doctorSetup struct {
 	*ctlEnv
 	srv      *bus.Server
 	proxy    net.Listener
+	otlp     net.Listener // the OTLP/HTTP address
 	settings string
 }
 
@@ -58,13 +63,26 @@ func newDoctorSetup(t *testing.T) *doctorSetup {
 	}
 	t.Cleanup(func() { proxy.Close() })
 	t.Setenv("OBSERVER_PROXY_ADDR", proxy.Addr().String())
+	// The OTLP receiver's two listeners, which observer-proxy would hold.
+	otlpHTTP, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { otlpHTTP.Close() })
+	otlpGRPC, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { otlpGRPC.Close() })
+	t.Setenv("OBSERVER_OTLP_ADDR", otlpHTTP.Addr().String())
+	t.Setenv("OBSERVER_OTLP_GRPC_ADDR", otlpGRPC.Addr().String())
 	dash := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(dash.Close)
 	t.Setenv("OBSERVER_DASH_ADDR", strings.TrimPrefix(dash.URL, "http://"))
 	if code, out, errOut := runCtl(t, "init", "--client", "claude-code"); code != ExitOK {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
-	return &doctorSetup{ctlEnv: e, srv: srv, proxy: proxy, settings: filepath.Join(e.home, ".claude", "settings.json")}
+	return &doctorSetup{ctlEnv: e, srv: srv, proxy: proxy, otlp: otlpHTTP, settings: filepath.Join(e.home, ".claude", "settings.json")}
 }
 
 // doctor runs `observerctl doctor --json` and returns its exit code and checks by name.
@@ -115,12 +133,13 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 	dbPath := filepath.Join(s.obs, "observer.db")
 
 	code, checks := doctor(t)
-	for _, name := range []string{"home", "config", "bus.token", "store", "schema", "quarantine", "bus", "proxy", "dash", "hooks:claude-code"} {
+	for _, name := range []string{"home", "config", "bus.token", "store", "schema", "quarantine", "bus", "proxy", "otlp", "otlp.grpc", "dash", "hooks:claude-code"} {
 		expect(t, checks, name, checkOK)
 	}
 	expect(t, checks, "supervisor", checkWarn, "observerctl up")
 	expect(t, checks, "writer", checkWarn)
 	expect(t, checks, "hooks:claude-code", checkOK, "all 9 events")
+	expect(t, checks, "capture", checkOK, "no session in the last 24 h")
 	if _, ok := checks["hooks:codex"]; ok || code != ExitOK {
 		t.Errorf("exit %d; codex is not installed here: %+v", code, checks["hooks:codex"])
 	}
@@ -261,10 +280,13 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 		}
 		defer ctrl.Close()
 		s.proxy.Close()
+		s.otlp.Close()
 		code, checks := doctor(t)
 		expect(t, checks, "supervisor", checkOK, "pid 4242")
 		expect(t, checks, "writer", checkFail, "unhealthy", "exit status 1", "observerctl logs writer")
 		expect(t, checks, "proxy", checkFail, "runs but", "observerctl restart proxy")
+		expect(t, checks, "otlp", checkFail, "proxy runs but its OTLP/HTTP receiver does not answer", "observerctl logs proxy")
+		expect(t, checks, "otlp.grpc", checkOK)
 		if code != ExitFailure {
 			t.Errorf("exit %d", code)
 		}
@@ -288,8 +310,17 @@ func TestDoctor_FreshHome(t *testing.T) {
 	t.Setenv("OBSERVER_BUS_PORT", strconv.Itoa(closedPort(t)))
 	t.Setenv("OBSERVER_PROXY_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
 	t.Setenv("OBSERVER_DASH_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_OTLP_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_OTLP_GRPC_ADDR", "")
 	code, checks := doctor(t)
 	expect(t, checks, "home", checkWarn, "does not exist yet")
+	expect(t, checks, "otlp", checkWarn, "nothing answers", "OTLP/HTTP")
+	if _, ok := checks["otlp.grpc"]; ok {
+		t.Error("an empty grpc_addr is checked")
+	}
+	if _, ok := checks["capture"]; ok {
+		t.Error("a capture check without a store")
+	}
 	expect(t, checks, "store", checkWarn, "observerctl backfill")
 	expect(t, checks, "bus.token", checkWarn)
 	expect(t, checks, "proxy", checkWarn, "nothing answers")
@@ -374,4 +405,125 @@ func TestDoctor_RegisteredCommandGone(t *testing.T) {
 	_, checks = doctor(t)
 	expect(t, checks, "units", checkOK)
 	expect(t, checks, "commands", checkOK)
+}
+
+// TestDoctor_Capture: the capture check lists the capture paths of the newest sessions of the
+// last 24 h and hints at the gaps: a client's records without a proxy turn (not pointed at the
+// proxy), and, while the OTLP receiver is on, a client that exports telemetry but whose recent
+// sessions never reached it.
+func TestDoctor_Capture(t *testing.T) {
+	e := newCtlEnv(t)
+	os.Remove(e.codexHome)
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv("OBSERVER_BUS_PORT", strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_PROXY_ADDR", "127.0.0.1:4999")
+	t.Setenv("OBSERVER_DASH_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_OTLP_ADDR", "127.0.0.1:"+strconv.Itoa(closedPort(t)))
+	t.Setenv("OBSERVER_OTLP_GRPC_ADDR", "")
+	st, err := store.OpenWriter(context.Background(), filepath.Join(e.obs, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	writeSessions := func(sessions ...captureFixture) {
+		t.Helper()
+		var evs []event.Event
+		for _, s := range sessions {
+			evs = append(evs, s.events(now)...)
+		}
+		if _, err := st.WriteBatch(context.Background(), evs, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSessions(
+		captureFixture{"claude-code", "aaaaaaaa-1111", time.Minute, []string{"proxy", "records", "otlp"}},
+		captureFixture{"claude-code", "bbbbbbbb-2222", 2 * time.Minute, []string{"records", "hooks"}},
+		captureFixture{"codex", "cccccccc-3333", 3 * time.Minute, []string{"proxy", "records"}},
+		captureFixture{"gemini-cli", "dddddddd-4444", 4 * time.Minute, []string{"records"}},
+		captureFixture{"claude-code", "eeeeeeee-5555", 30 * time.Hour, []string{"records"}}, // not recent
+	)
+
+	code, checks := doctor(t)
+	expect(t, checks, "capture", checkWarn,
+		"the 4 newest session(s) of the last 24 h: claude-code aaaaaaaa: proxy, records, otlp; claude-code bbbbbbbb: records, hooks; codex cccccccc: proxy, records; gemini-cli dddddddd: records",
+		"claude-code is not pointed at the proxy (bbbbbbbb: records but no proxy turn): ANTHROPIC_BASE_URL=http://127.0.0.1:4999",
+		"gemini-cli is not pointed at the proxy (dddddddd: records but no proxy turn): GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:4999",
+		"no recent session of codex reached the OTLP receiver: `observerctl --home "+e.obs+" init --otel`")
+	if c := checks["capture"]; strings.Contains(c.Detail+c.Fix, "eeeeeeee") || strings.Contains(c.Fix, "of claude-code") {
+		t.Errorf("capture: %+v", c)
+	}
+	if got := checks["capture"].Sessions; len(got) != 4 || got[0].SessionID != "aaaaaaaa-1111" || got[3].Client != "gemini-cli" ||
+		strings.Join(got[1].Paths, ",") != "records,hooks" {
+		t.Errorf("capture sessions in the JSON: %+v", got)
+	}
+	if code != ExitOK {
+		t.Errorf("a capture gap is a hint, not a failure: exit %d", code)
+	}
+	_, out, _ := runCtl(t, "doctor")
+	if !strings.Contains(out, "capture: claude-code is not pointed at the proxy") {
+		t.Errorf("human report:\n%s", out)
+	}
+
+	t.Run("ReceiverOff", func(t *testing.T) {
+		t.Setenv("OBSERVER_OTLP_ADDR", "")
+		_, checks := doctor(t)
+		expect(t, checks, "capture", checkWarn, "claude-code is not pointed at the proxy")
+		expect(t, checks, "otlp", checkOK, "the OTLP receiver is off")
+		if c := checks["capture"]; strings.Contains(c.Fix, "--otel") {
+			t.Errorf("an OTLP hint with the receiver off: %s", c.Fix)
+		}
+	})
+
+	t.Run("TenNewestNoGap", func(t *testing.T) {
+		var fresh []captureFixture
+		for i := range 12 {
+			fresh = append(fresh, captureFixture{"claude-code", fmt.Sprintf("f%07d-new", i), time.Duration(i) * time.Second, []string{"proxy", "records", "otlp"}})
+		}
+		writeSessions(fresh...)
+		_, checks := doctor(t)
+		expect(t, checks, "capture", checkOK, "the 10 newest session(s) of the last 24 h: claude-code f0000000: proxy, records, otlp;")
+		if got := checks["capture"].Sessions; len(got) != 10 || got[9].SessionID != "f0000009-new" {
+			t.Errorf("capture sessions: %+v", got)
+		}
+	})
+}
+
+// captureFixture is a session last seen ago, with the rows each of its capture paths writes.
+type captureFixture struct {
+	client, id string
+	ago        time.Duration
+	paths      []string
+}
+
+func (f captureFixture) events(now time.Time) []event.Event {
+	at := now.Add(-f.ago)
+	mk := func(kind event.Kind, source, key string) event.Event {
+		e := event.New(kind, source)
+		e.ID = event.ID("doctor-test", f.client, f.id, key)
+		e.Time, e.Client, e.SessionID, e.Project = at, f.client, f.id, "/home/u/proj"
+		return e
+	}
+	var evs []event.Event
+	for _, p := range f.paths {
+		switch p {
+		case store.PathProxy:
+			e := mk(event.KindAPITurn, "observer-proxy", "turn")
+			e.APITurn = &event.APITurn{Provider: "anthropic", Model: "claude-sonnet-4-5", RequestID: "req_p_" + f.id, Status: 200}
+			evs = append(evs, e)
+		case store.PathRecords:
+			u := mk(event.KindTokenUsage, "observer-watch", "usage")
+			u.TokenUsage = &event.TokenUsage{MessageID: "msg_" + f.id, Model: "claude-sonnet-4-5", Origin: "transcript"}
+			evs = append(evs, u)
+		case store.PathHooks:
+			h := mk(event.KindHook, "observerctl", "hook")
+			h.Hook = &event.Hook{Event: "SessionStart"}
+			evs = append(evs, h)
+		case store.PathOTLP:
+			s := mk(event.KindSession, "otlp", "otlp-session")
+			s.Session = &event.Session{State: event.SessionActive}
+			evs = append(evs, s)
+		}
+	}
+	return evs
 }

@@ -237,6 +237,47 @@ func TestBrowser_CompressionSavings(t *testing.T) {
 	b.screenshot(t, artifactDir(t), "compression-savings")
 }
 
+// TestBrowser_SessionPaths: the Sessions table shows, in its "Seen by" column, a chip per capture
+// path that saw each session, and so does a session's detail; the column's ? opens the definition.
+func TestBrowser_SessionPaths(t *testing.T) {
+	path := pathsStore(t)
+	b := newBrowser(t)
+	srv := startServer(t, Options{StorePath: path, Version: "test"})
+	b.open(t, srv.URL+"/?window=all&tab=sessions", "sessions")
+	run(t, b, "rows", chromedp.Poll[bool](`document.querySelectorAll('table[data-table="sessions"] tbody tr').length === 6`, chromedp.WithPollingTimeout(5*time.Second)))
+	// Each row's chips, by the session id in its first cell's title.
+	got := map[string]string{}
+	js := `JSON.stringify(Object.fromEntries([...document.querySelectorAll('table[data-table="sessions"] tbody tr')].map((tr) =>
+	  [tr.querySelector("td.session").title, [...tr.querySelectorAll(".paths .pill")].map((c) => c.textContent).join(" ")])))`
+	if err := json.Unmarshal([]byte(run(t, b, "chips", chromedp.Evaluate[string](js))), &got); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range pathsSessions {
+		if got[id] != strings.Join(want, " ") {
+			t.Errorf("%s: chips %q, want %q", id, got[id], strings.Join(want, " "))
+		}
+	}
+	if th := run(t, b, "header", chromedp.Evaluate[bool](`[...document.querySelectorAll('table[data-table="sessions"] thead th')].some((th) => th.textContent.startsWith("Seen by"))`)); !th {
+		t.Error("no Seen by column")
+	}
+	b.screenshot(t, artifactDir(t), "sessions-paths")
+	run(t, b, "click the Seen by ?", chromedp.Click(`table[data-table="sessions"] thead th .q`))
+	if hl := run(t, b, "highlighted", chromedp.Text(`#help dt.hl`)); hl != "Capture paths" {
+		t.Errorf("the Seen by ? highlights %q", hl)
+	}
+	run(t, b, "close", chromedp.KeyEvent("\x1b"))
+
+	b.open(t, srv.URL+"/?window=all&tab=sessions&session=s-all&sclient=claude-code", "sessions")
+	chips := run(t, b, "detail chips", chromedp.Evaluate[string](`[...document.querySelectorAll('[data-session-paths] .pill')].map((c) => c.textContent).join(" ")`))
+	if chips != "proxy records hooks otlp" {
+		t.Errorf("detail of s-all: chips %q", chips)
+	}
+	b.screenshot(t, artifactDir(t), "session-detail-paths")
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
 // TestBrowser drives the dashboard on the corpus store in headless Chromium.
 func TestBrowser(t *testing.T) {
 	path := corpusStore(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // Session is one row of the Sessions table.
@@ -31,6 +32,9 @@ type Session struct {
 	Actions         int64  `json:"actions"`
 	Failures        int64  `json:"failures"`
 	Tokens          int64  `json:"tokens"` // input + output + cache read + cache write
+	// Paths are the capture paths that saw the session (store.Paths order: proxy, records,
+	// hooks, otlp), all time.
+	Paths []string `json:"paths"`
 	Totals
 }
 
@@ -39,6 +43,7 @@ const sessionCols = "client, session_id, project, first_seen, last_seen, state, 
 func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	var s Session
 	err := sc.Scan(&s.Client, &s.SessionID, &s.Project, &s.FirstSeen, &s.LastSeen, &s.State, &s.Model, &s.ParentSessionID, &s.Epoch, &s.Events, &s.TranscriptPath, &s.Title)
+	s.Paths = []string{}
 	return s, err
 }
 
@@ -145,6 +150,9 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 	if err := addActionCounts(ctx, db, list); err != nil {
 		return nil, err
 	}
+	if err := addPaths(ctx, db, list); err != nil {
+		return nil, err
+	}
 	for i := range list {
 		r := costs[sessionKey(list[i].Client, list[i].SessionID)]
 		list[i].Totals = totalsOf(r)
@@ -238,6 +246,25 @@ func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
 	return rows.Err()
 }
 
+// addPaths fills the capture paths of a page of sessions, in one query (store.SessionPaths).
+func addPaths(ctx context.Context, db *sql.DB, list []Session) error {
+	if len(list) == 0 {
+		return nil
+	}
+	keys := make([]store.SessionKey, len(list))
+	for i, s := range list {
+		keys[i] = store.SessionKey{Client: s.Client, SessionID: s.SessionID}
+	}
+	paths, err := store.SessionPaths(ctx, db, keys)
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		list[i].Paths = paths[k]
+	}
+	return nil
+}
+
 // resolveSession finds session id (of client, when given; else the most recent of that id).
 func resolveSession(ctx context.Context, db *sql.DB, id, client string) (Session, error) {
 	stmt := "SELECT " + sessionCols + " FROM sessions WHERE session_id = ?"
@@ -253,7 +280,12 @@ func resolveSession(ctx context.Context, db *sql.DB, id, client string) (Session
 		}
 		return s, notFound("no session %q", id)
 	}
-	return s, err
+	if err != nil {
+		return s, err
+	}
+	one := []Session{s}
+	err = addPaths(ctx, db, one)
+	return one[0], err
 }
 
 // countRow is a name with a count and its failures.
@@ -354,6 +386,9 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 		return nil, err
 	}
 	if out.Children, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions WHERE parent_session_id = ? ORDER BY first_seen LIMIT 100", sess.SessionID); err != nil {
+		return nil, err
+	}
+	if err := addPaths(ctx, db, out.Children); err != nil {
 		return nil, err
 	}
 	if out.Lifecycle, err = lifecycle(ctx, db, sess); err != nil {

@@ -63,6 +63,7 @@
     settings: ["config.toml", "The configuration file beside the store (<home>/config.toml). Save checks it with the same loader the components use (unknown keys and bad values are refused, the file is left as it was), then replaces it atomically with mode 0600 and keeps the previous content as config.toml.bak. Saving needs the page's CSRF token. Price overrides apply within seconds; other settings when the components restart."],
     pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides are config.toml's [pricing.models.\"<model>\"] tables: one replaces a built-in price at all times, or prices a model the table lacks. Save override writes that model's table into config.toml (same checks and CSRF token as the editor); the proxy, the watcher and the writer follow it within seconds, and the writer reprices the stored turns of that model."],
     window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
+    paths: ["Capture paths", "Which of observer's capture paths saw the session (all time). proxy: its API traffic went through observer-proxy (exact usage). records: the client's transcript or database, read by observer-watch or `observerctl scan`. hooks: the client's lifecycle hooks called `observerctl hook`. otlp: the client's own OpenTelemetry export reached observer's OTLP receiver. Records without proxy: the client is not pointed at the proxy; `observerctl doctor` lists the recent sessions' paths and says how to add the missing ones."],
     alerts: ["Budget alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` shows every budget's state."],
   };
 
@@ -374,6 +375,19 @@
       state.window !== "all" ? h("a", { href: stateURL(Object.assign({}, state, { window: "all" })), onclick: (e) => { e.preventDefault(); go({ window: "all" }); } }, "Show all time") : null);
   }
 
+  // PATHS are the capture paths, in the API's order, with what each chip's tooltip says.
+  const PATHS = {
+    proxy: "API traffic through observer-proxy",
+    records: "the client's transcript or database (observer-watch, observerctl scan)",
+    hooks: "the client's lifecycle hooks",
+    otlp: "the client's own OpenTelemetry export",
+  };
+  function pathChips(paths) {
+    paths = paths || [];
+    return h("span", { class: "paths", "data-paths": paths.join(" ") },
+      paths.length ? paths.map((p) => h("span", { class: "pill path-" + p, "data-path": p, title: PATHS[p] || p }, p)) : h("span", { class: "muted" }, "none"));
+  }
+
   function relPill(rel) {
     return h("span", { class: "pill " + rel.replace(/\s+/g, "-"), title: "reliability" }, rel);
   }
@@ -529,6 +543,7 @@
         { label: "Project", wide: true, get: (s) => baseName(s.project), title: (s) => s.project },
         { label: "Last seen", get: (s) => [h("span", { class: "wide-only" }, fmtTime(s.last_seen)), h("span", { class: "narrow-only" }, fmtShort(s.last_seen))] },
         { label: "State", wide: true, get: (s) => s.state },
+        { label: ["Seen by", helpBtn("paths")], wide: true, get: (s) => pathChips(s.paths) },
         { label: "Actions", num: true, wide: true, get: (s) => fmtInt(s.actions) },
         { label: "Failures", num: true, wide: true, get: (s) => (s.failures ? h("span", { class: "bad" }, fmtInt(s.failures)) : "0") },
         { label: "Turns", num: true, wide: true, get: (s) => fmtInt(s.turns) },
@@ -590,6 +605,7 @@
       h("h2", { class: "mono" + (s.title ? " muted" : ""), "data-session": s.session_id }, s.session_id),
       h("p", { class: "muted wrap-any" }, `${s.client} · ${s.project || "no project"} · ${s.state} · ${fmtTime(s.first_seen)} → ${fmtTime(s.last_seen)}`,
         s.parent_session_id ? [" · parent ", h("a", { href: "#", onclick: (e) => { e.preventDefault(); go({ session: s.parent_session_id, sclient: s.client }); } }, shortID(s.parent_session_id))] : null),
+      h("p", { class: "muted", "data-session-paths": "" }, "Seen by ", pathChips(s.paths), " ", helpBtn("paths")),
       h("div", { class: "cards" },
         card("Cost", fmtUSD(d.total.cost_usd), { raw: d.total.cost_usd, metric: "cost", help: "cost" }),
         card("Tokens", fmtCompact(tokensOf(d.total)), { raw: tokensOf(d.total), metric: "tokens", help: "tokens" }),
