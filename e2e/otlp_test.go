@@ -49,12 +49,14 @@ func TestOTLP_RealClients(t *testing.T) {
 	defer up.Close()
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	otlpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	dashAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	home, repo := realclient.Dirs(t)
-	s := newSuite(t, "HOME="+home, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_OTLP_ADDR="+otlpAddr,
+	s := newSuite(t, "HOME="+home, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_OTLP_ADDR="+otlpAddr, "OBSERVER_DASH_ADDR="+dashAddr,
 		"OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PROXY_OPENAI_UPSTREAM="+up.URL)
 	s.start()
 	endpoint := "http://" + otlpAddr
 
+	pathsOf := map[string]string{} // session → the capture paths the dashboard should show
 	type run struct {
 		name                    string
 		claudeBase              string // where Claude Code sends its requests
@@ -87,6 +89,10 @@ func TestOTLP_RealClients(t *testing.T) {
 			t.Fatalf("%s: the fake saw model calls of sessions %v, want one Claude Code and one Codex session", r.name, calls)
 		}
 		for session, n := range calls {
+			pathsOf[session] = "records,otlp"
+			if r.name != "direct" {
+				pathsOf[session] = "proxy,records,otlp"
+			}
 			// Every call of the session arrives through OTLP with the fake's figures (Anthropic's
 			// cache writes as one bucket: Claude Code does not report the 5m/1h split).
 			want := fmt.Sprintf("%d %d %d %d", n*int(usage.Input), n*int(usage.Output), n*int(usage.CacheRead), n)
@@ -140,6 +146,27 @@ func TestOTLP_RealClients(t *testing.T) {
 			c.Total.Input, c.Total.Output, c.Total.Turns, calls)
 	}
 	t.Logf("%d model calls, each seen by OTLP, the transcripts and (the second run) the proxy: cost counts %d turns, input %d", calls, c.Total.Turns, c.Total.Input)
+
+	// The dashboard says which paths saw each session.
+	var page struct {
+		Sessions []struct {
+			SessionID string   `json:"session_id"`
+			Paths     []string `json:"paths"`
+		} `json:"sessions"`
+	}
+	getDashJSON(t, "http://"+dashAddr+"/api/sessions?window=all&limit=50", &page)
+	seen := 0
+	for _, ss := range page.Sessions {
+		if want, ok := pathsOf[ss.SessionID]; ok {
+			seen++
+			if got := strings.Join(ss.Paths, ","); got != want {
+				t.Errorf("session %s: the dashboard shows paths %q, want %q", ss.SessionID, got, want)
+			}
+		}
+	}
+	if seen != len(pathsOf) {
+		t.Errorf("the dashboard lists %d of the %d sessions", seen, len(pathsOf))
+	}
 }
 
 // dumpTurns logs every turn row the store holds, by path, for a failure's message.
