@@ -94,7 +94,7 @@ func main() {
 	out := map[string]any{"exports": len(all), "failed": failed.Load(), "records": len(all) * *records,
 		"wall_s": wall.Seconds(), "exports_per_s": float64(len(all)) / wall.Seconds(),
 		"records_per_s": float64(len(all)**records) / wall.Seconds(),
-		"p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1), "sent_at": t0.UnixMilli()}
+		"p50_ms":        pct(0.5), "p99_ms": pct(0.99), "max_ms": pct(1), "sent_at": t0.UnixMilli()}
 	json.NewEncoder(os.Stdout).Encode(out)
 }
 
