@@ -1,0 +1,79 @@
+package copilot
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
+)
+
+// modelUsage is one model's usage in a shutdown's modelMetrics, as the CLI sums it (see the
+// package doc).
+type modelUsage struct {
+	Input, Output, CacheRead, CacheWrite, Reasoning int64
+}
+
+// readModelUsage reads {requests, usage {inputTokens, outputTokens, cacheReadTokens,
+// cacheWriteTokens, reasoningTokens}}.
+func readModelUsage(raw json.RawMessage) (modelUsage, bool) {
+	var m struct {
+		Usage map[string]json.RawMessage `json:"usage"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Usage == nil {
+		return modelUsage{}, false
+	}
+	n := func(k string) int64 { return num(m.Usage[k]) }
+	return modelUsage{Input: n("inputTokens"), Output: n("outputTokens"), CacheRead: n("cacheReadTokens"),
+		CacheWrite: n("cacheWriteTokens"), Reasoning: n("reasoningTokens")}, true
+}
+
+// zero reports a usage that counts nothing.
+func (u modelUsage) zero() bool { return u.Input+u.Output+u.CacheRead+u.CacheWrite == 0 }
+
+// tokens are observer's buckets: the CLI's input holds the cache reads and writes (the prompt's
+// whole size), its output the reasoning.
+func (u modelUsage) tokens() event.Tokens {
+	return event.Tokens{Input: max(u.Input-u.CacheRead-u.CacheWrite, 0), Output: u.Output, CacheRead: u.CacheRead,
+		CacheCreation: u.CacheWrite, Reasoning: min(u.Reasoning, u.Output)}
+}
+
+// shutdown reads session.shutdown: one token_usage event per model with usage, for the requests
+// of the process that wrote it.
+func (p *Parser) shutdown(r *record, t time.Time) ([]event.Event, error) {
+	var d struct {
+		ModelMetrics map[string]json.RawMessage `json:"modelMetrics"`
+	}
+	if err := decode(r, &d); err != nil {
+		return nil, err
+	}
+	models := make([]string, 0, len(d.ModelMetrics))
+	for m := range d.ModelMetrics {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	var evs []event.Event
+	for _, model := range models {
+		u, ok := readModelUsage(d.ModelMetrics[model])
+		if !ok {
+			p.stats.CountUnknown("session.shutdown (model metrics)")
+			continue
+		}
+		if u.zero() {
+			continue
+		}
+		tu := &event.TokenUsage{Tokens: u.tokens(), Model: strings.TrimSpace(model), Origin: "transcript",
+			Reliability: event.ReliabilityUnknown}
+		if usd, known := p.prices().CostAt(tu.Model, tu.Tokens, t); known {
+			tu.CostUSD, tu.Reliability = usd, event.ReliabilityApproximate
+		}
+		ev := p.newEvent(event.KindTokenUsage, event.ID(ClientCLI, "usage", p.st.SessionID, model, key(r)), t)
+		ev.TokenUsage = tu
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+func num(v []byte) int64 { return transcript.Count(v) }
