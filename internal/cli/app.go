@@ -27,6 +27,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/logging"
+	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/config"
 )
 
@@ -165,6 +166,7 @@ func load(c *cli.Context) (*env, error) {
 	if err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
+	readers.UseStore(cfg.StorePath())
 	return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 }
 
@@ -202,6 +204,7 @@ func loadOrLastGood(c *cli.Context) (*env, error) {
 		if err != nil {
 			return nil, withCode(ExitFailure, err)
 		}
+		readers.UseStore(cfg.StorePath())
 		return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
 	}
 	cfg, warning, err := config.LoadOrLastGood(home)

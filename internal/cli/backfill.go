@@ -29,7 +29,7 @@ CLI, Qwen Code and Pi: as for ` + "`observerctl scan`" + `. While observer-watch
 Exit codes: 0 done (or nothing new); 1 some files could not be read (listed), or observer-watch
 holds the cursors; 64 bad flags; 69 the store is held by a writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo), kilo-code or crush"},
+			&cli.StringFlag{Name: "client", Usage: clientFlagUsage},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},

@@ -34,6 +34,12 @@ var clientInfos = map[string]clientInfo{
 	"kilo":        {[]string{"kilo", "kilocode"}, `a provider with "options": {"baseURL": "http://%s/v1"} in its config`},
 	"cline":       {[]string{"cline"}, "cline auth -p openai-compatible -b http://%s/v1 ..."},
 	"crush":       {[]string{"crush"}, `a provider with "type": "openai-compat", "base_url": "http://%s/v1" in crush.json`},
+	// Copilot talks to GitHub's own API: no proxy recipe.
+	"copilot-cli":    {[]string{"copilot"}, ""},
+	"copilot-vscode": {[]string{"code", "code-insiders", "codium"}, ""},
+	"goose":          {[]string{"goose"}, "its provider's host setting pointing at http://%s (not tested)"},
+	"cursor":         {[]string{"cursor", "cursor-agent"}, ""},
+	"aider":          {[]string{"aider"}, "--openai-api-base http://%s/v1 (not tested)"},
 }
 
 // doctorClients reports, for each client observer reads, whether it is installed and whether its

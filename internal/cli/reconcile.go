@@ -43,7 +43,7 @@ Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags (--sin
 69 no store yet, or the store is held by a writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "files modified since a duration ago (24h, 7d) or a date (required)"},
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo), kilo-code or crush"},
+			&cli.StringFlag{Name: "client", Usage: clientFlagUsage},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what is missing; send nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
 		},

@@ -27,7 +27,7 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code and Crush history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code, Crush, Copilot, Goose, Cursor and Aider history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, its observer-watch (which owns the reading position of every file) does the reading
 for this command and streams its progress back, and the events go through its bus; otherwise scan
@@ -45,12 +45,18 @@ editor's User/globalStorage (Code, Code - Insiders, VSCodium, Cursor, Windsurf),
 directories in $OBSERVER_VSCODE_GLOBALSTORAGE. Crush: the crush.db of every project its
 projects.json lists (in $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush;
 a project's database is <project>/.crush/crush.db by default), read read-only; or the directories
-in $OBSERVER_CRUSH_DIRS.
+in $OBSERVER_CRUSH_DIRS. GitHub Copilot CLI: ~/.copilot/session-state (or $COPILOT_HOME). VS Code
+Copilot Chat: each editor's User/workspaceStorage/*/chatSessions and globalStorage/
+emptyWindowChatSessions (or the User directories in $OBSERVER_VSCODE_USER_DIRS). Goose:
+~/.local/share/goose/sessions (sessions.db, and older *.jsonl; $GOOSE_PATH_ROOT, $XDG_DATA_HOME).
+Cursor: ~/.config/Cursor/User/globalStorage/state.vscdb (macOS: ~/Library/Application
+Support/Cursor/User), read read-only. Aider: .aider.chat.history.md in every project observer
+already knows, in the directories of $OBSERVER_AIDER_DIRS, and $AIDER_CHAT_HISTORY_FILE.
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "client", Usage: "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, cline-vscode, roo-code (roo), kilo-code or crush"},
+			&cli.StringFlag{Name: "client", Usage: clientFlagUsage},
 			&cli.StringFlag{Name: "since", Usage: "only files modified since a duration ago (24h, 7d) or a date"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "read and count, publish nothing, remember nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "print the summary as JSON"},
@@ -345,3 +351,7 @@ func scanPrices(e *env) *prices.Follower {
 	}
 	return prices.Static(pset)
 }
+
+// clientFlagUsage is the --client flag's help of scan, backfill and reconcile.
+const clientFlagUsage = "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, " +
+	"cline-vscode, roo-code (roo), kilo-code, crush, copilot-cli (copilot), copilot-vscode, goose, cursor or aider"

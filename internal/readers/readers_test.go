@@ -10,7 +10,9 @@ import (
 // --client takes a client's name or its alias, and names the choices when it matches none.
 func TestSelect(t *testing.T) {
 	for client, want := range map[string]string{"gemini": "gemini-cli", "gemini-cli": "gemini-cli", "qwen": "qwen-code",
-		"qwen-code": "qwen-code", "claude": "claude-code", "codex": "codex", "opencode": "opencode", "kilo": "kilo", "crush": "crush"} {
+		"qwen-code": "qwen-code", "claude": "claude-code", "codex": "codex", "opencode": "opencode", "kilo": "kilo", "crush": "crush",
+		"copilot": "copilot-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",
+		"goose": "goose", "cursor": "cursor", "aider": "aider"} {
 		ads, err := Select(client)
 		if err != nil || len(ads) != 1 || ads[0].Client() != want {
 			t.Errorf("Select(%q) = %v, %v", client, ads, err)

@@ -82,6 +82,7 @@ func watch(c *cli.Context) error {
 		return cli.Exit(err, 64)
 	}
 	go pf.Run(ctx)
+	readers.UseStore(cfg.StorePath()) // Aider's histories are looked for in the projects the store knows
 	lv, err := newLive(cfg, cl, logger, readers.WithPrices(readers.All(), pf.Table), readers.Roots())
 	if err != nil {
 		return err
