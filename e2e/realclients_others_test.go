@@ -198,3 +198,15 @@ func dumpRows(s *suite, query string) string {
 	}
 	return b.String()
 }
+
+// TestRealClients_OpenClawThroughProxy: OpenClaw (on Node 24) sends the OpenAI SDK's marks and no
+// session, so the proxy names its turns "unknown"; its records (an SQLite database per agent under
+// ~/.openclaw/agents) keep the API's response id, by which the writer links each turn to its
+// message: the turn takes the session and the client openclaw.
+func TestRealClients_OpenClawThroughProxy(t *testing.T) {
+	runOtherClient(t, otherClient{name: "openclaw", find: realclient.FindOpenClaw, proxyClient: "unknown", readerClient: "openclaw",
+		setup: func(tb testing.TB, home, baseURL string) ([]string, []string) {
+			realclient.OpenClawHome(tb, home)
+			return realclient.OpenClawEnv(home, baseURL), realclient.OpenClawArgs("list the files")
+		}})
+}

@@ -40,6 +40,7 @@ var clientInfos = map[string]clientInfo{
 	"goose":          {[]string{"goose"}, "its provider's host setting pointing at http://%s (not tested)"},
 	"cursor":         {[]string{"cursor", "cursor-agent"}, ""},
 	"aider":          {[]string{"aider"}, "--openai-api-base http://%s/v1 (not tested)"},
+	"openclaw":       {[]string{"openclaw"}, `a provider with "baseUrl": "http://%s/v1" under models.providers in ~/.openclaw/openclaw.json`},
 }
 
 // doctorClients reports, for each client observer reads, whether it is installed and whether its

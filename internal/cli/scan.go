@@ -27,7 +27,7 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code, Crush, Copilot, Goose, Cursor and Aider history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code, Crush, Copilot, Goose, Cursor, Aider and OpenClaw history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, its observer-watch (which owns the reading position of every file) does the reading
 for this command and streams its progress back, and the events go through its bus; otherwise scan
@@ -52,6 +52,8 @@ emptyWindowChatSessions (or the User directories in $OBSERVER_VSCODE_USER_DIRS).
 Cursor: ~/.config/Cursor/User/globalStorage/state.vscdb (macOS: ~/Library/Application
 Support/Cursor/User), read read-only. Aider: .aider.chat.history.md in every project observer
 already knows, in the directories of $OBSERVER_AIDER_DIRS, and $AIDER_CHAT_HISTORY_FILE.
+OpenClaw: each agent's openclaw-agent.sqlite under ~/.openclaw/agents (and older sessions/*.jsonl;
+$OPENCLAW_STATE_DIR, $OPENCLAW_HOME, $OPENCLAW_AGENT_DIR, profiles ~/.openclaw-*), read read-only.
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
@@ -354,4 +356,4 @@ func scanPrices(e *env) *prices.Follower {
 
 // clientFlagUsage is the --client flag's help of scan, backfill and reconcile.
 const clientFlagUsage = "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, " +
-	"cline-vscode, roo-code (roo), kilo-code, crush, copilot-cli (copilot), copilot-vscode, goose, cursor or aider"
+	"cline-vscode, roo-code (roo), kilo-code, crush, copilot-cli (copilot), copilot-vscode, goose, cursor, aider or openclaw"

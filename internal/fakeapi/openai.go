@@ -113,6 +113,7 @@ func (q *chatRequest) hasToolResult() bool {
 // run_shell_command, Cline's run_commands (its older execute_command).
 var commandTools = []struct{ tool, param string }{
 	{"bash", "command"}, {"run_shell_command", "command"}, {"run_commands", "commands"}, {"execute_command", "command"},
+	{"exec", "command"}, // OpenClaw
 }
 
 // pickFunctionTool chooses the function tool to call and its JSON arguments: exec_command with its

@@ -23,6 +23,7 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/cursor"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
+	"github.com/observerhq/observer/pkg/transcript/openclaw"
 	"github.com/observerhq/observer/pkg/transcript/opencode"
 	"github.com/observerhq/observer/pkg/transcript/pi"
 )
@@ -35,7 +36,7 @@ func All() []transcript.Adapter {
 		cline.New(cline.DefaultRoots()), cline.NewVSCode(cline.ClientVSCode, cline.DefaultGlobalStorage()),
 		cline.NewVSCode(cline.ClientRoo, cline.DefaultGlobalStorage()), cline.NewVSCode(cline.ClientKilo, cline.DefaultGlobalStorage()),
 		crush.New(crush.DefaultDirs()), copilot.New(copilot.DefaultRoots()), copilot.NewVSCode(copilot.DefaultVSCodeUserDirs()),
-		goose.New(goose.DefaultRoots()), cursor.New(cursor.DefaultDirs()), aiderAdapter()}
+		goose.New(goose.DefaultRoots()), cursor.New(cursor.DefaultDirs()), aiderAdapter(), openclaw.NewDefault()}
 }
 
 // EnvAiderDirs lists directories (separated by the OS's path list separator, : or ;) whose
@@ -167,6 +168,8 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 			a.CurrentPrices = prices
 		case *cursor.Adapter:
 			a.CurrentPrices = prices
+		case *openclaw.Adapter:
+			a.CurrentPrices = prices
 		}
 	}
 	return ads
@@ -189,5 +192,6 @@ func Roots() []string {
 	roots = append(roots, goose.New(goose.DefaultRoots()).WatchDirs()...)
 	roots = append(roots, cursor.New(cursor.DefaultDirs()).WatchDirs()...)
 	roots = append(roots, aiderAdapter().WatchDirs()...)
+	roots = append(roots, openclaw.NewDefault().WatchDirs()...)
 	return append(roots, pi.New(pi.DefaultRoots()).WatchDirs()...)
 }

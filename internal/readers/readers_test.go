@@ -12,7 +12,7 @@ func TestSelect(t *testing.T) {
 	for client, want := range map[string]string{"gemini": "gemini-cli", "gemini-cli": "gemini-cli", "qwen": "qwen-code",
 		"qwen-code": "qwen-code", "claude": "claude-code", "codex": "codex", "opencode": "opencode", "kilo": "kilo", "crush": "crush",
 		"copilot": "copilot-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",
-		"goose": "goose", "cursor": "cursor", "aider": "aider"} {
+		"goose": "goose", "cursor": "cursor", "aider": "aider", "openclaw": "openclaw"} {
 		ads, err := Select(client)
 		if err != nil || len(ads) != 1 || ads[0].Client() != want {
 			t.Errorf("Select(%q) = %v, %v", client, ads, err)
