@@ -157,27 +157,9 @@ func (r *request) message(at int) (message, int, error) {
 		case jsonscan.Key(key, "tool_calls"):
 			// Chat: {"id", "type":"function", "function":{"name","arguments"}}
 			err := jsonscan.Elements(v, func(tc []byte) bool {
-				var c call
-				var fn []byte
-				jsonscan.Members(tc, func(k, v []byte) bool {
-					switch {
-					case jsonscan.Key(k, "id"):
-						c.id = jsonscan.Str(v)
-					case jsonscan.Key(k, "function"):
-						fn = v
-					}
-					return true
-				})
-				var fargs []byte
-				jsonscan.Members(fn, func(k, v []byte) bool {
-					switch {
-					case jsonscan.Key(k, "name"):
-						c.name = jsonscan.Str(v)
-					case jsonscan.Key(k, "arguments"):
-						fargs = v
-					}
-					return true
-				})
+				id, fn := members2(tc, "id", "function")
+				name, fargs := members2(fn, "name", "arguments")
+				c := call{id: jsonscan.Str(id), name: jsonscan.Str(name)}
 				c.path = pathOf(c.name, argsJSON(fargs))
 				m.calls = append(m.calls, c)
 				return true
@@ -419,6 +401,20 @@ func (r *request) schemaDescs(at, depth int) (int, error) {
 		return jsonscan.WalkArray(r.body, at, func(at int) (int, error) { return r.schemaDescs(at, depth+1) })
 	}
 	return -1, nil
+}
+
+// members2 returns the raw values of two members of an object (nil when absent).
+func members2(obj []byte, a, b string) (va, vb []byte) {
+	jsonscan.Members(obj, func(k, v []byte) bool {
+		switch {
+		case jsonscan.Key(k, a):
+			va = v
+		case jsonscan.Key(k, b):
+			vb = v
+		}
+		return true
+	})
+	return va, vb
 }
 
 // textSize is the size of a text value (string, or parts), for the density of a message.

@@ -672,39 +672,29 @@ func txStmt(ctx context.Context, tx *sql.Tx) stmtFunc {
 	}
 }
 
-// markMessage notes the hours of the transcript rows of a message the proxy just reported.
+// markMessage marks the hours of the transcript rows of one message for their rollups to be
+// recomputed: a proxy turn of the same message stops them counting.
 func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID string) error {
-	st, err := stmt(`SELECT ts FROM token_usage WHERE message_id = ?`, "message_ts")
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, messageID)
-	if err != nil {
-		return fmt.Errorf("rollup message %s: %w", messageID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ts int64
-		if err := rows.Scan(&ts); err != nil {
-			return err
-		}
-		d.turn(ts)
-	}
-	return rows.Err()
+	return markHours(ctx, stmt, d, `SELECT ts FROM token_usage WHERE message_id = ?`, "message_ts", messageID)
 }
 
 // markRequest marks the hours of the rows of one API request (transcript rows, other turns) for
 // their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
 // which of them count.
 func markRequest(ctx context.Context, stmt stmtFunc, d *dirtyHours, requestID string) error {
-	st, err := stmt(`SELECT ts FROM token_usage WHERE request_id = ?1 AND request_id != ''
-		UNION ALL SELECT ts FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts")
+	return markHours(ctx, stmt, d, `SELECT ts FROM token_usage WHERE request_id = ?1 AND request_id != ''
+		UNION ALL SELECT ts FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts", requestID)
+}
+
+// markHours marks the hour of every time query (a prepared statement named name) returns for key.
+func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, name event.Kind, key string) error {
+	st, err := stmt(query, name)
 	if err != nil {
 		return err
 	}
-	rows, err := st.QueryContext(ctx, requestID)
+	rows, err := st.QueryContext(ctx, key)
 	if err != nil {
-		return fmt.Errorf("rollup request %s: %w", requestID, err)
+		return fmt.Errorf("rollup %s %s: %w", name, key, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
