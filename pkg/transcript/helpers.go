@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // The helpers below are the parts every adapter's parser and discovery share.
@@ -110,4 +112,20 @@ func ReadDir(dir string) ([]fs.DirEntry, error) {
 		return nil, nil
 	}
 	return entries, err
+}
+
+// PriceTable is the table a reader prices a usage with now: what current returns when current is
+// set and returns a table (one that follows config.toml, internal/prices.Follower.Table), else
+// fixed when not nil, else pricing.Default(). Unlike pricing.Source, a current that returns nil
+// falls back to fixed.
+func PriceTable(fixed *pricing.Table, current func() *pricing.Table) *pricing.Table {
+	if current != nil {
+		if t := current(); t != nil {
+			return t
+		}
+	}
+	if fixed != nil {
+		return fixed
+	}
+	return pricing.Default()
 }

@@ -20,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -236,19 +238,12 @@ func index(where string, i int) string { return fmt.Sprintf("%s[%d]", where, i) 
 
 // nonEmptyString reports unless obj[key] is a non-empty string, and returns it.
 func (c *checker) nonEmptyString(obj map[string]any, where, key string) (string, bool) {
-	v, present := obj[key]
-	s, ok := v.(string)
-	switch {
-	case !present:
-		c.add(where, "%s is missing", key)
-	case !ok:
-		c.add(join(where, key), "is %s, want a string", kind(v))
-	case s == "":
+	s, ok := c.stringField(obj, where, key)
+	if ok && s == "" {
 		c.add(join(where, key), "is empty")
-	default:
-		return s, true
+		return "", false
 	}
-	return "", false
+	return s, ok
 }
 
 // stringField reports unless obj[key] is a string (empty allowed).
@@ -293,19 +288,171 @@ func (c *checker) typeOf(obj map[string]any, where string) (string, bool) {
 	return t, true
 }
 
+// element is an object found in an array: its index, its path in the body, its members and,
+// from typedObjects, its type.
+type element struct {
+	i     int
+	where string
+	typ   string
+	obj   map[string]any
+}
+
+// objects yields the members of arr (the array at where) that are objects, and reports each
+// other one: "is <kind>, want <want>".
+func (c *checker) objects(arr []any, where, want string) iter.Seq[element] {
+	return func(yield func(element) bool) {
+		for i, v := range arr {
+			ew := index(where, i)
+			obj, ok := v.(map[string]any)
+			if !ok {
+				c.add(ew, "is %s, want %s", kind(v), want)
+				continue
+			}
+			if !yield(element{i: i, where: ew, obj: obj}) {
+				return
+			}
+		}
+	}
+}
+
+// typedObjects is objects without the objects that do not name their type, which typeOf reports.
+func (c *checker) typedObjects(arr []any, where, want string) iter.Seq[element] {
+	return func(yield func(element) bool) {
+		for e := range c.objects(arr, where, want) {
+			t, ok := c.typeOf(e.obj, e.where)
+			if !ok {
+				continue
+			}
+			e.typ = t
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// object returns obj[key] when it is an object, and reports "<key> is missing or not an object"
+// otherwise.
+func (c *checker) object(obj map[string]any, where, key string) (map[string]any, bool) {
+	v, ok := obj[key].(map[string]any)
+	if !ok {
+		c.add(where, "%s is missing or not an object", key)
+	}
+	return v, ok
+}
+
+// optionalArray returns obj[key] when it is an array, and reports it when it is set, not null,
+// and not an array.
+func (c *checker) optionalArray(obj map[string]any, where, key string) ([]any, bool) {
+	raw, present := obj[key]
+	if !present || raw == nil {
+		return nil, false
+	}
+	arr, ok := raw.([]any)
+	if !ok {
+		c.add(join(where, key), "is %s, want an array", kind(raw))
+		return nil, false
+	}
+	return arr, true
+}
+
+// messages returns top's messages, reporting unless it is an array of at least one; empty says
+// why an empty one is refused.
+func (c *checker) messages(top map[string]any, empty string) ([]any, bool) {
+	raw, present := top["messages"]
+	msgs, ok := raw.([]any)
+	switch {
+	case !present:
+		c.add("", "messages is missing")
+	case !ok:
+		c.add("messages", "is %s, want an array", kind(raw))
+	case len(msgs) == 0:
+		c.add("messages", "is empty (%s)", empty)
+	default:
+		return msgs, true
+	}
+	return nil, false
+}
+
+// notStringOrArray reports obj[key] when it is neither a string nor an array: "<key> is missing",
+// or "is <kind>, want a string or an array of <of>".
+func (c *checker) notStringOrArray(obj map[string]any, where, key, of string) {
+	raw, present := obj[key]
+	if !present {
+		c.add(where, "%s is missing", key)
+		return
+	}
+	c.add(join(where, key), "is %s, want a string or an array of %s", kind(raw), of)
+}
+
+// contentParts checks obj[key]: a string, or an array of content parts, objects naming their type
+// that part checks. It reports an empty array with the message empty (not when empty is ""), and
+// anything else, null and a missing key included, with notStringOrArray.
+func (c *checker) contentParts(obj map[string]any, where, key, empty string, part func(element)) {
+	switch v := obj[key].(type) {
+	case string:
+	case []any:
+		if len(v) == 0 && empty != "" {
+			c.add(join(where, key), "%s", empty)
+		}
+		for p := range c.typedObjects(v, join(where, key), "a content part object") {
+			part(p)
+		}
+	default:
+		c.notStringOrArray(obj, where, key, "content parts")
+	}
+}
+
+// role returns obj's role, reporting a missing one (then it returns "" and true) and one outside
+// roles (then "" and false); want lists the roles for the message.
+func (c *checker) role(obj map[string]any, where string, roles map[string]bool, want string) (string, bool) {
+	role, ok := c.nonEmptyString(obj, where, "role")
+	if ok && !roles[role] {
+		c.add(join(where, "role"), "is %q, want %s", role, want)
+		return "", false
+	}
+	return role, true
+}
+
+// unique records where as the first member whose field is id, or reports that an earlier one
+// (in seen) has it too and returns false; plural names the field in the message.
+func (c *checker) unique(seen map[string]string, id, where, field, plural string) bool {
+	if prev, dup := seen[id]; dup {
+		c.add(join(where, field), "%q is also the %s of %s (%s must be unique)", id, field, prev, plural)
+		return false
+	}
+	seen[id] = where
+	return true
+}
+
+// toolCall is an OpenAI tool call that an output may answer: where it is, its index in input,
+// and whether it has been answered.
+type toolCall struct {
+	where    string
+	index    int
+	answered bool
+}
+
+// answer marks the call id answered by an output whose id is at where, and reports an id that
+// matches no call in calls (noCall says what it should have matched) and one answered twice.
+func (c *checker) answer(calls map[string]*toolCall, id, where, noCall string) {
+	call := calls[id]
+	switch {
+	case call == nil:
+		c.add(where, "%q matches no %s", id, noCall)
+	case call.answered:
+		c.add(where, "%q is answered twice", id)
+	default:
+		call.answered = true
+	}
+}
+
 // extraFields reports members outside allowed: the Anthropic API validates blocks it knows
 // against their schema and answers "Extra inputs are not permitted" for anything else (a
 // cache_control on a thinking block, a field a rewriter invented).
 func (c *checker) extraFields(obj map[string]any, where, typ string, allowed ...string) {
 	for k := range obj {
-		found := false
-		for _, a := range allowed {
-			if k == a {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(allowed, k) {
 			c.add(join(where, k), "field not allowed on a %s block (the API answers \"Extra inputs are not permitted\")", typ)
 		}
 	}
@@ -333,16 +480,13 @@ var anthropicBlockTypes = map[string]bool{
 	"mcp_tool_use": true, "mcp_tool_result": true,
 }
 
-type aBlock struct {
-	where string
-	typ   string
-	obj   map[string]any
-}
+// anthropicRoles are the roles of messages[]: "system" only for a message of text.
+var anthropicRoles = map[string]bool{"user": true, "assistant": true, "system": true}
 
 type aMessage struct {
 	where  string
 	role   string
-	blocks []aBlock
+	blocks []element
 	// text is the string content, when content is a string.
 	text     string
 	isString bool
@@ -376,29 +520,13 @@ func (c *checker) anthropic(top map[string]any) {
 	c.anthropicSystem(top, &cache)
 
 	// messages is a non-empty array.
-	raw, present := top["messages"]
-	msgs, ok := raw.([]any)
-	switch {
-	case !present:
-		c.add("", "messages is missing")
-		return
-	case !ok:
-		c.add("messages", "is %s, want an array", kind(raw))
-		return
-	case len(msgs) == 0:
-		c.add("messages", "is empty (at least one message is required)")
+	msgs, ok := c.messages(top, "at least one message is required")
+	if !ok {
 		return
 	}
-
 	parsed := make([]aMessage, 0, len(msgs))
-	for i, m := range msgs {
-		where := index("messages", i)
-		obj, ok := m.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an object", kind(m))
-			continue
-		}
-		parsed = append(parsed, c.anthropicMessage(obj, where, i == len(msgs)-1, &cache))
+	for e := range c.objects(msgs, "messages", "an object") {
+		parsed = append(parsed, c.anthropicMessage(e.obj, e.where, e.i == len(msgs)-1, &cache))
 	}
 	// The first message is a user message ("messages: first message must use the "user" role").
 	if len(parsed) > 0 && ((parsed[0].role != "" && parsed[0].role != "user") || parsed[0].system) {
@@ -418,12 +546,8 @@ func (c *checker) anthropicMessage(obj map[string]any, where string, last bool, 
 	// Claude Code 2.x also sends a "system" message of text inside the conversation (its list of
 	// agent types, after the first prompt), which the API takes. Such a message is no turn of its
 	// own: tool pairing looks through it.
-	role, ok := c.nonEmptyString(obj, where, "role")
-	system := ok && role == "system"
-	if ok && role != "user" && role != "assistant" && !system {
-		c.add(join(where, "role"), "is %q, want \"user\", \"assistant\" or a text \"system\" message", role)
-		role = ""
-	}
+	role, _ := c.role(obj, where, anthropicRoles, `"user", "assistant" or a text "system" message`)
+	system := role == "system"
 	m.role = role
 	if system {
 		m.role, m.system = "", true
@@ -440,12 +564,11 @@ func (c *checker) anthropicMessage(obj map[string]any, where string, last bool, 
 	// Content is a non-empty string or a non-empty array of blocks: "all messages must have
 	// non-empty content except for the optional final assistant message" (microsoft/autogen#6083).
 	emptyOK := last && role == "assistant"
-	content, present := obj["content"]
-	switch v := content.(type) {
+	switch v := obj["content"].(type) {
 	case string:
 		m.text, m.isString = v, true
 		// A string is one text block to the API, which matters for the order in a turn.
-		m.blocks = []aBlock{{where: join(where, "content"), typ: "text"}}
+		m.blocks = []element{{where: join(where, "content"), typ: "text"}}
 		switch {
 		case v == "" && !emptyOK:
 			c.add(join(where, "content"), "is empty (all messages must have non-empty content except for the optional final assistant message)")
@@ -456,26 +579,12 @@ func (c *checker) anthropicMessage(obj map[string]any, where string, last bool, 
 		if len(v) == 0 && !emptyOK {
 			c.add(join(where, "content"), "is an empty array (all messages must have non-empty content except for the optional final assistant message)")
 		}
-		for j, b := range v {
-			bw := index(join(where, "content"), j)
-			bo, ok := b.(map[string]any)
-			if !ok {
-				c.add(bw, "is %s, want a content block object", kind(b))
-				continue
-			}
-			typ, ok := c.typeOf(bo, bw)
-			if !ok {
-				continue
-			}
-			m.blocks = append(m.blocks, aBlock{where: bw, typ: typ, obj: bo})
-			c.anthropicBlock(bo, bw, typ, role, cache)
+		for b := range c.typedObjects(v, join(where, "content"), "a content block object") {
+			m.blocks = append(m.blocks, b)
+			c.anthropicBlock(b.obj, b.where, b.typ, role, cache)
 		}
 	default:
-		if !present {
-			c.add(where, "content is missing")
-		} else {
-			c.add(join(where, "content"), "is %s, want a string or an array of content blocks", kind(content))
-		}
+		c.notStringOrArray(obj, where, "content", "content blocks")
 	}
 	return m
 }
@@ -529,26 +638,16 @@ func (c *checker) anthropicBlock(b map[string]any, where, typ, role string, cach
 		switch content := b["content"].(type) {
 		case nil, string:
 		case []any:
-			for k, item := range content {
-				iw := index(join(where, "content"), k)
-				io, ok := item.(map[string]any)
-				if !ok {
-					c.add(iw, "is %s, want a content block object", kind(item))
-					continue
-				}
-				t, ok := c.typeOf(io, iw)
-				if !ok {
-					continue
-				}
-				switch t {
+			for e := range c.typedObjects(content, join(where, "content"), "a content block object") {
+				switch e.typ {
 				case "text", "image", "document", "search_result":
-					c.anthropicBlock(io, iw, t, "", cache)
+					c.anthropicBlock(e.obj, e.where, e.typ, "", cache)
 				default:
-					c.add(join(iw, "type"), "is %q; a tool_result holds text, image, document or search_result blocks", t)
+					c.add(join(e.where, "type"), "is %q; a tool_result holds text, image, document or search_result blocks", e.typ)
 				}
 			}
 		default:
-			c.add(join(where, "content"), "is %s, want a string or an array of blocks", kind(content))
+			c.notStringOrArray(b, where, "content", "blocks")
 		}
 	case "thinking", "redacted_thinking":
 		// Thinking blocks are the model's: only in assistant messages, each with its signature
@@ -570,15 +669,8 @@ func (c *checker) anthropicBlock(b map[string]any, where, typ, role string, cach
 		if arr, ok := b["content"].([]any); !ok {
 			c.add(where, "content is missing or not an array of text blocks")
 		} else {
-			for k, item := range arr {
-				iw := index(join(where, "content"), k)
-				if io, ok := item.(map[string]any); ok {
-					if t, ok := c.typeOf(io, iw); ok {
-						c.anthropicBlock(io, iw, t, "", cache)
-					}
-				} else {
-					c.add(iw, "is %s, want a text block", kind(item))
-				}
+			for e := range c.typedObjects(arr, join(where, "content"), "a text block") {
+				c.anthropicBlock(e.obj, e.where, e.typ, "", cache)
 			}
 		}
 	}
@@ -600,12 +692,9 @@ func (c *checker) textField(b map[string]any, where string) {
 
 // source checks the source object of an image or document block.
 func (c *checker) source(b map[string]any, where string) {
-	src, ok := b["source"].(map[string]any)
-	if !ok {
-		c.add(where, "source is missing or not an object")
-		return
+	if src, ok := c.object(b, where, "source"); ok {
+		c.typeOf(src, join(where, "source"))
 	}
-	c.typeOf(src, join(where, "source"))
 }
 
 // cacheControl checks a cache_control member when there is one: {"type":"ephemeral"} with an
@@ -659,30 +748,14 @@ func (c *checker) cacheControl(obj map[string]any, where string, cache *cacheSta
 // tool (no type, or type "custom") has an input_schema object whose type is "object"; a typed
 // server or built-in tool ("web_search_20250305", "bash_20250124", ...) needs only its type.
 func (c *checker) anthropicTools(top map[string]any, cache *cacheState) {
-	raw, present := top["tools"]
-	if !present || raw == nil {
-		return
-	}
-	tools, ok := raw.([]any)
-	if !ok {
-		c.add("tools", "is %s, want an array", kind(raw))
-		return
-	}
+	tools, _ := c.optionalArray(top, "", "tools")
 	names := map[string]string{}
-	for i, t := range tools {
-		where := index("tools", i)
-		obj, ok := t.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an object", kind(t))
-			continue
-		}
+	for e := range c.objects(tools, "tools", "an object") {
+		where, obj := e.where, e.obj
 		c.cacheControl(obj, where, cache)
 		name, ok := c.nonEmptyString(obj, where, "name")
-		if ok {
-			if prev, dup := names[name]; dup {
-				c.add(join(where, "name"), "%q is also the name of %s (tool names must be unique)", name, prev)
-			}
-			names[name] = where
+		if ok && !c.unique(names, name, where, "name", "tool names") {
+			names[name] = where // a repeat is reported against the one just before it
 		}
 		typ, hasType := obj["type"]
 		if ts, _ := typ.(string); hasType && typ != nil && ts != "custom" {
@@ -714,23 +787,17 @@ func (c *checker) anthropicSystem(top map[string]any, cache *cacheState) {
 	switch v := raw.(type) {
 	case string:
 	case []any:
-		for i, b := range v {
-			where := index("system", i)
-			obj, ok := b.(map[string]any)
-			if !ok {
-				c.add(where, "is %s, want a text block", kind(b))
+		for e := range c.objects(v, "system", "a text block") {
+			if t, ok := c.typeOf(e.obj, e.where); ok && t != "text" {
+				c.add(join(e.where, "type"), "is %q; system blocks are text blocks", t)
 				continue
 			}
-			if t, ok := c.typeOf(obj, where); ok && t != "text" {
-				c.add(join(where, "type"), "is %q; system blocks are text blocks", t)
-				continue
-			}
-			c.extraFields(obj, where, "text", "type", "text", "cache_control", "citations")
-			c.textField(obj, where)
-			c.cacheControl(obj, where, cache)
+			c.extraFields(e.obj, e.where, "text", "type", "text", "cache_control", "citations")
+			c.textField(e.obj, e.where)
+			c.cacheControl(e.obj, e.where, cache)
 		}
 	default:
-		c.add("system", "is %s, want a string or an array of text blocks", kind(raw))
+		c.notStringOrArray(top, "", "system", "text blocks")
 	}
 }
 
@@ -776,7 +843,7 @@ func (c *checker) anthropicFinalAssistant(msgs []aMessage) {
 func (c *checker) anthropicToolPairing(msgs []aMessage) {
 	type turn struct {
 		role   string
-		blocks []aBlock
+		blocks []element
 	}
 	var turns []turn
 	for _, m := range msgs {
@@ -794,15 +861,9 @@ func (c *checker) anthropicToolPairing(msgs []aMessage) {
 		for _, b := range t.blocks {
 			switch b.typ {
 			case "tool_use", "server_tool_use", "mcp_tool_use":
-				id, ok := b.obj["id"].(string)
-				if !ok || id == "" {
-					continue
+				if id, _ := b.obj["id"].(string); id != "" {
+					c.unique(ids, id, b.where, "id", "tool_use ids")
 				}
-				if prev, dup := ids[id]; dup {
-					c.add(join(b.where, "id"), "%q is also the id of %s (tool_use ids must be unique)", id, prev)
-					continue
-				}
-				ids[id] = b.where
 			}
 		}
 	}
@@ -811,7 +872,7 @@ func (c *checker) anthropicToolPairing(msgs []aMessage) {
 			continue
 		}
 		// The tool_use blocks this turn must answer, in order.
-		var want []aBlock
+		var want []element
 		if i > 0 {
 			for _, b := range turns[i-1].blocks {
 				if b.typ == "tool_use" {
@@ -871,17 +932,8 @@ var chatRoles = map[string]bool{"system": true, "developer": true, "user": true,
 // chat checks a Chat Completions body.
 func (c *checker) chat(top map[string]any) {
 	c.chatTools(top)
-	raw, present := top["messages"]
-	msgs, ok := raw.([]any)
-	switch {
-	case !present:
-		c.add("", "messages is missing")
-		return
-	case !ok:
-		c.add("messages", "is %s, want an array", kind(raw))
-		return
-	case len(msgs) == 0:
-		c.add("messages", "is empty (expected an array with minimum length 1)")
+	msgs, ok := c.messages(top, "expected an array with minimum length 1")
+	if !ok {
 		return
 	}
 
@@ -891,8 +943,7 @@ func (c *checker) chat(top map[string]any) {
 		open     bool
 		owner    string
 		ownerIdx int
-		calls    map[string]bool
-		answered map[string]bool
+		calls    map[string]*toolCall
 		order    []string
 	)
 	closeCalls := func(reason string) {
@@ -900,22 +951,16 @@ func (c *checker) chat(top map[string]any) {
 			return
 		}
 		for _, id := range order {
-			if !answered[id] {
+			if !calls[id].answered {
 				c.add(owner, "tool_call %q has no tool message answering it %s (an assistant message with tool_calls must be followed by tool messages responding to each tool_call_id)", id, reason)
 			}
 		}
 		open = false
 	}
-	for i, m := range msgs {
-		where := index("messages", i)
-		obj, ok := m.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an object", kind(m))
-			continue
-		}
-		role, ok := c.nonEmptyString(obj, where, "role")
-		if ok && !chatRoles[role] {
-			c.add(join(where, "role"), "is %q, want system, developer, user, assistant or tool", role)
+	for e := range c.objects(msgs, "messages", "an object") {
+		where, obj := e.where, e.obj
+		role, known := c.role(obj, where, chatRoles, "system, developer, user, assistant or tool")
+		if !known {
 			continue
 		}
 		c.optionalString(obj, where, "name")
@@ -926,16 +971,13 @@ func (c *checker) chat(top map[string]any) {
 			c.chatContent(obj, where, role, false, "text", "image_url", "input_audio", "file")
 		case "assistant":
 			tc, hasCalls := c.chatToolCalls(obj, where, ids)
-			_, hasFunc := obj["function_call"]
-			_, hasAudio := obj["audio"]
-			c.chatContent(obj, where, role, hasCalls || (hasFunc && obj["function_call"] != nil) || (hasAudio && obj["audio"] != nil), "text", "refusal")
+			c.chatContent(obj, where, role, hasCalls || obj["function_call"] != nil || obj["audio"] != nil, "text", "refusal")
 			closeCalls("before " + where)
 			if hasCalls {
-				open, owner, ownerIdx = true, where, i
-				calls, answered, order = map[string]bool{}, map[string]bool{}, nil
+				open, owner, ownerIdx = true, where, e.i
+				calls, order = map[string]*toolCall{}, tc
 				for _, id := range tc {
-					calls[id] = true
-					order = append(order, id)
+					calls[id] = &toolCall{}
 				}
 			}
 			continue
@@ -945,13 +987,8 @@ func (c *checker) chat(top map[string]any) {
 			switch {
 			case !open:
 				c.add(where, "tool message follows no assistant message with tool_calls (messages with role 'tool' must be a response to a preceding message with 'tool_calls', with only tool messages in between)")
-			case !ok:
-			case !calls[id]:
-				c.add(join(where, "tool_call_id"), "%q matches no tool call of %s", id, owner)
-			case answered[id]:
-				c.add(join(where, "tool_call_id"), "%q is answered twice", id)
-			default:
-				answered[id] = true
+			case ok:
+				c.answer(calls, id, join(where, "tool_call_id"), "tool call of "+owner)
 			}
 			continue
 		case "function":
@@ -969,68 +1006,43 @@ func (c *checker) chat(top map[string]any) {
 // are in parts ("Invalid 'messages[0].content': empty array. Expected an array with minimum
 // length 1"). Only an assistant message with tool calls (nullOK) may have none.
 func (c *checker) chatContent(obj map[string]any, where, role string, nullOK bool, parts ...string) {
-	raw, present := obj["content"]
-	switch v := raw.(type) {
-	case nil:
-		if !nullOK {
-			if present {
-				c.add(join(where, "content"), "is null (only an assistant message with tool_calls may have no content)")
-			} else {
-				c.add(where, "content is missing (only an assistant message with tool_calls may have none)")
-			}
+	if raw, present := obj["content"]; raw == nil {
+		switch {
+		case nullOK:
+		case present:
+			c.add(join(where, "content"), "is null (only an assistant message with tool_calls may have no content)")
+		default:
+			c.add(where, "content is missing (only an assistant message with tool_calls may have none)")
 		}
-	case string:
-	case []any:
-		if len(v) == 0 {
-			c.add(join(where, "content"), "is an empty array (expected an array with minimum length 1)")
+		return
+	}
+	c.contentParts(obj, where, "content", "is an empty array (expected an array with minimum length 1)", func(p element) {
+		c.chatPart(p.obj, p.where, p.typ, role, parts)
+	})
+}
+
+// chatPart checks a content part of type t of a message whose role allows the part types allowed.
+func (c *checker) chatPart(po map[string]any, where, t, role string, allowed []string) {
+	if !slices.Contains(allowed, t) {
+		c.add(join(where, "type"), "is %q, not a content part of a %s message (want one of %s)", t, role, strings.Join(allowed, ", "))
+		return
+	}
+	switch t {
+	case "text":
+		c.stringField(po, where, "text")
+	case "refusal":
+		c.stringField(po, where, "refusal")
+	case "image_url":
+		if iu, ok := c.object(po, where, "image_url"); ok {
+			c.nonEmptyString(iu, join(where, "image_url"), "url")
 		}
-		for j, p := range v {
-			pw := index(join(where, "content"), j)
-			po, ok := p.(map[string]any)
-			if !ok {
-				c.add(pw, "is %s, want a content part object", kind(p))
-				continue
-			}
-			t, ok := c.typeOf(po, pw)
-			if !ok {
-				continue
-			}
-			allowed := false
-			for _, a := range parts {
-				if t == a {
-					allowed = true
-				}
-			}
-			if !allowed {
-				c.add(join(pw, "type"), "is %q, not a content part of a %s message (want one of %s)", t, role, strings.Join(parts, ", "))
-				continue
-			}
-			switch t {
-			case "text":
-				c.stringField(po, pw, "text")
-			case "refusal":
-				c.stringField(po, pw, "refusal")
-			case "image_url":
-				if iu, ok := po["image_url"].(map[string]any); !ok {
-					c.add(pw, "image_url is missing or not an object")
-				} else {
-					c.nonEmptyString(iu, join(pw, "image_url"), "url")
-				}
-			case "input_audio":
-				if ia, ok := po["input_audio"].(map[string]any); !ok {
-					c.add(pw, "input_audio is missing or not an object")
-				} else {
-					c.nonEmptyString(ia, join(pw, "input_audio"), "data")
-					c.nonEmptyString(ia, join(pw, "input_audio"), "format")
-				}
-			case "file":
-				if _, ok := po["file"].(map[string]any); !ok {
-					c.add(pw, "file is missing or not an object")
-				}
-			}
+	case "input_audio":
+		if ia, ok := c.object(po, where, "input_audio"); ok {
+			c.nonEmptyString(ia, join(where, "input_audio"), "data")
+			c.nonEmptyString(ia, join(where, "input_audio"), "format")
 		}
-	default:
-		c.add(join(where, "content"), "is %s, want a string or an array of content parts", kind(raw))
+	case "file":
+		c.object(po, where, "file")
 	}
 }
 
@@ -1038,55 +1050,33 @@ func (c *checker) chatContent(obj map[string]any, where, role string, nullOK boo
 // {id, type "function", function {name, arguments (a string)}} (or a custom tool call), ids unique
 // across the request. It returns the ids, and whether the message has tool calls.
 func (c *checker) chatToolCalls(obj map[string]any, where string, ids map[string]string) ([]string, bool) {
-	raw, present := obj["tool_calls"]
-	if !present || raw == nil {
+	arr, ok := c.optionalArray(obj, where, "tool_calls")
+	if !ok {
 		return nil, false
 	}
 	where = join(where, "tool_calls")
-	arr, ok := raw.([]any)
-	if !ok {
-		c.add(where, "is %s, want an array", kind(raw))
-		return nil, false
-	}
 	if len(arr) == 0 {
 		c.add(where, "is an empty array (expected an array with minimum length 1; omit it instead)")
 		return nil, false
 	}
 	var out []string
-	for k, t := range arr {
-		tw := index(where, k)
-		to, ok := t.(map[string]any)
-		if !ok {
-			c.add(tw, "is %s, want an object", kind(t))
-			continue
-		}
-		id, ok := c.nonEmptyString(to, tw, "id")
-		if ok {
-			if prev, dup := ids[id]; dup {
-				c.add(join(tw, "id"), "%q is also the id of %s (tool call ids must be unique)", id, prev)
-			} else {
-				ids[id] = tw
-				out = append(out, id)
-			}
+	for e := range c.objects(arr, where, "an object") {
+		tw, to := e.where, e.obj
+		if id, ok := c.nonEmptyString(to, tw, "id"); ok && c.unique(ids, id, tw, "id", "tool call ids") {
+			out = append(out, id)
 		}
 		typ, _ := c.nonEmptyString(to, tw, "type")
 		switch typ {
 		case "function":
-			fn, ok := to["function"].(map[string]any)
-			if !ok {
-				c.add(tw, "function is missing or not an object")
-				continue
+			if fn, ok := c.object(to, tw, "function"); ok {
+				c.nonEmptyString(fn, join(tw, "function"), "name")
+				c.stringField(fn, join(tw, "function"), "arguments")
 			}
-			c.nonEmptyString(fn, join(tw, "function"), "name")
-			c.stringField(fn, join(tw, "function"), "arguments")
 		case "custom":
-			cu, ok := to["custom"].(map[string]any)
-			if !ok {
-				c.add(tw, "custom is missing or not an object")
-				continue
+			if cu, ok := c.object(to, tw, "custom"); ok {
+				c.nonEmptyString(cu, join(tw, "custom"), "name")
+				c.stringField(cu, join(tw, "custom"), "input")
 			}
-			c.nonEmptyString(cu, join(tw, "custom"), "name")
-			c.stringField(cu, join(tw, "custom"), "input")
 		case "":
 		default:
 			c.add(join(tw, "type"), "is %q, want \"function\"", typ)
@@ -1098,44 +1088,32 @@ func (c *checker) chatToolCalls(obj map[string]any, where string, ids map[string
 // chatTools checks `tools`: absent, or an array of {type "function", function {name, parameters}}
 // (or {type "custom", custom {name}}), names matching ^[a-zA-Z0-9_-]{1,64}$.
 func (c *checker) chatTools(top map[string]any) {
-	raw, present := top["tools"]
-	if !present || raw == nil {
-		return
-	}
-	tools, ok := raw.([]any)
-	if !ok {
-		c.add("tools", "is %s, want an array", kind(raw))
-		return
-	}
-	for i, t := range tools {
-		where := index("tools", i)
-		obj, ok := t.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an object", kind(t))
-			continue
-		}
-		typ, _ := c.nonEmptyString(obj, where, "type")
+	tools, _ := c.optionalArray(top, "", "tools")
+	for e := range c.objects(tools, "tools", "an object") {
+		typ, _ := c.nonEmptyString(e.obj, e.where, "type")
 		switch typ {
 		case "function":
-			fn, ok := obj["function"].(map[string]any)
-			if !ok {
-				c.add(where, "function is missing or not an object")
-				continue
-			}
-			if name, ok := c.nonEmptyString(fn, join(where, "function"), "name"); ok && !openAIToolName.MatchString(name) {
-				c.add(join(where, "function.name"), "%q does not match ^[a-zA-Z0-9_-]{1,64}$", name)
-			}
-			if p, ok := fn["parameters"]; ok && p != nil {
-				if _, isObj := p.(map[string]any); !isObj {
-					c.add(join(where, "function.parameters"), "is %s, want a JSON Schema object", kind(p))
-				}
+			if fn, ok := c.object(e.obj, e.where, "function"); ok {
+				c.openAIFunction(fn, join(e.where, "function"))
 			}
 		case "custom":
-			if cu, ok := obj["custom"].(map[string]any); !ok {
-				c.add(where, "custom is missing or not an object")
-			} else {
-				c.nonEmptyString(cu, join(where, "custom"), "name")
+			if cu, ok := c.object(e.obj, e.where, "custom"); ok {
+				c.nonEmptyString(cu, join(e.where, "custom"), "name")
 			}
+		}
+	}
+}
+
+// openAIFunction checks the definition of a function tool at where (Chat's tools[i].function,
+// a Responses tool itself): a name matching ^[a-zA-Z0-9_-]{1,64}$, and parameters a JSON Schema
+// object when set.
+func (c *checker) openAIFunction(fn map[string]any, where string) {
+	if name, ok := c.nonEmptyString(fn, where, "name"); ok && !openAIToolName.MatchString(name) {
+		c.add(join(where, "name"), "%q does not match ^[a-zA-Z0-9_-]{1,64}$", name)
+	}
+	if p, ok := fn["parameters"]; ok && p != nil {
+		if _, isObj := p.(map[string]any); !isObj {
+			c.add(join(where, "parameters"), "is %s, want a JSON Schema object", kind(p))
 		}
 	}
 }
@@ -1147,6 +1125,13 @@ var responsesCallKinds = map[string]string{
 	"function_call":    "function_call_output",
 	"custom_tool_call": "custom_tool_call_output",
 }
+
+// responsesRoles are the roles of message items.
+var responsesRoles = map[string]bool{"user": true, "assistant": true, "system": true, "developer": true}
+
+// responsesInputParts are the content parts of user, system and developer messages and of tool
+// outputs.
+var responsesInputParts = []string{"input_text", "input_image", "input_file"}
 
 // responses checks a Responses API body.
 func (c *checker) responses(top map[string]any) {
@@ -1171,14 +1156,8 @@ func (c *checker) responses(top map[string]any) {
 		}
 		c.add("input", "is null, want a string or an array of items")
 	default:
-		c.add("input", "is %s, want a string or an array of items", kind(raw))
+		c.notStringOrArray(top, "", "input", "items")
 	}
-}
-
-type rCall struct {
-	where    string
-	index    int
-	answered bool
 }
 
 // responsesInput checks the items of input:
@@ -1199,15 +1178,10 @@ type rCall struct {
 //   - local_shell_call has call_id and action; local_shell_call_output has output (a string);
 //   - other item types are accepted when they name their type.
 func (c *checker) responsesInput(items []any) {
-	calls := map[string]map[string]*rCall{}
+	calls := map[string]map[string]*toolCall{}
 	lastInput := -1
-	for j, it := range items {
-		where := index("input", j)
-		obj, ok := it.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an item object", kind(it))
-			continue
-		}
+	for e := range c.objects(items, "input", "an item object") {
+		j, where, obj := e.i, e.where, e.obj
 		var typ string
 		if _, has := obj["type"]; !has {
 			if _, isMsg := obj["role"]; !isMsg {
@@ -1215,7 +1189,9 @@ func (c *checker) responsesInput(items []any) {
 				continue
 			}
 			typ = "message"
-		} else if typ, ok = c.typeOf(obj, where); !ok {
+		} else if t, ok := c.typeOf(obj, where); ok {
+			typ = t
+		} else {
 			continue
 		}
 		switch typ {
@@ -1235,55 +1211,34 @@ func (c *checker) responsesInput(items []any) {
 				continue
 			}
 			if calls[typ] == nil {
-				calls[typ] = map[string]*rCall{}
+				calls[typ] = map[string]*toolCall{}
 			}
 			if prev, dup := calls[typ][id]; dup {
 				c.add(join(where, "call_id"), "%q is also the call_id of %s (call_ids must be unique)", id, prev.where)
 				continue
 			}
-			calls[typ][id] = &rCall{where: where, index: j}
+			calls[typ][id] = &toolCall{where: where, index: j}
 		case "function_call_output", "custom_tool_call_output":
 			lastInput = j
 			callType := strings.TrimSuffix(typ, "_output")
 			c.responsesOutput(obj, where)
-			id, ok := c.nonEmptyString(obj, where, "call_id")
-			if !ok {
-				continue
-			}
-			call := calls[callType][id]
-			switch {
-			case call == nil:
-				c.add(join(where, "call_id"), "%q matches no %s earlier in input (no tool call found for this output)", id, callType)
-			case call.answered:
-				c.add(join(where, "call_id"), "%q is answered twice", id)
-			default:
-				call.answered = true
+			if id, ok := c.nonEmptyString(obj, where, "call_id"); ok {
+				c.answer(calls[callType], id, join(where, "call_id"), callType+" earlier in input (no tool call found for this output)")
 			}
 		case "reasoning":
 			if s, ok := obj["summary"].([]any); !ok {
 				c.add(where, "summary is missing or not an array (reasoning items carry one, possibly empty)")
 			} else {
-				for k, p := range s {
-					pw := index(join(where, "summary"), k)
-					if po, ok := p.(map[string]any); ok {
-						c.typeOf(po, pw)
-						c.stringField(po, pw, "text")
-					} else {
-						c.add(pw, "is %s, want a summary_text object", kind(p))
-					}
+				for p := range c.objects(s, join(where, "summary"), "a summary_text object") {
+					c.typeOf(p.obj, p.where)
+					c.stringField(p.obj, p.where, "text")
 				}
 			}
 			c.optionalString(obj, where, "encrypted_content")
-			if v, ok := obj["content"]; ok && v != nil {
-				if _, isArr := v.([]any); !isArr {
-					c.add(join(where, "content"), "is %s, want an array", kind(v))
-				}
-			}
+			c.optionalArray(obj, where, "content")
 		case "local_shell_call":
 			c.nonEmptyString(obj, where, "call_id")
-			if _, ok := obj["action"].(map[string]any); !ok {
-				c.add(where, "action is missing or not an object")
-			}
+			c.object(obj, where, "action")
 		case "local_shell_call_output":
 			lastInput = j
 			c.stringField(obj, where, "output")
@@ -1304,53 +1259,24 @@ func (c *checker) responsesInput(items []any) {
 
 // responsesMessage checks a message item and returns its role.
 func (c *checker) responsesMessage(obj map[string]any, where string) string {
-	role, ok := c.nonEmptyString(obj, where, "role")
-	if ok && role != "user" && role != "assistant" && role != "system" && role != "developer" {
-		c.add(join(where, "role"), "is %q, want user, assistant, system or developer", role)
+	role, known := c.role(obj, where, responsesRoles, "user, assistant, system or developer")
+	if !known {
 		return ""
 	}
-	parts := []string{"input_text", "input_image", "input_file"}
+	parts := responsesInputParts
 	if role == "assistant" {
 		parts = []string{"output_text", "refusal"}
 	}
-	raw, present := obj["content"]
-	switch v := raw.(type) {
-	case string:
-	case []any:
-		if len(v) == 0 {
-			c.add(join(where, "content"), "is an empty array")
-		}
-		for k, p := range v {
-			pw := index(join(where, "content"), k)
-			po, ok := p.(map[string]any)
-			if !ok {
-				c.add(pw, "is %s, want a content part object", kind(p))
-				continue
-			}
-			t, ok := c.typeOf(po, pw)
-			if !ok {
-				continue
-			}
-			c.responsesPart(po, pw, t, role, parts)
-		}
-	default:
-		if !present {
-			c.add(where, "content is missing")
-		} else {
-			c.add(join(where, "content"), "is %s, want a string or an array of content parts", kind(raw))
-		}
-	}
+	c.contentParts(obj, where, "content", "is an empty array", func(p element) {
+		c.responsesPart(p.obj, p.where, p.typ, role, parts)
+	})
 	return role
 }
 
+// responsesPart checks a content part of type t of a message whose role allows the part types
+// allowed.
 func (c *checker) responsesPart(po map[string]any, where, t, role string, allowed []string) {
-	ok := false
-	for _, a := range allowed {
-		if t == a {
-			ok = true
-		}
-	}
-	if !ok {
+	if !slices.Contains(allowed, t) {
 		c.add(join(where, "type"), "is %q, not a content part of a %s message (supported: %s)", t, role, strings.Join(allowed, ", "))
 		return
 	}
@@ -1372,66 +1298,22 @@ func (c *checker) responsesPart(po map[string]any, where, t, role string, allowe
 
 // responsesOutput checks a tool output's output: a string or an array of input parts.
 func (c *checker) responsesOutput(obj map[string]any, where string) {
-	raw, present := obj["output"]
-	switch v := raw.(type) {
-	case string:
-	case []any:
-		for k, p := range v {
-			pw := index(join(where, "output"), k)
-			po, ok := p.(map[string]any)
-			if !ok {
-				c.add(pw, "is %s, want a content part object", kind(p))
-				continue
-			}
-			if t, ok := c.typeOf(po, pw); ok {
-				c.responsesPart(po, pw, t, "tool output", []string{"input_text", "input_image", "input_file"})
-			}
-		}
-	default:
-		if !present {
-			c.add(where, "output is missing")
-		} else {
-			c.add(join(where, "output"), "is %s, want a string or an array of content parts", kind(raw))
-		}
-	}
+	c.contentParts(obj, where, "output", "", func(p element) {
+		c.responsesPart(p.obj, p.where, p.typ, "tool output", responsesInputParts)
+	})
 }
 
 // responsesTools checks `tools`: absent, or an array of objects naming their type; function tools
 // have a name matching ^[a-zA-Z0-9_-]{1,64}$ and parameters a JSON Schema object when set; custom
 // tools have a name.
 func (c *checker) responsesTools(top map[string]any) {
-	raw, present := top["tools"]
-	if !present || raw == nil {
-		return
-	}
-	tools, ok := raw.([]any)
-	if !ok {
-		c.add("tools", "is %s, want an array", kind(raw))
-		return
-	}
-	for i, t := range tools {
-		where := index("tools", i)
-		obj, ok := t.(map[string]any)
-		if !ok {
-			c.add(where, "is %s, want an object", kind(t))
-			continue
-		}
-		typ, ok := c.typeOf(obj, where)
-		if !ok {
-			continue
-		}
-		switch typ {
+	tools, _ := c.optionalArray(top, "", "tools")
+	for e := range c.typedObjects(tools, "tools", "an object") {
+		switch e.typ {
 		case "function":
-			if name, ok := c.nonEmptyString(obj, where, "name"); ok && !openAIToolName.MatchString(name) {
-				c.add(join(where, "name"), "%q does not match ^[a-zA-Z0-9_-]{1,64}$", name)
-			}
-			if p, ok := obj["parameters"]; ok && p != nil {
-				if _, isObj := p.(map[string]any); !isObj {
-					c.add(join(where, "parameters"), "is %s, want a JSON Schema object", kind(p))
-				}
-			}
+			c.openAIFunction(e.obj, e.where)
 		case "custom":
-			c.nonEmptyString(obj, where, "name")
+			c.nonEmptyString(e.obj, e.where, "name")
 		}
 	}
 }

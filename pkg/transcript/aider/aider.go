@@ -163,17 +163,7 @@ func (a *Adapter) WatchDirs() []string {
 	return transcript.DedupePaths(out)
 }
 
-func (a *Adapter) prices() *pricing.Table {
-	if a.CurrentPrices != nil {
-		if t := a.CurrentPrices(); t != nil {
-			return t
-		}
-	}
-	if a.Prices != nil {
-		return a.Prices
-	}
-	return pricing.Default()
-}
+func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }
 
 // Discover lists the chat history file of every root that has one, and every explicit file that
 // exists. A missing root or file is not an error.

@@ -362,17 +362,7 @@ func (a *Adapter) projectDir(dbPath string) string {
 	return ""
 }
 
-func (a *Adapter) prices() *pricing.Table {
-	if a.CurrentPrices != nil {
-		if t := a.CurrentPrices(); t != nil {
-			return t
-		}
-	}
-	if a.Prices != nil {
-		return a.Prices
-	}
-	return pricing.Default()
-}
+func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }
 
 // NewParser returns the parser of one database, resumed from its watermark when state is not nil.
 func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {

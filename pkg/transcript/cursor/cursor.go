@@ -157,17 +157,7 @@ func (a *Adapter) WatchDirs() []string {
 	return out
 }
 
-func (a *Adapter) prices() *pricing.Table {
-	if a.CurrentPrices != nil {
-		if t := a.CurrentPrices(); t != nil {
-			return t
-		}
-	}
-	if a.Prices != nil {
-		return a.Prices
-	}
-	return pricing.Default()
-}
+func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }
 
 // Discover lists each user directory's globalStorage/state.vscdb. A missing directory is not an
 // error.

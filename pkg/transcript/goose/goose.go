@@ -176,17 +176,7 @@ func DefaultRoots() []string {
 	return transcript.DedupePaths(roots)
 }
 
-func (a *Adapter) prices() *pricing.Table {
-	if a.CurrentPrices != nil {
-		if t := a.CurrentPrices(); t != nil {
-			return t
-		}
-	}
-	if a.Prices != nil {
-		return a.Prices
-	}
-	return pricing.Default()
-}
+func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }
 
 // Discover lists sessions.db (a Database source) and the *.jsonl session files (Document sources)
 // of every root. A missing root is not an error.

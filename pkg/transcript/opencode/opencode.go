@@ -165,17 +165,7 @@ func (a *Adapter) Client() string { return a.client }
 // WatchDirs lists the directories to watch: the data directories.
 func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Dirs...) }
 
-func (a *Adapter) prices() *pricing.Table {
-	if a.CurrentPrices != nil {
-		if t := a.CurrentPrices(); t != nil {
-			return t
-		}
-	}
-	if a.Prices != nil {
-		return a.Prices
-	}
-	return pricing.Default()
-}
+func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }
 
 // Discover lists the client's databases: <dir>/<name>.db and <dir>/<name>-<channel>.db.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
