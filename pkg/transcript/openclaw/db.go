@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/pi"
 	"github.com/observerhq/observer/pkg/transcript/sqliteread"
 )
 
@@ -72,7 +73,6 @@ func (p *Parser) poll(ctx context.Context) ([]event.Event, error) {
 	}
 	evs := p.events(got, &work)
 	p.st = work
-	p.stats.Events += int64(len(evs))
 	return evs, nil
 }
 
@@ -287,7 +287,7 @@ func (p *Parser) events(got *pass, st *state) []event.Event {
 	for _, sr := range got.sessions {
 		s := st.Sessions[sr.w.id]
 		if s == nil {
-			s = &sess{ID: sr.w.id, Seq: -1}
+			s = &sess{Session: pi.Session{ID: sr.w.id}, Seq: -1}
 			st.Sessions[sr.w.id] = s
 		}
 		if sr.from < 0 && s.Seq >= 0 {
@@ -301,15 +301,12 @@ func (p *Parser) events(got *pass, st *state) []event.Event {
 			s.Parent = sr.w.previous
 		}
 		for _, r := range sr.rows {
-			p.stats.Lines++
-			data, err := r.payload()
-			if err == nil {
-				var out []event.Event
-				out, err = p.entry(s, data)
+			if data, err := r.payload(); err != nil {
+				p.r.Stats.Lines++
+				p.r.Stats.Malformed++
+			} else {
+				out, _ := p.r.Record(&s.Session, data)
 				evs = append(evs, out...)
-			}
-			if err != nil {
-				p.stats.Malformed++
 			}
 			s.Seq = r.seq
 		}

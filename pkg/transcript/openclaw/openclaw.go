@@ -2,7 +2,8 @@
 // in 2026.9.6, agent schema 23, and in 2026.7.1, the last release that wrote session files) into
 // observer events, following the transcript contract. OpenClaw's embedded agent is built on pi's
 // runtime (@openclaw/ai, a fork of pi-ai): its transcript records are pi's session entries, read
-// here the way package pi reads them, with OpenClaw's additions.
+// with package pi's Reader; this package adds OpenClaw's files and databases, tools, subagent
+// sessions and nested-tool messages.
 //
 // # Files
 //
@@ -134,11 +135,9 @@
 package openclaw
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,9 +145,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/pi"
 	"github.com/observerhq/observer/pkg/transcript/sqliteread"
 )
 
@@ -314,7 +313,7 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 		seen[abs] = true
 		id := SessionIDFromPath(abs)
 		if id == "" {
-			id = headerSessionID(abs)
+			id = pi.HeaderSessionID(abs)
 		}
 		files = append(files, transcript.Source{Client: Client, Path: abs, SessionID: id})
 	}
@@ -395,35 +394,6 @@ func listedDatabases(root string) []string {
 		return sqliteread.CloseRows(q)
 	})
 	return out
-}
-
-// maxHeaderLine bounds the header line read from a file that is not named as OpenClaw names them.
-const maxHeaderLine = 64 << 10
-
-// headerSessionID reads the id of a session file's header, "" when its first line is not one.
-func headerSessionID(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, maxHeaderLine)).ReadBytes('\n')
-	if err != nil {
-		return ""
-	}
-	var typ, id string
-	if jsonscan.Members(line, func(k, v []byte) bool {
-		switch {
-		case jsonscan.Key(k, "type"):
-			typ = jsonscan.Str(v)
-		case jsonscan.Key(k, "id"):
-			id = jsonscan.Str(v)
-		}
-		return true
-	}) != nil || typ != "session" {
-		return ""
-	}
-	return id
 }
 
 // NewParser returns a parser for one source, resumed from state when it is not nil.

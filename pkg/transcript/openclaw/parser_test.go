@@ -9,6 +9,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/pi"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
@@ -252,7 +253,7 @@ func TestToolType(t *testing.T) {
 
 func TestParser_Targets(t *testing.T) {
 	p, _ := New(nil).newParser(fileSrc(t, fixLegacy), nil)
-	s := &sess{Cwd: "/nonexistent-openclaw/work"}
+	s := &pi.Session{Cwd: "/nonexistent-openclaw/work"}
 	cases := []struct{ tool, args, want string }{
 		{"read", `{"path":"src/a.go"}`, "src/a.go"},
 		{"read", `{"path":"/etc/hosts"}`, "/etc/hosts"},
@@ -266,7 +267,7 @@ func TestParser_Targets(t *testing.T) {
 		{"browser", `{"action":"open"}`, "open"},
 	}
 	for _, c := range cases {
-		if got := p.target(s, c.tool, []byte(c.args)); got != c.want {
+		if got := p.r.Target(s, c.tool, []byte(c.args)); got != c.want {
 			t.Errorf("target(%s, %s) = %q, want %q", c.tool, c.args, got, c.want)
 		}
 	}

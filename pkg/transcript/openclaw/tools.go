@@ -1,13 +1,10 @@
 package openclaw
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/jsonscan"
+	"github.com/observerhq/observer/pkg/transcript/pi"
 )
 
 // toolTypes maps lower-cased tool names to the taxonomy: OpenClaw's core tools (group:fs,
@@ -53,16 +50,7 @@ var toolTypes = map[string]event.ActionType{
 }
 
 // ToolType returns the normalized type of an OpenClaw tool name (see the package doc).
-func ToolType(name string) event.ActionType {
-	n := strings.ToLower(strings.TrimSpace(name))
-	if t, ok := toolTypes[n]; ok {
-		return t
-	}
-	if strings.HasPrefix(n, "mcp_") {
-		return event.ActionMCPCall
-	}
-	return event.ActionUnknown
-}
+func ToolType(name string) event.ActionType { return tools.Type(name) }
 
 // wrapperTool is Tool Search's tool_call, which runs the catalog tool its id names with its args.
 const wrapperTool = "tool_call"
@@ -74,8 +62,8 @@ func unwrap(name string, raw []byte) (string, []byte) {
 	if !strings.EqualFold(strings.TrimSpace(name), wrapperTool) {
 		return name, raw
 	}
-	a := readArgs(raw)
-	inner := a.str("id", "name", "tool")
+	a := pi.ReadArgs(raw)
+	inner := a.Str("id", "name", "tool")
 	if inner == "" {
 		return name, raw
 	}
@@ -85,85 +73,49 @@ func unwrap(name string, raw []byte) (string, []byte) {
 	return inner, a["args"]
 }
 
-// args are the top-level members of a tool call's arguments, raw.
-type args map[string][]byte
-
-func readArgs(raw []byte) args {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil
-	}
-	a := args{}
-	_ = jsonscan.Members(raw, func(k, v []byte) bool {
-		a[string(k[1:len(k)-1])] = v
-		return true
-	})
-	return a
-}
-
-// str returns the first of the named members that holds a non-empty string.
-func (a args) str(names ...string) string {
-	for _, n := range names {
-		if s := strings.TrimSpace(jsonscan.Str(a[n])); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
-// first returns the arguments of the first element of an array member.
-func (a args) first(name string) args {
-	var out args
-	_ = jsonscan.Elements(a[name], func(v []byte) bool {
-		out = readArgs(v)
-		return false
-	})
-	return out
-}
+// tools is OpenClaw's mapping of tool calls (see the package doc).
+var tools = pi.Tools{Types: toolTypes, Target: target, Unwrap: unwrap}
 
 // target returns what a tool call acts on (see the package doc).
-func (p *Parser) target(s *sess, tool string, raw []byte) string {
-	a := readArgs(raw)
-	if a == nil {
-		return ""
-	}
+func target(r *pi.Reader, s *pi.Session, tool string, a pi.Args) string {
 	switch n := strings.ToLower(strings.TrimSpace(tool)); n {
 	case "read", "write", "edit", "multiedit", "view_image", "pdf", "file_fetch", "file_write":
-		return p.relPath(s, a.str("path", "file_path", "file"))
+		return r.RelPath(s, a.Str("path", "file_path", "file"))
 	case "apply_patch":
-		return p.relPath(s, patchFile(a.str("input", "patch")))
+		return r.RelPath(s, patchFile(a.Str("input", "patch")))
 	case "exec", "bash", "code_execution":
-		return a.str("command", "code", "cmd")
+		return a.Str("command", "code", "cmd")
 	case "grep", "find", "glob":
-		pat := a.str("pattern", "query")
-		if dir := a.str("path"); dir != "" {
-			return pat + " in " + p.relPath(s, dir)
+		pat := a.Str("pattern", "query")
+		if dir := a.Str("path"); dir != "" {
+			return pat + " in " + r.RelPath(s, dir)
 		}
 		return pat
 	case "ls", "dir_list":
-		if dir := a.str("path"); dir != "" {
-			return p.relPath(s, dir)
+		if dir := a.Str("path"); dir != "" {
+			return r.RelPath(s, dir)
 		}
 		return "."
 	case "sessions_spawn", "subagent", "task", "agent":
-		agent, task := a.str("agentId", "agent", "subagent_type"), a.str("task", "taskName", "description", "prompt")
+		agent, task := a.Str("agentId", "agent", "subagent_type"), a.Str("task", "taskName", "description", "prompt")
 		if agent != "" && task != "" {
 			return agent + ": " + task
 		}
 		return agent + task
 	case "ask_user", "question":
-		if q := a.str("question"); q != "" {
+		if q := a.Str("question"); q != "" {
 			return q
 		}
-		return a.first("questions").str("question", "prompt", "header")
+		return a.First("questions").Str("question", "prompt", "header")
 	case "web_search", "x_search", "websearch":
-		return a.str("query")
+		return a.Str("query")
 	case "web_fetch", "webfetch", "fetch":
-		return a.str("url")
+		return a.Str("url")
 	}
-	if f := a.str("path", "file_path"); f != "" {
-		return p.relPath(s, f)
+	if f := a.Str("path", "file_path"); f != "" {
+		return r.RelPath(s, f)
 	}
-	return a.str("command", "pattern", "url", "query", "action")
+	return a.Str("command", "pattern", "url", "query", "action")
 }
 
 // patchFile returns the first file an apply_patch input names ("*** Update File: PATH", Add,
@@ -178,14 +130,4 @@ func patchFile(patch string) string {
 		}
 	}
 	return ""
-}
-
-// hashInput hashes a tool call's arguments, so repeated calls can be found.
-func hashInput(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:8])
 }

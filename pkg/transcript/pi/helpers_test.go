@@ -137,7 +137,7 @@ type summary struct {
 
 func summarize(evs []event.Event, p *Parser) summary {
 	st := p.Stats()
-	s := summary{SessionID: p.st.SessionID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
+	s := summary{SessionID: p.st.ID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
 		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
 		Failures: map[string]int{}, NoResult: map[string]int{}, Sessions: []string{}, Unknown: st.Unknown}
 	ids, byID := transcripttest.Merge(evs)

@@ -466,7 +466,7 @@ func TestParser_Targets(t *testing.T) {
 		{"bash", `not json`, ""},
 	}
 	for _, c := range cases {
-		if got := p.target(c.tool, []byte(c.args)); got != c.want {
+		if got := p.r.Target(&p.st.Session, c.tool, []byte(c.args)); got != c.want {
 			t.Errorf("%s %s: target %q, want %q", c.tool, c.args, got, c.want)
 		}
 	}

@@ -70,7 +70,8 @@
 //	            prices)
 //
 // These are observer's buckets already: Input = input, Output = output, CacheRead = cacheRead,
-// CacheCreation = cacheWrite, CacheCreation1h = 0 and Reasoning = 0 (pi logs no split of either). A
+// CacheCreation = cacheWrite, CacheCreation1h = 0 and Reasoning = 0 (pi logs no split of either; the
+// cacheWrite1h and reasoningTokens that OpenClaw's fork of pi-ai adds are taken where present). A
 // 1-hour cache write is therefore priced as a 5-minute one. One token_usage event per assistant
 // message whose usage is not all zero (an aborted request before any usage has none), id
 // event.ID("pi", "usage", provider, model, message timestamp, responseId), MessageID the response
@@ -143,6 +144,15 @@
 // epoch, the keys of the last 16 compactions (a compaction read again after a rewrite is not a new
 // epoch), and the tool calls still waiting for their results (at most 128) with the last 16
 // answered ones (a result read again after a rewrite keeps its call's id).
+//
+// # Entries kept elsewhere
+//
+// A Reader turns entries into events one Session at a time, whatever holds them; the Parser is a
+// Reader over one file. OpenClaw's reader (package openclaw), whose records are pi's entries, uses
+// this API for its session files and database rows: a Reader with its own client name (in events
+// and ids), Tools (its tool names, targets and Tool Search's tool_call), parent references and
+// nested-tool messages (Custom, with Args, HashInput, MessageTime, Duration and Outcome), and a
+// Session per session that may belong to a root session (Root) or follow another (Parent).
 package pi
 
 import (
@@ -282,7 +292,7 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 		seenFile[abs] = true
 		id := SessionIDFromPath(abs)
 		if id == "" {
-			id = headerSessionID(abs)
+			id = HeaderSessionID(abs)
 		}
 		out = append(out, transcript.Source{Client: Client, Path: abs, SessionID: id})
 	}
@@ -330,11 +340,11 @@ func isSessionName(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
 }
 
-// maxHeaderLine bounds the header line read from a file that is not named as pi names them.
+// maxHeaderLine bounds the header line read from a file that is not named after its session.
 const maxHeaderLine = 64 << 10
 
-// headerSessionID reads the id of a session file's header, "" when its first line is not one.
-func headerSessionID(path string) string {
+// HeaderSessionID reads the id of a session file's header, "" when its first line is not one.
+func HeaderSessionID(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

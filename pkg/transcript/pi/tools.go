@@ -43,10 +43,29 @@ var toolTypes = map[string]event.ActionType{
 }
 
 // ToolType returns the normalized type of a pi tool name (see the package doc).
-func ToolType(name string) event.ActionType {
+func ToolType(name string) event.ActionType { return piTools.Type(name) }
+
+// Tools is how a client's tool calls become actions.
+type Tools struct {
+	// Types maps lower-cased tool names to the taxonomy.
+	Types map[string]event.ActionType
+	// Target returns what a call of tool acts on, from its arguments (an object: Reader.Target
+	// asks for no other); r.RelPath makes a path relative to the project.
+	Target func(r *Reader, s *Session, tool string, a Args) string
+	// Unwrap returns the tool a call really runs and that tool's arguments, for a tool that
+	// runs another; nil means every call runs the tool it names.
+	Unwrap func(name string, args []byte) (tool string, toolArgs []byte)
+}
+
+// piTools is pi's mapping (see the package doc).
+var piTools = Tools{Types: toolTypes, Target: target}
+
+// Type returns the action type of a tool name, case-insensitive: its entry in Types, else
+// mcp_call for a name that starts with mcp_ (an MCP server's tool), else unknown.
+func (t Tools) Type(name string) event.ActionType {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if t, ok := toolTypes[n]; ok {
-		return t
+	if typ, ok := t.Types[n]; ok {
+		return typ
 	}
 	if strings.HasPrefix(n, "mcp_") {
 		return event.ActionMCPCall
@@ -54,14 +73,25 @@ func ToolType(name string) event.ActionType {
 	return event.ActionUnknown
 }
 
-// args are the top-level members of a tool call's arguments, raw.
-type args map[string][]byte
+// Target returns what a call of tool with these arguments (raw JSON) acts on, through
+// Tools.Target, cut to 500 characters; "" when the arguments are not an object.
+func (r *Reader) Target(s *Session, tool string, args []byte) string {
+	a := ReadArgs(args)
+	if a == nil {
+		return ""
+	}
+	return clipTarget(r.Tools.Target(r, s, tool, a))
+}
 
-func readArgs(raw []byte) args {
+// Args are the top-level members of a tool call's arguments, raw.
+type Args map[string][]byte
+
+// ReadArgs reads a tool call's arguments; nil when they are not an object.
+func ReadArgs(raw []byte) Args {
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
-	a := args{}
+	a := Args{}
 	_ = jsonscan.Members(raw, func(k, v []byte) bool {
 		a[string(k[1:len(k)-1])] = v
 		return true
@@ -69,8 +99,8 @@ func readArgs(raw []byte) args {
 	return a
 }
 
-// str returns the first of the named members that holds a non-empty string.
-func (a args) str(names ...string) string {
+// Str returns the first of the named members that holds a non-empty string, trimmed.
+func (a Args) Str(names ...string) string {
 	for _, n := range names {
 		if s := strings.TrimSpace(jsonscan.Str(a[n])); s != "" {
 			return s
@@ -79,70 +109,66 @@ func (a args) str(names ...string) string {
 	return ""
 }
 
-// first returns the arguments of the first element of an array member.
-func (a args) first(name string) args {
-	var out args
+// First returns the arguments of the first element of an array member.
+func (a Args) First(name string) Args {
+	var out Args
 	_ = jsonscan.Elements(a[name], func(v []byte) bool {
-		out = readArgs(v)
+		out = ReadArgs(v)
 		return false
 	})
 	return out
 }
 
-// target returns what a tool call acts on (see the package doc).
-func (p *Parser) target(tool string, raw []byte) string {
-	a := readArgs(raw)
-	if a == nil {
-		return ""
-	}
+// target returns what a pi tool call acts on (see the package doc).
+func target(r *Reader, s *Session, tool string, a Args) string {
 	switch n := strings.ToLower(strings.TrimSpace(tool)); n {
 	case "read", "write", "edit", "multiedit":
-		return p.relPath(a.str("path", "file_path"))
+		return r.RelPath(s, a.Str("path", "file_path"))
 	case "bash":
-		return a.str("command")
+		return a.Str("command")
 	case "grep", "find", "glob":
-		pat := a.str("pattern")
-		if dir := a.str("path"); dir != "" {
-			return pat + " in " + p.relPath(dir)
+		pat := a.Str("pattern")
+		if dir := a.Str("path"); dir != "" {
+			return pat + " in " + r.RelPath(s, dir)
 		}
 		return pat
 	case "ls":
-		if dir := a.str("path"); dir != "" {
-			return p.relPath(dir)
+		if dir := a.Str("path"); dir != "" {
+			return r.RelPath(s, dir)
 		}
 		return "."
 	case "subagent", "task", "agent":
-		if a.str("task", "prompt", "description") == "" {
+		if a.Str("task", "prompt", "description") == "" {
 			for _, list := range []string{"tasks", "chain"} {
-				if f := a.first(list); f != nil {
+				if f := a.First(list); f != nil {
 					a = f
 					break
 				}
 			}
 		}
-		agent, task := a.str("agent", "subagent_type"), a.str("task", "description", "prompt")
+		agent, task := a.Str("agent", "subagent_type"), a.Str("task", "description", "prompt")
 		if agent != "" && task != "" {
 			return agent + ": " + task
 		}
 		return agent + task
 	case "question", "questionnaire", "ask_user", "askuserquestion":
-		if q := a.str("question"); q != "" {
+		if q := a.Str("question"); q != "" {
 			return q
 		}
-		return a.first("questions").str("question", "prompt")
+		return a.First("questions").Str("question", "prompt")
 	case "web_search", "websearch":
-		return a.str("query")
+		return a.Str("query")
 	case "web_fetch", "webfetch", "fetch":
-		return a.str("url")
+		return a.Str("url")
 	}
-	if s := a.str("path", "file_path"); s != "" {
-		return p.relPath(s)
+	if f := a.Str("path", "file_path"); f != "" {
+		return r.RelPath(s, f)
 	}
-	return a.str("command", "pattern", "url", "query")
+	return a.Str("command", "pattern", "url", "query")
 }
 
-// hashInput hashes a tool call's arguments, so repeated calls can be found.
-func hashInput(raw []byte) string {
+// HashInput hashes a tool call's arguments, so repeated calls can be found.
+func HashInput(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
