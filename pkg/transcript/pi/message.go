@@ -133,7 +133,8 @@ func (b *block) walk(d []byte, at int) (int, error) {
 // MessageTime reads a message timestamp (unix milliseconds, as pi writes them).
 func MessageTime(raw []byte) (time.Time, bool) {
 	f, ok := jsonscan.Float(raw)
-	if !ok || f < 31536000000 || f > 9e15 {
+	// 1971 to the end of year 9999: a later time would not encode as JSON (RFC 3339 stops there).
+	if !ok || f < 31536000000 || f >= 253402300800000 {
 		return time.Time{}, false
 	}
 	return time.UnixMilli(int64(f)).UTC(), true

@@ -494,3 +494,12 @@ func mapsEqual(a, b map[string]bool) bool {
 	}
 	return true
 }
+
+// A message time past the year 9999 is no time (the event could not be encoded as JSON).
+func TestMessageTime_Bounds(t *testing.T) {
+	for raw, ok := range map[string]bool{"1767225600000": true, "253402300799999": true, "253402300800000": false, "9e15": false, "1000": false} {
+		if _, got := MessageTime([]byte(raw)); got != ok {
+			t.Errorf("MessageTime(%s) ok = %v, want %v", raw, got, ok)
+		}
+	}
+}
