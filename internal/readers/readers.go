@@ -58,9 +58,10 @@ func UseStore(path string) {
 	storePath.Unlock()
 }
 
-// aiderAdapter reads .aider.chat.history.md in every project observer already knows (the store's
-// sessions, read once when the adapters are made) and in $OBSERVER_AIDER_DIRS, and the file
-// $AIDER_CHAT_HISTORY_FILE names.
+// aiderAdapter reads .aider.chat.history.md in every project observer already knows that has one
+// (the store's sessions, read at most once a minute; the watcher makes its adapters at start, so
+// a project's first Aider history is found at its next start or by `observerctl scan`) and in
+// $OBSERVER_AIDER_DIRS, and the file $AIDER_CHAT_HISTORY_FILE names.
 func aiderAdapter() *aider.Adapter {
 	var roots []string
 	for _, d := range filepath.SplitList(os.Getenv(EnvAiderDirs)) {
@@ -110,8 +111,12 @@ func readProjects(path string) []string {
 	var out []string
 	for rows.Next() {
 		var p string
+		// Only the projects Aider ran in: watching every project's folder would wake the watcher
+		// at every file an agent writes there.
 		if rows.Scan(&p) == nil {
-			out = append(out, p)
+			if _, err := os.Stat(filepath.Join(p, aider.ChatHistoryFile)); err == nil {
+				out = append(out, p)
+			}
 		}
 	}
 	return out

@@ -86,10 +86,13 @@ func (r *request) units() []unit {
 					break
 				}
 			}
-			if closed && answered(i, j) {
+			switch {
+			case closed && answered(i, j):
 				us = append(us, unit{first: i, last: j})
 				i = j + 1
-			} else {
+			case closed:
+				i = j + 1 // not a unit: never start one inside it (a reasoning item would lose its call)
+			default:
 				i = max(j, i+1)
 			}
 		}
@@ -211,8 +214,10 @@ func (c *Compressor) drop(r *request, edits []edit, over int) ([]edit, []Decisio
 			edits = append(edits, edit{from, to, nil})
 			prev := r.msgs[run.first-1]
 			block := `{"type":"text","text":` + string(jsonString(marker)) + `}`
-			if prev.contentEnd > 0 {
+			if prev.contentEnd > 0 && prev.lastBlock.end > prev.lastBlock.start {
 				edits = append(edits, edit{prev.contentEnd, prev.contentEnd, []byte("," + block)})
+			} else if prev.contentEnd > 0 { // an empty content array
+				edits = append(edits, edit{prev.contentEnd, prev.contentEnd, []byte(block)})
 			} else if prev.content.end > prev.content.start {
 				text := r.body[prev.content.start:prev.content.end]
 				edits = append(edits, edit{prev.content.start, prev.content.end,
@@ -220,7 +225,7 @@ func (c *Compressor) drop(r *request, edits []edit, over int) ([]edit, []Decisio
 			}
 			// Cache mode: the kept prefix ends at the first run; a breakpoint there lets the
 			// upstream cache it, within the API's four.
-			if c.opt.Mode == ModeCache && k == 0 && !prev.cached && caches < 4 && prev.contentEnd > 0 {
+			if c.opt.Mode == ModeCache && k == 0 && !prev.cached && caches < 4 && !r.ttl && prev.lastBlock.end > prev.lastBlock.start {
 				edits = append(edits, edit{prev.lastBlock.end - 1, prev.lastBlock.end - 1,
 					[]byte(`,"cache_control":{"type":"ephemeral"}`)})
 				caches++

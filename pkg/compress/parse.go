@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,8 +26,11 @@ type request struct {
 	// arrStart, arrEnd bound the messages (input) array, brackets included.
 	arrStart, arrEnd int
 	msgs             []message
-	// caches counts the cache_control markers of the whole request (tools, system, messages).
+	// caches counts the cache_control markers of the whole request (tools, system, messages);
+	// ttl is set when one of them names a TTL (a breakpoint added then could break the API's
+	// rule that a 1-hour breakpoint never follows a 5-minute one).
 	caches int
+	ttl    bool
 	// descs are the description strings of the tool definitions, with their depth (0: the tool's
 	// own description, deeper: a parameter's).
 	descs []span
@@ -202,9 +206,11 @@ func (r *request) message(at int) (message, int, error) {
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 			m.answers = append(m.answers, id)
 			err = r.outputSites(&m, output, outputAt, id)
+		case "reasoning", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call":
+			m.model = true
 		default:
-			// reasoning, web_search_call and other output items come from the model.
-			m.model = m.kind != "item_reference"
+			// Items of other kinds (a compaction summary, an MCP approval, an item reference) are
+			// neither a turn of the model nor ever dropped: they end a unit.
 		}
 	}
 	return m, end, err
@@ -270,7 +276,7 @@ func (r *request) block(at int, m *message) (blockInfo, error) {
 		case jsonscan.Key(key, "cache_control"):
 			if !jsonscan.Null(v) {
 				b.cached = true
-				r.caches++
+				r.cache(v)
 			}
 		case jsonscan.Key(key, "text"):
 			if m != nil {
@@ -333,7 +339,7 @@ func (r *request) outputSites(m *message, v []byte, at int, id string) error {
 				case jsonscan.Key(key, "text") && r.body[at] == '"':
 					textAt, textEnd = at, e
 				case jsonscan.Key(key, "cache_control") && !jsonscan.Null(r.body[at:e]):
-					r.caches++
+					r.cache(r.body[at:e])
 				}
 				return e, err
 			})
@@ -369,7 +375,7 @@ func (r *request) tool(at int) (int, error) {
 		case jsonscan.Key(key, "cache_control"):
 			e, err := jsonscan.Skip(r.body, at)
 			if err == nil && !jsonscan.Null(r.body[at:e]) {
-				r.caches++
+				r.cache(r.body[at:e])
 			}
 			return e, err
 		case jsonscan.Key(key, "function") && r.body[at] == '{':
@@ -415,6 +421,14 @@ func members2(obj []byte, a, b string) (va, vb []byte) {
 		return true
 	})
 	return va, vb
+}
+
+// cache counts one cache_control value.
+func (r *request) cache(v []byte) {
+	r.caches++
+	if bytes.Contains(v, []byte(`"ttl"`)) {
+		r.ttl = true
+	}
 }
 
 // textSize is the size of a text value (string, or parts), for the density of a message.

@@ -74,7 +74,10 @@ type Decision struct {
 	After     int    // bytes after (a drop: the marker's)
 	Score     float64
 	StashID   string // with Options.Stash: the id of the original
-	Original  string // with Options.Stash: the original output
+	Original  string // with Options.Stash, the first time an output is compressed: the original
+	// Repeat marks an output compressed the same way in an earlier request: in cache_aware and
+	// cache modes the upstream reads it from its cache, so it saves cache reads, not input.
+	Repeat bool
 }
 
 // Result is a compressed request.
@@ -213,10 +216,10 @@ func (c *Compressor) output(s site, u call, fresh bool) (string, Decision, bool)
 		return "", Decision{}, false
 	}
 	key := outputKey(s)
+	c.mu.Lock()
+	compressed, seen := c.seen[key]
+	c.mu.Unlock()
 	if c.opt.Mode != ModeToken {
-		c.mu.Lock()
-		compressed, seen := c.seen[key]
-		c.mu.Unlock()
 		switch {
 		case seen && !compressed:
 			return "", Decision{}, false
@@ -241,16 +244,18 @@ func (c *Compressor) output(s site, u call, fresh bool) (string, Decision, bool)
 			break
 		}
 	}
-	if c.opt.Mode != ModeToken {
-		c.remember(key, ok)
-	}
+	c.remember(key, ok)
 	if !ok {
 		return "", Decision{}, false
 	}
-	d := Decision{Mechanism: string(kind), Count: 1, Before: len(s.text)}
+	// Repeat: the same output compressed in an earlier request (its bytes are the same again).
+	d := Decision{Mechanism: string(kind), Count: 1, Before: len(s.text), Repeat: seen && compressed}
 	head := fmt.Sprintf("[observer compressed this %s output: %d → %d bytes", kind, len(s.text), len(out))
-	if c.opt.Stash {
-		d.StashID, d.Original = StashID(s.text), s.text
+	if c.opt.Stash && len(s.text) <= MaxStashBytes {
+		d.StashID = StashID(s.text)
+		if !d.Repeat {
+			d.Original = s.text // stashed once, with the first decision
+		}
 		head += "; the original is stashed as " + d.StashID + " (observer MCP tool retrieve_stashed)"
 	}
 	out = head + "]\n" + out
@@ -260,6 +265,10 @@ func (c *Compressor) output(s site, u call, fresh bool) (string, Decision, bool)
 	d.After = len(out)
 	return out, d, true
 }
+
+// MaxStashBytes is the largest original stashed: an event must fit a bus message (8 MB) with room
+// to spare. A larger output is compressed without a stash id.
+const MaxStashBytes = 4 << 20
 
 // StashID names the original of a compressed output: a function of the text alone.
 func StashID(text string) string {

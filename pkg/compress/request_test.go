@@ -426,3 +426,70 @@ func TestRequest_FallsBackWhenTheKindDoesNotFit(t *testing.T) {
 		t.Fatalf("decisions %+v: want the cut JSON compressed by another compressor", res.Decisions)
 	}
 }
+
+// The message before a dropped run may have an empty content array: the marker goes in as its
+// only block, and no breakpoint is added to a block that is not there. A request whose breakpoints
+// name a TTL gets none added (a 5-minute one before a 1-hour one is refused by the API).
+func TestRequest_DropEdgeCases(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mode  string
+		first string
+		ttl   bool
+	}{
+		{"empty content before the drop", ModeToken, `{"role":"user","content":[]}`, false},
+		{"breakpoints with a ttl", ModeCache, userText("go"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustNew(t, Options{Mode: tc.mode, TargetRatio: 0.1, PreserveTail: 2})
+			msgs := []string{tc.first}
+			for i := range 6 {
+				id := fmt.Sprintf("t%d", i)
+				msgs = append(msgs, toolUse(id, "make"), toolResult(id, distinctLines(i, 60), false))
+			}
+			body := anthropicBody(msgs...)
+			if tc.ttl {
+				body = bytes.Replace(body, []byte(`"cache_control":{"type":"ephemeral"}`), []byte(`"cache_control":{"type":"ephemeral","ttl":"1h"}`), 1)
+			}
+			res, err := c.Request(APIAnthropic, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(res.Body) {
+				t.Fatalf("invalid JSON:\n%s", res.Body)
+			}
+			dropped := false
+			for _, d := range res.Decisions {
+				dropped = dropped || d.Mechanism == MechDrop
+			}
+			if !dropped {
+				t.Fatal("nothing dropped")
+			}
+			if n := bytes.Count(res.Body, []byte(`"cache_control"`)); n != bytes.Count(body, []byte(`"cache_control"`)) {
+				t.Errorf("%d breakpoints, the client set %d: none may be added here", n, bytes.Count(body, []byte(`"cache_control"`)))
+			}
+			out := messagesOf(t, res.Body, "messages")
+			checkPairs(t, out)
+			if tc.mode == ModeToken && !bytes.Contains(out[0], []byte(`"content":[{"type":"text","text":"[observer dropped`)) {
+				t.Errorf("the marker is not the empty message's only block: %s", out[0])
+			}
+		})
+	}
+}
+
+// The second request carrying an output compressed before marks it a repeat, and only the first
+// decision carries the original for the stash.
+func TestRequest_RepeatsAndStash(t *testing.T) {
+	c := mustNew(t, Options{Stash: true})
+	out := bigJSON(200)
+	first, _ := c.Request(APIAnthropic, anthropicBody(userText("go"), toolUse("t1", "cat a.json"), toolResult("t1", out, true)))
+	second, _ := c.Request(APIAnthropic, anthropicBody(userText("go"), toolUse("t1", "cat a.json"), toolResult("t1", out, false),
+		toolUse("t2", "ls"), toolResult("t2", "a.json", true)))
+	if len(first.Decisions) != 1 || first.Decisions[0].Repeat || first.Decisions[0].Original != out {
+		t.Errorf("first decision %+v", first.Decisions)
+	}
+	if len(second.Decisions) != 1 || !second.Decisions[0].Repeat || second.Decisions[0].Original != "" ||
+		second.Decisions[0].StashID != first.Decisions[0].StashID {
+		t.Errorf("second decision %+v: want a repeat naming the same stash, without the original", second.Decisions)
+	}
+}

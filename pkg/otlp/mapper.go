@@ -182,6 +182,11 @@ func (m *mapper) claudeTurn(rec record) *event.Event {
 		t.CacheRead, t.CacheCreation = num(a, "cache_read_tokens"), num(a, "cache_creation_tokens")
 	}
 	m.price(t)
+	if t.CacheCreation > 0 && t.Reliability == event.ReliabilityAccurate {
+		// Claude Code reports cache writes as one bucket: priced at the 5-minute rate, a turn that
+		// wrote to the 1-hour cache costs more than this says.
+		t.Reliability = event.ReliabilityApproximate
+	}
 	ev.APITurn = t
 	return &ev
 }

@@ -312,7 +312,9 @@ func (r *Receiver) readBody(req *http.Request) ([]byte, int, error) {
 		}
 		dec = zr
 	case "zstd":
-		zr, err := zstd.NewReader(bytes.NewReader(raw), zstd.WithDecoderConcurrency(1))
+		// Bound the window and the decoder's memory: a tiny frame may declare a 512 MB window.
+		zr, err := zstd.NewReader(bytes.NewReader(raw), zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(uint64(max(limit, 1<<20))), zstd.WithDecoderMaxMemory(uint64(limit)))
 		if err != nil {
 			return nil, http.StatusBadRequest, fmt.Errorf("zstd: %w", err)
 		}

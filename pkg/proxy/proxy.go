@@ -301,8 +301,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tc.body = body
 	if c := p.cfg.Compressor; c != nil {
 		if api := compressAPI(rt); api != "" {
-			res, err := c.Request(api, body)
+			res, err := compressSafely(c, api, body)
 			switch {
+			case errors.Is(err, errCompressionPanic):
+				p.logger.Error("request left uncompressed", "endpoint", rt.endpoint, "err", err)
 			case err != nil:
 				p.logger.Debug("request left uncompressed", "endpoint", rt.endpoint, "err", err)
 			case len(res.Decisions) > 0:

@@ -124,3 +124,37 @@ func TestStore_OTLPTurnsCountOnce(t *testing.T) {
 }
 
 func sqlNamedWindow() any { return sql.Named("window", store.JoinWindowMs) }
+
+// A Codex session's two responses 20 s apart, the proxy seeing only one: the other's OTLP turn
+// still counts (a turn stands for one turn only: same figures), and so does a transcript row whose
+// figures match no OTLP turn.
+func TestStore_OTLPWindowMatchesFigures(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "o.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC)
+	turn := func(id, origin string, at time.Time, in int64) event.Event {
+		e := newEv(event.KindAPITurn, id, at)
+		e.Client, e.SessionID = "codex", "c9"
+		e.APITurn = &event.APITurn{Tokens: event.Tokens{Input: in, Output: 5}, Provider: "openai", Model: "gpt-5", Status: 200,
+			CostUSD: 0.01, Reliability: event.ReliabilityAccurate, Origin: origin}
+		return e
+	}
+	row := newEv(event.KindTokenUsage, "u9", base.Add(40*time.Second))
+	row.Client, row.SessionID = "codex", "c9"
+	row.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 300, Output: 5}, MessageID: "resp_x", Model: "gpt-5",
+		CostUSD: 0.01, Reliability: event.ReliabilityApproximate, Origin: "transcript"}
+	write(t, s, []event.Event{
+		turn("p1", "", base, 100),                         // the proxy saw the first response
+		turn("o1", "otlp", base.Add(time.Second), 100),    // OTLP saw both
+		turn("o2", "otlp", base.Add(20*time.Second), 200), // the proxy missed this one
+		row, // a third response only the transcript has
+	}, nil)
+	n, _, input := turns(t, s)
+	if n != 3 || input != 100+200+300 {
+		t.Fatalf("counted %d turns, input %d; want 3 (proxy, the OTLP turn it missed, the transcript row), input 600", n, input)
+	}
+}

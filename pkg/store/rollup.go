@@ -44,10 +44,11 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
                            AND s.session_id = api_turns.session_id), '') END`
 
 // TurnsSQL is every model turn once: proxy turns; OTLP turns (origin 'otlp') the proxy did not see
-// (joined by request id, else by session and time within :window ms); and transcript messages
-// neither saw (joined by message id, by request id, or by the transcript message a session-less
-// proxy turn was linked to; a Codex message, whose OTLP turn carries no id, by session and time
-// within :window ms, as a message without an id is). %[1]s and %[2]s
+// (joined by request id, else by session, time within :window ms and the same input and output
+// figures, so that one turn stands for one); and transcript messages neither saw (joined by
+// message id, by request id, or by the transcript message a session-less proxy turn was linked
+// to; a Codex message, whose OTLP turn carries no id, by session, time and figures; a message
+// without an id by session and time within :window ms). %[1]s and %[2]s
 // are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
 // t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
 // for the proxy's turns) and reliability.
@@ -58,23 +59,24 @@ SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
   FROM api_turns WHERE %[1]s
    AND (api_turns.origin = ''
         OR (api_turns.request_id != '' AND NOT EXISTS (SELECT 1 FROM api_turns p WHERE p.request_id = api_turns.request_id
-            AND p.request_id != '' AND p.origin = '' AND p.client = api_turns.client))
+            AND p.request_id != '' AND p.origin = ''))
         OR (api_turns.request_id = '' AND (api_turns.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns p
             WHERE p.session_id = api_turns.session_id AND p.origin = '' AND p.client = api_turns.client
-            AND p.ts BETWEEN api_turns.ts - :window AND api_turns.ts + :window))))
+            AND p.ts BETWEEN api_turns.ts - :window AND api_turns.ts + :window
+            AND p.input_tokens = api_turns.input_tokens AND p.output_tokens = api_turns.output_tokens))))
 UNION ALL
 SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
        t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability
   FROM token_usage t
  WHERE %[2]s
-   AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.request_id != ''
-                                            AND a.client = t.client))
+   AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.request_id != ''))
    AND CASE WHEN t.message_id != ''
        THEN NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
         AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
         AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.origin = 'otlp' AND a.request_id = '' AND a.message_id = ''
                         AND a.client = t.client AND a.session_id = t.session_id
-                        AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
+                        AND a.ts BETWEEN t.ts - :window AND t.ts + :window
+                        AND a.input_tokens = t.input_tokens AND a.output_tokens = t.output_tokens)
        ELSE t.session_id = '' OR NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.session_id = t.session_id
                                              AND a.ts BETWEEN t.ts - :window AND t.ts + :window)
        END`
