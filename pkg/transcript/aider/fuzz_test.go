@@ -1,7 +1,6 @@
 package aider
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // FuzzRecord feeds arbitrary files to a parser, line by line as internal/ingest does: it never
@@ -40,21 +40,9 @@ func FuzzRecord(f *testing.F) {
 			return out, p
 		}
 		all, p := read(ls, nil)
-		for i := range all {
-			e := &all[i]
-			if err := e.Validate(); err != nil {
-				t.Fatalf("invalid event %+v: %v", e, err)
-			}
-			if e.Action != nil && !e.Action.Type.Valid() {
-				t.Fatalf("action type %q", e.Action.Type)
-			}
-			if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
-				t.Fatalf("usage %+v", u)
-			}
-			if _, err := json.Marshal(e); err != nil {
-				t.Fatal(err)
-			}
-		}
+		transcripttest.CheckFuzzed(t, all, func(u *event.TokenUsage) bool {
+			return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD
+		})
 		if again, _ := read(ls, nil); !reflect.DeepEqual(again, all) {
 			t.Fatal("not deterministic")
 		}

@@ -89,36 +89,20 @@ func parseFile(tb testing.TB, a *Adapter, path string) ([]event.Event, *Parser) 
 	return feed(tb, p, lines(data)), p
 }
 
-// view is what a golden file keeps of an event: the session by its order, the time in UTC, the
-// payload; not the ids and paths, which depend on the temporary directory.
-type view struct {
-	Kind       event.Kind        `json:"kind"`
-	Time       string            `json:"time"`
-	Session    string            `json:"session"`
-	Action     *event.Action     `json:"action,omitempty"`
-	TokenUsage *event.TokenUsage `json:"token_usage,omitempty"`
-	State      *event.Session    `json:"session_event,omitempty"`
-}
-
-func views(evs []event.Event) []view {
+// views is what the golden file keeps of events: the session by its order, not the ids, projects
+// and working directories, which depend on the temporary directory.
+func views(evs []event.Event) []transcripttest.View {
 	order := map[string]string{}
-	out := make([]view, 0, len(evs))
-	for _, e := range evs {
-		if _, ok := order[e.SessionID]; !ok {
-			order[e.SessionID] = "s" + strconv.Itoa(len(order)+1)
+	out := transcripttest.Views(evs, time.RFC3339Nano)
+	for i := range out {
+		v := &out[i]
+		if _, ok := order[v.Session]; !ok {
+			order[v.Session] = "s" + strconv.Itoa(len(order)+1)
 		}
-		v := view{Kind: e.Kind, Time: e.Time.Format(time.RFC3339Nano), Session: order[e.SessionID], TokenUsage: e.TokenUsage}
-		if e.Action != nil {
-			a := *e.Action
-			a.Transcript = filepath.Base(a.Transcript)
-			v.Action = &a
+		v.ID, v.Project, v.Session = "", "", order[v.Session]
+		if v.State != nil {
+			v.State.Cwd = ""
 		}
-		if e.Session != nil {
-			s := *e.Session
-			s.TranscriptPath, s.Cwd = filepath.Base(s.TranscriptPath), ""
-			v.State = &s
-		}
-		out = append(out, v)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func sourcesByPath(tb testing.TB, root string, srcs []transcript.Source) map[string]transcript.Source {
@@ -106,32 +107,22 @@ func TestDiscover_Layouts(t *testing.T) {
 	})
 }
 
-func writeFile(tb testing.TB, path, data string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func TestDiscover_Edges(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "projects")
 	proj := filepath.Join(root, "-home-u-app")
-	writeFile(t, filepath.Join(proj, "s1.jsonl"), `{"type":"summary"}`+"\n")
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1.jsonl"), `{"type":"summary"}`+"\n")
 	// An agent file whose first lines carry no session yet, then one that does.
-	writeFile(t, filepath.Join(proj, "agent-b2.jsonl"), `{"type":"summary"}`+"\n"+`{"type":"user","sessionId":"s1","agentId":"b2"}`+"\n")
-	writeFile(t, filepath.Join(proj, "agent-empty.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(proj, "agent-b2.jsonl"), `{"type":"summary"}`+"\n"+`{"type":"user","sessionId":"s1","agentId":"b2"}`+"\n")
+	transcripttest.WriteFile(t, filepath.Join(proj, "agent-empty.jsonl"), "")
 	// 2.1 layout with a meta file naming the agent, and one whose meta is damaged.
-	writeFile(t, filepath.Join(proj, "s1", "subagents", "agent-c3.jsonl"), "")
-	writeFile(t, filepath.Join(proj, "s1", "subagents", "agent-c3.meta.json"), `{"agentType":"Explore","agentId":"c3-full"}`)
-	writeFile(t, filepath.Join(proj, "s1", "subagents", "agent-d4.jsonl"), "")
-	writeFile(t, filepath.Join(proj, "s1", "subagents", "agent-d4.meta.json"), `{not json`)
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1", "subagents", "agent-c3.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1", "subagents", "agent-c3.meta.json"), `{"agentType":"Explore","agentId":"c3-full"}`)
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1", "subagents", "agent-d4.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1", "subagents", "agent-d4.meta.json"), `{not json`)
 	// Not transcripts: other files, a session's tool-results directory, a file at the root.
-	writeFile(t, filepath.Join(proj, "s1", "tool-results", "x.txt"), "x")
-	writeFile(t, filepath.Join(proj, "notes.md"), "x")
-	writeFile(t, filepath.Join(root, "stray.jsonl"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(proj, "s1", "tool-results", "x.txt"), "x")
+	transcripttest.WriteFile(t, filepath.Join(proj, "notes.md"), "x")
+	transcripttest.WriteFile(t, filepath.Join(root, "stray.jsonl"), "{}")
 
 	a := New([]string{root, filepath.Join(t.TempDir(), "missing"), root})
 	srcs, err := a.Discover()

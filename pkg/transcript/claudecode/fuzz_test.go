@@ -1,13 +1,12 @@
 package claudecode
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // FuzzRecord feeds arbitrary lines to one parser: it must never panic, every event it returns must
@@ -31,50 +30,14 @@ func FuzzRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(seeds[0] + "\n" + seeds[1] + "\n" + seeds[3]))
-	for _, name := range []string{fileCodemieMain, fileTurn2, file624} {
-		data, err := os.ReadFile(filepath.Join(corpusDir, name))
-		if err != nil {
-			continue
-		}
-		lines := bytes.Split(data, []byte("\n"))
-		for i := 0; i < len(lines) && i < 12; i++ {
-			if len(lines[i]) < 8192 {
-				f.Add(lines[i])
-			}
-		}
-	}
+	transcripttest.SeedLines(f, 12, 8192,
+		filepath.Join(corpusDir, fileCodemieMain), filepath.Join(corpusDir, fileTurn2), filepath.Join(corpusDir, file624))
 	a := New(nil)
 	src := transcript.Source{Client: Client, Path: "/fuzz/s.jsonl", SessionID: "s"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := a.newParser(src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range bytes.Split(data, []byte("\n")) {
-			evs, _ := p.Record(int64(i), line)
-			for j := range evs {
-				e := &evs[j]
-				if err := e.Validate(); err != nil {
-					t.Fatalf("invalid event %+v: %v", e, err)
-				}
-				if e.Action != nil && !e.Action.Type.Valid() {
-					t.Fatalf("action type %q", e.Action.Type)
-				}
-				if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
-					u.CacheCreation1h < 0 || u.CacheCreation1h > u.CacheCreation) {
-					t.Fatalf("bad tokens %+v", u.Tokens)
-				}
-				if _, err := json.Marshal(e); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		state := p.State()
-		if _, err := a.NewParser(src, state); err != nil {
-			t.Fatalf("state %s does not load: %v", state, err)
-		}
-		if st := p.Stats(); st.Malformed > st.Lines {
-			t.Fatalf("stats %+v", st)
-		}
+		transcripttest.FuzzLines(t, a, src, data, func(u *event.TokenUsage) bool {
+			return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
+				u.CacheCreation1h < 0 || u.CacheCreation1h > u.CacheCreation
+		})
 	})
 }

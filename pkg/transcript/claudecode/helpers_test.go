@@ -115,22 +115,7 @@ func srcOf(path string) transcript.Source {
 // run feeds lines to a parser and returns the events, checking that each validates.
 func run(tb testing.TB, p *Parser, lines [][]byte) []event.Event {
 	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, line := range lines {
-		evs, err := p.Record(off, line)
-		if err != nil {
-			tb.Logf("line at %d: %v", off, err)
-		}
-		off += int64(len(line)) + 1
-		for i := range evs {
-			if err := evs[i].Validate(); err != nil {
-				tb.Fatalf("invalid event %+v: %v", evs[i], err)
-			}
-		}
-		out = append(out, evs...)
-	}
-	return out
+	return transcripttest.Feed(tb, p, lines, transcripttest.CheckValid)
 }
 
 func newTestParser(tb testing.TB, src transcript.Source, state []byte) *Parser {
@@ -145,8 +130,7 @@ func newTestParser(tb testing.TB, src transcript.Source, state []byte) *Parser {
 // parseFile parses a whole file in one pass.
 func parseFile(tb testing.TB, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
-	p := newTestParser(tb, src, nil)
-	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
+	return transcripttest.ParseFile(tb, New(nil).newParser, src, transcripttest.CheckValid)
 }
 
 // merge folds events with the same id the way the writer does (pkg/store/write.go): a token_usage

@@ -1,32 +1,20 @@
 package cline
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// checkFuzz fails on an event that does not validate, an unknown action type or a negative count.
+// checkFuzz fails on an event CheckFuzzed rejects, a negative count among them.
 func checkFuzz(t *testing.T, evs []event.Event) {
-	for i := range evs {
-		e := &evs[i]
-		if err := e.Validate(); err != nil {
-			t.Fatalf("invalid event %+v: %v", e, err)
-		}
-		if e.Action != nil && !e.Action.Type.Valid() {
-			t.Fatalf("action type %q", e.Action.Type)
-		}
-		if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 || u.CostUSD < 0) {
-			t.Fatalf("bad tokens %+v", u)
-		}
-		if _, err := json.Marshal(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+	transcripttest.CheckFuzzed(t, evs, func(u *event.TokenUsage) bool {
+		return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 || u.CostUSD < 0
+	})
 }
 
 // FuzzRecord feeds arbitrary documents to a CLI parser and an extension parser: they must never

@@ -61,32 +61,13 @@ func testAdapter(tb testing.TB, home string) *Adapter {
 // run feeds lines to a parser and returns the events, checking that each validates.
 func run(tb testing.TB, p *Parser, lines [][]byte) []event.Event {
 	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, line := range lines {
-		evs, err := p.Record(off, line)
-		off += int64(len(line)) + 1
-		if err != nil {
-			tb.Logf("line at %d: %v", off, err)
-		}
-		for i := range evs {
-			if err := evs[i].Validate(); err != nil {
-				tb.Fatalf("invalid event %+v: %v", evs[i], err)
-			}
-		}
-		out = append(out, evs...)
-	}
-	return out
+	return transcripttest.Feed(tb, p, lines, transcripttest.CheckValid)
 }
 
 // parseFile parses a whole file in one pass.
 func parseFile(tb testing.TB, a *Adapter, path string) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(srcOf(path), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return run(tb, p, transcripttest.ReadLines(tb, path)), p
+	return transcripttest.ParseFile(tb, a.newParser, srcOf(path), transcripttest.CheckValid)
 }
 
 // summary is the per-session figures kept in the golden files.

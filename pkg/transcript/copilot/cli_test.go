@@ -190,17 +190,7 @@ func TestCLIParser_Resume(t *testing.T) {
 	a := New(nil)
 	for _, path := range []string{absPath(t, fixCLI), absPath(t, fixCLILegacy)} {
 		once, _ := parseCLIFile(t, a, cliSrc(path))
-		var resumed []event.Event
-		var st []byte
-		for i, l := range transcripttest.ReadLines(t, path) {
-			p, err := a.NewParser(cliSrc(path), st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, _ := p.Record(int64(i), l)
-			resumed = append(resumed, e...)
-			st = p.State()
-		}
+		resumed, _ := transcripttest.Resumed(t, a, cliSrc(path))
 		if string(transcripttest.MustJSON(t, resumed)) != string(transcripttest.MustJSON(t, once)) {
 			t.Errorf("%s: resumed events differ from one pass", filepath.Base(path))
 		}

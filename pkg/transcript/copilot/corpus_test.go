@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -61,17 +60,7 @@ func TestCorpus_Golden(t *testing.T) {
 		}
 	})
 	if !*update {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := strings.TrimSuffix(e.Name(), ".golden.json")
-			_, errCLI := os.Stat(filepath.Join(transcripttest.CorpusDir(corpusCLISub), name))
-			_, errVS := os.Stat(filepath.Join(transcripttest.CorpusDir(corpusVSCodeSub), name))
-			if !strings.HasPrefix(e.Name(), "fixture-") && errCLI != nil && errVS != nil {
-				if _, err := os.Stat(transcripttest.CorpusRoot()); err == nil {
-					t.Errorf("golden file %s has no corpus file", e.Name())
-				}
-			}
-		}
+		transcripttest.GoldenOrphans(t, dir, transcripttest.CorpusDir(corpusCLISub), transcripttest.CorpusDir(corpusVSCodeSub))
 	}
 }
 

@@ -11,16 +11,6 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-func write(tb testing.TB, path, data string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func TestDefaultRoots(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -47,13 +37,13 @@ func TestAdapter_Discover(t *testing.T) {
 		idNew    = "11111111-2222-4333-8444-555555555555"
 		idLegacy = "66666666-7777-4888-9999-aaaaaaaaaaaa"
 	)
-	write(t, filepath.Join(root, idNew, "events.jsonl"), "{}\n")
-	write(t, filepath.Join(root, idNew, "workspace.yaml"), "id: x\n")
-	write(t, filepath.Join(root, idLegacy+".jsonl"), "{}\n")
-	write(t, filepath.Join(root, "mine.jsonl"), "{}\n")
-	write(t, filepath.Join(root, ".hidden.jsonl"), "{}\n")
-	write(t, filepath.Join(root, "notes.txt"), "x")
-	write(t, filepath.Join(root, "empty-session", "plan.md"), "x")
+	transcripttest.WriteFile(t, filepath.Join(root, idNew, "events.jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(root, idNew, "workspace.yaml"), "id: x\n")
+	transcripttest.WriteFile(t, filepath.Join(root, idLegacy+".jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(root, "mine.jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(root, ".hidden.jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(root, "notes.txt"), "x")
+	transcripttest.WriteFile(t, filepath.Join(root, "empty-session", "plan.md"), "x")
 	xdg := filepath.Join(home, "xdg-state", ".copilot")
 	if err := os.MkdirAll(xdg, 0o755); err != nil {
 		t.Fatal(err)
@@ -125,17 +115,17 @@ func TestDefaultVSCodeUserDirs(t *testing.T) {
 func TestVSCodeAdapter_Discover(t *testing.T) {
 	user := filepath.Join(t.TempDir(), "Code", "User")
 	ws := filepath.Join(user, "workspaceStorage")
-	write(t, filepath.Join(ws, "aaa111", "workspace.json"), `{"folder":"file:///w/one"}`)
-	write(t, filepath.Join(ws, "aaa111", "chatSessions", "s-flat.json"), "{}")
-	write(t, filepath.Join(ws, "aaa111", "chatSessions", "s-both.json"), "{}")
-	write(t, filepath.Join(ws, "aaa111", "chatSessions", "s-both.jsonl"), "{}\n")
-	write(t, filepath.Join(ws, "aaa111", "chatSessions", ".tmp.json"), "{}")
-	write(t, filepath.Join(ws, "aaa111", "chatSessions", "notes.txt"), "x")
-	write(t, filepath.Join(ws, "aaa111", "state.vscdb"), "x")
-	write(t, filepath.Join(ws, "bbb222", "workspace.json"), `{"folder":"file:///w/two"}`)
-	write(t, filepath.Join(ws, "no-workspace", "chatSessions", "s-old-empty.json"), "{}")
-	write(t, filepath.Join(user, "globalStorage", "emptyWindowChatSessions", "s-empty.jsonl"), "{}\n")
-	write(t, filepath.Join(user, "globalStorage", "github.copilot-chat", "x.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "workspace.json"), `{"folder":"file:///w/one"}`)
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "chatSessions", "s-flat.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "chatSessions", "s-both.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "chatSessions", "s-both.jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "chatSessions", ".tmp.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "chatSessions", "notes.txt"), "x")
+	transcripttest.WriteFile(t, filepath.Join(ws, "aaa111", "state.vscdb"), "x")
+	transcripttest.WriteFile(t, filepath.Join(ws, "bbb222", "workspace.json"), `{"folder":"file:///w/two"}`)
+	transcripttest.WriteFile(t, filepath.Join(ws, "no-workspace", "chatSessions", "s-old-empty.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(user, "globalStorage", "emptyWindowChatSessions", "s-empty.jsonl"), "{}\n")
+	transcripttest.WriteFile(t, filepath.Join(user, "globalStorage", "github.copilot-chat", "x.json"), "{}")
 	a := NewVSCode([]string{user, user, filepath.Join(t.TempDir(), "missing", "User")})
 	srcs, err := a.Discover()
 	if err != nil {
@@ -170,14 +160,14 @@ func TestScan_NothingTwice(t *testing.T) {
 	cliRoot := filepath.Join(home, ".copilot", "session-state")
 	cliLog := filepath.Join(cliRoot, fixCLIID, "events.jsonl")
 	lines := transcripttest.ReadLines(t, fixCLI)
-	write(t, cliLog, string(append(bytes.Join(lines[:20], []byte("\n")), '\n')))
+	transcripttest.WriteFile(t, cliLog, string(append(bytes.Join(lines[:20], []byte("\n")), '\n')))
 
 	user := filepath.Join(home, "Code", "User")
 	ws := filepath.Join(user, "workspaceStorage", "5b2c9e0d7a61f3e4")
-	write(t, filepath.Join(ws, "workspace.json"), `{"folder":"file:///nonexistent-copilot-test/web"}`)
+	transcripttest.WriteFile(t, filepath.Join(ws, "workspace.json"), `{"folder":"file:///nonexistent-copilot-test/web"}`)
 	vsLog := filepath.Join(ws, "chatSessions", fixVSCodeID+".jsonl")
 	vsLines := transcripttest.ReadLines(t, fixVSCode)
-	write(t, vsLog, string(version(vsLines, 4)))
+	transcripttest.WriteFile(t, vsLog, string(version(vsLines, 4)))
 
 	scan := transcripttest.NewScan(t, New([]string{cliRoot}), NewVSCode([]string{user}))
 	scan.Run()
@@ -190,8 +180,8 @@ func TestScan_NothingTwice(t *testing.T) {
 		t.Fatalf("a second pass published %d events", len(scan.Published)-first)
 	}
 	// The CLI appends, VS Code appends to its log: only the new facts.
-	write(t, cliLog, string(append(bytes.Join(lines, []byte("\n")), '\n')))
-	write(t, vsLog, string(version(vsLines, len(vsLines))))
+	transcripttest.WriteFile(t, cliLog, string(append(bytes.Join(lines, []byte("\n")), '\n')))
+	transcripttest.WriteFile(t, vsLog, string(version(vsLines, len(vsLines))))
 	scan.Run()
 	scan.Run()
 	all := scan.Published

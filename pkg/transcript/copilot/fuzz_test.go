@@ -12,26 +12,11 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// checkFuzzed fails on an event that does not validate, a negative figure or one that does not
-// encode.
-func checkFuzzed(t *testing.T, evs []event.Event) {
-	t.Helper()
-	for j := range evs {
-		e := &evs[j]
-		if err := e.Validate(); err != nil {
-			t.Fatalf("invalid event %+v: %v", e, err)
-		}
-		if e.Action != nil && !e.Action.Type.Valid() {
-			t.Fatalf("action type %q", e.Action.Type)
-		}
-		if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
-			u.Reasoning < 0 || u.Reasoning > u.Output || u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
-			t.Fatalf("bad usage %+v", u)
-		}
-		if _, err := json.Marshal(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+// badUsage is a usage a fuzzed parser must never return: a negative figure, reasoning above
+// output or a cost that is not a number.
+func badUsage(u *event.TokenUsage) bool {
+	return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
+		u.Reasoning < 0 || u.Reasoning > u.Output || u.CostUSD < 0 || u.CostUSD != u.CostUSD
 }
 
 // FuzzRecord feeds arbitrary lines to a Copilot CLI parser: it must never panic, every event must
@@ -57,47 +42,13 @@ func FuzzRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(seeds[0] + "\n" + seeds[2] + "\n" + seeds[3] + "\n" + seeds[4] + "\n" + seeds[6]))
-	for _, path := range []string{fixCLI, filepath.Join(transcripttest.CorpusDir(corpusCLISub), fileCLI)} {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		lines := bytes.Split(data, []byte("\n"))
-		for i := 0; i < len(lines) && i < 24; i++ {
-			if len(lines[i]) < 8192 {
-				f.Add(lines[i])
-			}
-		}
-	}
+	transcripttest.SeedLines(f, 24, 8192, fixCLI, filepath.Join(transcripttest.CorpusDir(corpusCLISub), fileCLI))
 	a := New(nil)
 	src := transcript.Source{Client: ClientCLI, Path: "/fuzz/session-state/00000000-0000-4000-8000-000000000001/events.jsonl",
 		SessionID: "00000000-0000-4000-8000-000000000001"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		run := func() ([]event.Event, *Parser) {
-			p, err := a.newParser(src, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var all []event.Event
-			for i, line := range bytes.Split(data, []byte("\n")) {
-				evs, _ := p.Record(int64(i), line)
-				checkFuzzed(t, evs)
-				all = append(all, evs...)
-			}
-			return all, p
-		}
-		first, p := run()
-		second, _ := run()
-		if !bytes.Equal(transcripttest.MustJSON(t, first), transcripttest.MustJSON(t, second)) {
-			t.Fatal("two parsers gave different events")
-		}
-		state := p.State()
-		if _, err := a.NewParser(src, state); err != nil {
-			t.Fatalf("state %s does not load: %v", state, err)
-		}
-		if st := p.Stats(); st.Malformed > st.Lines {
-			t.Fatalf("stats %+v", st)
-		}
+		first := transcripttest.FuzzLines(t, a, src, data, badUsage)
+		transcripttest.SameEvents(t, first, transcripttest.FuzzLines(t, a, src, data, badUsage))
 	})
 }
 
@@ -121,7 +72,7 @@ func FuzzVSCodeRecord(f *testing.F) {
 			src := transcript.Source{Client: ClientVSCode, Path: "/fuzz/chatSessions/" + name, SessionID: "s", Document: true}
 			p, _ := newVSCodeParser(src, nil)
 			evs, err := p.Record(0, data)
-			checkFuzzed(t, evs)
+			transcripttest.CheckFuzzed(t, evs, badUsage)
 			if err != nil && len(evs) != 0 {
 				t.Fatalf("%s: events with an error", name)
 			}

@@ -2,7 +2,6 @@ package copilot
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,45 +48,28 @@ func check(tb testing.TB, client string, evs []event.Event) {
 	}
 }
 
+// checkCLI validates a CLI parser's events and their envelope.
+func checkCLI(tb testing.TB, evs []event.Event) {
+	tb.Helper()
+	check(tb, ClientCLI, evs)
+}
+
 // runCLI feeds lines to a CLI parser and returns the events; malformed lines are logged.
 func runCLI(tb testing.TB, p *Parser, lines [][]byte) []event.Event {
 	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, l := range lines {
-		evs, err := p.Record(off, l)
-		off += int64(len(l)) + 1
-		if err != nil {
-			tb.Logf("line at %d: %v", off, err)
-		}
-		check(tb, ClientCLI, evs)
-		out = append(out, evs...)
-	}
-	return out
+	return transcripttest.Feed(tb, p, lines, checkCLI)
 }
 
 // parseCLIFile parses a whole CLI log in one pass.
 func parseCLIFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(src, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return runCLI(tb, p, transcripttest.ReadLines(tb, src.Path)), p
+	return transcripttest.ParseFile(tb, a.newParser, src, checkCLI)
 }
 
 // parseCLILines parses lines given as strings.
 func parseCLILines(tb testing.TB, path string, lines ...string) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := New(nil).newParser(cliSrc(path), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var bs [][]byte
-	for _, l := range lines {
-		bs = append(bs, []byte(l))
-	}
-	return runCLI(tb, p, bs), p
+	return transcripttest.ParseLines(tb, New(nil).newParser, cliSrc(path), checkCLI, lines...)
 }
 
 // readDoc hands a whole document to a fresh VS Code parser resumed from state, as the caller
@@ -115,7 +97,7 @@ type bucket struct {
 	Reliability   string  `json:"reliability"`
 }
 
-func (b *bucket) add(u *event.TokenUsage) {
+func (b *bucket) Add(u *event.TokenUsage) {
 	b.Events++
 	b.Input += u.Input
 	b.CacheRead += u.CacheRead
@@ -126,85 +108,29 @@ func (b *bucket) add(u *event.TokenUsage) {
 	b.Reliability = string(u.Reliability)
 }
 
-// summary is the per-file figures kept in the golden files.
-type summary struct {
-	SessionID string `json:"session_id"`
-	Project   string `json:"project"`
-	Records   int64  `json:"records"`
-	Malformed int64  `json:"malformed"`
-	Events    int    `json:"events"`
-	Distinct  int    `json:"distinct_ids"`
+func (b *bucket) RoundCost() { b.CostUSD = transcripttest.RoundUSD(b.CostUSD) }
 
-	Usage   bucket             `json:"usage"`
-	ByModel map[string]*bucket `json:"by_model"`
-
-	Prompts  []string         `json:"prompts"`
-	Actions  map[string]int   `json:"actions"`   // normalized type -> distinct actions
-	Tools    map[string]int   `json:"tools"`     // raw tool -> distinct calls
-	Failures map[string]int   `json:"failures"`  // normalized type -> calls that failed
-	NoResult map[string]int   `json:"no_result"` // normalized type -> calls with no outcome
-	Targets  []string         `json:"targets"`   // type tool target, per call in order
-	Sessions []string         `json:"sessions"`  // session events: state, model, epoch; title
-	Unknown  map[string]int64 `json:"unknown,omitempty"`
-}
+// summary is the per-file figures kept in the golden files, each tool call's target among them.
+type summary = transcripttest.Summary[bucket]
 
 func summarize(evs []event.Event, st transcript.Stats, sessionID string) summary {
-	s := summary{SessionID: sessionID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
-		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
-		Failures: map[string]int{}, NoResult: map[string]int{}, Targets: []string{}, Sessions: []string{},
-		Unknown: st.Unknown}
-	ids, byID := transcripttest.Merge(evs)
-	s.Distinct = len(ids)
-	for _, id := range ids {
-		e := byID[id]
-		if s.Project == "" {
-			s.Project = e.Project
-		}
-		switch {
-		case e.TokenUsage != nil:
-			u := e.TokenUsage
-			s.Usage.add(u)
-			if s.ByModel[u.Model] == nil {
-				s.ByModel[u.Model] = &bucket{}
-			}
-			s.ByModel[u.Model].add(u)
-		case e.Session != nil && e.Session.Title != "":
-			s.Sessions = append(s.Sessions, fmt.Sprintf("title %q by user %v", e.Session.Title, e.Session.TitleByUser))
-		case e.Session != nil:
-			parts := []string{e.Session.State}
-			if e.Session.Model != "" {
-				parts = append(parts, e.Session.Model)
-			}
-			if e.Session.Epoch > 0 {
-				parts = append(parts, fmt.Sprintf("epoch %d", e.Session.Epoch))
-			}
-			if e.Session.Cwd != "" {
-				parts = append(parts, "cwd "+e.Session.Cwd)
-			}
-			s.Sessions = append(s.Sessions, strings.Join(parts, " "))
-		case e.Action != nil:
-			a := e.Action
-			s.Actions[string(a.Type)]++
-			if a.Type == event.ActionUserPrompt {
-				s.Prompts = append(s.Prompts, transcript.CutRunes(a.Target, 60))
-			}
-			if a.ToolUseID == "" {
-				continue
-			}
-			s.Tools[a.Tool]++
-			s.Targets = append(s.Targets, fmt.Sprintf("%s %s %s", a.Type, a.Tool, transcript.CutRunes(a.Target, 80)))
-			switch {
-			case a.Success == nil:
-				s.NoResult[string(a.Type)]++
-			case !*a.Success:
-				s.Failures[string(a.Type)]++
-			}
-		}
+	return transcripttest.Summarize[bucket](evs, st, sessionID, transcripttest.Style{Session: sessionLine, Targets: true})
+}
+
+// sessionLine writes a session event as the golden files have it: state, model, epoch, cwd; title.
+func sessionLine(s *event.Session) string {
+	if s.Title != "" {
+		return fmt.Sprintf("title %q by user %v", s.Title, s.TitleByUser)
 	}
-	round := func(b *bucket) { b.CostUSD = math.Round(b.CostUSD*1e6) / 1e6 }
-	round(&s.Usage)
-	for _, b := range s.ByModel {
-		round(b)
+	parts := []string{s.State}
+	if s.Model != "" {
+		parts = append(parts, s.Model)
 	}
-	return s
+	if s.Epoch > 0 {
+		parts = append(parts, fmt.Sprintf("epoch %d", s.Epoch))
+	}
+	if s.Cwd != "" {
+		parts = append(parts, "cwd "+s.Cwd)
+	}
+	return strings.Join(parts, " ")
 }

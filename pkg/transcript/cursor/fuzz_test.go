@@ -7,6 +7,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // FuzzValues feeds arbitrary composerData and bubble values to a pass: it never panics, every
@@ -40,18 +41,9 @@ func FuzzValues(f *testing.F) {
 			return ps.evs
 		}
 		evs := run()
-		for i := range evs {
-			e := &evs[i]
-			if err := e.Validate(); err != nil {
-				t.Fatalf("invalid event %+v: %v", e, err)
-			}
-			if e.Action != nil && !e.Action.Type.Valid() {
-				t.Fatalf("action type %q", e.Action.Type)
-			}
-			if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
-				t.Fatalf("usage %+v", u)
-			}
-		}
+		transcripttest.CheckFuzzed(t, evs, func(u *event.TokenUsage) bool {
+			return u.Input < 0 || u.Output < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD
+		})
 		if again := run(); !reflect.DeepEqual(again, evs) {
 			t.Fatal("not deterministic")
 		}

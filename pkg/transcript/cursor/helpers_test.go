@@ -74,37 +74,9 @@ func poll(tb testing.TB, a *Adapter, path string, state []byte) ([]event.Event, 
 	return transcripttest.Poll(tb, a, transcript.Source{Client: Client, Path: path, Database: true}, state)
 }
 
-// view is what a golden file keeps of an event (the transcript path reduced to its base name).
-type view struct {
-	ID         string            `json:"id"`
-	Kind       event.Kind        `json:"kind"`
-	Time       string            `json:"time"`
-	Session    string            `json:"session"`
-	Project    string            `json:"project,omitempty"`
-	Action     *event.Action     `json:"action,omitempty"`
-	TokenUsage *event.TokenUsage `json:"token_usage,omitempty"`
-	State      *event.Session    `json:"session_event,omitempty"`
-}
-
-func views(evs []event.Event) []view {
-	out := make([]view, 0, len(evs))
-	for _, e := range evs {
-		v := view{ID: e.ID, Kind: e.Kind, Time: e.Time.Format("2006-01-02T15:04:05.000Z07:00"), Session: e.SessionID,
-			Project: e.Project, TokenUsage: e.TokenUsage}
-		if e.Action != nil {
-			a := *e.Action
-			a.Transcript = filepath.Base(a.Transcript)
-			v.Action = &a
-		}
-		if e.Session != nil {
-			s := *e.Session
-			s.TranscriptPath = filepath.Base(s.TranscriptPath)
-			v.State = &s
-		}
-		out = append(out, v)
-	}
-	return out
-}
+// timeLayout writes an event's time in the golden files: to the millisecond, as Cursor records
+// times.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // kinds counts events by kind, actions by type.
 func kinds(evs []event.Event) map[string]int {

@@ -144,7 +144,7 @@ func testHandWritten(t *testing.T, journal string) {
 	if a := byUse["toolu_t2"]; a == nil || a.Success != nil {
 		t.Errorf("running command %+v: no result yet", a)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.golden.json"), views(evs), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.golden.json"), transcripttest.Views(evs, timeLayout), *update)
 	if evs, _, _ := poll(t, a, path, state); len(evs) != 0 {
 		t.Errorf("second pass %d events %v, want none", len(evs), kinds(evs))
 	}

@@ -1,24 +1,14 @@
 package gemini
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-func write(tb testing.TB, path, data string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-}
 
 // Gemini CLI's layout: short-name project directories with .project_root, a legacy hash
 // directory named in projects.json, .json and .jsonl sessions, a subagent directory, and files
@@ -26,16 +16,16 @@ func write(tb testing.TB, path, data string) {
 func TestAdapter_DiscoverGemini(t *testing.T) {
 	home := filepath.Join(t.TempDir(), ".gemini")
 	header := `{"sessionId":"s1","projectHash":"x","startTime":"2026-03-01T10:00:00Z","kind":"main"}` + "\n"
-	write(t, filepath.Join(home, "tmp", "app", ".project_root"), "/src/app\n")
-	write(t, filepath.Join(home, "tmp", "app", "chats", "session-2026-03-01T10-00-s1.jsonl"), header)
-	write(t, filepath.Join(home, "tmp", "app", "chats", "session-2026-02-01T10-00-s0.json"), `{"sessionId":"s0","messages":[]}`)
-	write(t, filepath.Join(home, "tmp", "app", "chats", "s1", "sub-1.jsonl"), `{"sessionId":"sub-1","kind":"subagent"}`+"\n")
-	write(t, filepath.Join(home, "tmp", "app", "chats", "session-x.jsonl.tmp-42"), "")
-	write(t, filepath.Join(home, "tmp", "app", "chats", "notes.txt"), "")
-	write(t, filepath.Join(home, "tmp", "app", "logs.json"), "[]")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", ".project_root"), "/src/app\n")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "chats", "session-2026-03-01T10-00-s1.jsonl"), header)
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "chats", "session-2026-02-01T10-00-s0.json"), `{"sessionId":"s0","messages":[]}`)
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "chats", "s1", "sub-1.jsonl"), `{"sessionId":"sub-1","kind":"subagent"}`+"\n")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "chats", "session-x.jsonl.tmp-42"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "chats", "notes.txt"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", "app", "logs.json"), "[]")
 	hash := hashOf("/src/old")
-	write(t, filepath.Join(home, "tmp", hash, "chats", "session-2025-10-01T10-00-s9.json"), `{"sessionId":"s9","messages":[]}`)
-	write(t, filepath.Join(home, "projects.json"), `{"projects":{"/src/old":"old"}}`)
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", hash, "chats", "session-2025-10-01T10-00-s9.json"), `{"sessionId":"s9","messages":[]}`)
+	transcripttest.WriteFile(t, filepath.Join(home, "projects.json"), `{"projects":{"/src/old":"old"}}`)
 
 	srcs, err := New([]string{home, filepath.Join(t.TempDir(), "missing")}).Discover()
 	if err != nil {
@@ -82,12 +72,12 @@ func TestAdapter_DiscoverGemini(t *testing.T) {
 func TestAdapter_DiscoverQwen(t *testing.T) {
 	home := filepath.Join(t.TempDir(), ".qwen")
 	id := "d64be3cc-0429-4e8f-9ddd-cb9bced7c1c1"
-	write(t, filepath.Join(home, "projects", "-work-q", "chats", id+".jsonl"), "")
-	write(t, filepath.Join(home, "projects", "-work-q", "chats", id+".ledger.jsonl"), "")
-	write(t, filepath.Join(home, "projects", "-work-q", "chats", "archive", "0b3e7d8a-0000-4000-8000-000000000001.jsonl"), "")
-	write(t, filepath.Join(home, "projects", "-work-q", "subagents", id, "agent-a1.jsonl"), "")
-	write(t, filepath.Join(home, "projects", "-work-q", "subagents", id, "agent-a1.meta.json"), "{}")
-	write(t, filepath.Join(home, "tmp", hashOf("/work/q"), "chats", "session-2025-09-01T10-00-abcd.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(home, "projects", "-work-q", "chats", id+".jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "projects", "-work-q", "chats", id+".ledger.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "projects", "-work-q", "chats", "archive", "0b3e7d8a-0000-4000-8000-000000000001.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "projects", "-work-q", "subagents", id, "agent-a1.jsonl"), "")
+	transcripttest.WriteFile(t, filepath.Join(home, "projects", "-work-q", "subagents", id, "agent-a1.meta.json"), "{}")
+	transcripttest.WriteFile(t, filepath.Join(home, "tmp", hashOf("/work/q"), "chats", "session-2025-09-01T10-00-abcd.json"), "{}")
 	srcs, err := NewQwen([]string{home}).Discover()
 	if err != nil {
 		t.Fatal(err)

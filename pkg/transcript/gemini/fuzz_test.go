@@ -2,34 +2,20 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-// checkFuzz fails on an event that does not validate, an unknown action type, a negative token
-// count or reasoning above output.
-func checkFuzz(t *testing.T, evs []event.Event) {
-	for i := range evs {
-		e := &evs[i]
-		if err := e.Validate(); err != nil {
-			t.Fatalf("invalid event %+v: %v", e, err)
-		}
-		if e.Action != nil && !e.Action.Type.Valid() {
-			t.Fatalf("action type %q", e.Action.Type)
-		}
-		if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation != 0 ||
-			u.Reasoning < 0 || u.Reasoning > u.Output) {
-			t.Fatalf("bad tokens %+v", u.Tokens)
-		}
-		if _, err := json.Marshal(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+// badUsage is a usage a fuzzed parser must never return: a negative token count, a cache write
+// (Gemini reports none) or reasoning above output.
+func badUsage(u *event.TokenUsage) bool {
+	return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation != 0 ||
+		u.Reasoning < 0 || u.Reasoning > u.Output
 }
 
 // FuzzRecord feeds arbitrary lines to a .jsonl parser, Gemini CLI's and Qwen Code's records mixed:
@@ -51,35 +37,11 @@ func FuzzRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(seeds[0] + "\n" + seeds[2] + "\n" + seeds[3] + "\n" + seeds[3]))
-	for _, name := range []string{fileLive, fileVCTJSONL} {
-		data, err := os.ReadFile(filepath.Join(corpusDir(), name))
-		if err != nil {
-			continue
-		}
-		lines := bytes.Split(data, []byte("\n"))
-		for i := 0; i < len(lines) && i < 8; i++ {
-			if len(lines[i]) < 16384 {
-				f.Add(lines[i])
-			}
-		}
-	}
+	transcripttest.SeedLines(f, 8, 16384, filepath.Join(corpusDir(), fileLive), filepath.Join(corpusDir(), fileVCTJSONL))
 	src := transcript.Source{Client: Client, Path: "/fuzz/chats/session-x.jsonl"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, a := range []*Adapter{New(nil), NewQwen(nil)} {
-			p, err := a.newParser(src, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, line := range bytes.Split(data, []byte("\n")) {
-				evs, _ := p.Record(int64(i), line)
-				checkFuzz(t, evs)
-			}
-			if _, err := a.NewParser(src, p.State()); err != nil {
-				t.Fatalf("state %s does not load: %v", p.State(), err)
-			}
-			if st := p.Stats(); st.Malformed > st.Lines {
-				t.Fatalf("stats %+v", st)
-			}
+			transcripttest.FuzzLines(t, a, src, data, badUsage)
 		}
 	})
 }
@@ -102,10 +64,10 @@ func FuzzDocument(f *testing.F) {
 			t.Fatal(err)
 		}
 		evs, _ := p.Record(0, []byte(`{"sessionId":"s0","messages":[{"id":"m0","type":"user","timestamp":"2026-01-01T00:00:00Z","content":"first"}]}`))
-		checkFuzz(t, evs)
+		transcripttest.CheckFuzzed(t, evs, badUsage)
 		before := p.State()
 		evs, err = p.Record(0, data)
-		checkFuzz(t, evs)
+		transcripttest.CheckFuzzed(t, evs, badUsage)
 		if err != nil && !bytes.Equal(p.State(), before) {
 			t.Fatalf("a failed read changed the state:\n%s\n%s", before, p.State())
 		}

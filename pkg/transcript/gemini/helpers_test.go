@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"math"
 	"os"
 	"strings"
 	"testing"
@@ -48,35 +47,13 @@ func srcOf(path string) transcript.Source {
 // run feeds records to a parser and returns the events.
 func run(tb testing.TB, p *Parser, recs [][]byte) []event.Event {
 	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, rec := range recs {
-		evs, err := p.Record(off, rec)
-		off += int64(len(rec)) + 1
-		if err != nil {
-			tb.Logf("record at %d: %v", off, err)
-		}
-		transcripttest.CheckEvents(tb, evs)
-		out = append(out, evs...)
-	}
-	return out
+	return transcripttest.Feed(tb, p, recs, transcripttest.CheckEvents)
 }
 
 // parseFile parses a whole file in one pass: a .json as one document, a .jsonl by line.
 func parseFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(src, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if src.Document {
-		data, err := os.ReadFile(src.Path)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return run(tb, p, [][]byte{data}), p
-	}
-	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
+	return transcripttest.ParseFile(tb, a.newParser, src, transcripttest.CheckEvents)
 }
 
 // bucket is one model's usage.
@@ -89,7 +66,7 @@ type bucket struct {
 	CostUSD   float64 `json:"cost_usd"`
 }
 
-func (b *bucket) add(u *event.TokenUsage) {
+func (b *bucket) Add(u *event.TokenUsage) {
 	b.Messages++
 	b.Input += u.Input
 	b.CacheRead += u.CacheRead
@@ -98,73 +75,19 @@ func (b *bucket) add(u *event.TokenUsage) {
 	b.CostUSD += u.CostUSD
 }
 
+func (b *bucket) RoundCost() { b.CostUSD = transcripttest.RoundUSD(b.CostUSD) }
+
 // summary is the per-file figures kept in the golden files.
-type summary struct {
-	SessionID string `json:"session_id"`
-	Project   string `json:"project"`
-	Records   int64  `json:"records"`
-	Malformed int64  `json:"malformed"`
-	Events    int    `json:"events"`
-	Distinct  int    `json:"distinct_ids"`
-
-	Usage   bucket             `json:"usage"`
-	ByModel map[string]*bucket `json:"by_model"`
-
-	Prompts  []string         `json:"prompts"`
-	Actions  map[string]int   `json:"actions"`   // normalized type -> distinct actions
-	Tools    map[string]int   `json:"tools"`     // raw tool -> distinct calls
-	Failures map[string]int   `json:"failures"`  // normalized type -> calls that failed
-	NoResult map[string]int   `json:"no_result"` // normalized type -> calls with no outcome
-	Sessions []string         `json:"sessions"`  // session events: state, model; title
-	Unknown  map[string]int64 `json:"unknown,omitempty"`
-}
+type summary = transcripttest.Summary[bucket]
 
 func summarize(evs []event.Event, p *Parser) summary {
-	st := p.Stats()
-	s := summary{SessionID: p.st.SessionID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
-		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
-		Failures: map[string]int{}, NoResult: map[string]int{}, Sessions: []string{}, Unknown: st.Unknown}
-	ids, byID := transcripttest.Merge(evs)
-	s.Distinct = len(ids)
-	for _, id := range ids {
-		e := byID[id]
-		if s.Project == "" {
-			s.Project = e.Project
-		}
-		switch {
-		case e.TokenUsage != nil:
-			u := e.TokenUsage
-			s.Usage.add(u)
-			if s.ByModel[u.Model] == nil {
-				s.ByModel[u.Model] = &bucket{}
-			}
-			s.ByModel[u.Model].add(u)
-		case e.Session != nil && e.Session.Title != "":
-			s.Sessions = append(s.Sessions, "title "+e.Session.Title)
-		case e.Session != nil:
-			s.Sessions = append(s.Sessions, strings.TrimSpace(e.Session.State+" "+e.Session.Model))
-		case e.Action != nil:
-			a := e.Action
-			s.Actions[string(a.Type)]++
-			if a.Type == event.ActionUserPrompt {
-				s.Prompts = append(s.Prompts, transcript.CutRunes(a.Target, 60))
-			}
-			if a.ToolUseID == "" {
-				continue
-			}
-			s.Tools[a.Tool]++
-			switch {
-			case a.Success == nil:
-				s.NoResult[string(a.Type)]++
-			case !*a.Success:
-				s.Failures[string(a.Type)]++
-			}
-		}
+	return transcripttest.Summarize[bucket](evs, p.Stats(), p.st.SessionID, transcripttest.Style{Session: sessionLine})
+}
+
+// sessionLine writes a session event as the golden files have it: state, model; title.
+func sessionLine(s *event.Session) string {
+	if s.Title != "" {
+		return "title " + s.Title
 	}
-	round := func(b *bucket) { b.CostUSD = math.Round(b.CostUSD*1e6) / 1e6 }
-	round(&s.Usage)
-	for _, b := range s.ByModel {
-		round(b)
-	}
-	return s
+	return strings.TrimSpace(s.State + " " + s.Model)
 }

@@ -304,17 +304,7 @@ func TestParser_JSONL(t *testing.T) {
 func TestParser_JSONLResumed(t *testing.T) {
 	src := srcOf(absFixture(t, fixtureJSONL))
 	once, _ := parseFile(t, New(nil), src)
-	var state []byte
-	var all []event.Event
-	for i, line := range transcripttest.ReadLines(t, src.Path) {
-		p, err := New(nil).newParser(src, state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, _ := p.Record(int64(i), line)
-		all = append(all, evs...)
-		state = p.State()
-	}
+	all, _ := transcripttest.Resumed(t, New(nil), src)
 	if a, b := eventsJSON(t, all), eventsJSON(t, once); a != b {
 		t.Errorf("resumed:\n%s\none pass:\n%s", a, b)
 	}

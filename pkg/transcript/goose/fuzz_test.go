@@ -1,32 +1,19 @@
 package goose
 
 import (
-	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
-func checkFuzzEvents(t *testing.T, evs []event.Event) {
-	t.Helper()
-	for i := range evs {
-		e := &evs[i]
-		if err := e.Validate(); err != nil {
-			t.Fatalf("invalid event %+v: %v", e, err)
-		}
-		if e.Action != nil && !e.Action.Type.Valid() {
-			t.Fatalf("action type %q", e.Action.Type)
-		}
-		if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
-			t.Fatalf("usage %+v", u)
-		}
-		if _, err := json.Marshal(e); err != nil {
-			t.Fatal(err)
-		}
-	}
+// badUsage is a usage a fuzzed parser must never return: a negative figure or a cost that is not
+// a number.
+func badUsage(u *event.TokenUsage) bool {
+	return u.Input < 0 || u.Output < 0 || u.CostUSD < 0 || u.CostUSD != u.CostUSD
 }
 
 // FuzzMessage feeds arbitrary message rows (content, metadata, role, time) and session figures to
@@ -52,7 +39,7 @@ func FuzzMessage(f *testing.F) {
 			return p.events(r, &st)
 		}
 		a, b := run(), run()
-		checkFuzzEvents(t, a)
+		transcripttest.CheckFuzzed(t, a, badUsage)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("not deterministic:\n%+v\n%+v", a, b)
 		}
@@ -73,7 +60,7 @@ func FuzzFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		p := newFileParser(a, src, nil)
 		evs, err := p.Record(0, []byte(doc))
-		checkFuzzEvents(t, evs)
+		transcripttest.CheckFuzzed(t, evs, badUsage)
 		q := newFileParser(a, src, nil)
 		evs2, err2 := q.Record(0, []byte(doc))
 		if (err == nil) != (err2 == nil) || !reflect.DeepEqual(evs, evs2) {

@@ -1,10 +1,8 @@
 package openclaw
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -72,48 +70,19 @@ func FuzzRecord(f *testing.F) {
 	}
 	a := New(nil)
 	src := transcript.Source{Client: Client, Path: "/fuzz/agents/main/sessions/00000000-0000-4000-8000-000000000001.jsonl"}
-	parse := func(t *testing.T, data []byte) ([]event.Event, *Parser) {
-		p, err := a.newParser(src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []event.Event
-		for i, line := range bytes.Split(data, []byte("\n")) {
-			evs, _ := p.Record(int64(i), line)
-			out = append(out, evs...)
-		}
-		return out, p
-	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		evs, p := parse(t, data)
-		for j := range evs {
-			e := &evs[j]
-			if err := e.Validate(); err != nil {
-				t.Fatalf("invalid event %+v: %v", e, err)
-			}
-			if e.Action != nil && !e.Action.Type.Valid() {
-				t.Fatalf("action type %q", e.Action.Type)
-			}
-			if u := e.TokenUsage; u != nil && (u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
-				u.CacheCreation1h < 0 || u.CacheCreation1h > u.CacheCreation || u.Reasoning < 0 || u.Reasoning > u.Output ||
-				u.CostUSD < 0 || u.CostUSD != u.CostUSD) {
-				t.Fatalf("bad usage %+v", u)
-			}
-		}
-		state := p.State()
-		if _, err := a.NewParser(src, state); err != nil {
-			t.Fatalf("state %s does not load: %v", state, err)
-		}
-		if st := p.Stats(); st.Malformed > st.Lines {
-			t.Fatalf("stats %+v", st)
-		}
-		again, _ := parse(t, data)
-		b1, err1 := json.Marshal(evs)
-		b2, err2 := json.Marshal(again)
-		if err1 != nil || err2 != nil || !bytes.Equal(b1, b2) {
-			t.Fatalf("not deterministic (%v, %v)", err1, err2)
-		}
+		evs := transcripttest.FuzzLines(t, a, src, data, badUsage)
+		transcripttest.SameEvents(t, evs, transcripttest.FuzzLines(t, a, src, data, badUsage))
 	})
+}
+
+// badUsage is a usage a fuzzed parser must never return: a negative figure, a part above its
+// whole (1-hour cache writes above cache writes, reasoning above output) or a cost that is not a
+// number.
+func badUsage(u *event.TokenUsage) bool {
+	return u.Input < 0 || u.Output < 0 || u.CacheRead < 0 || u.CacheCreation < 0 ||
+		u.CacheCreation1h < 0 || u.CacheCreation1h > u.CacheCreation || u.Reasoning < 0 || u.Reasoning > u.Output ||
+		u.CostUSD < 0 || u.CostUSD != u.CostUSD
 }
 
 // FuzzPayload feeds arbitrary bytes as a row's compressed event: never a panic, an error or the

@@ -47,16 +47,8 @@ func fileSrc(tb testing.TB, path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: p, SessionID: SessionIDFromPath(p)}
 }
 
-// check validates events.
-func check(tb testing.TB, evs []event.Event) {
-	tb.Helper()
-	transcripttest.CheckEvents(tb, evs)
-	for i := range evs {
-		if e := &evs[i]; e.Client != Client || e.Source != Component {
-			tb.Fatalf("envelope %+v", e)
-		}
-	}
-}
+// check validates events and their envelope.
+var check = transcripttest.Envelope(Client, Component)
 
 // poll runs one pass of a fresh parser of src resumed from state.
 func poll(tb testing.TB, a *Adapter, src transcript.Source, state []byte) ([]event.Event, *Parser) {
@@ -73,45 +65,16 @@ func poll(tb testing.TB, a *Adapter, src transcript.Source, state []byte) ([]eve
 	return evs, p
 }
 
-// run feeds lines to a parser and returns the events.
-func run(tb testing.TB, p *Parser, lines [][]byte) []event.Event {
-	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, l := range lines {
-		evs, err := p.Record(off, l)
-		off += int64(len(l)) + 1
-		if err != nil {
-			tb.Logf("line at %d: %v", off, err)
-		}
-		check(tb, evs)
-		out = append(out, evs...)
-	}
-	return out
-}
-
 // parseFile parses a whole session file in one pass.
 func parseFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(src, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
+	return transcripttest.ParseFile(tb, a.newParser, src, check)
 }
 
 // parseLines parses lines given as strings, as the session file src.
 func parseLines(tb testing.TB, src transcript.Source, lines ...string) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := New(nil).newParser(src, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var bs [][]byte
-	for _, l := range lines {
-		bs = append(bs, []byte(l))
-	}
-	return run(tb, p, bs), p
+	return transcripttest.ParseLines(tb, New(nil).newParser, src, check, lines...)
 }
 
 // bucket is one model's usage.

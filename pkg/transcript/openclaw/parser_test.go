@@ -209,19 +209,9 @@ func TestParser_ResumeLines(t *testing.T) {
 	a := New(nil)
 	src := fileSrc(t, fixLegacy)
 	want, _ := parseFile(t, a, src)
-	var got []event.Event
-	var state []byte
-	for i, l := range transcripttest.ReadLines(t, src.Path) {
-		p, err := a.NewParser(src, state)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := p.Record(int64(i), l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, evs...)
-		state = p.State()
+	got, err := transcripttest.Resumed(t, a, src)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if string(transcripttest.MustJSON(t, got)) != string(transcripttest.MustJSON(t, want)) {
 		t.Error("resumed events differ")

@@ -2,7 +2,6 @@ package pi
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"testing"
@@ -43,56 +42,19 @@ func srcOf(path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: path, SessionID: SessionIDFromPath(path)}
 }
 
-// check validates events.
-func check(tb testing.TB, evs []event.Event) {
-	tb.Helper()
-	transcripttest.CheckEvents(tb, evs)
-	for i := range evs {
-		if e := &evs[i]; e.Client != Client || e.Source != Component {
-			tb.Fatalf("envelope %+v", e)
-		}
-	}
-}
-
-// run feeds lines to a parser and returns the events.
-func run(tb testing.TB, p *Parser, lines [][]byte) []event.Event {
-	tb.Helper()
-	var out []event.Event
-	var off int64
-	for _, l := range lines {
-		evs, err := p.Record(off, l)
-		off += int64(len(l)) + 1
-		if err != nil {
-			tb.Logf("line at %d: %v", off, err)
-		}
-		check(tb, evs)
-		out = append(out, evs...)
-	}
-	return out
-}
+// check validates events and their envelope.
+var check = transcripttest.Envelope(Client, Component)
 
 // parseFile parses a whole file in one pass.
 func parseFile(tb testing.TB, a *Adapter, src transcript.Source) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(src, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return run(tb, p, transcripttest.ReadLines(tb, src.Path)), p
+	return transcripttest.ParseFile(tb, a.newParser, src, check)
 }
 
 // parseLines parses lines given as strings.
 func parseLines(tb testing.TB, a *Adapter, path string, lines ...string) ([]event.Event, *Parser) {
 	tb.Helper()
-	p, err := a.newParser(srcOf(path), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var bs [][]byte
-	for _, l := range lines {
-		bs = append(bs, []byte(l))
-	}
-	return run(tb, p, bs), p
+	return transcripttest.ParseLines(tb, a.newParser, srcOf(path), check, lines...)
 }
 
 // bucket is one model's usage.
@@ -105,7 +67,7 @@ type bucket struct {
 	CostUSD       float64 `json:"cost_usd"`
 }
 
-func (b *bucket) add(u *event.TokenUsage) {
+func (b *bucket) Add(u *event.TokenUsage) {
 	b.Messages++
 	b.Input += u.Input
 	b.CacheRead += u.CacheRead
@@ -114,77 +76,23 @@ func (b *bucket) add(u *event.TokenUsage) {
 	b.CostUSD += u.CostUSD
 }
 
+func (b *bucket) RoundCost() { b.CostUSD = transcripttest.RoundUSD(b.CostUSD) }
+
 // summary is the per-file figures kept in the golden files.
-type summary struct {
-	SessionID string `json:"session_id"`
-	Project   string `json:"project"`
-	Records   int64  `json:"records"`
-	Malformed int64  `json:"malformed"`
-	Events    int    `json:"events"`
-	Distinct  int    `json:"distinct_ids"`
-
-	Usage   bucket             `json:"usage"`
-	ByModel map[string]*bucket `json:"by_model"`
-
-	Prompts  []string         `json:"prompts"`
-	Actions  map[string]int   `json:"actions"`   // normalized type -> distinct actions
-	Tools    map[string]int   `json:"tools"`     // raw tool -> distinct calls
-	Failures map[string]int   `json:"failures"`  // normalized type -> calls that failed
-	NoResult map[string]int   `json:"no_result"` // normalized type -> calls with no outcome
-	Sessions []string         `json:"sessions"`  // session events: state, model, epoch; title
-	Unknown  map[string]int64 `json:"unknown,omitempty"`
-}
+type summary = transcripttest.Summary[bucket]
 
 func summarize(evs []event.Event, p *Parser) summary {
-	st := p.Stats()
-	s := summary{SessionID: p.st.ID, Records: st.Lines, Malformed: st.Malformed, Events: len(evs),
-		ByModel: map[string]*bucket{}, Prompts: []string{}, Actions: map[string]int{}, Tools: map[string]int{},
-		Failures: map[string]int{}, NoResult: map[string]int{}, Sessions: []string{}, Unknown: st.Unknown}
-	ids, byID := transcripttest.Merge(evs)
-	s.Distinct = len(ids)
-	for _, id := range ids {
-		e := byID[id]
-		if s.Project == "" {
-			s.Project = e.Project
-		}
-		switch {
-		case e.TokenUsage != nil:
-			u := e.TokenUsage
-			s.Usage.add(u)
-			if s.ByModel[u.Model] == nil {
-				s.ByModel[u.Model] = &bucket{}
-			}
-			s.ByModel[u.Model].add(u)
-		case e.Session != nil && e.Session.Title != "":
-			s.Sessions = append(s.Sessions, fmt.Sprintf("title %q by user %v", e.Session.Title, e.Session.TitleByUser))
-		case e.Session != nil:
-			line := e.Session.State + " " + e.Session.Model
-			if e.Session.Epoch > 0 {
-				line += fmt.Sprintf("epoch %d", e.Session.Epoch)
-			}
-			s.Sessions = append(s.Sessions, strings.TrimSpace(line))
-		case e.Action != nil:
-			a := e.Action
-			s.Actions[string(a.Type)]++
-			if a.Type == event.ActionUserPrompt {
-				s.Prompts = append(s.Prompts, transcript.CutRunes(a.Target, 60))
-			}
-			if a.ToolUseID == "" {
-				continue
-			}
-			s.Tools[a.Tool]++
-			switch {
-			case a.Success == nil:
-				s.NoResult[string(a.Type)]++
-			case !*a.Success:
-				s.Failures[string(a.Type)]++
-			}
-		}
+	return transcripttest.Summarize[bucket](evs, p.Stats(), p.st.ID, transcripttest.Style{Session: sessionLine})
+}
+
+// sessionLine writes a session event as the golden files have it: state, model, epoch; title.
+func sessionLine(s *event.Session) string {
+	if s.Title != "" {
+		return fmt.Sprintf("title %q by user %v", s.Title, s.TitleByUser)
 	}
-	round := func(b *bucket) { b.CostUSD = math.Round(b.CostUSD*1e6) / 1e6 }
-	round(&s.Usage)
-	for _, b := range s.ByModel {
-		round(b)
+	line := s.State + " " + s.Model
+	if s.Epoch > 0 {
+		line += fmt.Sprintf("epoch %d", s.Epoch)
 	}
-	return s
+	return strings.TrimSpace(line)
 }

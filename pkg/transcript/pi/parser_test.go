@@ -394,19 +394,8 @@ func TestParser_Cost(t *testing.T) {
 func TestParser_Resume(t *testing.T) {
 	a := New(nil)
 	for _, path := range []string{fixRPC, fixV1, fixResponses} {
-		lines := transcripttest.ReadLines(t, path)
 		once, _ := parseFile(t, a, srcOf(path))
-		var resumed []event.Event
-		var st []byte
-		for i, l := range lines {
-			p, err := a.newParser(srcOf(path), st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, _ := p.Record(int64(i), l)
-			resumed = append(resumed, e...)
-			st = p.State()
-		}
+		resumed, _ := transcripttest.Resumed(t, a, srcOf(path))
 		if string(transcripttest.MustJSON(t, resumed)) != string(transcripttest.MustJSON(t, once)) {
 			t.Errorf("%s: resumed events differ from one pass", filepath.Base(path))
 		}
