@@ -3,12 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -317,4 +319,100 @@ func getDashJSON(t *testing.T, url string, v any) {
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCompression_MemorySurvivesProxyRestart: an output compressed before observer-proxy restarts
+// is sent compressed the same way after it, so the prefix the upstream cached still matches; the
+// memory is kept in $OBSERVER_HOME/run/compress-memory (0600).
+func TestCompression_MemorySurvivesProxyRestart(t *testing.T) {
+	var mu sync.Mutex
+	var bodies [][]byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, b)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2}}`)
+	}))
+	defer up.Close()
+	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_COMPRESSION_ENABLED=true")
+	s.start()
+	out := string(servicesJSON())
+	js := func(v string) string { b, _ := json.Marshal(v); return string(b) }
+	turn := func(last bool) string {
+		cc := ""
+		if last {
+			cc = `,"cache_control":{"type":"ephemeral"}`
+		}
+		return `{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"/r/data.json"}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":` + js(out) + cc + `}]}`
+	}
+	send := func(body string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+proxyAddr+"/v1/messages", strings.NewReader(body))
+		req.Header.Set("anthropic-version", "2023-06-01")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		return bodies[len(bodies)-1]
+	}
+	head := `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"read it"},`
+	first := send(head + turn(true) + `]}`)
+	if !strings.Contains(string(first), "[observer compressed this json output") {
+		t.Fatalf("the first request was not compressed: %.300s", first)
+	}
+	oldPID := s.componentPID("proxy")
+	if _, errOut, code := s.ctl(nil, "restart", "proxy"); code != 0 {
+		t.Fatalf("restart proxy: %d %s", code, errOut)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for s.componentPID("proxy") == oldPID || s.componentPID("proxy") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy did not come back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.waitLog("proxy", "compression memory loaded", 1)
+	fi, err := os.Stat(filepath.Join(s.home, "run", "compress-memory"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("memory file: %v %v", fi, err)
+	}
+	var second []byte
+	for time.Now().Before(deadline) { // the new proxy may still be starting to listen
+		if second = trySend(proxyAddr, head+turn(false)+`,{"role":"assistant","content":"next"},{"role":"user","content":"go on"}]}`); second != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	second = bodies[len(bodies)-1]
+	mu.Unlock()
+	want := strings.Replace(string(first), `,"cache_control":{"type":"ephemeral"}`, "", 1)
+	prefix := want[:strings.LastIndex(want, "]}")]
+	if !strings.HasPrefix(string(second), prefix) {
+		t.Errorf("after the restart the conversation's compressed prefix changed:\nbefore %.400s\nafter  %.400s", prefix, second)
+	}
+}
+
+// trySend posts body to the proxy and returns what came back, or nil when it did not answer.
+func trySend(addr, body string) []byte {
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil
+	}
+	return b
 }

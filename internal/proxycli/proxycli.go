@@ -9,18 +9,22 @@ package proxycli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	"google.golang.org/grpc"
 
+	"github.com/observerhq/observer/internal/atomicfile"
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
@@ -99,6 +103,8 @@ func serve(c *cli.Context) error {
 	if comp != nil {
 		logger.Info("request compression is on", "mode", comp.Mode(), "compressors", strings.Join(cfg.Compression.Compressors, ","),
 			"trim_tools", cfg.Compression.TrimTools, "stash", cfg.Compression.Stash)
+		stopMemory := keepMemory(ctx, comp, filepath.Join(cfg.RunDir(), "compress-memory"), logger)
+		defer stopMemory()
 	}
 	p, err := proxy.New(proxy.Config{
 		AnthropicUpstream: cfg.Proxy.AnthropicUpstream, OpenAIUpstream: cfg.Proxy.OpenAIUpstream, GeminiUpstream: cfg.Proxy.GeminiUpstream,
@@ -227,4 +233,51 @@ func (s *otlpServers) stop() {
 		s.grpc.GracefulStop()
 	}
 	s.r.Close()
+}
+
+// keepMemory loads the compressor's memory of decisions from path, and saves it there every five
+// minutes and when the proxy stops (the returned func), so that a restarted proxy sends every
+// conversation's compressed outputs as before and the prompt caches keep hitting. A file that
+// cannot be read is reported and set aside (compression then starts afresh).
+func keepMemory(ctx context.Context, comp *compress.Compressor, path string, logger *slog.Logger) func() {
+	if data, err := os.ReadFile(path); err == nil {
+		if err := comp.UnmarshalMemory(data); err != nil {
+			logger.Warn("compression memory not loaded: outputs compressed before this start go as they are", "path", path, "err", err)
+		} else {
+			logger.Info("compression memory loaded", "path", path, "bytes", len(data))
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		logger.Warn("compression memory not read", "path", path, "err", err)
+	}
+	save := func() {
+		err := os.MkdirAll(filepath.Dir(path), 0o700)
+		if err == nil {
+			err = atomicfile.Write(path, comp.MarshalMemory(), 0o600)
+		}
+		if err != nil {
+			logger.Warn("compression memory not saved", "path", path, "err", err)
+		}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(5 * time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				save()
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		save()
+	}
 }

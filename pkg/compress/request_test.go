@@ -493,3 +493,34 @@ func TestRequest_RepeatsAndStash(t *testing.T) {
 		t.Errorf("second decision %+v: want a repeat naming the same stash, without the original", second.Decisions)
 	}
 }
+
+// A proxy restarted with its memory keeps compressing what it compressed (the cached prefix stays
+// the same bytes) and keeps leaving alone what it left; damaged memory is refused whole.
+func TestMemory_SurvivesARestart(t *testing.T) {
+	c := mustNew(t, Options{})
+	out, kept := bigJSON(200), bigJSON(150)
+	// kept: an output already in the conversation when the proxy first saw it.
+	c.Request(APIAnthropic, anthropicBody(userText("go"), toolUse("t0", "cat b.json"), toolResult("t0", kept, false),
+		toolUse("t1", "cat a.json"), toolResult("t1", out, true)))
+	next := anthropicBody(userText("go"), toolUse("t0", "cat b.json"), toolResult("t0", kept, false),
+		toolUse("t1", "cat a.json"), toolResult("t1", out, false), toolUse("t2", "ls"), toolResult("t2", "x", true))
+	want, _ := c.Request(APIAnthropic, next)
+
+	restarted := mustNew(t, Options{})
+	if err := restarted.UnmarshalMemory(c.MarshalMemory()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := restarted.Request(APIAnthropic, next)
+	if !bytes.Equal(got.Body, want.Body) {
+		t.Error("after a restart with its memory the proxy sends the conversation differently")
+	}
+	forgetful, _ := mustNew(t, Options{}).Request(APIAnthropic, next)
+	if bytes.Equal(forgetful.Body, want.Body) {
+		t.Error("the test shows nothing: a proxy without memory sends the same bytes")
+	}
+	for _, bad := range [][]byte{nil, []byte("obsmem1\nxx"), append([]byte("obsmem1\n"), bytes.Repeat([]byte{7}, 17)...)} {
+		if err := mustNew(t, Options{}).UnmarshalMemory(bad); err == nil {
+			t.Errorf("damaged memory %q accepted", bad)
+		}
+	}
+}
