@@ -377,6 +377,9 @@ func (s *Server) stashed(ctx context.Context, db *dbh, in stashArgs) (any, error
 	if in.Offset < 0 || in.Offset > a.Size {
 		return nil, fmt.Errorf("offset %d is outside the original (%d bytes)", in.Offset, a.Size)
 	}
+	for in.Offset > 0 && in.Offset < a.Size && !utf8.RuneStart(a.Content[in.Offset]) {
+		in.Offset-- // never start a page inside a character
+	}
 	a.Offset = in.Offset
 	end := min(a.Size, in.Offset+limitBytes(in.Max, 16<<10))
 	for end < a.Size && end > in.Offset && !utf8.RuneStart(a.Content[end]) {

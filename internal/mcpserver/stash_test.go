@@ -59,6 +59,12 @@ func TestRetrieveStashed(t *testing.T) {
 	if got.String() != original {
 		t.Errorf("the pages joined are %d bytes, not the original's %d", got.Len(), len(original))
 	}
+	// An offset inside a character starts the page at that character.
+	var mid stashAnswer
+	callJSON(t, cs, toolStash, map[string]any{"stash_id": id, "offset": strings.Index(original, "✓") + 1, "max_bytes": 100}, &mid)
+	if !strings.HasPrefix(mid.Content, "✓") || mid.Offset != strings.Index(original, "✓") {
+		t.Errorf("a page from inside a character: offset %d, %.20q", mid.Offset, mid.Content)
+	}
 	text, isErr := call(t, cs, toolStash, map[string]any{"stash_id": "stash_0000"})
 	if !isErr || !strings.Contains(text, "no stashed output") {
 		t.Errorf("unknown id: %q (error %v)", text, isErr)

@@ -103,7 +103,7 @@ func readProjects(path string) []string {
 		return nil
 	}
 	defer st.Close()
-	rows, err := st.DB.QueryContext(ctx, `SELECT DISTINCT project FROM sessions WHERE project LIKE '/%' ORDER BY project LIMIT 5000`)
+	rows, err := st.DB.QueryContext(ctx, `SELECT DISTINCT project FROM sessions WHERE project != '' ORDER BY project LIMIT 5000`)
 	if err != nil {
 		return nil
 	}
@@ -113,7 +113,7 @@ func readProjects(path string) []string {
 		var p string
 		// Only the projects Aider ran in: watching every project's folder would wake the watcher
 		// at every file an agent writes there.
-		if rows.Scan(&p) == nil {
+		if rows.Scan(&p) == nil && filepath.IsAbs(p) {
 			if _, err := os.Stat(filepath.Join(p, aider.ChatHistoryFile)); err == nil {
 				out = append(out, p)
 			}
