@@ -117,7 +117,7 @@ func serve(c *cli.Context) error {
 	}
 	defer p.Close()
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
-	rcv := startOTLP(ctx, cfg.OTLP, otlp.Config{Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
+	rcv := startOTLP(cfg.OTLP, otlp.Config{Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
 		MaxBodyBytes: cfg.OTLP.MaxBodyBytes}, logger)
 	defer rcv.stop()
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
@@ -171,7 +171,7 @@ type otlpServers struct {
 // startOTLP starts the OTLP receiver on [otlp] addr (HTTP) and grpc_addr (gRPC). An address that
 // cannot be listened on (another collector holds 4318, say) is logged and skipped: the proxy
 // serves on without it.
-func startOTLP(ctx context.Context, c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers {
+func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers {
 	s := &otlpServers{}
 	if c.Addr == "" && c.GRPCAddr == "" {
 		logger.Info("the OTLP receiver is off ([otlp] addr and grpc_addr are empty)")

@@ -57,26 +57,11 @@ func (m *msgRow) fingerprint() string {
 // columns lists the columns of a table (PRAGMA table_info), so that columns later migrations added
 // are read only where they exist.
 func columns(ctx context.Context, tx *sql.Tx, table string) (map[string]bool, error) {
-	q, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
+	out, err := sqliteread.Columns(ctx, tx, table)
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("no %s table: not a Crush database, or not migrated yet", table)
 	}
-	out := map[string]bool{}
-	for q.Next() {
-		var name string
-		if err := q.Scan(&name); err != nil {
-			q.Close()
-			return nil, err
-		}
-		out[name] = true
-	}
-	if err := sqliteread.CloseRows(q); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no %s table: not a Crush database, or not migrated yet", table)
-	}
-	return out, nil
+	return out, err
 }
 
 // opt returns expr when the column exists, else the default value.

@@ -208,20 +208,8 @@ func readGenerations(ctx context.Context, tx *sql.Tx) (map[string]string, error)
 }
 
 func hasColumn(ctx context.Context, tx *sql.Tx, table, column string) (bool, error) {
-	q, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return false, err
-	}
-	found := false
-	for q.Next() {
-		var name any
-		if err := q.Scan(&name); err != nil {
-			q.Close()
-			return false, err
-		}
-		found = found || asString(name) == column
-	}
-	return found, sqliteread.CloseRows(q)
+	cols, err := sqliteread.Columns(ctx, tx, table)
+	return cols[column], err
 }
 
 func readRows(ctx context.Context, tx *sql.Tx, query string, sr *sessRows) error {

@@ -117,3 +117,22 @@ func CloseRows(q *sql.Rows) error {
 	}
 	return err
 }
+
+// Columns lists the columns of a table (empty when there is no such table), so that a reader
+// reads the columns a client's later migrations added only where they exist.
+func Columns(ctx context.Context, tx *sql.Tx, table string) (map[string]bool, error) {
+	q, err := tx.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for q.Next() {
+		var name string
+		if err := q.Scan(&name); err != nil {
+			q.Close()
+			return nil, err
+		}
+		out[name] = true
+	}
+	return out, CloseRows(q)
+}
