@@ -278,6 +278,72 @@ func TestBrowser_SessionPaths(t *testing.T) {
 	}
 }
 
+// TestBrowser_Team: on a team hub's store the Team tab appears and lists the three members,
+// highest cost first, with their dollars; compare-by project lists each member's projects;
+// clicking a member shows its figures on the Overview, and the member filter says whose they are.
+// A single user's store has no Team tab and no member filter.
+func TestBrowser_Team(t *testing.T) {
+	path := teamStore(t)
+	b := newBrowser(t)
+	srv := startServer(t, Options{StorePath: path, Version: "test"})
+	dir := artifactDir(t)
+	b.open(t, srv.URL+"/?window=all", "overview")
+	run(t, b, "team tab", chromedp.Poll[bool](`!!document.querySelector('#tabs a[data-tab="team"]') && !document.getElementById("f-member-label").hidden`, chromedp.WithPollingTimeout(5*time.Second)))
+	if opts := run(t, b, "member filter", chromedp.Evaluate[string](`[...document.querySelectorAll("#f-member option")].map((o) => o.value).join(",")`)); opts != ",alice,bob,carol" {
+		t.Errorf("member filter options %q", opts)
+	}
+	run(t, b, "open the team tab", chromedp.Click(`#tabs a[data-tab="team"]`))
+	b.waitReady(t, "team")
+	run(t, b, "members", chromedp.Poll[bool](`document.querySelectorAll('table[data-table="members"] tbody tr').length === 3`, chromedp.WithPollingTimeout(5*time.Second)))
+	var rows [][]string
+	js := `JSON.stringify([...document.querySelectorAll('table[data-table="members"] tbody tr')].map((tr) => {
+	  const th = [...tr.closest("table").querySelectorAll("thead th")].map((th) => th.textContent);
+	  const cell = (label) => tr.children[th.findIndex((t) => t.startsWith(label))].textContent;
+	  return [tr.querySelector("td strong").textContent, cell("Hosts"), cell("Sessions"), cell("Actions"), cell("Failure rate"), cell("Cost")];
+	}))`
+	if err := json.Unmarshal([]byte(run(t, b, "member rows", chromedp.Evaluate[string](js))), &rows); err != nil {
+		t.Fatal(err)
+	}
+	// All time: alice's session of ten days ago counts, and puts her first.
+	want := [][]string{
+		{"alice", "alice-mbp", "3", "3", "33.3%", usd(103.5)},
+		{"bob", "bob-linux", "1", "1", "0.0%", usd(4.5)},
+		{"carol", "carol-desk, carol-laptop", "2", "2", "100.0%", usd(0.25)},
+	}
+	if fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Errorf("members table %q, want %q", rows, want)
+	}
+	b.screenshot(t, dir, "team")
+
+	run(t, b, "compare by project", chromedp.Evaluate[bool](`(() => { const s = document.getElementById("team-by"); s.value = "project"; s.dispatchEvent(new Event("change")); return true })()`))
+	b.waitReady(t, "team")
+	run(t, b, "compare rows", chromedp.Poll[bool](`document.querySelectorAll('table[data-table="member-compare"] tbody tr').length === 6`, chromedp.WithPollingTimeout(5*time.Second)))
+	if loc := run(t, b, "location", chromedp.Location()); !strings.Contains(loc, "by=project") {
+		t.Errorf("compare-by is not in the URL: %s", loc)
+	}
+	b.screenshot(t, dir, "team-by-project")
+
+	run(t, b, "click carol", chromedp.Click(`table[data-table="members"] tbody tr:nth-child(3)`))
+	b.waitReady(t, "overview")
+	run(t, b, "carol's overview", chromedp.Poll[bool](`document.querySelector('[data-metric="actions"] .value')?.dataset.value === "2"`, chromedp.WithPollingTimeout(5*time.Second)))
+	if cost := run(t, b, "cost", chromedp.Evaluate[string](`document.querySelector('[data-metric="cost"] .value').dataset.value`)); cost != "0.25" {
+		t.Errorf("carol's overview: cost %s, want 0.25", cost)
+	}
+	if sel := run(t, b, "filter", chromedp.Evaluate[string](`document.getElementById("f-member").value`)); sel != "carol" {
+		t.Errorf("member filter %q after clicking carol", sel)
+	}
+
+	single := startServer(t, Options{StorePath: pathsStore(t), Version: "test"})
+	b.open(t, single.URL+"/?window=all", "overview")
+	run(t, b, "filters loaded", chromedp.Poll[bool](`document.querySelectorAll("#f-project option").length > 1`, chromedp.WithPollingTimeout(5*time.Second)))
+	if shown := run(t, b, "no team", chromedp.Evaluate[bool](`!!document.querySelector('#tabs a[data-tab="team"]') || !document.getElementById("f-member-label").hidden`)); shown {
+		t.Error("a store without members shows the Team tab or the member filter")
+	}
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
 // TestBrowser drives the dashboard on the corpus store in headless Chromium.
 func TestBrowser(t *testing.T) {
 	path := corpusStore(t)

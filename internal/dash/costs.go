@@ -16,7 +16,16 @@ import (
 // applies the filters itself (in SQL, before its proxy/transcript join), so each turn is counted
 // once and total is exactly what `observerctl cost --json` reports for the same selection.
 func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []cost.Row, total cost.Row, err error) {
-	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: keys, Since: f.Since, Project: f.Project, Client: f.Client})
+	return runCost(ctx, db, f, cost.Query{GroupBy: keys, Since: f.Since, Project: f.Project, Client: f.Client})
+}
+
+// runCost is cost.Run's rows and total for q; with a member filter, memberCost's: the same turns,
+// of that member alone, read from the raw tables (the rollups cost.Run reads have no member).
+func runCost(ctx context.Context, db *sql.DB, f filters, q cost.Query) (rows []cost.Row, total cost.Row, err error) {
+	if f.Member != "" {
+		return memberCost(ctx, db, q, f.Member, "")
+	}
+	rep, err := cost.Run(ctx, db, q)
 	if err != nil {
 		return nil, total, err
 	}
@@ -147,7 +156,7 @@ func (s *Server) modelCost(r cost.Row) ModelCost {
 // costAPI answers /api/cost: per model, the four buckets in tokens and dollars, the cost and
 // how far to trust it; per project and per client, the totals.
 func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
-	f := q.filters()
+	f := q.teamFilters()
 	if err := q.done(); err != nil {
 		return nil, err
 	}

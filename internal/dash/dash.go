@@ -22,6 +22,11 @@
 // project path) and client; parameters are checked strictly, and anything malformed, unknown or
 // too large is a 400 with a JSON body {"error": ..., "param": ...}; an unknown session is a 404.
 //
+// Team mode (members.go): on a team hub's store, whose rows name the member they came from,
+// /api/members compares the members, and overview, cost, sessions, actions and members take a
+// member filter. A member's figures are read from the raw tables (the rollups have no member);
+// its dollars are the same de-duplicated turns as cost.Run's.
+//
 // Security (see security.go): only requests whose Host header names a loopback address and the
 // listening port are served (DNS rebinding); listening beyond loopback requires [dash] token, and
 // every request must then carry it (Authorization: Bearer, or the cookie that ?token= sets); any
@@ -233,6 +238,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{id}", s.api(s.sessionDetail))
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", s.api(s.timeline))
 	mux.HandleFunc("GET /api/actions", s.api(s.actions))
+	mux.HandleFunc("GET /api/members", s.api(s.membersAPI))
 	mux.HandleFunc("GET /api/tools", s.api(s.toolsAPI))
 	mux.HandleFunc("GET /api/compression", s.api(s.compressionAPI))
 	mux.HandleFunc("GET /api/live", s.liveSSE)

@@ -31,7 +31,8 @@ func (c *conds) sql() string {
 }
 
 // filterConds holds the filters' conditions on a table with the envelope columns, its time column
-// named tsCol.
+// named tsCol. A member filter needs the table's member column: sessions, actions, token_usage
+// and api_turns have one, the rollups do not (members.go).
 func filterConds(f filters, tsCol string) *conds {
 	c := &conds{}
 	if ms := f.sinceMs(); ms > 0 {
@@ -42,6 +43,9 @@ func filterConds(f filters, tsCol string) *conds {
 	}
 	if f.Client != "" {
 		c.add("client = :client", sql.Named("client", f.Client))
+	}
+	if f.Member != "" {
+		c.add("member = :member", sql.Named("member", f.Member))
 	}
 	return c
 }
@@ -81,7 +85,7 @@ type clientActivity struct {
 
 // overview answers /api/overview.
 func (s *Server) overview(ctx context.Context, q *query) (any, error) {
-	f := q.filters()
+	f := q.teamFilters()
 	if err := q.done(); err != nil {
 		return nil, err
 	}

@@ -206,12 +206,14 @@ func (q *query) pathID() string {
 	return q.checkText("id", id)
 }
 
-// filters are the window, project and client every endpoint takes.
+// filters are the window, project and client every endpoint takes, and the team member the
+// endpoints that read a team hub's members take (teamFilters).
 type filters struct {
 	Window  string    `json:"window"`
 	Since   time.Time `json:"since,omitzero"` // zero: all time
 	Project string    `json:"project,omitempty"`
 	Client  string    `json:"client,omitempty"`
+	Member  string    `json:"member,omitempty"`
 }
 
 // sinceMs is the window's start in ms, 0 for all time.
@@ -268,5 +270,14 @@ func (q *query) filters() filters {
 		q.fail(badParam("window", "%v", err))
 	}
 	f.Since = since
+	return f
+}
+
+// teamFilters reads the filters and member, the team member whose rows alone count (see
+// members.go). Only the endpoints that apply it read it: elsewhere it is an unknown parameter,
+// not a filter silently ignored.
+func (q *query) teamFilters() filters {
+	f := q.filters()
+	f.Member = q.name("member")
 	return f
 }

@@ -47,10 +47,11 @@ func actionsSource(ctx context.Context, db *sql.DB, f filters, daily bool) (stri
 		}
 		return "SELECT hour AS ts, client, session_id, project, type, tool, actions, failures, pending, timed, duration_ms FROM actions_hourly" + where(f, c)
 	}
-	args := []any{sql.Named("project", f.Project), sql.Named("client", f.Client)}
+	args := []any{sql.Named("project", f.Project), sql.Named("client", f.Client), sql.Named("member", f.Member)}
 	from := f.sinceMs()
 	hourlyOK, dailyOK, err := rollupsFor(ctx, db)
-	if err != nil || !hourlyOK {
+	if err != nil || !hourlyOK || f.Member != "" {
+		// A member's actions are the raw rows that name it: the rollups have no member.
 		return raw(from, 0), args, err
 	}
 	h1 := from // the first whole hour
@@ -84,13 +85,17 @@ func actionsSource(ctx context.Context, db *sql.DB, f filters, daily bool) (stri
 	return strings.Join(parts, " UNION ALL "), args, nil
 }
 
-// where adds the project and client filters to conditions.
+// where adds the project, client and member filters to conditions (a member only on the raw
+// actions: actionsSource reads no rollup for a member).
 func where(f filters, c []string) string {
 	if f.Project != "" {
 		c = append(c, "project = :project")
 	}
 	if f.Client != "" {
 		c = append(c, "client = :client")
+	}
+	if f.Member != "" {
+		c = append(c, "member = :member")
 	}
 	if len(c) == 0 {
 		return ""

@@ -53,7 +53,7 @@ func sessionKey(client, id string) string { return client + "\x00" + id }
 // or by their cost in the window (sort=cost), a page at a time; tokens and dollars are the
 // window's, from cost.Run.
 func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
-	f := q.filters()
+	f := q.teamFilters()
 	page := q.intParam("page", 1, 1, maxOffset)
 	limit := q.intParam("limit", 50, 1, maxPageSize)
 	sort := q.str("sort")
@@ -101,11 +101,11 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 			for i, s := range list {
 				ids[i] = s.SessionID
 			}
-			rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"session", "client"}, Since: f.Since, Project: f.Project, Client: f.Client, SessionIDs: ids})
+			rows, _, err := runCost(ctx, db, f, cost.Query{GroupBy: []string{"session", "client"}, Since: f.Since, Project: f.Project, Client: f.Client, SessionIDs: ids})
 			if err != nil {
 				return nil, err
 			}
-			for _, r := range rep.Rows {
+			for _, r := range rows {
 				costs[sessionKey(r.Client, r.SessionID)] = r
 			}
 		}

@@ -72,7 +72,11 @@ type Event struct {
 	Project   string    `json:"project,omitempty"`    // project root path
 	Host      string    `json:"host,omitempty"`
 	User      string    `json:"user,omitempty"`
-	V         int       `json:"v"`
+	// Member is the team member whose machine produced the event. Only a team hub's writer sets
+	// it, from the subject the hub received the event under (package team); a member never
+	// sends it, and a value in the event itself is not trusted.
+	Member string `json:"member,omitempty"`
+	V      int    `json:"v"`
 
 	Action      *Action      `json:"action,omitempty"`
 	TokenUsage  *TokenUsage  `json:"token_usage,omitempty"`

@@ -36,8 +36,8 @@ var insertSQL = map[event.Kind]string{
 	// hash come with the result (observer-watch adds them); the first ones stored stay.
 	event.KindAction: `INSERT INTO actions (event_id, ts, client, session_id, project, source, type, tool,
 		target, tool_use_id, message_id, request_id, agent_id, sidechain, success, error, duration_ms, input_hash,
-		output_size, model, transcript, freshness, content_hash, content_size)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		output_size, model, transcript, freshness, content_hash, content_size, member)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (event_id) DO UPDATE SET
 			ts = min(ts, excluded.ts),
 			type = CASE WHEN type = 'unknown' THEN excluded.type ELSE type END,
@@ -64,7 +64,7 @@ var insertSQL = map[event.Kind]string{
 	// content block, and its output count grows) replaces the figures when its output is larger.
 	event.KindTokenUsage: `INSERT INTO token_usage (event_id, ts, client, session_id, project, source,
 		message_id, request_id, model, agent_id, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-		cache_creation_1h_tokens, reasoning_tokens, cost_usd, reliability, origin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		cache_creation_1h_tokens, reasoning_tokens, cost_usd, reliability, origin, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (event_id) DO UPDATE SET
 			input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
 			cache_read_tokens = excluded.cache_read_tokens, cache_creation_tokens = excluded.cache_creation_tokens,
@@ -75,8 +75,8 @@ var insertSQL = map[event.Kind]string{
 		model, message_id, request_id, stream, status, error_class, error_message, stop_reason, latency_ms, ttfb_ms,
 		input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
 		reasoning_tokens, cost_usd, reliability, messages, tools, bytes_in, bytes_out, partial,
-		compressed_bytes_before, compressed_bytes_after, compression_tokens_saved, origin)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		compressed_bytes_before, compressed_bytes_after, compression_tokens_saved, origin, member)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	event.KindCompression: `INSERT OR IGNORE INTO compression_events (event_id, ts, client, session_id, project,
 		mechanism, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, mode, turn_event_id,
 		message_index, count, score, saved_usd, stash_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -100,12 +100,12 @@ func args(e *event.Event) []any {
 		}
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, string(a.Type), a.Tool, a.Target,
 			a.ToolUseID, a.MessageID, a.RequestID, a.AgentID, a.Sidechain, success, a.Error, a.DurationMs,
-			a.InputHash, a.OutputSize, a.Model, a.Transcript, a.Freshness, a.ContentHash, a.ContentSize}
+			a.InputHash, a.OutputSize, a.Model, a.Transcript, a.Freshness, a.ContentHash, a.ContentSize, e.Member}
 	case event.KindTokenUsage:
 		u := e.TokenUsage
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, e.Source, u.MessageID, u.RequestID, u.Model,
 			u.AgentID, u.Input, u.Output, u.CacheRead, u.CacheCreation, u.CacheCreation1h, u.Reasoning, u.CostUSD,
-			string(u.Reliability), u.Origin}
+			string(u.Reliability), u.Origin, e.Member}
 	case event.KindAPITurn:
 		t := e.APITurn
 		var cb, ca, cs int64
@@ -115,7 +115,7 @@ func args(e *event.Event) []any {
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, t.Provider, t.Endpoint, t.Model, t.MessageID,
 			t.RequestID, t.Stream, t.Status, t.ErrorClass, t.ErrorMessage, t.StopReason, t.LatencyMs, t.TTFBMs,
 			t.Input, t.Output, t.CacheRead, t.CacheCreation, t.CacheCreation1h, t.Reasoning, t.CostUSD,
-			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial, cb, ca, cs, t.Origin}
+			string(t.Reliability), t.Messages, t.Tools, t.BytesIn, t.BytesOut, t.Partial, cb, ca, cs, t.Origin, e.Member}
 	case event.KindCompression:
 		c := e.Compression
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, c.Mechanism, c.Provider, c.Model, c.BytesBefore,
@@ -154,6 +154,8 @@ type sessionAgg struct {
 	// else its first recognisable prompt.
 	title, titleSource string
 	titleAt            int64
+	// member, host and user are a team hub's (the verified member, the machine it reported).
+	member, host, user string
 }
 
 // offerTitle keeps title, from source at ts, if it beats the aggregate's.
@@ -233,9 +235,10 @@ func newerState(state string, ts int64, cur string, curAt int64) bool {
 // sessionUpsertSQL upserts a session row from a batch's aggregate. The state follows newerState
 // against the stored state_at, so session events that arrive out of order leave the newest state.
 var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state,
-	state_at, cwd, transcript_path, parent_session_id, epoch, model, events, title, title_source, title_at)
+	state_at, cwd, transcript_path, parent_session_id, epoch, model, events, title, title_source, title_at,
+	member, host, os_user)
 	VALUES (?1, ?2, ?3, ?4, ?5, coalesce(nullif(?6, ''), 'active'), ?7, ?8, ?9, ?10, ?11, coalesce(nullif(?12, ''), ?14), ?13,
-		?15, ?16, ?17)
+		?15, ?16, ?17, ?18, ?19, ?20)
 	ON CONFLICT (client, session_id) DO UPDATE SET
 		project = coalesce(nullif(excluded.project, ''), project),
 		first_seen = min(first_seen, excluded.first_seen),
@@ -250,7 +253,10 @@ var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first
 		events = events + excluded.events,
 		title = CASE WHEN ` + titleBeatsSQL + ` THEN ?15 ELSE title END,
 		title_at = CASE WHEN ` + titleBeatsSQL + ` THEN ?17 ELSE title_at END,
-		title_source = CASE WHEN ` + titleBeatsSQL + ` THEN ?16 ELSE title_source END`
+		title_source = CASE WHEN ` + titleBeatsSQL + ` THEN ?16 ELSE title_source END,
+		member = coalesce(nullif(member, ''), excluded.member),
+		host = coalesce(nullif(excluded.host, ''), host),
+		os_user = coalesce(nullif(excluded.os_user, ''), os_user)`
 
 // titleBeatsSQL is titleBeats against the stored row (?16 the batch's title source, ?17 its time).
 var titleBeatsSQL = `(` + titleRankSQL("?16") + ` > 0 AND (` + titleRankSQL("?16") + ` > ` + titleRankSQL("title_source") + `
@@ -464,6 +470,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			}
 			a.first, a.last = min(a.first, ts), max(a.last, ts)
 			a.events++
+			a.member, a.host, a.user = cmp.Or(e.Member, a.member), cmp.Or(e.Host, a.host), cmp.Or(e.User, a.user)
 			if e.Project != "" {
 				a.project = e.Project
 			}
@@ -518,7 +525,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			return res, err
 		}
 		_, err = st.ExecContext(ctx, k.client, k.id, a.project, a.first, a.last, a.state, a.stateAt, a.cwd, a.path,
-			a.parent, a.epoch, a.model, a.events, a.mainModel(), a.title, a.titleSource, a.titleAt)
+			a.parent, a.epoch, a.model, a.events, a.mainModel(), a.title, a.titleSource, a.titleAt, a.member, a.host, a.user)
 		if err != nil {
 			return res, fmt.Errorf("upsert session %s: %w", k.id, err)
 		}

@@ -1,11 +1,11 @@
 // observer-dash: the page. Plain script, no build step; talks only to this origin's /api.
-// State lives in the URL (tab, window, project, client and the tab's own keys), so every view is
-// a deep link and the back button works.
+// State lives in the URL (tab, window, project, client, member and the tab's own keys), so every
+// view is a deep link and the back button works.
 (function () {
   "use strict";
 
   const TABS = [
-    ["overview", "Overview"], ["cost", "Cost"], ["sessions", "Sessions"], ["actions", "Actions"], ["live", "Live"],
+    ["overview", "Overview"], ["team", "Team"], ["cost", "Cost"], ["sessions", "Sessions"], ["actions", "Actions"], ["live", "Live"],
     ["tools", "Tools"], ["compression", "Compression"], ["analysis", "Analysis"],
     ["discovery", "Discovery"], ["patterns", "Patterns"], ["settings", "Settings"],
   ];
@@ -15,7 +15,11 @@
     "web_fetch", "mcp_call", "spawn_subagent", "todo_update", "ask_user", "task_complete", "user_prompt", "api_error",
     "turn_aborted", "context_compacted", "system_prompt", "unknown"];
   // URL keys beyond the filters, per tab; switching tabs drops the others.
-  const TAB_KEYS = { analysis: ["heat"], sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"] };
+  const TAB_KEYS = { analysis: ["heat"], sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"], team: ["by"] };
+  // Team mode: the tabs whose figures the member filter applies to (their endpoints take member;
+  // the others refuse it). The Team tab and the member filter show only on a store with members.
+  const MEMBER_TABS = ["overview", "team", "cost", "sessions", "actions"];
+  let team = [];
 
   const HELP = {
     cost: ["Cost", "US dollars at list prices (pkg/pricing), each model turn counted once: from observer-proxy when it saw the turn, else from the client's transcript. The same figure as `observerctl cost --json` for the window."],
@@ -64,6 +68,10 @@
     pricing: ["Pricing", "Dollars come from list prices in USD per million tokens (pkg/pricing). Overrides are config.toml's [pricing.models.\"<model>\"] tables: one replaces a built-in price at all times, or prices a model the table lacks. Save override writes that model's table into config.toml (same checks and CSRF token as the editor); the proxy, the watcher and the writer follow it within seconds, and the writer reprices the stored turns of that model."],
     window: ["Window", "The period shown: the last hour, day, week, ... up to now, or all time. Days count as calendar days, as `observerctl cost --since 7d` does."],
     paths: ["Capture paths", "Which of observer's capture paths saw the session (all time). proxy: its API traffic went through observer-proxy (exact usage). records: the client's transcript or database, read by observer-watch or `observerctl scan`. hooks: the client's lifecycle hooks called `observerctl hook`. otlp: the client's own OpenTelemetry export reached observer's OTLP receiver. Records without proxy: the client is not pointed at the proxy; `observerctl doctor` lists the recent sessions' paths and says how to add the missing ones."],
+    team: ["Team", "On a team hub's store, each member's share of the window: the sessions, actions and model turns that came from the member's machines (the member the hub received them from), their tokens and cost, each turn counted once as on the Cost tab. Click a member to see its figures on every tab. Events without a member (the hub's own) are in no row."],
+    failure_rate: ["Failure rate", "Failed actions / actions."],
+    compare: ["Compare by", "Each member's figures per project, client or model. A session counts under its project, its client and its main model; a turn and an action under their own."],
+    member: ["Member", "Shows one team member's figures on the Overview, Team, Cost, Sessions and Actions tabs. The other tabs are not filtered by member."],
     alerts: ["Budget alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` shows every budget's state."],
   };
 
@@ -188,7 +196,8 @@
     if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
     return body;
   }
-  const filterParams = () => ({ window: state.window, project: state.project, client: state.client });
+  const filterParams = () => ({ window: state.window, project: state.project, client: state.client,
+    member: MEMBER_TABS.includes(state.tab) ? state.member : "" });
 
   // ---- help drawer ----
 
@@ -926,6 +935,68 @@
     }
   };
 
+  // The Team tab: members side by side, and each member per project, client or model.
+  VIEWS.team = async (view, live) => {
+    const by = ["project", "client", "model"].includes(state.by) ? state.by : "";
+    const d = await api("/api/members", Object.assign(filterParams(), { by }));
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const sum = (k) => d.members.reduce((a, m) => a + (m[k] || 0), 0);
+    const rate = (r) => (r.actions ? (100 * r.failures / r.actions).toFixed(1) + "%" : "—");
+    const acts = sum("actions"), fails = sum("failures");
+    put(view, h("div", { class: "cards" },
+      card("Members", fmtInt(d.members.length), { raw: d.members.length, metric: "members", help: "team" }),
+      card("Sessions", fmtInt(sum("sessions")), { raw: sum("sessions"), metric: "sessions", help: "sessions" }),
+      card("Actions", fmtInt(acts), { raw: acts, metric: "actions", help: "actions" }),
+      card("Failures", fmtInt(fails), { raw: fails, metric: "failures", help: "failure_rate", sub: acts ? (100 * fails / acts).toFixed(1) + "%" : "" }),
+      card("Tokens", fmtCompact(sum("tokens")), { raw: sum("tokens"), metric: "tokens", help: "tokens", title: fmtInt(sum("tokens")) }),
+      card("Cost", fmtUSD(sum("cost_usd")), { raw: sum("cost_usd"), metric: "cost", help: "cost", title: String(sum("cost_usd")) })));
+    if (!d.members.length) {
+      return add(view, h("div", { class: "empty", "data-empty": "team" }, "No team member in this window. ",
+        "Members appear on a team hub's store, which holds the events of its members' machines.",
+        state.window !== "all" ? [" ", h("a", { href: stateURL(Object.assign({}, state, { window: "all" })), onclick: (e) => { e.preventDefault(); go({ window: "all" }); } }, "Show all time")] : null));
+    }
+    const max = Math.max(...d.members.map((m) => m.cost_usd), 0) || 1;
+    const failed = (r) => (r.failures ? h("span", { class: "bad" }, fmtInt(r.failures)) : "0");
+    add(view, h("div", { class: "grid" }, panel("Members", "team", table([
+      { label: "Member", cls: "member", title: (m) => "Show " + m.member + "'s figures on every tab", get: (m) => [
+        h("div", {}, h("strong", {}, m.member)),
+        m.hosts.length ? h("div", { class: "muted narrow-only" }, m.hosts.join(", ")) : null] },
+      { label: "Hosts", wide: true, get: (m) => m.hosts.join(", ") || "—" },
+      { label: "OS user", wide: true, get: (m) => m.os_user || "—" },
+      { label: "Sessions", num: true, get: (m) => fmtInt(m.sessions) },
+      { label: "Actions", num: true, get: (m) => fmtInt(m.actions) },
+      { label: "Failures", num: true, wide: true, get: failed },
+      { label: ["Failure rate", helpBtn("failure_rate")], num: true, get: rate },
+      { label: "Turns", num: true, wide: true, get: (m) => fmtInt(m.turns) },
+      { label: "Tokens", num: true, get: (m) => fmtCompact(m.tokens), title: (m) => fmtInt(m.tokens) },
+      { label: "Cost", num: true, key: true, get: (m) => fmtUSD(m.cost_usd), title: (m) => `input ${fmtUSD(m.input_usd)} · output ${fmtUSD(m.output_usd)} · cache read ${fmtUSD(m.cache_read_usd)} · cache write ${fmtUSD(m.cache_write_usd)}` },
+      { label: "", wide: true, get: (m) => h("div", { class: "bar", "data-w": m.cost_usd / max }) },
+      { label: "Last seen", wide: true, get: (m) => fmtTime(m.last_seen) },
+    ], d.members, { name: "members", onrow: (m) => go({ tab: "overview", member: m.member }) }))));
+    const bySel = h("select", { id: "team-by", onchange: (e) => go({ by: e.target.value }) },
+      [["", "nothing"], ["project", "project"], ["client", "client"], ["model", "model"]].map(([v, l]) => h("option", { value: v, selected: by === v }, l)));
+    const compare = panel(by ? "Members × " + by : "Compare members", "compare", h("div", { class: "toolbar" }, h("label", {}, "Compare by ", bySel)));
+    add(view, h("div", { class: "grid" }, compare));
+    if (!by) return sizeBars(view);
+    const rmax = Math.max(...d.rows.map((r) => r.cost_usd), 0) || 1;
+    const keyCell = (r) => (by === "project" ? (r.key ? [h("div", {}, baseName(r.key)), h("div", { class: "mono muted" }, r.key)] : "(none)")
+      : by === "model" ? h("span", { class: "model" }, breakable(r.key || "(none)")) : r.key || "(none)");
+    add(compare, table([
+      { label: "Member", get: (r) => r.member },
+      { label: by === "project" ? "Project" : by === "client" ? "Client" : "Model", cls: by === "model" ? "mono name" : "wrap", get: keyCell, title: (r) => r.key },
+      { label: "Sessions", num: true, get: (r) => fmtInt(r.sessions) },
+      { label: "Actions", num: true, get: (r) => fmtInt(r.actions) },
+      { label: "Failures", num: true, wide: true, get: failed },
+      { label: "Failure rate", num: true, wide: true, get: rate },
+      { label: "Turns", num: true, wide: true, get: (r) => fmtInt(r.turns) },
+      { label: "Tokens", num: true, get: (r) => fmtCompact(r.tokens), title: (r) => fmtInt(r.tokens) },
+      { label: "Cost", num: true, key: true, get: (r) => fmtUSD(r.cost_usd) },
+      { label: "", wide: true, get: (r) => h("div", { class: "bar", "data-w": r.cost_usd / rmax }) },
+    ], d.rows, { name: "member-compare" }));
+    sizeBars(view);
+  };
+
   const priceCols = [
     { label: "Model", get: (p) => p.model, cls: "mono" },
     { label: "Input", num: true, get: (p) => "$" + p.input },
@@ -1025,7 +1096,9 @@
 
   function renderTabs() {
     const nav = $("#tabs");
-    nav.replaceChildren(...TABS.map(([key, label, soon]) => h("a", {
+    // The Team tab only on a store with members (or when a link names it).
+    const shown = TABS.filter(([key]) => key !== "team" || team.length || state.tab === "team");
+    nav.replaceChildren(...shown.map(([key, label, soon]) => h("a", {
       href: stateURL(Object.assign({}, state, { tab: key })), "data-tab": key, class: soon ? "soon" : null,
       "aria-current": state.tab === key ? "page" : null,
       onclick: (e) => { e.preventDefault(); go({ tab: key }); },
@@ -1034,10 +1107,14 @@
 
   let filtersLoaded = null;
   async function loadFilters() {
-    const f = await api("/api/filters");
+    // The members of all time: a store without any (a single user's) shows no Team tab.
+    const [f, m] = await Promise.all([api("/api/filters"), api("/api/members", { window: "all" }).catch(() => null)]);
     const proj = $("#f-project"), cl = $("#f-client");
     for (const p of f.projects) proj.append(h("option", { value: p.path, title: p.path }, p.name + " — " + p.path));
     for (const c of f.clients) cl.append(h("option", { value: c }, c));
+    team = m ? m.members.map((r) => r.member).sort() : [];
+    for (const name of team) $("#f-member").append(h("option", { value: name }, name));
+    if (team.length) renderTabs();
   }
   function ensureOption(sel, value, label) {
     if (value && ![...sel.options].some((o) => o.value === value)) sel.append(h("option", { value }, label || value));
@@ -1049,8 +1126,13 @@
     ensureOption(w, state.window);
     ensureOption($("#f-project"), state.project || "");
     ensureOption($("#f-client"), state.client || "");
+    const member = $("#f-member"), on = MEMBER_TABS.includes(state.tab);
+    ensureOption(member, state.member || "");
+    $("#f-member-label").hidden = !team.length && !state.member;
+    member.disabled = !on;
+    $("#f-member-label").title = on ? "" : "This tab is not filtered by member";
   }
-  for (const [id, key] of [["#f-window", "window"], ["#f-project", "project"], ["#f-client", "client"]]) {
+  for (const [id, key] of [["#f-window", "window"], ["#f-project", "project"], ["#f-client", "client"], ["#f-member", "member"]]) {
     $(id).addEventListener("change", (e) => go({ [key]: e.target.value, page: "" }));
   }
 
@@ -1111,6 +1193,7 @@
   const EVENTS = ["action", "token_usage", "api_turn", "compression", "session", "hook", "mcp_call"];
   const FOLLOWS = {
     overview: EVENTS.concat(["alert"]),
+    team: EVENTS,
     cost: ["token_usage", "api_turn"],
     sessions: EVENTS,
     actions: ["action"],
