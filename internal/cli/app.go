@@ -132,7 +132,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			initCommand(), uninstallCommand(),
 			serviceCommand(),
 			doctorCommand(), exportCommand(), pruneCommand(), backfillCommand(), reconcileCommand(),
-			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(),
+			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(), hubCommand(), teamCommand(),
 			blocksCommand(), budgetCommand(), pricesCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
 		},
 		HideVersion: false,

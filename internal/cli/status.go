@@ -22,6 +22,7 @@ import (
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/pkg/team"
 )
 
 // statusReport is the JSON of `observerctl status --json` (and of the control socket).
@@ -306,7 +307,10 @@ func follow(ctx context.Context, w io.Writer, path string, off int64) error {
 }
 
 // runWriter is the writer process: it owns the store and consumes the bus until ctx ends.
-func runWriter(ctx context.Context, e *env) error {
+func runWriter(ctx context.Context, e *env) error { return runWriterOpts(ctx, e, false) }
+
+// runWriterOpts runs the writer; teamHub makes it a hub's (the team stream, events under members).
+func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	go daemon.TrimMemory(ctx)
 	st, err := store.OpenWriter(ctx, e.cfg.StorePath())
 	if err != nil {
@@ -332,6 +336,9 @@ func runWriter(ctx context.Context, e *env) error {
 	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
 		BudgetSource: func() (config.Budget, error) { c, err := config.Load(e.cfg.Home); return c.Budget, err },
 		Options:      bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
+	if teamHub {
+		w.Team, w.Options.Stream, w.Options.Consumer = true, team.TeamStream, team.WriterConsumer
+	}
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)
 	s := w.Stats()

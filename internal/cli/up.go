@@ -32,13 +32,23 @@ const backgroundNice = 10
 
 // components lists the children `up` runs, in start order. The writer is this binary; the others
 // are separate executables looked up beside observerctl, then on PATH, and skipped when absent.
-func components(e *env) ([]supervisor.Spec, []string) {
+func components(e *env, hub bool) ([]supervisor.Spec, []string) {
 	self, _ := os.Executable()
 	specs := []supervisor.Spec{{Name: "writer", Path: self, Args: []string{"writer"}, Nice: backgroundNice}}
-	var missing []string
-	for _, c := range []struct{ name, bin string }{
+	others := []struct{ name, bin string }{
 		{"proxy", "observer-proxy"}, {"watch", "observer-watch"}, {"dash", "observer-dash"},
-	} {
+	}
+	if hub {
+		// A hub stores and shows the team's events; it captures nothing of its own. A node of a
+		// hub cluster without [hub] writer is NATS only.
+		specs[0].Args = []string{"writer", "--team"}
+		others = others[2:]
+		if !e.cfg.Hub.Writer {
+			specs, others = nil, nil
+		}
+	}
+	var missing []string
+	for _, c := range others {
 		path := filepath.Join(filepath.Dir(self), c.bin)
 		if _, err := os.Stat(path); err != nil {
 			p, err := exec.LookPath(c.bin)
@@ -91,7 +101,10 @@ is healthy; 1 it could not start (observer already runs on this home, the bus ca
 	}
 }
 
-func runUp(c *cli.Context) error {
+func runUp(c *cli.Context) error { return runSuite(c, false) }
+
+// runSuite runs the supervisor: a member's suite (up), or a team hub's (hub up).
+func runSuite(c *cli.Context, hub bool) error {
 	e, err := load(c)
 	if err != nil {
 		return err
@@ -108,7 +121,7 @@ func runUp(c *cli.Context) error {
 	}
 	if c.Bool("detach") {
 		lock.Close()
-		return detach(c, e)
+		return detach(c, e, hub)
 	}
 	defer lock.Close()
 
@@ -128,7 +141,11 @@ func runUp(c *cli.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	srv, cl, err := hostBus(ctx, e, logger, "observerctl-up")
+	host := hostBus
+	if hub {
+		host = hostHub
+	}
+	srv, cl, err := host(ctx, e, logger, "observerctl-up")
 	if err != nil {
 		return err
 	}
@@ -136,7 +153,7 @@ func runUp(c *cli.Context) error {
 	defer cl.Close()
 	homeLost := guardHome(ctx, e, logger, srv, cancel)
 
-	specs, missing := components(e)
+	specs, missing := components(e, hub)
 	sup := supervisor.New(supervisor.Options{
 		Specs: specs, LogDir: e.cfg.LogDir(), Bus: cl, Logger: logger, Grace: c.Duration("grace"),
 	})
@@ -194,8 +211,20 @@ func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := bus.StartServer(ctx, busConfig(e, token, logger))
+	bc := busConfig(e, token, logger)
+	member, err := teamMember(e, logger)
 	if err != nil {
+		return nil, nil, withCode(ExitUsage, err)
+	}
+	if member != nil {
+		bc.Configure = member.Configure
+	}
+	srv, err := bus.StartServer(ctx, bc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := startSharing(ctx, srv, member, logger); err != nil {
+		srv.Close()
 		return nil, nil, err
 	}
 	go daemon.TrimMemory(ctx) // the bus host keeps a burst's peak otherwise
@@ -233,7 +262,7 @@ func lockFile(path string) (*os.File, error) {
 
 // detach starts `observerctl up` in a new session with its output in logs/supervisor.log, and
 // waits until every component is healthy.
-func detach(c *cli.Context, e *env) error {
+func detach(c *cli.Context, e *env, hub bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -244,7 +273,11 @@ func detach(c *cli.Context, e *env) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(self, "--home", e.cfg.Home, "up", "--grace", c.Duration("grace").String())
+	args := []string{"--home", e.cfg.Home, "up", "--grace", c.Duration("grace").String()}
+	if hub {
+		args = []string{"--home", e.cfg.Home, "hub", "up", "--grace", c.Duration("grace").String()}
+	}
+	cmd := exec.Command(self, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -317,6 +350,9 @@ stored rows when [pricing] changes.
 
 Exit codes: 0 stopped; 1 the store cannot be opened or the bus cannot be reached; 64 bad flags
 or a bad config.toml.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "team", Usage: "a team hub's writer: store the team stream's events under their members (observerctl hub up runs it so)"},
+		},
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
 			if err != nil {
@@ -326,6 +362,9 @@ or a bad config.toml.`,
 			defer stop()
 			ctx, cancel := supervisor.WatchParent(ctx)
 			defer cancel()
+			if c.Bool("team") {
+				return runWriterOpts(ctx, e, true)
+			}
 			return runWriter(ctx, e)
 		},
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/pkg/team"
 )
 
 // Writer moves events from the bus into the store.
@@ -56,6 +57,11 @@ type Writer struct {
 	// Bulk makes every batch take the bulk path (see the package doc), for a writer that only
 	// stores a history and stops: the one `observerctl scan` hosts.
 	Bulk bool
+	// Team makes this a team hub's writer: each event belongs to the member the hub received it
+	// from (its subject, team.<member>.<kind>.<client>), whatever the event says, and its id is
+	// kept apart from other members' (team.Attribute). An event outside a member's subjects is
+	// quarantined.
+	Team bool
 
 	bulkAt      atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
 	pendRollups atomic.Int64 // hours whose rollups wait, as last counted
@@ -194,6 +200,9 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	var newest int64
 	for _, m := range batch {
 		ev, err := event.Decode(m.Data)
+		if err == nil && w.Team {
+			err = team.Attribute(&ev, m.Subject)
+		}
 		if err != nil {
 			rejected = append(rejected, store.Rejected{Subject: m.Subject, Reason: err.Error(), Data: m.Data})
 			w.Logger.Warn("event quarantined", "subject", m.Subject, "reason", err.Error(), "bytes", len(m.Data))

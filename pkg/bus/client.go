@@ -410,6 +410,10 @@ func (c *Client) Close() {
 	c.nc.Close()
 }
 
+// MsgID is the de-duplication key the observer stream uses (msgID), for other streams of events
+// (team mode's share stream).
+func MsgID(data []byte) string { return msgID(data) }
+
 // msgID is the stream's de-duplication key: a hash of the encoded event. A re-publication of the
 // same event (a retry, a spool replay) is dropped; a later event that shares the event id but
 // carries more (a tool call's result, a message's final usage) is not, and the writer merges it.

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,6 +107,9 @@ type ConsumeOptions struct {
 	// write each index page of the store fewer times. Zero means 5 × BatchSize; at most
 	// MaxAckPending.
 	BulkBatchSize int
+	// Stream and Consumer name the durable consumer to read; default the observer stream's
+	// writer. A team hub's writer reads the team stream (package team).
+	Stream, Consumer string
 }
 
 // Consume hands batches of stored events to handle, through the writer's durable consumer, until
@@ -140,10 +144,11 @@ func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx 
 
 func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(context.Context, []Message) error) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	cons, err := c.js.Consumer(cctx, StreamName, WriterConsumer)
+	stream, consumer := cmp.Or(o.Stream, StreamName), cmp.Or(o.Consumer, WriterConsumer)
+	cons, err := c.js.Consumer(cctx, stream, consumer)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("find consumer %s: %w", WriterConsumer, err)
+		return fmt.Errorf("find consumer %s of stream %s: %w", consumer, stream, err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(2*o.BatchSize), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {

@@ -48,6 +48,16 @@ type ServerConfig struct {
 	MaxBytes int64
 	AckWait  time.Duration // how long the stream waits for the writer's ack before redelivery
 	Logger   *slog.Logger
+
+	// Configure, when set, adjusts the server's options before it starts: team mode (package
+	// team) adds a JetStream domain and a leafnode to a hub, or a hub's listeners and
+	// authentication.
+	Configure func(*server.Options) error
+	// Setup, when set, runs once the server is ready, in place of creating the observer stream and
+	// the writer's consumer: a team hub creates its own streams. Stream then names the stream the
+	// writer's consumer reads (Stats).
+	Setup  func(ctx context.Context, js jetstream.JetStream) error
+	Stream string
 }
 
 // Server is the embedded NATS server with the observer stream.
@@ -89,6 +99,14 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		MaxPayload:            MaxPayload,
 		DisableShortFirstPing: true,
 	}
+	if cfg.Configure != nil {
+		if err := cfg.Configure(opts); err != nil {
+			return nil, fmt.Errorf("bus: %w", err)
+		}
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = StreamName
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bus: create store dir: %w", err)
 	}
@@ -112,8 +130,16 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
+// Conn opens an in-process connection to the server, named name, for the caller to close.
+func (s *Server) Conn(name string) (*nats.Conn, error) {
+	return nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name(name))
+}
+
+// NATS returns the embedded server, for team mode's checks (leafnode connections).
+func (s *Server) NATS() *server.Server { return s.ns }
+
 func (s *Server) ensureStream(ctx context.Context) error {
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name("observer-bus-setup"))
+	nc, err := s.Conn("observer-bus-setup")
 	if err != nil {
 		return fmt.Errorf("bus: connect in-process: %w", err)
 	}
@@ -122,8 +148,11 @@ func (s *Server) ensureStream(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if s.cfg.Setup != nil {
+		return s.cfg.Setup(ctx, js)
+	}
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        StreamName,
 		Description: "observer events, kept until the writer has stored them",
@@ -169,7 +198,7 @@ type Stats struct {
 
 // Stats reads the stream's and the writer consumer's state.
 func (s *Server) Stats(ctx context.Context) (Stats, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name("observer-stats"))
+	nc, err := s.Conn("observer-stats")
 	if err != nil {
 		return Stats{}, err
 	}
@@ -178,7 +207,7 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	str, err := js.Stream(ctx, StreamName)
+	str, err := js.Stream(ctx, s.cfg.Stream)
 	if err != nil {
 		return Stats{}, err
 	}

@@ -40,6 +40,10 @@ type Config struct {
 	Compression Compression `toml:"compression"`
 	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
 	OTLP OTLP `toml:"otlp"`
+	// Team makes this machine a member of a team hub (package team).
+	Team Team `toml:"team"`
+	// Hub configures `observerctl hub`, when this home runs a team hub.
+	Hub Hub `toml:"hub"`
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
@@ -142,6 +146,37 @@ type OTLP struct {
 	MaxBodyBytes int64  `toml:"max_body_bytes" comment:"Largest export accepted (compressed and decompressed); a larger one is answered 413."`
 }
 
+// Team makes this machine a member of a team: its bus joins the hub as a NATS leafnode and shares
+// its events, stripped to the share level, through JetStream.
+type Team struct {
+	Credentials  string   `toml:"credentials" comment:"The member credentials file observerctl hub add-member made on the hub (mode 0600); empty: team mode off, nothing leaves this machine."`
+	Hub          []string `toml:"hub" comment:"The hub's leafnode URLs (tls://host:7422); empty: the ones in the credentials."`
+	Share        string   `toml:"share" comment:"What leaves this machine: usage (tokens, cost, models, counts; no targets, prompts or outputs), actions (plus files, commands and other targets; no outputs or prompts), full (everything, scrubbed)."`
+	CarryPending bool     `toml:"carry_pending" comment:"After switching to another hub or member name, send the events held for the previous one to the new one (off: they stay in the local store only)."`
+	MaxAge       Duration `toml:"max_age" comment:"How long the share stream keeps events while the hub is away."`
+	MaxBytes     int64    `toml:"max_bytes" comment:"Upper bound of the share stream on disk, in bytes."`
+}
+
+// Hub configures a team hub (observerctl hub): a NATS server members join as leafnodes, the
+// writer of the team's store and the dashboard in team view.
+type Hub struct {
+	Addr              string   `toml:"addr" comment:"Where members' leafnodes connect (TLS, one key per member). 0.0.0.0:7422 to accept other machines."`
+	Hostnames         []string `toml:"hostnames" comment:"Names members reach the hub by: put in its TLS certificate and in new members' credentials."`
+	URL               string   `toml:"url" comment:"The URL new members' credentials name; empty: tls://<first hostname, else 127.0.0.1>:<addr's port>."`
+	CertFile          string   `toml:"cert_file" comment:"Your own TLS certificate for addr (PEM); empty: the hub's own CA signs one (observerctl hub init)."`
+	KeyFile           string   `toml:"key_file" comment:"The key of cert_file (PEM)."`
+	MembersFile       string   `toml:"members_file" comment:"The registry of members and their public keys; empty: <home>/hub/members.json. Nodes of a cluster share one."`
+	NodeName          string   `toml:"node_name" comment:"This hub node's name, unique in a cluster."`
+	ClusterName       string   `toml:"cluster_name" comment:"The NATS cluster's name (every node the same)."`
+	ClusterAddr       string   `toml:"cluster_addr" comment:"Where other hub nodes reach this one; empty: a single hub, no cluster."`
+	Routes            []string `toml:"routes" comment:"The other nodes' cluster_addr (host:port)."`
+	ClusterSecretFile string   `toml:"cluster_secret_file" comment:"A file holding the secret every node of the cluster presents (mode 0600); empty: <home>/hub/cluster-secret."`
+	Replicas          int      `toml:"replicas" comment:"Copies of each stream across the cluster's nodes: 1, or 3 in a cluster of three or more."`
+	Writer            bool     `toml:"writer" comment:"Run the store writer and the dashboard on this node (one node of a cluster does)."`
+	MaxAge            Duration `toml:"max_age" comment:"How long the hub's streams keep events (its store keeps them after)."`
+	MaxBytes          int64    `toml:"max_bytes" comment:"Upper bound of each of the hub's streams on disk, in bytes."`
+}
+
 // DefaultPricingURL is LiteLLM's price database on GitHub.
 const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 
@@ -197,6 +232,9 @@ func Default() Config {
 		Pricing: Pricing{URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20},
+		Team: Team{Hub: []string{}, Share: "usage", MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
+		Hub: Hub{Addr: "127.0.0.1:7422", Hostnames: []string{}, Routes: []string{}, Replicas: 1, Writer: true,
+			MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 10 << 30},
 		Compression: Compression{Mode: "cache_aware", TargetRatio: 0.5, PreserveTail: 4,
 			Compressors: []string{"json", "code", "logs", "text", "diff", "html"}, MinBytes: 1024, TrimTools: "openai"},
 	}

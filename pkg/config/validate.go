@@ -71,6 +71,29 @@ var rules = map[string]rule{
 	"otlp.grpc_addr":      optional(hostPortRule),
 	"otlp.max_body_bytes": intRange(1<<20, 1<<30),
 
+	"team.credentials":   anyValue,
+	"team.hub":           hubURLsRule,
+	"team.share":         oneOf("usage", "actions", "full"),
+	"team.carry_pending": anyValue,
+	"team.max_age":       durRange(time.Minute, 10*365*24*time.Hour),
+	"team.max_bytes":     intRange(1<<20, math.MaxInt64),
+
+	"hub.addr":                hostPortRule,
+	"hub.hostnames":           anyValue,
+	"hub.url":                 optional(func(v reflect.Value) string { return hubURLsRule(reflect.ValueOf([]string{v.String()})) }),
+	"hub.cert_file":           anyValue,
+	"hub.key_file":            anyValue,
+	"hub.members_file":        anyValue,
+	"hub.node_name":           optional(nameRule),
+	"hub.cluster_name":        optional(nameRule),
+	"hub.cluster_addr":        optional(hostPortRule),
+	"hub.routes":              hostPortListRule,
+	"hub.cluster_secret_file": anyValue,
+	"hub.replicas":            intRange(1, 5),
+	"hub.writer":              anyValue,
+	"hub.max_age":             durRange(time.Minute, 10*365*24*time.Hour),
+	"hub.max_bytes":           intRange(1<<20, math.MaxInt64),
+
 	"compression.mode":          oneOf("cache_aware", "cache", "token"),
 	"compression.target_ratio":  floatRange(0.05, 1),
 	"compression.preserve_tail": intRange(1, 1000),
@@ -272,6 +295,38 @@ func subsetOf(choices ...string) rule {
 		}
 		return ""
 	}
+}
+
+// anyValue accepts every value of the key's type (a path, a switch).
+func anyValue(reflect.Value) string { return "" }
+
+var nameRuleRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+func nameRule(v reflect.Value) string {
+	if !nameRuleRE.MatchString(v.String()) {
+		return "must be letters, digits, '-' or '_' (at most 64)"
+	}
+	return ""
+}
+
+// hubURLsRule accepts a list of tls://host:port URLs.
+func hubURLsRule(v reflect.Value) string {
+	for i := 0; i < v.Len(); i++ {
+		u, err := url.Parse(v.Index(i).String())
+		if err != nil || (u.Scheme != "tls" && u.Scheme != "nats") || u.Hostname() == "" || u.Port() == "" || u.User != nil {
+			return fmt.Sprintf("%q must be tls://host:port", v.Index(i).String())
+		}
+	}
+	return ""
+}
+
+func hostPortListRule(v reflect.Value) string {
+	for i := 0; i < v.Len(); i++ {
+		if p := hostPortRule(v.Index(i)); p != "" {
+			return fmt.Sprintf("%q %s", v.Index(i).String(), p)
+		}
+	}
+	return ""
 }
 
 func loopbackHostRule(v reflect.Value) string {

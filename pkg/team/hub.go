@@ -1,0 +1,429 @@
+package team
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
+
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// Member is one entry of the hub's registry.
+type Member struct {
+	Name  string    `json:"name"`
+	NKey  string    `json:"nkey"` // public key
+	Added time.Time `json:"added"`
+}
+
+// LoadMembers reads the hub's registry (a JSON list; a missing file is an empty one).
+func LoadMembers(path string) ([]Member, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseMembers(path, data)
+}
+
+func parseMembers(path string, data []byte) ([]Member, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var ms []Member
+	if err := json.Unmarshal(data, &ms); err != nil {
+		return nil, fmt.Errorf("hub members %s: %w", path, err)
+	}
+	for _, m := range ms {
+		if err := ValidName(m.Name); err != nil {
+			return nil, fmt.Errorf("hub members %s: %w", path, err)
+		}
+		if !nkeys.IsValidPublicUserKey(m.NKey) {
+			return nil, fmt.Errorf("hub members %s: member %s has no valid public nkey", path, m.Name)
+		}
+	}
+	return ms, nil
+}
+
+// SaveMembers writes the registry whole (mode 0600), through a temporary file.
+func SaveMembers(path string, ms []Member) error {
+	data, err := json.MarshalIndent(ms, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// HubConfig configures a hub's NATS side.
+type HubConfig struct {
+	Dir         string // TLS files
+	MembersFile string // the registry, read again whenever it changes
+	Token       string // the hub's own processes (writer, dashboard) present it
+	LeafAddr    string // host:port members connect to
+	CertFile    string // optional: the user's own certificate and key for LeafAddr
+	KeyFile     string
+	NoTLS       bool // tests of failure paths only; members then connect in plain text
+
+	// Cluster: NodeName is this node's name (unique in the cluster), ClusterAddr where other
+	// nodes reach it, Routes the other nodes' cluster addresses (host:port), ClusterSecret what
+	// nodes present to each other. Replicas is the streams' replica count (1, or 3 in a cluster).
+	NodeName      string
+	ClusterName   string
+	ClusterAddr   string
+	Routes        []string
+	ClusterSecret string
+	Replicas      int
+
+	MaxAge   time.Duration // how long mirrors keep members' events (the hub store keeps them after)
+	MaxBytes int64
+	AckWait  time.Duration
+	Logger   *slog.Logger
+}
+
+// Hub is the NATS side of a running hub: its authentication, and the streams of its members.
+type Hub struct {
+	cfg  HubConfig
+	auth *hubAuth
+	mu     sync.Mutex
+	loaded []byte // the registry's bytes the members were read from
+	have map[string]bool // members whose mirror and source exist
+}
+
+// NewHub checks cfg and reads the registry.
+func NewHub(cfg HubConfig) (*Hub, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("hub: a token is required")
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Hub{cfg: cfg, auth: &hubAuth{token: cfg.Token}, have: map[string]bool{}}
+	h.loaded, _ = os.ReadFile(cfg.MembersFile)
+	ms, err := parseMembers(cfg.MembersFile, h.loaded)
+	if err != nil {
+		return nil, err
+	}
+	h.auth.set(ms)
+	return h, nil
+}
+
+// Configure sets a hub's options on the embedded server (bus.ServerConfig.Configure).
+func (h *Hub) Configure(o *server.Options) error {
+	o.ServerName = cmp.Or(h.cfg.NodeName, "hub")
+	o.JetStreamDomain = HubDomain
+	o.Authorization = ""
+	o.CustomClientAuthentication = h.auth
+	o.AlwaysEnableNonce = true
+	host, port, err := splitHostPort(h.cfg.LeafAddr)
+	if err != nil {
+		return fmt.Errorf("[hub] addr: %w", err)
+	}
+	o.LeafNode.Host, o.LeafNode.Port = host, port
+	if !h.cfg.NoTLS {
+		tc, err := ServerTLS(h.cfg.Dir, h.cfg.CertFile, h.cfg.KeyFile)
+		if err != nil {
+			return err
+		}
+		o.LeafNode.TLSConfig, o.LeafNode.TLSTimeout = tc, 5
+	}
+	if h.cfg.ClusterAddr != "" {
+		if h.cfg.ClusterSecret == "" {
+			return errors.New("hub: a cluster needs a secret shared by its nodes")
+		}
+		host, port, err := splitHostPort(h.cfg.ClusterAddr)
+		if err != nil {
+			return fmt.Errorf("[hub] cluster_addr: %w", err)
+		}
+		o.Cluster = server.ClusterOpts{Name: cmp.Or(h.cfg.ClusterName, "observer-hub"), Host: host, Port: port,
+			Username: "observer-hub", Password: h.cfg.ClusterSecret}
+		for _, r := range h.cfg.Routes {
+			u := &url.URL{Scheme: "nats-route", Host: r, User: url.UserPassword("observer-hub", h.cfg.ClusterSecret)}
+			o.Routes = append(o.Routes, u)
+		}
+	}
+	return nil
+}
+
+// Setup creates the team stream and the writer's consumer, then each member's mirror
+// (bus.ServerConfig.Setup). It keeps js to add members that join later (Watch).
+func (h *Hub) Setup(ctx context.Context, js jetstream.JetStream) error {
+	// In a cluster the meta leader must be elected before streams can be made.
+	var err error
+	for ctx.Err() == nil {
+		if _, err = js.AccountInfo(ctx); err == nil {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("hub: JetStream not ready: %w", err)
+	}
+	return h.sync(ctx, js)
+}
+
+// Members returns the registry as the hub last read it.
+func (h *Hub) Members() []Member { return h.auth.list() }
+
+// Watch reads the registry again whenever it changes, until ctx ends: a member added with
+// `observerctl hub add-member` can connect without a restart, and one removed cannot any more.
+func (h *Hub) Watch(ctx context.Context, srv *bus.Server, every time.Duration) {
+	nc, err := srv.Conn("observer-hub-members")
+	if err != nil {
+		h.cfg.Logger.Error("hub members are not followed", "err", err)
+		return
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		h.cfg.Logger.Error("hub members are not followed", "err", err)
+		return
+	}
+	last := h.loaded
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// The file is small: compare its bytes (two writes within one clock tick share an mtime).
+		data, err := os.ReadFile(h.cfg.MembersFile)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			h.cfg.Logger.Error("hub members not reloaded", "err", err)
+			continue
+		}
+		if bytes.Equal(data, last) && h.synced() {
+			continue
+		}
+		ms, err := parseMembers(h.cfg.MembersFile, data)
+		if err != nil {
+			h.cfg.Logger.Error("hub members not reloaded", "err", err)
+			continue
+		}
+		last = data
+		h.auth.set(ms)
+		h.cfg.Logger.Info("hub members loaded", "members", len(ms))
+		live := func(id uint64) bool { return srv.NATS().GetLeafNode(id) != nil }
+		for _, id := range h.auth.removed(live) {
+			if srv.NATS().DisconnectClientByID(id) == nil {
+				h.cfg.Logger.Info("cut off a removed member's leafnode", "connection", id)
+			}
+		}
+		if err := h.sync(ctx, js); err != nil {
+			h.cfg.Logger.Warn("hub streams not updated yet; trying again", "err", err)
+		}
+	}
+}
+
+func (h *Hub) synced() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.auth.list() {
+		if !h.have[m.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// sync makes the mirror of every registered member and the team stream sourcing them all.
+func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ms := h.auth.list()
+	var sources []*jetstream.StreamSource
+	for _, m := range ms {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        MirrorStream(m.Name),
+			Description: "member " + m.Name + "'s shared events, mirrored from its machine",
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			MaxAge:      h.cfg.MaxAge,
+			MaxBytes:    h.cfg.MaxBytes,
+			Replicas:    h.cfg.Replicas,
+			// Durable sourcing: the member keeps a durable consumer for the hub (Sharer), which
+			// the mirror repositions; when the member comes back online its deliveries resume at
+			// once (a mirror's own consumer would wait for the next retry, up to minutes).
+			Mirror: &jetstream.StreamSource{Name: ShareStream,
+				External: &jetstream.ExternalStream{APIPrefix: "$JS." + MemberDomain(m.Name) + ".API", DeliverPrefix: deliverPrefix(m.Name)},
+				Consumer: &jetstream.StreamConsumerSource{Name: HubConsumer, DeliverSubject: DeliverSubject(m.Name)}},
+		})
+		if err != nil {
+			return fmt.Errorf("hub: mirror of member %s: %w", m.Name, err)
+		}
+		// The hub names the member: only share.> subjects of this member's own mirror enter
+		// the team stream, as team.<member>.>.
+		sources = append(sources, &jetstream.StreamSource{Name: MirrorStream(m.Name),
+			SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: shareSubjects, Destination: teamPrefix + m.Name + ".>"}}})
+	}
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        TeamStream,
+		Description: "every member's events, kept until the hub's writer has stored them",
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.InterestPolicy,
+		MaxAge:      h.cfg.MaxAge,
+		MaxBytes:    h.cfg.MaxBytes,
+		Replicas:    h.cfg.Replicas,
+		Sources:     sources,
+		MaxMsgSize:  bus.MaxPayload,
+	})
+	if err != nil {
+		return fmt.Errorf("hub: team stream: %w", err)
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx, TeamStream, jetstream.ConsumerConfig{
+		Durable:       WriterConsumer,
+		Description:   "the hub's store writer",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cmp.Or(h.cfg.AckWait, 15*time.Second),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 50000,
+		MaxWaiting:    16,
+		Replicas:      h.cfg.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("hub: writer consumer: %w", err)
+	}
+	h.have = map[string]bool{}
+	for _, m := range ms {
+		h.have[m.Name] = true
+	}
+	return nil
+}
+
+// hubAuth admits the hub's own processes by token and members' leafnodes by nkey, each member
+// with permissions that keep it to its own subjects.
+type hubAuth struct {
+	token string
+	mu    sync.RWMutex
+	byKey map[string]Member
+	conns map[uint64]string // leafnode connection id -> member, to cut a removed member off
+}
+
+// removed returns the connections of members no longer registered, and forgets them and the
+// connections that are gone (live reports whether one still is).
+func (a *hubAuth) removed(live func(uint64) bool) []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	names := map[string]bool{}
+	for _, m := range a.byKey {
+		names[m.Name] = true
+	}
+	var ids []uint64
+	for id, name := range a.conns {
+		if !live(id) {
+			delete(a.conns, id)
+			continue
+		}
+		if !names[name] {
+			ids = append(ids, id)
+			delete(a.conns, id)
+		}
+	}
+	return ids
+}
+
+func (a *hubAuth) set(ms []Member) {
+	m := make(map[string]Member, len(ms))
+	for _, x := range ms {
+		m[x.NKey] = x
+	}
+	a.mu.Lock()
+	a.byKey = m
+	a.mu.Unlock()
+}
+
+func (a *hubAuth) list() []Member {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]Member, 0, len(a.byKey))
+	for _, m := range a.byKey {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(x, y Member) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+// Check implements server.Authentication.
+func (a *hubAuth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	switch c.Kind() {
+	case server.CLIENT:
+		if o.Token != "" && subtle.ConstantTimeCompare([]byte(o.Token), []byte(a.token)) == 1 {
+			c.RegisterUser(&server.User{Username: "observer"})
+			return true
+		}
+	case server.LEAF:
+		a.mu.RLock()
+		m, ok := a.byKey[o.Nkey]
+		a.mu.RUnlock()
+		if !ok || o.Sig == "" {
+			return false
+		}
+		pub, err := nkeys.FromPublicKey(o.Nkey)
+		if err != nil {
+			return false
+		}
+		sig, err := decodeSig(o.Sig)
+		if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: m.Name, Permissions: MemberPermissions(m.Name)})
+		a.mu.Lock()
+		if a.conns == nil {
+			a.conns = map[uint64]string{}
+		}
+		a.conns[c.GetID()] = m.Name
+		a.mu.Unlock()
+		return true
+	}
+	return false
+}
+
+// MemberPermissions are a member's leafnode permissions on the hub. Publish is what the member's
+// machine may send: its mirror's deliveries (deliver.<member>.>) and the answers to the hub's
+// requests to create its mirror's consumer ($JSC.R.>, a random inbox per request). Subscribe is
+// what the hub sends it: its own domain's JetStream API and the mirror's flow control.
+func MemberPermissions(member string) *server.Permissions {
+	return &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: []string{deliverPrefix(member) + ".>", "$JSC.R.>"}},
+		Subscribe: &server.SubjectPermission{Allow: []string{"$JS." + MemberDomain(member) + ".API.>", "$JS.FC.>"}},
+	}
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, port, nil
+}

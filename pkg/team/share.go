@@ -1,0 +1,80 @@
+package team
+
+import (
+	"fmt"
+
+	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/scrub"
+)
+
+// Level is how much of a member's events leaves its machine.
+type Level string
+
+// The share levels.
+const (
+	// Usage shares tokens, cost, models, durations and counts: every event, with no action
+	// target, prompt, output, error text, path or title.
+	Usage Level = "usage"
+	// Actions adds the normalized actions' targets (files, commands, patterns, URLs), without
+	// outputs, error text or prompts.
+	Actions Level = "actions"
+	// Full shares events as they are stored locally (already scrubbed), scrubbed once more.
+	Full Level = "full"
+)
+
+// Levels lists the share levels, least first.
+var Levels = []Level{Usage, Actions, Full}
+
+// ParseLevel checks a share level's name.
+func ParseLevel(s string) (Level, error) {
+	for _, l := range Levels {
+		if string(l) == s {
+			return l, nil
+		}
+	}
+	return "", fmt.Errorf("share level %q: use usage, actions or full", s)
+}
+
+// Strip reduces ev to what level shares, in place. Every event kind is shared at every level (its
+// counts and figures are the point); only content goes. The envelope's Member is cleared: the hub
+// sets it. Strings that remain are scrubbed again, so a secret that reached the local store under
+// an older scrubber does not leave the machine.
+func Strip(ev *event.Event, level Level) {
+	ev.Member = ""
+	full, actions := level == Full, level == Actions || level == Full
+	if a := ev.Action; a != nil {
+		prompt := a.Type == event.ActionUserPrompt
+		if !actions || prompt && !full {
+			a.Target = ""
+		}
+		if !full {
+			a.Output, a.Error, a.Transcript = "", "", ""
+			a.InputHash, a.ContentHash = "", ""
+		}
+		a.Target, a.Output, a.Error = scrub.String(a.Target), scrub.String(a.Output), scrub.String(a.Error)
+	}
+	if t := ev.APITurn; t != nil && !full {
+		t.ErrorMessage = ""
+	}
+	if c := ev.Compression; c != nil && !full {
+		c.Original, c.StashID = "", ""
+	}
+	if s := ev.Session; s != nil && !full {
+		s.Title, s.TitleByUser = "", false
+		if !actions {
+			s.Cwd, s.TranscriptPath, s.GitBranch = "", "", ""
+		}
+	}
+	if h := ev.Hook; h != nil && !actions {
+		h.Cwd, h.TranscriptPath = "", ""
+	}
+	if m := ev.MCPCall; m != nil && !full {
+		m.Error = ""
+	}
+	if ev.Compression != nil {
+		ev.Compression.Original = scrub.String(ev.Compression.Original)
+	}
+	if ev.APITurn != nil {
+		ev.APITurn.ErrorMessage = scrub.String(ev.APITurn.ErrorMessage)
+	}
+}
