@@ -104,11 +104,11 @@ type HubConfig struct {
 
 // Hub is the NATS side of a running hub: its authentication, and the streams of its members.
 type Hub struct {
-	cfg  HubConfig
-	auth *hubAuth
+	cfg    HubConfig
+	auth   *hubAuth
 	mu     sync.Mutex
-	loaded []byte // the registry's bytes the members were read from
-	have map[string]bool // members whose mirror and source exist
+	loaded []byte          // the registry's bytes the members were read from
+	have   map[string]bool // members whose mirror and source exist
 }
 
 // NewHub checks cfg and reads the registry.
