@@ -104,7 +104,15 @@ func (s *suite) ctl(stdin []byte, args ...string) (string, string, int) {
 // start runs `observerctl up` in the foreground as a child of the test and waits until healthy.
 func (s *suite) start() {
 	s.tb.Helper()
-	cmd := exec.Command(s.bin("observerctl"), "up", "--grace", "5s")
+	s.launch("up", "--grace", "5s")
+	s.waitHealthy(30 * time.Second)
+}
+
+// launch runs observerctl with args (a supervisor: up, hub up) as a child of the test without
+// waiting for it to be healthy.
+func (s *suite) launch(args ...string) {
+	s.tb.Helper()
+	cmd := exec.Command(s.bin("observerctl"), args...)
 	cmd.Env = s.env
 	logf, err := os.OpenFile(filepath.Join(s.home, "up-stderr.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -117,7 +125,6 @@ func (s *suite) start() {
 	s.up = cmd
 	s.upCh = make(chan error, 1)
 	go func() { s.upCh <- cmd.Wait(); logf.Close() }()
-	s.waitHealthy(30 * time.Second)
 }
 
 type statusJSON struct {
@@ -148,6 +155,7 @@ func (s *suite) waitHealthy(d time.Duration) statusJSON {
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-s.upCh:
+			s.up = nil // nothing left to stop
 			s.tb.Fatalf("observerctl up exited: %v\n%s", err, s.readFile("up-stderr.log"))
 		default:
 		}

@@ -498,7 +498,8 @@ type teamStatusReport struct {
 	Share     string   `json:"share"`
 	Running   bool     `json:"running"`
 	Connected bool     `json:"connected"`         // the hub's mirror listens to this member
-	Pending   uint64   `json:"pending"`           // shared events the hub has not taken yet
+	Pending   uint64   `json:"pending"`           // shared events not sent to the hub yet
+	Unacked   uint64   `json:"unconfirmed"`       // sent, not yet confirmed by the hub's flow control
 	Shared    uint64   `json:"shared"`            // events put in the share stream since it was made
 	Error     string   `json:"error,omitempty"`   // what went wrong reading the bus
 	Binding   string   `json:"binding,omitempty"` // the member the share stream holds events for
@@ -536,7 +537,7 @@ func teamStatus(c *cli.Context) error {
 		if r.Connected {
 			state = "connected"
 		}
-		fmt.Fprintf(e.stdout, "hub: %s; %d events waiting for it, %d shared in all\n", state, r.Pending, r.Shared)
+		fmt.Fprintf(e.stdout, "hub: %s; %d events waiting for it, %d sent and not yet confirmed, %d shared in all\n", state, r.Pending, r.Unacked, r.Shared)
 	}
 	return nil
 }
@@ -572,7 +573,7 @@ func readTeamState(ctx context.Context, e *env, r *teamStatusReport) error {
 	if err != nil {
 		return err
 	}
-	r.Pending = ci.NumPending + uint64(ci.NumAckPending)
+	r.Pending, r.Unacked = ci.NumPending, uint64(ci.NumAckPending)
 	r.Connected = ci.PushBound
 	return nil
 }

@@ -202,6 +202,8 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 		ev, err := event.Decode(m.Data)
 		if err == nil && w.Team {
 			err = team.Attribute(&ev, m.Subject)
+		} else {
+			ev.Member = "" // only a hub names members
 		}
 		if err != nil {
 			rejected = append(rejected, store.Rejected{Subject: m.Subject, Reason: err.Error(), Data: m.Data})

@@ -174,7 +174,7 @@ type Hub struct {
 	Replicas          int      `toml:"replicas" comment:"Copies of each stream across the cluster's nodes: 1, or 3 in a cluster of three or more."`
 	Writer            bool     `toml:"writer" comment:"Run the store writer and the dashboard on this node (one node of a cluster does)."`
 	MaxAge            Duration `toml:"max_age" comment:"How long the hub's streams keep events (its store keeps them after)."`
-	MaxBytes          int64    `toml:"max_bytes" comment:"Upper bound of each of the hub's streams on disk, in bytes."`
+	MaxBytes          int64    `toml:"max_bytes" comment:"Upper bound of the hub's team stream on disk (events waiting for its writer), in bytes."`
 }
 
 // DefaultPricingURL is LiteLLM's price database on GitHub.
@@ -234,7 +234,7 @@ func Default() Config {
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20},
 		Team: Team{Hub: []string{}, Share: "usage", MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
 		Hub: Hub{Addr: "127.0.0.1:7422", Hostnames: []string{}, Routes: []string{}, Replicas: 1, Writer: true,
-			MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 10 << 30},
+			MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
 		Compression: Compression{Mode: "cache_aware", TargetRatio: 0.5, PreserveTail: 4,
 			Compressors: []string{"json", "code", "logs", "text", "diff", "html"}, MinBytes: 1024, TrimTools: "openai"},
 	}

@@ -265,8 +265,10 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 			Storage:     jetstream.FileStorage,
 			Retention:   jetstream.LimitsPolicy,
 			MaxAge:      h.cfg.MaxAge,
-			MaxBytes:    h.cfg.MaxBytes,
-			Replicas:    h.cfg.Replicas,
+			// No byte bound of its own: JetStream reserves a stream's bound on disk, and one
+			// per member would exhaust it. A mirror holds at most what the member's share
+			// stream holds, which the member bounds ([team] max_bytes), for MaxAge.
+			Replicas: h.cfg.Replicas,
 			// Durable sourcing: the member keeps a durable consumer for the hub (Sharer), which
 			// the mirror repositions; when the member comes back online its deliveries resume at
 			// once (a mirror's own consumer would wait for the next retry, up to minutes).
