@@ -362,3 +362,79 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 		t.Errorf("the hub's log does not say it refused mallory")
 	}
 }
+
+// TestTeam_HubCluster runs the hub as a three-node NATS cluster on one machine (every stream with
+// three replicas): the first node runs the writer and the dashboard, the other two are NATS only.
+// One node is killed (kill -9) while members produce, and comes back: the store holds every event
+// once.
+func TestTeam_HubCluster(t *testing.T) {
+	cports := []int{freePort(t), freePort(t), freePort(t)}
+	leafs := []string{fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	nodeEnv := func(i int) []string {
+		var routes []string
+		for j, p := range cports {
+			if j != i {
+				routes = append(routes, fmt.Sprintf("127.0.0.1:%d", p))
+			}
+		}
+		return []string{fmt.Sprintf("OBSERVER_HUB_NODE_NAME=n%d", i+1), "OBSERVER_HUB_CLUSTER_NAME=team",
+			fmt.Sprintf("OBSERVER_HUB_CLUSTER_ADDR=127.0.0.1:%d", cports[i]), "OBSERVER_HUB_ROUTES=" + strings.Join(routes, ","),
+			"OBSERVER_HUB_REPLICAS=3", "OBSERVER_HUB_ADDR=" + leafs[i]}
+	}
+	n1, _, creds := newHub(t, nodeEnv(0), "alice", "bob")
+	shared := filepath.Join(n1.home, "hub")
+	nodes := []*suite{n1}
+	for i := 1; i < 3; i++ {
+		nodes = append(nodes, newSuite(t, append(nodeEnv(i), "OBSERVER_HUB_WRITER=false",
+			"OBSERVER_HUB_CERT_FILE="+filepath.Join(shared, "server.pem"), "OBSERVER_HUB_KEY_FILE="+filepath.Join(shared, "server-key.pem"),
+			"OBSERVER_HUB_MEMBERS_FILE="+filepath.Join(shared, "members.json"),
+			"OBSERVER_HUB_CLUSTER_SECRET_FILE="+filepath.Join(shared, "cluster-secret"))...))
+	}
+	// The nodes wait for each other (a JetStream cluster needs a quorum): start them together.
+	for _, n := range nodes {
+		n.launch("hub", "up", "--grace", "5s")
+	}
+	for _, n := range nodes {
+		n.waitHealthy(90 * time.Second)
+	}
+	var urls []string
+	for _, l := range leafs {
+		urls = append(urls, "tls://"+l)
+	}
+	hubs := "OBSERVER_TEAM_HUB=" + strings.Join(urls, ",")
+	members := map[string]*suite{"alice": newMember(t, creds["alice"], "full", hubs), "bob": newMember(t, creds["bob"], "full", hubs)}
+	for _, m := range members {
+		m.waitTeam(60*time.Second, "connected to the hub", func(st teamStatus) bool { return st.Connected })
+	}
+	const n = 20
+	for name, m := range members {
+		m.publish(teamEvents(name, 1, n))
+	}
+	for name := range members {
+		n1.waitMember(60*time.Second, name, 2*n, n)
+	}
+
+	// Node 2 dies mid-way; the members keep producing and whoever was connected to it moves to
+	// another node.
+	nodes[1].kill9Up()
+	for name, m := range members {
+		m.publish(teamEvents(name, 2, n))
+	}
+	for name := range members {
+		n1.waitMember(90*time.Second, name, 4*n, 2*n)
+	}
+	nodes[1].launch("hub", "up", "--grace", "5s")
+	nodes[1].waitHealthy(90 * time.Second)
+	for name, m := range members {
+		m.publish(teamEvents(name, 3, n))
+	}
+	for name := range members {
+		n1.waitMember(90*time.Second, name, 6*n, 3*n)
+	}
+	if seq, want := n1.teamStreamSeq(), uint64(2*3*3*n); seq != want {
+		t.Errorf("the cluster's team stream took %d events, want %d", seq, want)
+	}
+	if got := n1.count(`SELECT count(*) FROM actions`); got != 2*6*n {
+		t.Errorf("hub store: %d actions, want %d", got, 2*6*n)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 
@@ -173,9 +174,13 @@ func (h *Hub) Configure(o *server.Options) error {
 // (bus.ServerConfig.Setup). It keeps js to add members that join later (Watch).
 func (h *Hub) Setup(ctx context.Context, js jetstream.JetStream) error {
 	// In a cluster the meta leader must be elected before streams can be made.
+	// A request sent before there is a leader goes unanswered: ask again every 2 s.
 	var err error
 	for ctx.Err() == nil {
-		if _, err = js.AccountInfo(ctx); err == nil {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = js.AccountInfo(actx)
+		cancel()
+		if err == nil {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -259,22 +264,25 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 	ms := h.auth.list()
 	var sources []*jetstream.StreamSource
 	for _, m := range ms {
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        MirrorStream(m.Name),
-			Description: "member " + m.Name + "'s shared events, mirrored from its machine",
-			Storage:     jetstream.FileStorage,
-			Retention:   jetstream.LimitsPolicy,
-			MaxAge:      h.cfg.MaxAge,
-			// No byte bound of its own: JetStream reserves a stream's bound on disk, and one
-			// per member would exhaust it. A mirror holds at most what the member's share
-			// stream holds, which the member bounds ([team] max_bytes), for MaxAge.
-			Replicas: h.cfg.Replicas,
-			// Durable sourcing: the member keeps a durable consumer for the hub (Sharer), which
-			// the mirror repositions; when the member comes back online its deliveries resume at
-			// once (a mirror's own consumer would wait for the next retry, up to minutes).
-			Mirror: &jetstream.StreamSource{Name: ShareStream,
-				External: &jetstream.ExternalStream{APIPrefix: "$JS." + MemberDomain(m.Name) + ".API", DeliverPrefix: deliverPrefix(m.Name)},
-				Consumer: &jetstream.StreamConsumerSource{Name: HubConsumer, DeliverSubject: DeliverSubject(m.Name)}},
+		err := retry(ctx, func(ctx context.Context) error {
+			_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+				Name:        MirrorStream(m.Name),
+				Description: "member " + m.Name + "'s shared events, mirrored from its machine",
+				Storage:     jetstream.FileStorage,
+				Retention:   jetstream.LimitsPolicy,
+				MaxAge:      h.cfg.MaxAge,
+				// No byte bound of its own: JetStream reserves a stream's bound on disk, and one
+				// per member would exhaust it. A mirror holds at most what the member's share
+				// stream holds, which the member bounds ([team] max_bytes), for MaxAge.
+				Replicas: h.cfg.Replicas,
+				// Durable sourcing: the member keeps a durable consumer for the hub (Sharer), which
+				// the mirror repositions; when the member comes back online its deliveries resume at
+				// once (a mirror's own consumer would wait for the next retry, up to minutes).
+				Mirror: &jetstream.StreamSource{Name: ShareStream,
+					External: &jetstream.ExternalStream{APIPrefix: "$JS." + MemberDomain(m.Name) + ".API", DeliverPrefix: deliverPrefix(m.Name)},
+					Consumer: &jetstream.StreamConsumerSource{Name: HubConsumer, DeliverSubject: DeliverSubject(m.Name)}},
+			})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("hub: mirror of member %s: %w", m.Name, err)
@@ -284,29 +292,35 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 		sources = append(sources, &jetstream.StreamSource{Name: MirrorStream(m.Name),
 			SubjectTransforms: []jetstream.SubjectTransformConfig{{Source: shareSubjects, Destination: teamPrefix + m.Name + ".>"}}})
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        TeamStream,
-		Description: "every member's events, kept until the hub's writer has stored them",
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.InterestPolicy,
-		MaxAge:      h.cfg.MaxAge,
-		MaxBytes:    h.cfg.MaxBytes,
-		Replicas:    h.cfg.Replicas,
-		Sources:     sources,
-		MaxMsgSize:  bus.MaxPayload,
+	err := retry(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:        TeamStream,
+			Description: "every member's events, kept until the hub's writer has stored them",
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.InterestPolicy,
+			MaxAge:      h.cfg.MaxAge,
+			MaxBytes:    h.cfg.MaxBytes,
+			Replicas:    h.cfg.Replicas,
+			Sources:     sources,
+			MaxMsgSize:  bus.MaxPayload,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("hub: team stream: %w", err)
 	}
-	_, err = js.CreateOrUpdateConsumer(ctx, TeamStream, jetstream.ConsumerConfig{
-		Durable:       WriterConsumer,
-		Description:   "the hub's store writer",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cmp.Or(h.cfg.AckWait, 15*time.Second),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxAckPending: 50000,
-		MaxWaiting:    16,
-		Replicas:      h.cfg.Replicas,
+	err = retry(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateConsumer(ctx, TeamStream, jetstream.ConsumerConfig{
+			Durable:       WriterConsumer,
+			Description:   "the hub's store writer",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       cmp.Or(h.cfg.AckWait, 15*time.Second),
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+			MaxAckPending: 50000,
+			MaxWaiting:    16,
+			Replicas:      h.cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("hub: writer consumer: %w", err)
@@ -316,6 +330,21 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 		h.have[m.Name] = true
 	}
 	return nil
+}
+
+// retry runs a JetStream API call with a 5 s bound per attempt, again while ctx lasts when the
+// attempt went unanswered: in a cluster a request sent while the leader changes is dropped.
+func retry(ctx context.Context, call func(context.Context) error) error {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := call(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) ||
+			errors.Is(err, nats.ErrTimeout) || strings.Contains(err.Error(), "temporarily unavailable")) {
+			return err
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // hubAuth admits the hub's own processes by token and members' leafnodes by nkey, each member
