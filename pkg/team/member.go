@@ -149,8 +149,16 @@ func (s *Sharer) ensure(ctx context.Context) error {
 		oldHub, oldMember := info.Config.Metadata[metaHub], info.Config.Metadata[metaMember]
 		if (oldHub != hub || oldMember != member) && info.State.Msgs > 0 {
 			if s.cfg.CarryPending {
+				// Only what the previous hub did not confirm goes: the rest it has.
+				if c, err := s.js.PushConsumer(ctx, ShareStream, HubConsumer); err == nil {
+					if floor := c.CachedInfo().AckFloor.Stream; floor > 0 {
+						if err := str.Purge(ctx, jetstream.WithPurgeSequence(floor+1)); err != nil {
+							return fmt.Errorf("team: purge %s: %w", ShareStream, err)
+						}
+					}
+				}
 				s.logger.Warn("team: the events held for the previous hub or member go to the new one ([team] carry_pending)",
-					"events", info.State.Msgs, "was_member", oldMember, "member", member)
+					"was_member", oldMember, "member", member)
 			} else {
 				// Purge keeps the sequence going, so a hub mirroring this stream before does not
 				// take the next events for ones it already has.

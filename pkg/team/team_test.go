@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,9 @@ func (h *testHub) add(t *testing.T, name string) team.Credentials {
 }
 
 type testMember struct {
-	srv *bus.Server
-	cl  *bus.Client
+	srv   *bus.Server
+	cl    *bus.Client
+	close func()
 }
 
 func startMember(t *testing.T, dir string, creds team.Credentials, level team.Level) *testMember {
@@ -248,4 +250,142 @@ func TestTeam_WithoutCredentialsNoLeafnode(t *testing.T) {
 	if team.HubConnected(m.srv) || h.srv.NATS().NumLeafNodes() != 0 {
 		t.Fatal("a member the hub does not know connected")
 	}
+}
+
+func TestStrip_ShareLevels(t *testing.T) {
+	ok := true
+	full := func() []event.Event {
+		return []event.Event{
+			{Kind: event.KindAction, Action: &event.Action{Type: event.ActionRunCommand, Target: "deploy --token sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", Output: "out", Error: "err", Transcript: "/home/a/t.jsonl", InputHash: "h", Success: &ok, DurationMs: 5}},
+			{Kind: event.KindAction, Action: &event.Action{Type: event.ActionUserPrompt, Target: "my prompt"}},
+			{Kind: event.KindSession, Session: &event.Session{State: "active", Cwd: "/home/a/p", TranscriptPath: "/t", Title: "fix the bug", GitBranch: "main", Model: "m", Epoch: 2}},
+			{Kind: event.KindHook, Hook: &event.Hook{Event: "Stop", Cwd: "/home/a/p", TranscriptPath: "/t"}},
+			{Kind: event.KindAPITurn, APITurn: &event.APITurn{Model: "m", ErrorMessage: "prompt too long: my prompt", CostUSD: 1}},
+			{Kind: event.KindCompression, Compression: &event.Compression{Mechanism: "json", Original: "{...}", StashID: "s", BytesBefore: 10}},
+			{Kind: event.KindMCPCall, MCPCall: &event.MCPCall{Server: "s", Tool: "t", Error: "boom", InputBytes: 3}},
+		}
+	}
+	for _, level := range team.Levels {
+		evs := full()
+		for i := range evs {
+			evs[i].Member = "bob"
+			team.Strip(&evs[i], level)
+			if evs[i].Member != "" {
+				t.Errorf("%s: Member %q left in the event", level, evs[i].Member)
+			}
+		}
+		cmd, prompt, sess, hook, turn, comp, mcp := evs[0].Action, evs[1].Action, evs[2].Session, evs[3].Hook, evs[4].APITurn, evs[5].Compression, evs[6].MCPCall
+		// What every level keeps: the figures.
+		if cmd.Type != event.ActionRunCommand || cmd.Success == nil || cmd.DurationMs != 5 || sess.Model != "m" || sess.Epoch != 2 ||
+			turn.CostUSD != 1 || comp.BytesBefore != 10 || mcp.InputBytes != 3 || hook.Event != "Stop" {
+			t.Errorf("%s: figures lost", level)
+		}
+		switch level {
+		case team.Usage:
+			if cmd.Target != "" || cmd.Output != "" || cmd.Error != "" || cmd.Transcript != "" || prompt.Target != "" ||
+				sess.Cwd != "" || sess.Title != "" || sess.TranscriptPath != "" || sess.GitBranch != "" || hook.Cwd != "" ||
+				turn.ErrorMessage != "" || comp.Original != "" || mcp.Error != "" {
+				t.Errorf("usage lets content out: %+v %+v %+v %+v %+v %+v %+v", cmd, prompt, sess, hook, turn, comp, mcp)
+			}
+		case team.Actions:
+			if cmd.Target == "" || cmd.Output != "" || cmd.Error != "" || prompt.Target != "" || sess.Title != "" || turn.ErrorMessage != "" || comp.Original != "" {
+				t.Errorf("actions: want targets without outputs or prompts: %+v %+v %+v", cmd, prompt, sess)
+			}
+			if sess.Cwd == "" {
+				t.Error("actions keeps the session's directory")
+			}
+		case team.Full:
+			if cmd.Output != "out" || prompt.Target != "my prompt" || sess.Title == "" || comp.Original == "" || mcp.Error != "boom" {
+				t.Errorf("full lost content: %+v %+v %+v", cmd, prompt, sess)
+			}
+		}
+		if strings.Contains(cmd.Target, "AAAAAAAAAAAAAAAA") {
+			t.Errorf("%s: a secret left the machine in %q", level, cmd.Target)
+		}
+	}
+}
+
+// TestTeam_PendingEventsStayWithTheirHub: events a member produced while its hub was away are
+// held for that hub and identity. Pointed at another identity, they are not delivered to it,
+// unless carry_pending asks for it.
+func TestTeam_PendingEventsStayWithTheirHub(t *testing.T) {
+	for _, carry := range []bool{false, true} {
+		t.Run(fmt.Sprintf("carry=%v", carry), func(t *testing.T) {
+			h := startHub(t, t.TempDir(), freeAddr(t))
+			dir := t.TempDir()
+			// First as "old", whose hub is unreachable: the events wait in the share stream.
+			old, _, err := team.NewMember("old", []string{"tls://" + freeAddr(t)}, h.ca)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := startMemberCarry(t, dir, old, false)
+			for i := range 4 {
+				if _, err := m.cl.Publish(context.Background(), action(fmt.Sprintf("old-%d", i), "", "")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitShared(t, m.srv, 4)
+			m.close()
+			// Then the same machine as "new", with a hub that is there.
+			m = startMemberCarry(t, dir, h.add(t, "new"), carry)
+			if _, err := m.cl.Publish(context.Background(), action("new-0", "", "")); err != nil {
+				t.Fatal(err)
+			}
+			want := 1
+			if carry {
+				want = 5
+			}
+			msgs := teamMsgs(t, h, want)
+			time.Sleep(time.Second) // nothing more arrives
+			if msgs = teamMsgs(t, h, want); len(msgs) != want {
+				t.Fatalf("hub got %d events, want %d", len(msgs), want)
+			}
+			for _, msg := range msgs {
+				if team.MemberOf(msg.Subject) != "new" {
+					t.Errorf("event under %s", msg.Subject)
+				}
+			}
+		})
+	}
+}
+
+func startMemberCarry(t *testing.T, dir string, creds team.Credentials, carry bool) *testMember {
+	t.Helper()
+	mc := team.MemberConfig{Creds: creds, Share: team.Full, CarryPending: carry}
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token",
+		Configure: mc.Configure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := team.StartSharer(ctx, srv, mc); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: "m-token", Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &testMember{srv: srv, cl: cl}
+	m.close = func() { cancel(); cl.Close(); srv.Close() }
+	t.Cleanup(m.close)
+	return m
+}
+
+// waitShared waits until the member's share stream holds n events.
+func waitShared(t *testing.T, srv *bus.Server, n uint64) {
+	t.Helper()
+	nc, err := srv.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if str, err := js.Stream(context.Background(), team.ShareStream); err == nil && str.CachedInfo().State.Msgs == n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("share stream did not reach %d events", n)
 }
