@@ -346,8 +346,16 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 	}
 
 	// A member the hub no longer knows cannot connect: its events never reach the hub.
+	loads := strings.Count(hub.readFile("logs/supervisor.log"), "hub members loaded")
 	if out, errOut, code := hub.ctl(nil, "hub", "remove-member", "mallory"); code != 0 {
 		t.Fatalf("remove-member: %s%s", out, errOut)
+	}
+	deadline := time.Now().Add(30 * time.Second) // the running hub reads the registry again
+	for strings.Count(hub.readFile("logs/supervisor.log"), "hub members loaded") == loads {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not read its members again after remove-member")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	mallory := newMember(t, creds["mallory"], "full")
 	mallory.publish(teamEvents("mallory", 1, n))
@@ -361,6 +369,33 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 	if !strings.Contains(hub.readFile("logs/supervisor.log"), "authentication error") {
 		t.Errorf("the hub's log does not say it refused mallory")
 	}
+	// doctor tells the two apart.
+	for _, c := range []struct {
+		m    *suite
+		want string
+	}{{alice, "ok"}, {mallory, "warn"}} {
+		if got := c.m.doctorCheck("team"); got != c.want {
+			t.Errorf("doctor's team check: %q, want %q", got, c.want)
+		}
+	}
+}
+
+// doctorCheck is the status of one of doctor's checks.
+func (s *suite) doctorCheck(name string) string {
+	s.tb.Helper()
+	out, _, _ := s.ctl(nil, "doctor", "--json")
+	var rep struct {
+		Checks []struct{ Name, Status, Detail string } `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		s.tb.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c.Status
+		}
+	}
+	return ""
 }
 
 // TestTeam_HubCluster runs the hub as a three-node NATS cluster on one machine (every stream with

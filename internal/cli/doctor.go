@@ -9,6 +9,7 @@ import (
 	"github.com/observerhq/observer/internal/prices"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -186,6 +187,8 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 			add("bus", checkFail, err.Error(), "the bus at "+busURL+" is another home's, or was started before its token changed: stop it and start observer again (`observerctl down; observerctl up`), or set [bus] port")
 		}
 	}
+
+	doctorTeam(ctx, cfg, token != "", add)
 
 	// supervisor and writer
 	var st statusReport
@@ -699,4 +702,33 @@ func printDoctor(w io.Writer, rep doctorReport) {
 		}
 	}
 	fmt.Fprintf(w, "\n%d failure(s), %d warning(s)\n", rep.Failures, rep.Warnings)
+}
+
+// doctorTeam checks [team]: the credentials, and whether the running bus reaches its hub.
+func doctorTeam(ctx context.Context, cfg config.Config, busUp bool, add func(name, status, detail, fix string)) {
+	if cfg.Team.Credentials == "" {
+		add("team", checkOK, "team mode off: nothing leaves this machine", "")
+		return
+	}
+	e := &env{cfg: cfg, logger: slog.New(slog.DiscardHandler)}
+	m, err := teamMember(e, e.logger)
+	if err != nil {
+		add("team", checkFail, err.Error(), "ask the hub's admin for new credentials (observerctl hub add-member) and run `observerctl team join FILE`")
+		return
+	}
+	r := teamStatusReport{Member: m.Creds.Member, Hub: cmpSlice(m.Hub, m.Creds.Hub), Share: string(m.Share)}
+	if !busUp {
+		add("team", checkWarn, fmt.Sprintf("member %s (share %s): the bus is not running", r.Member, r.Share), "start observer: `observerctl up`")
+		return
+	}
+	if err := readTeamState(ctx, e, &r); err != nil {
+		add("team", checkFail, fmt.Sprintf("member %s: %v", r.Member, err), "restart observer so that its bus joins the hub: `observerctl down; observerctl up`")
+		return
+	}
+	if !r.Connected {
+		add("team", checkWarn, fmt.Sprintf("member %s is not connected to the hub at %s; %d events wait for it", r.Member, strings.Join(r.Hub, ","), r.Pending),
+			"check that the hub runs and is reachable, and that this member is registered on it (observerctl hub members); see `observerctl logs supervisor`")
+		return
+	}
+	add("team", checkOK, fmt.Sprintf("member %s, share %s, connected to the hub; %d events waiting", r.Member, r.Share, r.Pending), "")
 }
