@@ -81,6 +81,12 @@ Then on alice's machine: observerctl team join alice.observer-team && observerct
 			{
 				Name:  "init",
 				Usage: "set the hub up: its listen address, names, TLS certificate authority and cluster secret",
+				Description: `Writes [hub] addr, hostnames and url, and the hub's own bus port and dashboard address, into this
+home's config.toml; makes the hub's certificate authority and leafnode certificate (hub/, 0600) and
+its cluster secret. Running it again keeps the CA (members' credentials stay valid) and remakes the
+certificate when a hostname was added.
+
+Exit codes: 0 done; 1 a file could not be written; 64 bad flags or a bad value.`,
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "addr", Usage: "where members connect (host:port); 0.0.0.0:7422 accepts other machines"},
 					&cli.StringSliceFlag{Name: "hostname", Usage: "a name or address members reach the hub by (repeat for several)"},
@@ -91,8 +97,12 @@ Then on alice's machine: observerctl team join alice.observer-team && observerct
 				Action: hubInit,
 			},
 			{
-				Name:      "add-member",
-				Usage:     "register a member and write its credentials file (hand it to the member privately)",
+				Name:  "add-member",
+				Usage: "register a member and write its credentials file (hand it to the member privately)",
+				Description: `Makes the member's nkey, adds its public key to the hub's registry (a running hub reads it within
+2 s) and writes the member's credentials (the seed, the hub's URL and CA) to --out with mode 0600.
+
+Exit codes: 0 done; 1 a file could not be written; 64 a bad or already registered name.`,
 				ArgsUsage: "NAME",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "where to write the credentials (default ./NAME.observer-team)"},
@@ -100,20 +110,27 @@ Then on alice's machine: observerctl team join alice.observer-team && observerct
 				Action: hubAddMember,
 			},
 			{
-				Name:      "remove-member",
-				Usage:     "unregister a member: it cannot connect any more (its events already stored stay)",
-				ArgsUsage: "NAME",
-				Action:    hubRemoveMember,
+				Name:        "remove-member",
+				Usage:       "unregister a member: it cannot connect any more (its events already stored stay)",
+				Description: `Exit codes: 0 done; 1 the registry could not be written; 64 no such member.`,
+				ArgsUsage:   "NAME",
+				Action:      hubRemoveMember,
 			},
 			{
-				Name:   "members",
-				Usage:  "list the registered members",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-				Action: hubMembers,
+				Name:        "members",
+				Usage:       "list the registered members",
+				Description: `Exit codes: 0 done; 1 the registry cannot be read.`,
+				Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Action:      hubMembers,
 			},
 			{
 				Name:  "up",
 				Usage: "run the hub (NATS with the team's streams, the writer, the dashboard), supervised",
+				Description: `Runs in the foreground until Ctrl-C or ` + "`observerctl down`" + ` (with this home). observerctl status,
+logs, restart and down work on it as on any suite.
+
+Exit codes: 0 stopped normally; 1 it could not start (a port is taken, no TLS certificate: run
+observerctl hub init); 64 bad flags or a bad config.toml.`,
 				Flags: []cli.Flag{
 					&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background and return once everything is healthy"},
 					&cli.DurationFlag{Name: "grace", Value: 10 * time.Second, Usage: "how long a component may take to stop before it is killed"},
@@ -397,8 +414,12 @@ func teamCommand() *cli.Command {
 		Usage: "join a team hub, see what this machine shares, leave",
 		Subcommands: []*cli.Command{
 			{
-				Name:      "join",
-				Usage:     "join a hub with the credentials file its admin gave you",
+				Name:  "join",
+				Usage: "join a hub with the credentials file its admin gave you",
+				Description: `Copies the credentials into this home (team/credentials, 0600) and sets [team] credentials and
+share in config.toml. Sharing starts when observer (re)starts, with the events from then on.
+
+Exit codes: 0 done; 1 a file could not be written; 64 bad credentials or share level.`,
 				ArgsUsage: "CREDENTIALS",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "share", Value: "usage", Usage: "what leaves this machine: usage (tokens, cost, models, counts), actions (plus files and commands, no outputs or prompts), full (everything, scrubbed)"},
@@ -406,14 +427,18 @@ func teamCommand() *cli.Command {
 				Action: teamJoin,
 			},
 			{
-				Name:   "status",
-				Usage:  "show the hub, the share level, whether the hub is connected and how many events wait for it",
-				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
-				Action: teamStatus,
+				Name:        "status",
+				Usage:       "show the hub, the share level, whether the hub is connected and how many events wait for it",
+				Description: `Exit codes: 0 done (also when observer is not running: it says so); 64 bad [team] settings.`,
+				Flags:       []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
+				Action:      teamStatus,
 			},
 			{
-				Name:   "leave",
-				Usage:  "stop sharing with the hub (at the next start of observer)",
+				Name:  "leave",
+				Usage: "stop sharing with the hub (at the next start of observer)",
+				Description: `Clears [team] credentials in config.toml; what was shared stays on the hub.
+
+Exit codes: 0 done; 1 config.toml could not be written.`,
 				Action: teamLeave,
 			},
 		},
