@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -309,7 +310,25 @@ func (n natsLogger) Fatalf(format string, v ...any) {
 	n.l.Error(fmt.Sprintf(format, v...), "component", "nats")
 }
 func (n natsLogger) Errorf(format string, v ...any) {
-	n.l.Error(fmt.Sprintf(format, v...), "component", "nats")
+	msg := fmt.Sprintf(format, v...)
+	// A team member whose hub is away would log every reconnection attempt (every 2-4 s): say
+	// it once every 5 minutes (observerctl team status and doctor tell the state at any time).
+	if strings.HasPrefix(msg, "Error trying to connect as leafnode") {
+		now := time.Now().UnixNano()
+		last := leafErrAt.Load()
+		if now-last < int64(5*time.Minute) || !leafErrAt.CompareAndSwap(last, now) {
+			n.l.Debug(msg, "component", "nats")
+			return
+		}
+		msg += " (repeats are logged at debug level for 5 minutes)"
+		n.l.Warn(msg, "component", "nats")
+		return
+	}
+	n.l.Error(msg, "component", "nats")
 }
+
+// leafErrAt is when a failed leafnode connection was last logged above debug (unix ns).
+var leafErrAt atomic.Int64
+
 func (n natsLogger) Debugf(format string, v ...any) {}
 func (n natsLogger) Tracef(format string, v ...any) {}

@@ -267,8 +267,15 @@ func (s *Sharer) consume(ctx context.Context) error {
 			continue
 		}
 		msgs = append(msgs, m)
+		// A batch waits at most 20 ms for more: a steady stream of events must not hold the
+		// first of them back until 500 have come.
+		deadline := time.Now().Add(20 * time.Millisecond)
 		for len(msgs) < 500 {
-			m, err := it.Next(jetstream.NextMaxWait(5 * time.Millisecond))
+			wait := time.Until(deadline)
+			if wait <= 0 {
+				break
+			}
+			m, err := it.Next(jetstream.NextMaxWait(min(wait, 5*time.Millisecond)))
 			if err != nil {
 				break
 			}
@@ -303,6 +310,8 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 		}
 		futures = append(futures, f)
 	}
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
 	for _, f := range futures {
 		select {
 		case <-f.Ok():
@@ -311,7 +320,7 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 			return err
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(10 * time.Second):
+		case <-timeout.C:
 			return errors.New("no ack from the share stream in 10s")
 		}
 	}
