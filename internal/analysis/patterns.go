@@ -279,3 +279,9 @@ func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
 	}
 	return tx.Commit()
 }
+
+// IsTestCommand reports whether a command line runs tests (go test, pytest, npm test, ...).
+func IsTestCommand(cmd string) bool { return testCommandRe.MatchString(cmd) }
+
+// CommandHead is a command's program and subcommand: "go test ./..." is "go test".
+func CommandHead(cmd string) string { return commandHead(cmd) }

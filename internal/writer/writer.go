@@ -28,6 +28,7 @@ import (
 
 	"github.com/observerhq/observer/internal/analysis"
 	"github.com/observerhq/observer/internal/budget"
+	"github.com/observerhq/observer/internal/memory"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
@@ -62,6 +63,9 @@ type Writer struct {
 	// kept apart from other members' (team.Attribute). An event outside a member's subjects is
 	// quarantined.
 	Team bool
+	// Model, when set, is offered each epoch's summary for a language model's account
+	// ([memory] model; internal/memory).
+	Model memory.ModelSummarizer
 
 	bulkAt      atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
 	pendRollups atomic.Int64 // hours whose rollups wait, as last counted
@@ -131,6 +135,14 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
 	})()
+	// Session memory (internal/memory): the summaries of ended epochs and each project's
+	// observations, on the analysis's read connection, every memoryBusy while batches come.
+	mem := &memory.Memory{DB: w.Store.DB, Read: a.Read, Logger: w.Logger, Model: w.Model}
+	memKick := make(chan struct{}, 1)
+	defer spawn(ctx, func(ctx context.Context) {
+		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) bool { return w.memoryStep(ctx, mem) },
+			func(ctx context.Context) { w.memoryStep(ctx, mem) })
+	})()
 	if w.Prices != nil {
 		w.pr.swap(w.Prices.Current(), nil)
 		defer spawn(ctx, w.pricingLoop)()
@@ -147,7 +159,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		for _, kick := range []chan struct{}{rollupKick, indexKick, analyseKick} {
+		for _, kick := range []chan struct{}{rollupKick, indexKick, analyseKick, memKick} {
 			select {
 			case kick <- struct{}{}:
 			default:
@@ -384,6 +396,26 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 			"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
 	}
 	return p.PendingSessions > 0 || p.PendingProjects > 0
+}
+
+// memoryBusy is how often the memory loop runs while batches keep coming.
+const memoryBusy = 10 * time.Second
+
+// memoryStep summarizes ended epochs, 50 sessions at a time, and recomputes the observations of
+// their projects; it reports whether more are due.
+func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory) bool {
+	p, err := m.Step(ctx, 50)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.Logger.Warn("session memory failed; will retry", "err", err)
+		}
+		return true
+	}
+	if p.Summaries > 0 || p.Projects > 0 {
+		w.notify(bus.StoredNote{Analysis: true})
+		w.Logger.Debug("session memory", "summaries", p.Summaries, "projects", p.Projects, "pending", p.Pending)
+	}
+	return p.Pending > 0
 }
 
 // analyseFinish analyses everything left, patterns included.

@@ -1,0 +1,304 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+// The observation kinds.
+const (
+	KindTestCommand    = "test_command"    // a test command that succeeds
+	KindBuildCommand   = "build_command"   // a build command that succeeds
+	KindFailingCommand = "failing_command" // a command that failed every time it ran
+	KindCoChange       = "co_change"       // two files changed in the same sessions
+	KindChangeArea     = "change_area"     // the directory most changes land in
+)
+
+// Kinds lists the observation kinds.
+var Kinds = []string{KindTestCommand, KindBuildCommand, KindFailingCommand, KindCoChange, KindChangeArea}
+
+var buildRe = regexp.MustCompile(`(^|[\s;&|/])(go build|go vet|make( [a-z][a-z0-9_-]*)?$|make build|(npm|yarn|pnpm|bun)( run)? build|cargo (build|check)|tsc\b|mvn (package|compile|install)|gradle (build|assemble)|dotnet build|cmake --build|ninja\b|bazel build)`)
+
+// Observation is one thing a project's sessions taught.
+type Observation struct {
+	ID             int64      `json:"id"`
+	Project        string     `json:"project"`
+	Kind           string     `json:"kind"`
+	Key            string     `json:"key"`
+	Text           string     `json:"text"`
+	Support        int        `json:"support"`
+	Contradictions int        `json:"contradictions"`
+	Confidence     float64    `json:"confidence"`
+	FirstSeen      int64      `json:"first_seen"`
+	LastSeen       int64      `json:"last_seen"`
+	Evidence       []Evidence `json:"evidence"`
+}
+
+// Evidence is an action that supports an observation.
+type Evidence struct {
+	Client    string `json:"client"`
+	SessionID string `json:"session_id"`
+	EventID   string `json:"event_id"`
+}
+
+// maxEvidence is how many actions an observation keeps as evidence (the newest).
+const maxEvidence = 5
+
+// Confidence is support / (support + contradictions + 1), decayed by the time since lastSeen
+// (analysis.Decay: halved every 14 days unseen): one session gives 0.5, three 0.75, and every
+// session that goes against it, or every two weeks without it, takes some away.
+func Confidence(support, contradictions int, lastSeen int64, now time.Time) float64 {
+	c := float64(support) / float64(support+contradictions+1)
+	return c * analysis.Decay(lastSeen, now)
+}
+
+// obs accumulates one observation across a project's sessions.
+type obs struct {
+	kind, key, text  string
+	support, contra  int
+	first, last      int64
+	evidence         []Evidence // newest last
+}
+
+func (o *obs) confirm(ts int64, ev Evidence) {
+	o.support++
+	if o.first == 0 || ts < o.first {
+		o.first = ts
+	}
+	o.last = max(o.last, ts)
+	o.evidence = append(o.evidence, ev)
+	if len(o.evidence) > maxEvidence {
+		o.evidence = o.evidence[1:]
+	}
+}
+
+// sessAct is an action of the project, as Observe reads it.
+type sessAct struct {
+	client, session, id, typ, target string
+	ts                               int64
+	success                          sql.NullBool
+}
+
+// Derive computes a project's observations from its actions (ordered by session, then time).
+func Derive(acts []sessAct) []*obs {
+	found := map[string]*obs{}
+	get := func(kind, key, text string) *obs {
+		k := kind + "\x00" + key
+		o := found[k]
+		if o == nil {
+			o = &obs{kind: kind, key: key, text: text}
+			found[k] = o
+		}
+		return o
+	}
+	// Per session: each command's runs (ok, failed, last ok event), the files changed.
+	type cmdRuns struct {
+		ok, failed int
+		okID       string
+		failID     string
+		last       int64
+	}
+	sessions := 0
+	areaSess := map[string]int{}
+	for i := 0; i < len(acts); {
+		j := i
+		for j < len(acts) && acts[j].client == acts[i].client && acts[j].session == acts[i].session {
+			j++
+		}
+		sess := acts[i:j]
+		i = j
+		cmds := map[string]*cmdRuns{}
+		changed := map[string]sessAct{}
+		for _, a := range sess {
+			switch a.typ {
+			case string(event.ActionRunCommand):
+				c := normCommand(a.target)
+				r := cmds[c]
+				if r == nil {
+					r = &cmdRuns{}
+					cmds[c] = r
+				}
+				r.last = a.ts
+				if a.success.Valid && a.success.Bool {
+					r.ok++
+					r.okID = a.id
+				} else if a.success.Valid {
+					r.failed++
+					r.failID = a.id
+				}
+			case string(event.ActionEditFile), string(event.ActionWriteFile):
+				if a.success.Valid && !a.success.Bool || a.target == "" {
+					continue
+				}
+				changed[a.target] = a
+			}
+		}
+		ev := func(id string) Evidence { return Evidence{Client: sess[0].client, SessionID: sess[0].session, EventID: id} }
+		for c, r := range cmds {
+			switch kind := commandKind(c); {
+			case kind == "test" || kind == "build":
+				k := KindTestCommand
+				text := fmt.Sprintf("tests run with `%s`", c)
+				if kind == "build" {
+					k, text = KindBuildCommand, fmt.Sprintf("builds with `%s`", c)
+				}
+				o := get(k, c, text)
+				if r.ok > 0 {
+					o.confirm(r.last, ev(r.okID))
+				} else if r.failed > 0 && o.support > 0 {
+					o.contra++ // it never worked in this session
+				}
+			}
+			if r.failed > 0 || r.ok > 0 {
+				o := get(KindFailingCommand, c, fmt.Sprintf("`%s` fails", c))
+				if r.ok == 0 {
+					o.confirm(r.last, ev(r.failID))
+				} else {
+					o.contra++
+				}
+			}
+		}
+		files := make([]string, 0, len(changed))
+		for f := range changed {
+			files = append(files, f)
+		}
+		slices.Sort(files)
+		if len(files) > 40 {
+			files = files[:40] // pairs are quadratic in a session's changed files
+		}
+		for x := 0; x < len(files); x++ {
+			for y := x + 1; y < len(files); y++ {
+				a, b := changed[files[x]], changed[files[y]]
+				o := get(KindCoChange, files[x]+" + "+files[y], fmt.Sprintf("%s and %s change together", files[x], files[y]))
+				o.confirm(max(a.ts, b.ts), ev(b.id))
+			}
+		}
+		if len(changed) > 0 {
+			sessions++
+			areas := map[string]sessAct{}
+			for f, a := range changed {
+				areas[area(f)] = a
+			}
+			for ar, a := range areas {
+				areaSess[ar]++
+				o := get(KindChangeArea, ar, fmt.Sprintf("changes happen in %s", ar))
+				o.confirm(a.ts, ev(a.id))
+			}
+		}
+	}
+	var out []*obs
+	for _, o := range found {
+		switch o.kind {
+		case KindFailingCommand:
+			// Only a command that failed in two sessions or more, and never worked since.
+			if o.support < 2 {
+				continue
+			}
+			o.text = fmt.Sprintf("`%s` fails (in %d sessions)", o.key, o.support)
+		case KindCoChange:
+			if o.support < 2 {
+				continue
+			}
+		case KindChangeArea:
+			// An area most sessions that change files change: the others contradict it.
+			o.contra = sessions - o.support
+			if o.support < 2 || o.support*2 < sessions {
+				continue
+			}
+			o.text = fmt.Sprintf("changes happen in %s (%d of %d sessions that changed files)", o.key, o.support, sessions)
+		}
+		if o.support == 0 {
+			continue
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b *obs) int { return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key)) })
+	return out
+}
+
+// area is the directory a file's change lands in: its first two directories ("services/api").
+func area(file string) string {
+	dir := path.Dir(strings.TrimPrefix(file, "./"))
+	if dir == "." || dir == "/" || dir == "" {
+		return "the project root"
+	}
+	parts := strings.Split(strings.TrimPrefix(dir, "/"), "/")
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return strings.Join(parts, "/")
+}
+
+// Observe recomputes a project's observations from all its actions (read on rdb) and writes them
+// (on wdb) in one transaction: new ones added, changed ones updated, ones no longer found
+// removed; forgotten ones stay forgotten.
+func Observe(ctx context.Context, rdb, wdb *sql.DB, project string, now time.Time) (int, error) {
+	rows, err := rdb.QueryContext(ctx, `SELECT client, session_id, event_id, type, target, ts, success FROM actions
+		WHERE project = ? AND type IN ('run_command', 'edit_file', 'write_file') AND agent_id = '' AND sidechain = 0
+		ORDER BY client, session_id, ts, id`, project)
+	if err != nil {
+		return 0, err
+	}
+	var acts []sessAct
+	for rows.Next() {
+		var a sessAct
+		if err := rows.Scan(&a.client, &a.session, &a.id, &a.typ, &a.target, &a.ts, &a.success); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		acts = append(acts, a)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	found := Derive(acts)
+	tx, err := wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS memory_keep (kind TEXT, key TEXT)`); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_keep`); err != nil {
+		return 0, err
+	}
+	up, err := tx.PrepareContext(ctx, `INSERT INTO observations (project, kind, key, text, support, contradictions,
+		confidence, first_seen, last_seen, evidence, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (project, kind, key) DO UPDATE SET text = excluded.text, support = excluded.support,
+			contradictions = excluded.contradictions, confidence = excluded.confidence, first_seen = excluded.first_seen,
+			last_seen = excluded.last_seen, evidence = excluded.evidence, updated_at = excluded.updated_at
+		WHERE forgotten = 0`)
+	if err != nil {
+		return 0, err
+	}
+	defer up.Close()
+	for _, o := range found {
+		evidence, _ := json.Marshal(o.evidence)
+		conf := Confidence(o.support, o.contra, o.last, now)
+		if _, err := up.ExecContext(ctx, project, o.kind, o.key, o.text, o.support, o.contra, conf, o.first, o.last,
+			string(evidence), now.UnixMilli()); err != nil {
+			return 0, fmt.Errorf("observation %s %s: %w", o.kind, o.key, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_keep VALUES (?, ?)`, o.kind, o.key); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE project = ? AND forgotten = 0
+		AND NOT EXISTS (SELECT 1 FROM memory_keep k WHERE k.kind = observations.kind AND k.key = observations.key)`, project); err != nil {
+		return 0, err
+	}
+	return len(found), tx.Commit()
+}

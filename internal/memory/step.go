@@ -1,0 +1,187 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Memory keeps the summaries and observations current; the writer runs Step between batches.
+type Memory struct {
+	DB     *sql.DB // the writer's connection: summaries and observations are written there
+	Read   *sql.DB // a read-only connection for the reading (nil: DB)
+	Logger *slog.Logger
+	Now    func() time.Time
+	// ObserveEvery is the least time between two recomputations of one project's observations.
+	// Zero means one minute.
+	ObserveEvery time.Duration
+	// Model, when set, is offered each extractive summary saved, for a language model's account
+	// of the epoch ([memory] model): it decides itself whether its gates and spend cap let it call.
+	Model ModelSummarizer
+
+	observed map[string]time.Time
+}
+
+// ModelSummarizer writes a language model's summary of an epoch, when its gates allow (model.go).
+type ModelSummarizer interface {
+	Consider(ctx context.Context, s Summary) error
+}
+
+// Progress is what one Step did.
+type Progress struct {
+	Summaries int // epochs summarized
+	Projects  int // projects whose observations were recomputed
+	Pending   int // epochs still due when it stopped
+}
+
+func (m *Memory) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *Memory) read() *sql.DB {
+	if m.Read != nil {
+		return m.Read
+	}
+	return m.DB
+}
+
+// dueSQL finds the sessions with an ended epoch whose extractive summary is missing or older than
+// the session's records: the current epoch of an idle or finalized session, and the earlier epochs
+// of any session (each ended at a compaction).
+const dueSQL = `SELECT client, session_id, project, epoch, state, last_seen FROM sessions s
+ WHERE (state IN ('idle', 'finalized') AND NOT EXISTS (SELECT 1 FROM session_summaries m
+         WHERE m.client = s.client AND m.session_id = s.session_id AND m.epoch = s.epoch AND m.source = 'extractive'
+           AND m.last_ts >= s.last_seen))
+    OR (epoch > 0 AND NOT EXISTS (SELECT 1 FROM session_summaries m
+         WHERE m.client = s.client AND m.session_id = s.session_id AND m.epoch = s.epoch - 1 AND m.source = 'extractive'))
+ ORDER BY last_seen LIMIT ?`
+
+// Step summarizes up to limit sessions' ended epochs, then recomputes the observations of the
+// projects they belong to (each at most once per ObserveEvery).
+func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
+	var p Progress
+	if m.observed == nil {
+		m.observed = map[string]time.Time{}
+	}
+	type due struct {
+		client, session, project, state string
+		epoch                           int
+		lastSeen                        int64
+	}
+	rows, err := m.read().QueryContext(ctx, dueSQL, limit+1)
+	if err != nil {
+		return p, err
+	}
+	var dues []due
+	for rows.Next() {
+		var d due
+		if err := rows.Scan(&d.client, &d.session, &d.project, &d.epoch, &d.state, &d.lastSeen); err != nil {
+			rows.Close()
+			return p, err
+		}
+		dues = append(dues, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	if len(dues) > limit {
+		p.Pending, dues = len(dues)-limit, dues[:limit]
+	}
+	projects := map[string]bool{}
+	for _, d := range dues {
+		n, err := m.summarizeSession(ctx, d.client, d.session, d.project, d.epoch, d.state, d.lastSeen)
+		if err != nil {
+			return p, fmt.Errorf("summary of %s %s: %w", d.client, d.session, err)
+		}
+		p.Summaries += n
+		if d.project != "" {
+			projects[d.project] = true
+		}
+	}
+	every := m.ObserveEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	for project := range projects {
+		if t, ok := m.observed[project]; ok && m.now().Sub(t) < every {
+			continue
+		}
+		if _, err := Observe(ctx, m.read(), m.DB, project, m.now()); err != nil {
+			return p, fmt.Errorf("observations of %s: %w", project, err)
+		}
+		m.observed[project] = m.now()
+		p.Projects++
+	}
+	return p, nil
+}
+
+// summarizeSession writes the extractive summary of each ended epoch of a session that lacks one
+// or is out of date: the epochs before the current one, and the current one unless the session is
+// still active.
+func (m *Memory) summarizeSession(ctx context.Context, client, session, project string, epoch int, state string, lastSeen int64) (int, error) {
+	ws, err := Windows(ctx, m.read(), client, session, epoch)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, w := range ws {
+		current := i == len(ws)-1
+		endedBy := "compaction"
+		if current {
+			if state != "idle" && state != "finalized" {
+				break
+			}
+			endedBy = state
+		} else {
+			var have int
+			m.read().QueryRowContext(ctx, `SELECT count(*) FROM session_summaries WHERE client = ? AND session_id = ?
+				AND epoch = ? AND source = 'extractive'`, client, session, w.Epoch).Scan(&have)
+			if have > 0 {
+				continue
+			}
+		}
+		s, err := Summarize(ctx, m.read(), client, session, project, w, endedBy)
+		if err != nil {
+			return n, err
+		}
+		seenTo := w.To
+		if current {
+			seenTo = lastSeen
+		}
+		if err := m.save(ctx, s, seenTo); err != nil {
+			return n, err
+		}
+		n++
+		if m.Model != nil {
+			if err := m.Model.Consider(ctx, s); err != nil && m.Logger != nil {
+				m.Logger.Warn("language-model summary not made", "session", s.SessionID, "epoch", s.Epoch, "err", err)
+			}
+		}
+	}
+	return n, nil
+}
+
+// save stores an extractive summary; last_ts is how far the session's records went when it was
+// made (so that a resumed session's epoch is summarized again).
+func (m *Memory) save(ctx context.Context, s Summary, seenTo int64) error {
+	facts, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	first := s.FirstTS
+	_, err = m.DB.ExecContext(ctx, `INSERT INTO session_summaries (client, session_id, epoch, source, project, first_ts,
+		last_ts, ended_by, actions, text, facts, cost_usd, created_at) VALUES (?, ?, ?, 'extractive', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (client, session_id, epoch, source) DO UPDATE SET project = excluded.project, first_ts = excluded.first_ts,
+			last_ts = excluded.last_ts, ended_by = excluded.ended_by, actions = excluded.actions, text = excluded.text,
+			facts = excluded.facts, created_at = excluded.created_at`,
+		s.Client, s.SessionID, s.Epoch, s.Project, first, max(seenTo, s.LastTS), s.EndedBy, s.Actions, s.Text(), string(facts),
+		0.0, m.now().UnixMilli())
+	return err
+}
