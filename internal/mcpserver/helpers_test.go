@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,13 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/observerhq/observer/internal/ingest"
-	"github.com/observerhq/observer/internal/lifecycle"
-	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/internal/corpusstore"
 	"github.com/observerhq/observer/pkg/store"
-	"github.com/observerhq/observer/pkg/transcript"
-	"github.com/observerhq/observer/pkg/transcript/claudecode"
-	"github.com/observerhq/observer/pkg/transcript/codex"
 )
 
 var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus")
@@ -36,8 +30,8 @@ var (
 // binary; tests open it read-only. It skips when the corpus is absent.
 func corpusStore(tb testing.TB) string {
 	tb.Helper()
-	if _, err := os.Stat(corpusDir); err != nil {
-		tb.Skip("../shared/corpus is absent")
+	if why := corpusstore.Available(); why != "" {
+		tb.Skip(why)
 	}
 	corpusOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "observer-mcp-corpus-")
@@ -65,67 +59,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// storePublisher writes a scan's batches straight into the store, with the epochs the
-// lifecycle tracker derives from them, as scan's in-process writer would.
-type storePublisher struct {
-	st   *store.Store
-	life *lifecycle.Tracker
-}
-
-func (p storePublisher) PublishBatch(ctx context.Context, evs []event.Event) (int, error) {
-	extra, commit := p.life.Observe(evs)
-	if _, err := p.st.WriteBatch(ctx, append(evs[:len(evs):len(evs)], extra...), nil); err != nil {
-		return 0, err
-	}
-	commit()
-	return 0, nil
-}
-
-func fillFromCorpus(dir string) (string, error) {
-	home := filepath.Join(dir, "home")
-	script := filepath.Join(corpusDir, "..", "scripts", "gen_history.py")
-	if out, err := exec.Command("python3", script, "small", home).CombinedOutput(); err != nil {
-		return "", &cmdError{"gen_history.py small", err, out}
-	}
-	ctx := context.Background()
-	path := filepath.Join(dir, "observer.db")
-	st, err := store.OpenWriter(ctx, path)
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	cur, err := ingest.OpenCursors(filepath.Join(dir, "cursors.json"))
-	if err != nil {
-		return "", err
-	}
-	defer cur.Close()
-	life := lifecycle.New(lifecycle.Config{})
-	pub := storePublisher{st: st, life: life}
-	sc := &ingest.Scanner{
-		Adapters:  []transcript.Adapter{claudecode.New([]string{filepath.Join(home, ".claude", "projects")}), codex.New(filepath.Join(home, ".codex"))},
-		Cursors:   cur,
-		Publisher: pub,
-	}
-	if _, err := sc.Scan(ctx); err != nil {
-		return "", err
-	}
-	if evs, commit := life.Tick(); len(evs) > 0 {
-		if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
-			return "", err
-		}
-		commit()
-	}
-	for {
-		n, err := st.IndexOutputs(ctx, 5000)
-		if err != nil {
-			return "", err
-		}
-		if n == 0 {
-			break
-		}
-	}
-	return path, nil
-}
+func fillFromCorpus(dir string) (string, error) { return corpusstore.Build(dir) }
 
 type cmdError struct {
 	what string

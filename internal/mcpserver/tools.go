@@ -132,6 +132,7 @@ func (s *Server) addTools() {
 	addTool(s, toolRedundancy, "Re-reads of unchanged files, reruns with no edit between; bytes wasted.", s.redundancy)
 	addTool(s, toolAround, "Session actions before/after an action id (default: latest).", s.around)
 	addTool(s, toolStash, "Original of a tool output observer compressed (stash_... id in its marker).", s.stashed)
+	addTool(s, toolMemory, "Lessons of past sessions: test/build/failing commands, last goals.", s.projectMemory)
 }
 
 // addTool registers a tool whose input schema is inferred from In, without the

@@ -65,10 +65,10 @@ func Confidence(support, contradictions int, lastSeen int64, now time.Time) floa
 
 // obs accumulates one observation across a project's sessions.
 type obs struct {
-	kind, key, text  string
-	support, contra  int
-	first, last      int64
-	evidence         []Evidence // newest last
+	kind, key, text string
+	support, contra int
+	first, last     int64
+	evidence        []Evidence // newest last
 }
 
 func (o *obs) confirm(ts int64, ev Evidence) {
@@ -144,7 +144,9 @@ func Derive(acts []sessAct) []*obs {
 				changed[a.target] = a
 			}
 		}
-		ev := func(id string) Evidence { return Evidence{Client: sess[0].client, SessionID: sess[0].session, EventID: id} }
+		ev := func(id string) Evidence {
+			return Evidence{Client: sess[0].client, SessionID: sess[0].session, EventID: id}
+		}
 		for c, r := range cmds {
 			switch kind := commandKind(c); {
 			case kind == "test" || kind == "build":

@@ -23,6 +23,7 @@ type Memory struct {
 	Model ModelSummarizer
 
 	observed map[string]time.Time
+	waiting  map[string]bool // projects whose recomputation the throttle put off
 }
 
 // ModelSummarizer writes a language model's summary of an epoch, when its gates allow (model.go).
@@ -67,7 +68,7 @@ const dueSQL = `SELECT client, session_id, project, epoch, state, last_seen FROM
 func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
 	var p Progress
 	if m.observed == nil {
-		m.observed = map[string]time.Time{}
+		m.observed, m.waiting = map[string]time.Time{}, map[string]bool{}
 	}
 	type due struct {
 		client, session, project, state string
@@ -109,14 +110,21 @@ func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
 	if every <= 0 {
 		every = time.Minute
 	}
+	for project := range m.waiting {
+		projects[project] = true
+	}
 	for project := range projects {
-		if t, ok := m.observed[project]; ok && m.now().Sub(t) < every {
+		// The throttle is about the work, so it goes by the wall clock, not by Now.
+		if t, ok := m.observed[project]; ok && time.Since(t) < every {
+			m.waiting[project] = true
+			p.Pending++
 			continue
 		}
+		delete(m.waiting, project)
 		if _, err := Observe(ctx, m.read(), m.DB, project, m.now()); err != nil {
 			return p, fmt.Errorf("observations of %s: %w", project, err)
 		}
-		m.observed[project] = m.now()
+		m.observed[project] = time.Now()
 		p.Projects++
 	}
 	return p, nil

@@ -131,14 +131,14 @@ func Windows(ctx context.Context, db *sql.DB, client, sessionID string, current 
 }
 
 type act struct {
-	id       string
-	ts       int64
-	typ      string
-	tool     string
-	target   string
-	success  sql.NullBool
-	errText  string
-	agent    string
+	id        string
+	ts        int64
+	typ       string
+	tool      string
+	target    string
+	success   sql.NullBool
+	errText   string
+	agent     string
 	sidechain bool
 }
 
@@ -372,8 +372,10 @@ func describe(typ, tool, key string) string {
 	switch typ {
 	case string(event.ActionRunCommand):
 		return fmt.Sprintf("`%s`", clip(key, 80))
-	case string(event.ActionEditFile), string(event.ActionWriteFile):
+	case string(event.ActionEditFile):
 		return "editing " + clip(key, 120)
+	case string(event.ActionWriteFile):
+		return "writing " + clip(key, 120)
 	case string(event.ActionReadFile):
 		return "reading " + clip(key, 120)
 	}

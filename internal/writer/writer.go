@@ -19,6 +19,7 @@ package writer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -139,6 +140,13 @@ func (w *Writer) Run(ctx context.Context) error {
 	// observations, on the analysis's read connection, every memoryBusy while batches come.
 	mem := &memory.Memory{DB: w.Store.DB, Read: a.Read, Logger: w.Logger, Model: w.Model}
 	memKick := make(chan struct{}, 1)
+	if w.Bus != nil {
+		if sub, err := w.Bus.ServeStream(memory.ForgetSubject, w.serveForget); err == nil {
+			defer sub.Stop()
+		} else {
+			w.Logger.Warn("observerctl memory forget will not reach this writer", "err", err)
+		}
+	}
 	defer spawn(ctx, func(ctx context.Context) {
 		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) bool { return w.memoryStep(ctx, mem) },
 			func(ctx context.Context) { w.memoryStep(ctx, mem) })
@@ -396,6 +404,29 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 			"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
 	}
 	return p.PendingSessions > 0 || p.PendingProjects > 0
+}
+
+// serveForget answers `observerctl memory forget`: only the writer writes the store.
+func (w *Writer) serveForget(req []byte, send func([]byte) error) {
+	var in struct {
+		ID int64 `json:"id"`
+	}
+	var out struct {
+		Found bool   `json:"found"`
+		Error string `json:"error,omitempty"`
+	}
+	if err := json.Unmarshal(req, &in); err != nil {
+		out.Error = "bad request: " + err.Error()
+	} else if found, err := memory.Forget(context.Background(), w.Store.DB, in.ID); err != nil {
+		out.Error = err.Error()
+	} else {
+		out.Found = found
+		if found {
+			w.notify(bus.StoredNote{Analysis: true})
+		}
+	}
+	data, _ := json.Marshal(out)
+	send(data)
 }
 
 // memoryBusy is how often the memory loop runs while batches keep coming.
