@@ -16,6 +16,7 @@ import (
 
 	"github.com/observerhq/observer/internal/analysis"
 	"github.com/observerhq/observer/internal/atomicfile"
+	"github.com/observerhq/observer/internal/memory"
 	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -327,8 +328,9 @@ var suggestFiles = map[string]string{"claude": "CLAUDE.md", "agents": "AGENTS.md
 func suggestCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "suggest",
-		Usage: "write the project's high-confidence patterns into CLAUDE.md, AGENTS.md or .cursorrules",
-		Description: `Writes the patterns of the project (the git root of --dir) with at least --min-confidence and
+		Usage: "write the project's high-confidence patterns and observations into CLAUDE.md, AGENTS.md or .cursorrules",
+		Description: `Writes the patterns of the project (the git root of --dir) and what its past sessions taught
+(observerctl memory; --no-observations leaves those out) with at least --min-confidence and
 --min-support into a block between two marker lines, replacing the block when it is there and
 appending it otherwise; everything outside the block is kept byte for byte. --remove takes the
 block out. --dry-run prints the new file instead of writing it. --file picks claude (CLAUDE.md),
@@ -345,6 +347,7 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 			&cli.IntFlag{Name: "max", Value: 12, Usage: "most patterns written"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the new file(s), write nothing"},
 			&cli.BoolFlag{Name: "remove", Usage: "take observer's block out of the file(s)"},
+			&cli.BoolFlag{Name: "no-observations", Usage: "leave out what past sessions taught (observerctl memory): patterns only"},
 			&cli.BoolFlag{Name: "json", Usage: "print per file what was done (written, unchanged, dry run) and the patterns written"},
 		},
 		Action: func(c *cli.Context) error {
@@ -399,11 +402,25 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 					return err
 				}
 				ps.Patterns = slices.DeleteFunc(ps.Patterns, func(p analysis.Pattern) bool { return p.Support < int64(minSup) })
-				if len(ps.Patterns) == 0 {
-					return withCode(ExitFailure, fmt.Errorf("no pattern of %s reaches confidence %.2f and support %d (see `observerctl patterns --project %s`)", root, minConf, minSup, root))
+				var obs []memory.Observation
+				if !c.Bool("no-observations") {
+					rst, err := openReadStore(c.Context, e)
+					if err != nil {
+						return err
+					}
+					obs, err = memory.Observations(c.Context, rst.DB, root, minConf, maxN, time.Now())
+					rst.Close()
+					if err != nil {
+						return err
+					}
+					obs = slices.DeleteFunc(obs, func(o memory.Observation) bool { return o.Support < minSup })
 				}
-				block = suggestBlock(ps.Patterns, maxN)
+				if len(ps.Patterns) == 0 && len(obs) == 0 {
+					return withCode(ExitFailure, fmt.Errorf("no pattern or observation of %s reaches confidence %.2f and support %d (see `observerctl patterns --project %s` and `observerctl memory --project %s`)", root, minConf, minSup, root, root))
+				}
+				block = suggestBlock(ps.Patterns, obs, maxN)
 				rep.Patterns = ps.Patterns[:min(len(ps.Patterns), maxN)]
+				rep.Observations = obs
 			}
 			for _, path := range files {
 				old, err := os.ReadFile(path)
@@ -452,7 +469,9 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 type suggestReport struct {
 	DryRun   bool               `json:"dry_run"`
 	Patterns []analysis.Pattern `json:"patterns"` // those written (none with --remove)
-	Files    []suggestFile      `json:"files"`
+	// Observations are the project's strong observations written (observerctl memory).
+	Observations []memory.Observation `json:"observations,omitempty"`
+	Files        []suggestFile        `json:"files"`
 }
 
 type suggestFile struct {
@@ -462,7 +481,7 @@ type suggestFile struct {
 }
 
 // suggestBlock renders the patterns as instructions an agent can follow, strongest first.
-func suggestBlock(ps []analysis.Pattern, maxN int) string {
+func suggestBlock(ps []analysis.Pattern, obs []memory.Observation, maxN int) string {
 	slices.SortStableFunc(ps, func(a, b analysis.Pattern) int {
 		x, y := float64(a.Support)*a.Confidence, float64(b.Support)*b.Confidence
 		switch {
@@ -474,7 +493,10 @@ func suggestBlock(ps []analysis.Pattern, maxN int) string {
 		return strings.Compare(a.Key, b.Key)
 	})
 	var b strings.Builder
-	b.WriteString(suggestBegin + "\n## Habits observed in this project\n\n")
+	b.WriteString(suggestBegin + "\n")
+	if len(ps) > 0 {
+		b.WriteString("## Habits observed in this project\n\n")
+	}
 	for i, p := range ps {
 		if i == maxN {
 			break
@@ -491,6 +513,33 @@ func suggestBlock(ps []analysis.Pattern, maxN int) string {
 			fmt.Fprintf(&b, "- After editing, run the tests (%s).\n", conf)
 		case "hot_file":
 			fmt.Fprintf(&b, "- `%s` is read or edited in most sessions (%s).\n", p.Key, conf)
+		}
+	}
+	if len(obs) > 0 {
+		if len(ps) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("## What past sessions learned\n\n")
+		for i, o := range obs {
+			if i == maxN {
+				break
+			}
+			conf := fmt.Sprintf("%.0f%%, %d sessions", 100*o.Confidence, o.Support)
+			switch o.Kind {
+			case memory.KindTestCommand:
+				fmt.Fprintf(&b, "- Run the tests with `%s` (%s).\n", o.Key, conf)
+			case memory.KindBuildCommand:
+				fmt.Fprintf(&b, "- Build with `%s` (%s).\n", o.Key, conf)
+			case memory.KindFailingCommand:
+				fmt.Fprintf(&b, "- `%s` has failed every time it ran: do not rely on it (%s).\n", o.Key, conf)
+			case memory.KindCoChange:
+				x, y, _ := strings.Cut(o.Key, " + ")
+				fmt.Fprintf(&b, "- `%s` and `%s` change together (%s).\n", x, y, conf)
+			case memory.KindChangeArea:
+				fmt.Fprintf(&b, "- Most changes land in `%s` (%s).\n", o.Key, conf)
+			default:
+				fmt.Fprintf(&b, "- %s (%s).\n", o.Text, conf)
+			}
 		}
 	}
 	b.WriteString(suggestEnd + "\n")

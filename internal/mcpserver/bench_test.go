@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/observerhq/observer/internal/memory"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -289,6 +290,7 @@ func BenchmarkTools(b *testing.B) {
 		b.Skip("builds a million-action store")
 	}
 	path, projects := genBenchStore(b, benchStoreDir())
+	benchMemory(b, path)
 	db := roDB(b, path)
 	newest := queryInt(b, db, `SELECT max(ts) FROM actions`)
 	maxID := queryInt(b, db, `SELECT max(id) FROM actions`)
@@ -324,6 +326,7 @@ func BenchmarkTools(b *testing.B) {
 		{toolCost, func() map[string]any { return map[string]any{"project": proj().path} }},
 		{toolRedundancy, func() map[string]any { return map[string]any{"project": proj().path} }},
 		{toolAround, func() map[string]any { return map[string]any{"id": 1 + rng.Int64N(maxID)} }},
+		{toolMemory, func() map[string]any { return map[string]any{"project": proj().path} }},
 		// Not the default scope: any session of the ninety days, however old.
 		{toolSessionSummary + "/any_session", func() map[string]any {
 			return map[string]any{"session": sessions[rng.IntN(len(sessions))]}
@@ -337,6 +340,7 @@ func BenchmarkTools(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			name, _, _ := strings.Cut(c.name, "/")
 			lat := make([]time.Duration, 0, b.N)
+			var bytes, calls int
 			for b.Loop() {
 				args := c.args()
 				t0 := time.Now()
@@ -345,7 +349,14 @@ func BenchmarkTools(b *testing.B) {
 				if err != nil || res.IsError {
 					b.Fatalf("%s(%v): %v %v", name, args, err, res)
 				}
+				for _, ct := range res.Content {
+					if tc, ok := ct.(*mcp.TextContent); ok {
+						bytes += len(tc.Text)
+					}
+				}
+				calls++
 			}
+			b.ReportMetric(float64(bytes)/float64(max(calls, 1)), "answer-bytes")
 			slices.Sort(lat)
 			ms := func(q float64) float64 {
 				return float64(lat[min(len(lat)-1, int(q*float64(len(lat))))].Microseconds()) / 1000
@@ -367,4 +378,35 @@ func BenchmarkTools(b *testing.B) {
 		}
 		b.ReportMetric(float64(size), "bytes")
 	})
+}
+
+// benchMemory runs the writer's memory loop over the benchmark store once (summaries of every
+// ended epoch, every project's observations), kept with the store.
+func benchMemory(tb testing.TB, path string) {
+	tb.Helper()
+	marker := filepath.Join(filepath.Dir(path), "memory-done")
+	if _, err := os.Stat(marker); err == nil {
+		return
+	}
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	start := time.Now()
+	m := &memory.Memory{DB: st.DB, ObserveEvery: time.Nanosecond}
+	total := 0
+	for {
+		p, err := m.Step(ctx, 200)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		total += p.Summaries
+		if p.Pending == 0 {
+			break
+		}
+	}
+	tb.Logf("memory: %d epoch summaries in %s", total, time.Since(start).Round(time.Second))
+	os.WriteFile(marker, nil, 0o600)
 }
