@@ -19,13 +19,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/corpus_summaries.golden")
 
-// corpusMemory fills a store from the corpus and runs the memory loop over it to the end.
-func corpusMemory(t *testing.T) *store.Store {
+// corpusMemory fills a store from the corpus (gen_history.py's layout, "small" by default) and
+// runs the memory loop over it to the end.
+func corpusMemory(t *testing.T, layout ...string) *store.Store {
 	t.Helper()
 	if why := corpusstore.Available(); why != "" {
 		t.Skip(why)
 	}
-	path, err := corpusstore.Build(t.TempDir())
+	path, err := corpusstore.Build(t.TempDir(), layout...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +165,10 @@ func TestSummaries_Corpus(t *testing.T) {
 	t.Logf("the corpus store: %d sessions (%d ended, %d with actions)", sessions, ended, withActions)
 }
 
-// Every observation learned from the corpus names real actions as its evidence, of the kind the
-// observation is about.
+// Every observation learned from a scaled history (the corpus three times over, every id unique
+// per copy) names real actions as its evidence, of the kind the observation is about.
 func TestObservations_EvidenceResolves(t *testing.T) {
-	st := corpusMemory(t)
+	st := corpusMemory(t, "scaled", "3")
 	obs, err := memory.Observations(context.Background(), st.DB, "", 0, 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +205,9 @@ func TestObservations_EvidenceResolves(t *testing.T) {
 		}
 	}
 	t.Logf("observations by kind: %v", kinds)
+	for _, o := range obs[:min(len(obs), 8)] {
+		t.Logf("  %.2f %s: %s (%d sessions, %d against)", o.Confidence, o.Kind, o.Text, o.Support, o.Contradictions)
+	}
 }
 
 // A test command that works gains confidence with each session; a session where it only fails
