@@ -23,12 +23,14 @@ func summaryCommand() *cli.Command {
 		ArgsUsage: "[SESSION]",
 		Description: `Prints the summaries the writer made of the session's epochs (a new epoch starts at each
 compaction) as each ended, and, for an epoch still going on, the account so far (marked "so far").
-Without SESSION, the newest session. SESSION is a session id or a unique prefix of one.
+Without SESSION, the newest session. SESSION is a session id or a unique prefix of one. With
+--dry-run, the prompt [memory] model would be sent for each epoch instead (nothing is sent).
 
 Exit codes: 0 done; 1 no such session; 64 bad flags; 69 no store yet.`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "epoch", Value: -1, Usage: "only this epoch"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (with each extractive summary's facts)"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the prompt a language model ([memory] model) would get for each epoch, scrubbed, and send nothing"},
 		},
 		Action: runSummary,
 	}
@@ -77,6 +79,25 @@ func runSummary(c *cli.Context) error {
 			return withCode(ExitFailure, fmt.Errorf("session %s has no epoch %d", ref.ID, ep))
 		}
 		out = keep
+	}
+	if c.Bool("dry-run") {
+		mc := memory.ModelFromConfig(e.cfg)
+		if mc == nil {
+			mc = &memory.ModelClient{}
+			fmt.Fprintln(e.stderr, "[memory] model is not set: nothing would be sent; this is the prompt a model would get")
+		}
+		mc.Read = st.DB
+		for _, s := range out {
+			if s.Source != "extractive" || s.Facts == nil {
+				continue
+			}
+			prompt, err := mc.Prompt(ctx, *s.Facts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "--- epoch %d: the prompt (dry run, not sent)\n%s\n", s.Epoch, strings.TrimRight(prompt, "\n"))
+		}
+		return nil
 	}
 	if c.Bool("json") {
 		writeJSON(e.stdout, out)

@@ -75,6 +75,11 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "so far") || !strings.Contains(out, "Goal: make the x tests pass (3)") {
 		t.Fatalf("summary of a session going on: exit %d\n%s", code, out)
 	}
+	// The prompt a model would get, shown and not sent (no model is set: nothing could be).
+	code, out, _ = runCtl(t, "--home", home, "summary", "sess-1", "--dry-run")
+	if code != 0 || !strings.Contains(out, "dry run, not sent") || !strings.Contains(out, "make the x tests pass (1)") {
+		t.Fatalf("summary --dry-run: exit %d\n%s", code, out)
+	}
 	if code, _, errOut := runCtl(t, "--home", home, "summary", "no-such"); code != ExitFailure {
 		t.Errorf("summary of an unknown session: exit %d %s", code, errOut)
 	}

@@ -339,6 +339,7 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	if teamHub {
 		w.Team, w.Options.Stream, w.Options.Consumer = true, team.TeamStream, team.WriterConsumer
 	}
+	w.Model = writerModel(e, st, pf, cl, teamHub) // nil unless [memory] model is set
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)
 	s := w.Stats()

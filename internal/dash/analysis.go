@@ -321,11 +321,12 @@ func (s *Server) cheaperCandidates(rows []cost.Row, tools map[[2]string]int64) [
 	return out[:min(len(out), 20)]
 }
 
-// tabRoutes registers the endpoints of the Analysis, Discovery, Patterns and Settings tabs.
+// tabRoutes registers the endpoints of the Analysis, Discovery, Patterns, Memory and Settings tabs.
 func (s *Server) tabRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/analysis", s.api(s.analysisAPI))
 	mux.HandleFunc("GET /api/discovery", s.api(s.discoveryAPI))
 	mux.HandleFunc("GET /api/patterns", s.api(s.patternsAPI))
+	mux.HandleFunc("GET /api/memory", s.api(s.memoryAPI))
 	mux.HandleFunc("GET /api/settings", s.api(s.settingsAPI))
 	mux.HandleFunc("POST /api/settings", s.api(s.saveSettings))
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,7 +220,7 @@ func group(s string) string {
 	return b.String()
 }
 
-var tabs = []string{"overview", "cost", "sessions", "actions", "live", "analysis", "tools", "compression", "discovery", "patterns", "settings"}
+var tabs = []string{"overview", "cost", "sessions", "actions", "live", "analysis", "tools", "compression", "discovery", "patterns", "memory", "settings"}
 
 // TestBrowser_CompressionSavings: the Compression tab shows the tokens and dollars the proxy's
 // decisions saved, and one row per mechanism and model.
@@ -376,6 +378,9 @@ func TestBrowser(t *testing.T) {
 				check = `document.querySelectorAll('[data-metric="repeated_commands"] .value').length === 1 && document.querySelectorAll('table[data-table="rereads"] tbody tr').length > 0 && document.querySelectorAll('table[data-table="repeats"] tbody tr').length > 0`
 			case "patterns":
 				check = `document.querySelector('[data-source="analysis"]') !== null && document.querySelectorAll('table[data-table^="patterns-"] tbody tr').length > 0`
+			case "memory":
+				// The corpus store here has no memory loop run over it: the tab says so.
+				check = `!!document.querySelector('[data-empty="memory"]')`
 			case "settings":
 				check = `document.getElementById("config-text") !== null && document.getElementById("settings-save") !== null && document.querySelectorAll('table[data-table="price-builtin"] tbody tr').length > 0 && document.getElementById("price-source").textContent.includes("the built-in table dated 20")`
 			case "live":
@@ -579,5 +584,116 @@ func TestBrowser(t *testing.T) {
 
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// TestBrowser_Memory: a session's detail shows the summary of each ended epoch, newest first, and
+// says when its current epoch is still going; the Memory tab shows a project's observations with
+// the actions they rest on (each opening its session), and its project selector switches project.
+func TestBrowser_Memory(t *testing.T) {
+	path := memoryStore(t)
+	b := newBrowser(t)
+	srv := startServer(t, Options{StorePath: path, Version: "test"})
+	dir := artifactDir(t)
+	type shown struct{ Epoch, Source, Head, Text string }
+	summaries := func() []shown {
+		var out []shown
+		js := `JSON.stringify([...document.querySelectorAll("[data-summary]")].map((a) => ({Epoch: a.dataset.epoch,
+		  Source: a.querySelector(".pill").textContent, Head: a.querySelector(".summary-head").textContent, Text: a.querySelector(".summary-text").textContent})))`
+		if err := json.Unmarshal([]byte(run(t, b, "summaries", chromedp.Evaluate[string](js))), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	b.open(t, srv.URL+"/?window=all&tab=sessions&session=m-done&sclient=claude-code", "sessions")
+	got := summaries()
+	if len(got) != 2 || got[0].Epoch != "1" || got[1].Epoch != "0" {
+		t.Fatalf("m-done shows summaries %+v, want epoch 1 then epoch 0", got)
+	}
+	for i, want := range []struct{ goal, ended, cost string }{
+		{"Goal: now the checkout", "session ended", usd(0.5) + " in 1 turn"},
+		{"Goal: add the cart endpoint", "compacted", usd(0.25) + " in 1 turn"},
+	} {
+		s := got[i]
+		if s.Source != "extractive" || !strings.Contains(s.Text, want.goal) || !strings.Contains(s.Head, want.ended) || !strings.Contains(s.Head, want.cost) {
+			t.Errorf("epoch %s: %q %q\n%s", s.Epoch, s.Source, s.Head, s.Text)
+		}
+	}
+	if pending := run(t, b, "pending", chromedp.Evaluate[bool](`!!document.querySelector("[data-summary-pending]")`)); pending {
+		t.Error("a finalized session says an epoch is in progress")
+	}
+	b.screenshot(t, dir, "session-summaries")
+
+	b.open(t, srv.URL+"/?window=all&tab=sessions&session=m-active&sclient=claude-code", "sessions")
+	got = summaries()
+	if len(got) != 1 || got[0].Epoch != "0" || !strings.Contains(got[0].Text, "Goal: refactor the cart") || strings.Contains(got[0].Text, memActiveMarker) {
+		t.Errorf("m-active shows summaries %+v, want epoch 0's alone", got)
+	}
+	if p := run(t, b, "pending", chromedp.Evaluate[string](`document.querySelector("[data-summary-pending]")?.dataset.summaryPending || ""`)); p != "1" {
+		t.Errorf("m-active: the page does not say epoch 1 is in progress (%q)", p)
+	}
+
+	b.open(t, srv.URL+"/?window=all&tab=memory&project="+url.QueryEscape(memShop), "memory")
+	var rows [][]string
+	js := `JSON.stringify([...document.querySelectorAll('table[data-table="observations"] tbody tr')].map((tr) => {
+	  const th = [...tr.closest("table").querySelectorAll("thead th")].map((th) => th.textContent);
+	  const cell = (label) => tr.children[th.indexOf(label)].textContent;
+	  return [tr.querySelector("td div").textContent, cell("Support"), cell("Confidence"), String(tr.querySelectorAll("li[data-evidence]").length)];
+	}))`
+	if err := json.Unmarshal([]byte(run(t, b, "observations", chromedp.Evaluate[string](js))), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("the shop's observations: %q, want 5", rows)
+	}
+	row := slices.IndexFunc(rows, func(r []string) bool { return r[0] == "tests run with `go test ./...`" })
+	if row < 0 || !slices.Equal(rows[row][1:], []string{"3", "75%", "3"}) {
+		t.Fatalf("the go test observation: %q", rows)
+	}
+	if n := run(t, b, "last sessions", chromedp.Evaluate[int](`document.querySelectorAll("[data-summary]").length`)); n != 3 {
+		t.Errorf("%d last sessions' summaries, want 3", n)
+	}
+	// Its evidence opens in place; each action links to its session.
+	sel := fmt.Sprintf(`table[data-table="observations"] tbody tr:nth-child(%d)`, row+1)
+	run(t, b, "open the evidence", chromedp.Click(sel+` details.evidence summary`))
+	ev := run(t, b, "evidence", chromedp.Evaluate[string](`[...document.querySelectorAll('`+sel+` li[data-evidence]')].map((li) => li.querySelector("a").title + " " + li.querySelector(".target").textContent).join(", ")`))
+	if ev != "m-active go test ./..., m-idle go test ./..., m-done go test ./..." {
+		t.Errorf("evidence %q", ev)
+	}
+	b.screenshot(t, dir, "memory")
+	run(t, b, "open an evidence session", chromedp.Click(sel+` li[data-evidence] a`))
+	b.waitReady(t, "sessions")
+	if loc := run(t, b, "location", chromedp.Location()); !strings.Contains(loc, "session=m-active") {
+		t.Errorf("the evidence link went to %s", loc)
+	}
+
+	// The selector lists the projects with observations, and switches.
+	b.open(t, srv.URL+"/?window=all&tab=memory&project="+url.QueryEscape(memShop), "memory")
+	if opts := run(t, b, "projects", chromedp.Evaluate[string](`[...document.querySelectorAll("#m-project option")].map((o) => o.value).join(",")`)); opts != ","+memBlog+","+memShop {
+		t.Errorf("project selector %q", opts)
+	}
+	run(t, b, "choose the blog", chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const s = document.getElementById("m-project"); s.value = %q; s.dispatchEvent(new Event("change")); return true })()`, memBlog)))
+	b.waitReady(t, "memory")
+	if text := run(t, b, "blog", chromedp.Evaluate[string](`[...document.querySelectorAll('table[data-table="observations"] tbody tr td:first-child > div:first-child')].map((d) => d.textContent).join(", ")`)); text != "tests run with `pytest -x`" {
+		t.Errorf("the blog's observations: %q", text)
+	}
+	if f := run(t, b, "project filter", chromedp.Evaluate[string](`document.getElementById("f-project").value`)); f != memBlog {
+		t.Errorf("the project filter says %q after choosing the blog", f)
+	}
+
+	// All projects, at phone width: the page does not scroll sideways.
+	run(t, b, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	b.open(t, srv.URL+"/?window=all&tab=memory", "memory")
+	if n := run(t, b, "rows", chromedp.Evaluate[int](`document.querySelectorAll('table[data-table="observations"] tbody tr').length`)); n != 6 {
+		t.Errorf("all projects: %d observations, want 6", n)
+	}
+	if w := run(t, b, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`)); w > 0 {
+		t.Errorf("memory at phone width: the page is %d px wider than the screen", w)
+	}
+	b.screenshot(t, dir, "phone-memory")
+	run(t, b, "desktop", chromedp.EmulateViewport(1280, 900))
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
 	}
 }

@@ -245,7 +245,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/changes", s.changesSSE)
 	mux.HandleFunc("GET /api/alerts", s.api(s.alertsAPI))
 	mux.HandleFunc("GET /metrics", s.metricsText)
-	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Settings
+	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Memory, Settings
 	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: "+r.URL.Path)
 	})

@@ -327,7 +327,8 @@ func countWhere(ctx context.Context, db *sql.DB, col, cond string, s Session, li
 }
 
 // sessionDetail answers /api/sessions/{id}: the session, its action breakdown by type and tool,
-// its tokens and dollars per model (all its turns, from cost.Run), its lifecycle and subagents.
+// its tokens and dollars per model (all its turns, from cost.Run), its lifecycle and subagents,
+// and the summaries of its ended epochs (memory.go).
 func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 	id, client := q.pathID(), q.name("client")
 	if err := q.done(); err != nil {
@@ -356,6 +357,9 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 		Lifecycle []stateChange `json:"lifecycle"`
 		// Analysis is the session's score and findings; null until the writer has analysed it.
 		Analysis *analysis.Session `json:"analysis"`
+		// Summaries are the accounts of the session's ended epochs, newest epoch first; the
+		// current epoch of an active session has none yet.
+		Summaries []SessionSummary `json:"summaries"`
 	}{Session: sess, Models: []ModelCost{}}
 	if out.Types, err = countBy(ctx, db, "type", sess, 100); err != nil {
 		return nil, err
@@ -400,6 +404,9 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 	}
 	if len(scored) == 1 {
 		out.Analysis = &scored[0]
+	}
+	if out.Summaries, err = sessionSummaries(ctx, db, sess); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -68,7 +68,8 @@ type obs struct {
 	kind, key, text string
 	support, contra int
 	first, last     int64
-	evidence        []Evidence // newest last
+	evidence        []Evidence // the newest maxEvidence, oldest first
+	evTS            []int64    // their times
 }
 
 func (o *obs) confirm(ts int64, ev Evidence) {
@@ -77,9 +78,12 @@ func (o *obs) confirm(ts int64, ev Evidence) {
 		o.first = ts
 	}
 	o.last = max(o.last, ts)
-	o.evidence = append(o.evidence, ev)
+	// Keep the newest few, in time order (sessions come in id order, not time order).
+	i, _ := slices.BinarySearch(o.evTS, ts)
+	o.evTS = slices.Insert(o.evTS, i, ts)
+	o.evidence = slices.Insert(o.evidence, i, ev)
 	if len(o.evidence) > maxEvidence {
-		o.evidence = o.evidence[1:]
+		o.evTS, o.evidence = o.evTS[1:], o.evidence[1:]
 	}
 }
 

@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -104,21 +106,9 @@ func Observations(ctx context.Context, db *sql.DB, project string, minConf float
 }
 
 func sortObservations(os []Observation) {
-	for i := 1; i < len(os); i++ {
-		for j := i; j > 0 && less(os[j], os[j-1]); j-- {
-			os[j], os[j-1] = os[j-1], os[j]
-		}
-	}
-}
-
-func less(a, b Observation) bool {
-	if a.Confidence != b.Confidence {
-		return a.Confidence > b.Confidence
-	}
-	if a.Support != b.Support {
-		return a.Support > b.Support
-	}
-	return a.ID < b.ID
+	slices.SortStableFunc(os, func(a, b Observation) int {
+		return cmp.Or(cmp.Compare(b.Confidence, a.Confidence), cmp.Compare(b.Support, a.Support), cmp.Compare(a.ID, b.ID))
+	})
 }
 
 // Brief is a project's memory in a few hundred tokens: its strongest observations and what its

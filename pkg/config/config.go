@@ -44,6 +44,8 @@ type Config struct {
 	Team Team `toml:"team"`
 	// Hub configures `observerctl hub`, when this home runs a team hub.
 	Hub Hub `toml:"hub"`
+	// Memory configures session memory's optional language-model summaries (internal/memory).
+	Memory Memory `toml:"memory"`
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
@@ -177,6 +179,21 @@ type Hub struct {
 	MaxBytes          int64    `toml:"max_bytes" comment:"Upper bound of the hub's team stream on disk (events waiting for its writer), in bytes."`
 }
 
+// Memory configures the language-model summaries of session epochs (internal/memory), beside the
+// extractive ones that are always made. Off while model is empty: then nothing is sent anywhere.
+// The call goes straight to the provider's upstream the proxy forwards to ([proxy]
+// anthropic_upstream or openai_upstream), with the key from the writer's environment, and is
+// recorded as an api_turn of client "observer".
+type Memory struct {
+	Model           string  `toml:"model" comment:"Model that writes an account of each ended session epoch beside the extractive summary (claude-haiku-4-5, gpt-4.1-mini, ...). Empty: off, no network call."`
+	Provider        string  `toml:"provider" comment:"Whose API model is: anthropic (Messages API at [proxy] anthropic_upstream) or openai (Chat Completions at [proxy] openai_upstream)."`
+	APIKeyEnv       string  `toml:"api_key_env" comment:"Environment variable of the observer processes that holds the API key; empty: ANTHROPIC_API_KEY or OPENAI_API_KEY by provider."`
+	MinNewBytes     int64   `toml:"min_new_bytes" comment:"Growth gate: bytes of new records (commands, targets, errors, tool outputs) an epoch needs since its last model call before another."`
+	MinNewText      int64   `toml:"min_new_text" comment:"Growth gate: bytes of new extractive summary text an epoch needs since its last model call before another."`
+	DailyCapUSD     float64 `toml:"daily_cap_usd" comment:"Most USD the model calls may cost per local day, the next call's worst case included (0: no calls)."`
+	MaxOutputTokens int64   `toml:"max_output_tokens" comment:"Longest answer asked of the model, in tokens (also the worst case the daily cap counts)."`
+}
+
 // DefaultPricingURL is LiteLLM's price database on GitHub.
 const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 
@@ -235,6 +252,7 @@ func Default() Config {
 		Team: Team{Hub: []string{}, Share: "usage", MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
 		Hub: Hub{Addr: "127.0.0.1:7422", Hostnames: []string{}, Routes: []string{}, Replicas: 1, Writer: true,
 			MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
+		Memory: Memory{Provider: "anthropic", MinNewBytes: 20000, MinNewText: 400, DailyCapUSD: 1, MaxOutputTokens: 600},
 		Compression: Compression{Mode: "cache_aware", TargetRatio: 0.5, PreserveTail: 4,
 			Compressors: []string{"json", "code", "logs", "text", "diff", "html"}, MinBytes: 1024, TrimTools: "openai"},
 	}

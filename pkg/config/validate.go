@@ -100,6 +100,14 @@ var rules = map[string]rule{
 	"compression.compressors":   subsetOf("json", "code", "logs", "text", "diff", "html"),
 	"compression.min_bytes":     intRange(64, 1<<30),
 	"compression.trim_tools":    oneOf("openai", "all", "off"),
+
+	"memory.model":             optional(modelNameRule),
+	"memory.provider":          oneOf("anthropic", "openai"),
+	"memory.api_key_env":       optional(envNameRule),
+	"memory.min_new_bytes":     intRange(0, 1<<40),
+	"memory.min_new_text":      intRange(0, 1<<30),
+	"memory.daily_cap_usd":     floatRange(0, 1e6),
+	"memory.max_output_tokens": intRange(16, 128_000),
 }
 
 // A FieldError is one key with a value that is out of range, of the wrong kind, or not one of
@@ -305,6 +313,26 @@ var nameRuleRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 func nameRule(v reflect.Value) string {
 	if !nameRuleRE.MatchString(v.String()) {
 		return "must be letters, digits, '-' or '_' (at most 64)"
+	}
+	return ""
+}
+
+// modelNameRule accepts a model id as providers write them: no spaces or control characters.
+func modelNameRule(v reflect.Value) string {
+	s := v.String()
+	if len(s) > 200 || strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return "must be a model id without spaces (at most 200 characters), such as \"claude-haiku-4-5\""
+	}
+	return ""
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+// envNameRule accepts the name of an environment variable (not its value: a key does not belong
+// in config.toml).
+func envNameRule(v reflect.Value) string {
+	if !envNameRE.MatchString(v.String()) {
+		return "must be the name of an environment variable (letters, digits and _), such as \"ANTHROPIC_API_KEY\", not the key itself"
 	}
 	return ""
 }

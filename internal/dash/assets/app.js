@@ -7,7 +7,7 @@
   const TABS = [
     ["overview", "Overview"], ["team", "Team"], ["cost", "Cost"], ["sessions", "Sessions"], ["actions", "Actions"], ["live", "Live"],
     ["tools", "Tools"], ["compression", "Compression"], ["analysis", "Analysis"],
-    ["discovery", "Discovery"], ["patterns", "Patterns"], ["settings", "Settings"],
+    ["discovery", "Discovery"], ["patterns", "Patterns"], ["memory", "Memory"], ["settings", "Settings"],
   ];
   const WINDOWS = ["1h", "24h", "7d", "30d", "90d", "all"];
   const DEFAULT_WINDOW = "all";
@@ -72,6 +72,8 @@
     failure_rate: ["Failure rate", "Failed actions / actions."],
     compare: ["Compare by", "Each member's figures per project, client or model. A session counts under its project, its client and its main model; a turn and an action under their own."],
     member: ["Member", "Shows one team member's figures on the Overview, Team, Cost, Sessions and Actions tabs. The other tabs are not filtered by member."],
+    summaries: ["Summaries", "An account of each ended epoch of a session (a new epoch starts at each compaction), written by the writer's session memory once the epoch ends: the session compacted again, went idle or ended. extractive: built from the stored records alone (the goal from the first prompt, the files read and changed, the commands and their outcomes, the failures and how they ended, the epoch's tokens and cost, each turn once), the same every time. model: a language model's account, when [memory] model is set in config.toml, with what its call cost. An active session's current epoch has none yet. `observerctl summary` prints them."],
+    memory: ["Memory", "What a project's sessions have taught, learned by the writer from all the project's sessions, whatever their client: the test and build commands that succeed, the commands that always fail, the files that change together, where the changes land. Support: the sessions that confirm it; against: the sessions that went against it. Confidence: support / (support + against + 1), halved for every 14 days since it was last seen, so what stops being true fades. Evidence: the actions it rests on (the newest few); click a session to open it. Listed when last seen in the window; the client filter applies to the last sessions only. `observerctl memory` lists, forgets and exports them."],
     alerts: ["Budget alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` shows every budget's state."],
   };
 
@@ -624,6 +626,7 @@
         card("Subagents", fmtInt(d.subagents)),
         d.analysis ? card("Score", String(d.analysis.score), { raw: d.analysis.score, metric: "score", help: "score",
           sub: `errors ${(100 * d.analysis.error_rate).toFixed(0)}% · redundancy ${(100 * d.analysis.redundancy).toFixed(0)}% · exploration ${(100 * d.analysis.exploration).toFixed(0)}%` }) : null),
+      summariesPanel(s, d.summaries),
       h("div", { class: "grid" },
         panel("Actions by type", "actions", table([
           { label: "Type", get: (r) => r.name },
@@ -643,6 +646,90 @@
       panel("Timeline", "timeline", t.tl, t.more));
     sizeBars(view);
   }
+
+  // ---- session memory ----
+
+  const ENDED_BY = { compaction: "compacted", idle: "went idle", finalized: "session ended" };
+  const SOURCES = {
+    extractive: "Built from the stored records alone: the same every time.",
+    model: "Written by the language model of [memory] model.",
+  };
+
+  // summaryItem is one epoch's account: which epoch, whose words, what ended it, when, its
+  // figures, then the text; withSession names the session first (the Memory tab).
+  function summaryItem(m, withSession) {
+    const range = (m.first_ts ? fmtTime(m.first_ts) + " → " : "") + fmtTime(m.last_ts);
+    const figures = [ENDED_BY[m.ended_by] || m.ended_by, range, fmtInt(m.actions) + (m.actions === 1 ? " action" : " actions"),
+      m.epoch_turns ? fmtUSD(m.epoch_cost_usd) + " in " + fmtInt(m.epoch_turns) + (m.epoch_turns === 1 ? " turn" : " turns") : null,
+      m.source === "model" ? "summary cost " + fmtUSD(m.cost_usd) : null].filter(Boolean).join(" · ");
+    return h("article", { class: "summary", "data-summary": "", "data-epoch": String(m.epoch), "data-source": m.source },
+      h("div", { class: "summary-head" },
+        withSession ? [sessLink(m), h("span", { class: "muted" }, " " + m.client + " · ")] : null,
+        h("strong", {}, "Epoch " + m.epoch), " ",
+        h("span", { class: "pill src-" + m.source, title: SOURCES[m.source] || m.source }, m.source === "model" && m.model ? "model · " + m.model : m.source), " ",
+        h("span", { class: "muted" }, figures)),
+      h("pre", { class: "summary-text" }, m.text));
+  }
+
+  // summariesPanel shows a session's summaries, newest epoch first, and says when the current
+  // epoch is still going (its summary comes when it ends).
+  function summariesPanel(s, list) {
+    const ended = s.state === "idle" || s.state === "finalized";
+    const going = !ended && !list.some((m) => m.epoch === s.epoch);
+    return h("div", { class: "grid" }, panel("Summaries", "summaries",
+      going ? h("p", { class: "muted", "data-summary-pending": String(s.epoch) }, `Epoch ${s.epoch} is in progress: its summary is written when it ends (a compaction, the session going idle or ending).`) : null,
+      list.map((m) => summaryItem(m, false)),
+      !list.length && !going ? h("p", { class: "muted" }, "No summary yet: the writer summarizes an epoch shortly after it ends.") : null));
+  }
+
+  const OBSERVATION_KINDS = { test_command: "test command", build_command: "build command", failing_command: "failing command", co_change: "changed together", change_area: "where changes land" };
+
+  // evidenceList is the actions an observation rests on, each linked to its session.
+  function evidenceList(o) {
+    return h("details", { class: "evidence", "data-key": "ev-" + o.id },
+      h("summary", {}, "evidence: " + fmtInt(o.evidence.length) + (o.evidence.length === 1 ? " action" : " actions")),
+      h("ul", {}, o.evidence.map((e) => h("li", { "data-evidence": e.event_id },
+        sessLink({ session_id: e.session_id, client: e.client }), " ",
+        e.found ? [h("span", { class: "muted" }, e.client + " · " + fmtTime(e.ts) + " · " + e.type + " "), h("span", { class: "target mono wrap-any" }, e.target),
+          e.success === false ? h("span", { class: "bad" }, " failed") : e.success ? h("span", { class: "ok" }, " ok") : null]
+          : h("span", { class: "muted" }, "no longer in the store")))));
+  }
+
+  // The Memory tab: what a project's sessions taught (all projects' strongest without one), and
+  // its last sessions' summaries. The project selector is the project filter's, listing the
+  // projects with observations.
+  VIEWS.memory = async (view, live) => {
+    const d = await api("/api/memory", filterParams());
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const projects = d.projects.slice();
+    if (state.project && !projects.some((p) => p.project === state.project)) projects.push({ project: state.project, observations: 0 });
+    const sel = h("select", { id: "m-project", onchange: (e) => go({ project: e.target.value }) },
+      h("option", { value: "" }, "all projects"),
+      projects.map((p) => h("option", { value: p.project, title: p.project, selected: state.project === p.project }, baseName(p.project) + " (" + fmtInt(p.observations) + ")")));
+    put(view, h("div", { class: "toolbar" }, h("label", {}, "Project ", sel),
+      h("span", { class: "muted" }, state.project ? "What this project's sessions taught, strongest first. " : "The strongest observations of every project. ", helpBtn("memory"))));
+    if (!d.memory) {
+      return add(view, h("div", { class: "empty", "data-empty": "memory" }, "This store has no session memory yet: the writer adds it when it next starts (observerctl up)."));
+    }
+    const obs = d.observations.length ? table([
+      { label: "Observation", cls: "wrap", get: (o) => [h("div", {}, o.text),
+        h("div", { class: "narrow-only muted" }, (OBSERVATION_KINDS[o.kind] || o.kind) + (state.project ? "" : " · " + baseName(o.project))), evidenceList(o)] },
+      { label: "Kind", wide: true, get: (o) => OBSERVATION_KINDS[o.kind] || o.kind },
+      state.project ? null : { label: "Project", wide: true, get: (o) => baseName(o.project), title: (o) => o.project },
+      { label: "Support", num: true, get: (o) => fmtInt(o.support) },
+      { label: "Against", num: true, wide: true, get: (o) => (o.contradictions ? h("span", { class: "bad" }, fmtInt(o.contradictions)) : "0") },
+      { label: "Confidence", num: true, get: (o) => (100 * o.confidence).toFixed(0) + "%" },
+      { label: "Last seen", wide: true, get: (o) => fmtTime(o.last_seen) },
+    ].filter(Boolean), d.observations, { name: "observations" })
+      : h("div", { class: "empty", "data-empty": "memory" }, state.project ? "Nothing learned about this project in this window yet. " : "Nothing learned in this window yet. ",
+        "Observations come from sessions that ended: a command that passes or always fails, files changed together, in at least two sessions for most kinds.");
+    add(view,
+      h("div", { class: "grid" }, panel("Observations", "memory", obs,
+        d.total_observations > d.observations.length ? h("p", { class: "muted" }, `${fmtInt(d.total_observations - d.observations.length)} weaker ones not shown.`) : null)),
+      h("div", { class: "grid" }, panel("Last sessions" + (state.client ? " of " + state.client : ""), "summaries",
+        d.summaries.length ? d.summaries.map((m) => summaryItem(m, true)) : h("p", { class: "muted" }, "No session summarized in this window yet."))));
+  };
 
   function timelineItem(it) {
     const t = h("span", { class: "t" }, fmtTime(it.t).slice(11));
@@ -1202,6 +1289,7 @@
     analysis: ["token_usage", "api_turn", "analysis"],
     discovery: ["action", "analysis"],
     patterns: ["analysis"],
+    memory: ["analysis"],
   };
   const REFRESH_EVERY = 500;
   let changes = null;    // the EventSource of /api/changes while the page follows the store
@@ -1241,7 +1329,10 @@
   // concerns says whether a tick changed what the view on screen shows.
   function concerns(t) {
     const follows = FOLLOWS[state.tab];
-    if (!follows || !((t.kinds || []).some((k) => follows.includes(k)) || (t.analysis && follows.includes("analysis")))) return false;
+    // The writer's analysis note covers session memory too: a session's detail shows its score
+    // and the summaries of its ended epochs.
+    const analysis = !!follows && (follows.includes("analysis") || (state.tab === "sessions" && !!state.session));
+    if (!follows || !((t.kinds || []).some((k) => follows.includes(k)) || (t.analysis && analysis))) return false;
     if (t.many) return true;
     // An empty list says nothing about the filter (a change of the analysis, an event without a project).
     const other = (list, v) => !!v && !!list && list.length > 0 && !list.includes(v);
