@@ -388,7 +388,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			} else {
 				v = *keyVals[i].(*string)
 			}
-			*keyField(&r, k) = v
+			*KeyField(&r, k) = v
 			gk.WriteString(v)
 			gk.WriteByte(0)
 		}
@@ -415,7 +415,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	byTime := len(keys) > 0 && (keys[0] == "day" || keys[0] == "hour")
 	slices.SortFunc(order, func(a, b *Row) int {
 		if byTime {
-			if c := strings.Compare(*keyField(a, keys[0]), *keyField(b, keys[0])); c != 0 {
+			if c := strings.Compare(*KeyField(a, keys[0]), *KeyField(b, keys[0])); c != 0 {
 				return c
 			}
 		}
@@ -426,7 +426,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 			return 1
 		}
 		for _, k := range keys {
-			if c := strings.Compare(*keyField(a, k), *keyField(b, k)); c != 0 {
+			if c := strings.Compare(*KeyField(a, k), *KeyField(b, k)); c != 0 {
 				return c
 			}
 		}
@@ -482,8 +482,8 @@ func addTitles(ctx context.Context, db *sql.DB, rows []Row) error {
 	return nil
 }
 
-// keyField is the field of r that holds group key k.
-func keyField(r *Row, k string) *string {
+// KeyField is the field of r that holds group key k (session, day, hour, model, project, client).
+func KeyField(r *Row, k string) *string {
 	switch k {
 	case "session":
 		return &r.SessionID

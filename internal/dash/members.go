@@ -45,7 +45,7 @@ func memberCost(ctx context.Context, db *sql.DB, q cost.Query, member, model str
 	byTime := len(q.GroupBy) > 0 && (q.GroupBy[0] == "day" || q.GroupBy[0] == "hour")
 	slices.SortFunc(rows, func(a, b cost.Row) int {
 		if byTime {
-			if c := strings.Compare(*rowKey(&a, q.GroupBy[0]), *rowKey(&b, q.GroupBy[0])); c != 0 {
+			if c := strings.Compare(*cost.KeyField(&a, q.GroupBy[0]), *cost.KeyField(&b, q.GroupBy[0])); c != 0 {
 				return c
 			}
 		}
@@ -53,7 +53,7 @@ func memberCost(ctx context.Context, db *sql.DB, q cost.Query, member, model str
 			return cmpCost(a.CostUSD, b.CostUSD, "", "")
 		}
 		for _, k := range q.GroupBy {
-			if c := strings.Compare(*rowKey(&a, k), *rowKey(&b, k)); c != 0 {
+			if c := strings.Compare(*cost.KeyField(&a, k), *cost.KeyField(&b, k)); c != 0 {
 				return c
 			}
 		}
@@ -155,7 +155,7 @@ func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model st
 		}
 		r := &g.Row
 		for i, k := range q.GroupBy {
-			*rowKey(r, k) = keys[i]
+			*cost.KeyField(r, k) = keys[i]
 		}
 		r.InputTokens, r.OutputTokens, r.CacheReadTokens = in.Int64, o.Int64, cr.Int64
 		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
@@ -165,23 +165,6 @@ func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model st
 		out = append(out, g)
 	}
 	return out, rows.Err()
-}
-
-// rowKey is the field of r that holds grouping key k.
-func rowKey(r *cost.Row, k string) *string {
-	switch k {
-	case "session":
-		return &r.SessionID
-	case "day":
-		return &r.Day
-	case "hour":
-		return &r.Hour
-	case "model":
-		return &r.Model
-	case "project":
-		return &r.Project
-	}
-	return &r.Client
 }
 
 // memberFigures are one member's figures, or one member's for one key of the compare-by.
@@ -395,7 +378,7 @@ func (s *Server) memberFigures(ctx context.Context, db *sql.DB, f filters, model
 		for _, t := range turns {
 			key := ""
 			if by != "" {
-				key = *rowKey(&t.Row, by)
+				key = *cost.KeyField(&t.Row, by)
 			}
 			g := group(member, key)
 			g.row.Add(t.Row)

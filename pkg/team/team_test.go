@@ -79,22 +79,7 @@ type testMember struct {
 
 func startMember(t *testing.T, dir string, creds team.Credentials, level team.Level) *testMember {
 	t.Helper()
-	mc := team.MemberConfig{Creds: creds, Share: level}
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token",
-		Configure: mc.Configure})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := team.StartSharer(ctx, srv, mc); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: "m-token", Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cl.Close(); srv.Close() })
-	return &testMember{srv: srv, cl: cl}
+	return startMemberWith(t, dir, team.MemberConfig{Creds: creds, Share: level})
 }
 
 func action(id, target, output string) *event.Event {
@@ -351,7 +336,13 @@ func TestTeam_PendingEventsStayWithTheirHub(t *testing.T) {
 
 func startMemberCarry(t *testing.T, dir string, creds team.Credentials, carry bool) *testMember {
 	t.Helper()
-	mc := team.MemberConfig{Creds: creds, Share: team.Full, CarryPending: carry}
+	return startMemberWith(t, dir, team.MemberConfig{Creds: creds, Share: team.Full, CarryPending: carry})
+}
+
+// startMemberWith starts a member's bus with its sharer on dir, closed when the test ends (or
+// earlier with close).
+func startMemberWith(t *testing.T, dir string, mc team.MemberConfig) *testMember {
+	t.Helper()
 	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token",
 		Configure: mc.Configure})
 	if err != nil {
