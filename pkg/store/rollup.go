@@ -102,16 +102,57 @@ const actionsHourSQL = `INSERT INTO actions_hourly SELECT :hour, client, session
   FROM actions WHERE ts >= :hour AND ts < :hour + 3600000
  GROUP BY client, session_id, project, type, tool`
 
+// actionsSessionHourSQL is actionsHourSQL for one session's rows of the hour.
+const actionsSessionHourSQL = `INSERT INTO actions_hourly SELECT :hour, client, session_id, project, type, tool, ` + actionSums + `
+  FROM actions WHERE session_id = :session AND client = :client AND ts >= :hour AND ts < :hour + 3600000
+ GROUP BY client, session_id, project, type, tool`
+
+// recomputeSessions replaces actions_hourly's rows of each dirty (hour, session) by what the
+// session's actions of that hour sum to.
+func recomputeSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[sessionKey]bool) error {
+	var del, ins *sql.Stmt
+	for _, h := range slices.Sorted(maps.Keys(bySess)) {
+		sessions := bySess[h]
+		if sessions == nil {
+			continue
+		}
+		if del == nil {
+			var err error
+			if del, err = tx.PrepareContext(ctx, `DELETE FROM actions_hourly WHERE hour = ? AND client = ? AND session_id = ?`); err != nil {
+				return err
+			}
+			defer del.Close()
+			if ins, err = tx.PrepareContext(ctx, actionsSessionHourSQL); err != nil {
+				return err
+			}
+			defer ins.Close()
+		}
+		for k := range sessions {
+			if _, err := del.ExecContext(ctx, h, k.client, k.id); err != nil {
+				return fmt.Errorf("rollup actions_hourly: %w", err)
+			}
+			if _, err := ins.ExecContext(ctx, sql.Named("hour", h), sql.Named("session", k.id), sql.Named("client", k.client)); err != nil {
+				return fmt.Errorf("rollup actions_hourly: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
 const actionsAllSQL = `INSERT INTO actions_hourly SELECT ts - ts % 3600000 AS h, client, session_id, project, type, tool, ` + actionSums + `
   FROM actions GROUP BY h, client, session_id, project, type, tool`
 
-// dirtyHours are the hours a batch changed, per rollup.
+// dirtyHours are the hours a batch changed, per rollup. For actions_hourly it also keeps, per
+// hour, the sessions whose actions changed (actSess): a live batch recomputes only those sessions'
+// rows of the hour, not the hour's every row (a busy hour, a team hub's most of all, holds far more
+// than a batch touches). An hour marked whole (action) is recomputed whole.
 type dirtyHours struct {
 	usage, actions map[int64]bool
+	actSess        map[int64]map[sessionKey]bool // nil for an hour marked whole
 }
 
 func newDirtyHours() *dirtyHours {
-	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}}
+	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}, actSess: map[int64]map[sessionKey]bool{}}
 }
 
 // turn notes a model turn at ts: its hour, and the hours of transcript rows it may join or stop
@@ -122,7 +163,24 @@ func (d *dirtyHours) turn(ts int64) {
 	}
 }
 
-func (d *dirtyHours) action(ts int64) { d.actions[HourOf(ts)] = true }
+func (d *dirtyHours) action(ts int64) {
+	h := HourOf(ts)
+	d.actions[h] = true
+	d.actSess[h] = nil
+}
+
+// actionOf notes an action of session k at ts: only that session's rows of the hour change.
+func (d *dirtyHours) actionOf(ts int64, k sessionKey) {
+	h := HourOf(ts)
+	if d.actions[h] && d.actSess[h] == nil {
+		return // the whole hour is recomputed anyway
+	}
+	d.actions[h] = true
+	if d.actSess[h] == nil {
+		d.actSess[h] = map[sessionKey]bool{}
+	}
+	d.actSess[h][k] = true
+}
 
 func (d *dirtyHours) empty() bool { return len(d.usage) == 0 && len(d.actions) == 0 }
 
@@ -148,9 +206,18 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	if err := refreshSessions(ctx, tx, sessions); err != nil {
 		return err
 	}
-	if err := recompute(ctx, tx, "actions_hourly", "hour", actionsHourSQL, d.actions, func(h int64) []any {
+	whole := map[int64]bool{}
+	for h := range d.actions {
+		if d.actSess[h] == nil {
+			whole[h] = true
+		}
+	}
+	if err := recompute(ctx, tx, "actions_hourly", "hour", actionsHourSQL, whole, func(h int64) []any {
 		return []any{sql.Named("hour", h)}
 	}); err != nil {
+		return err
+	}
+	if err := recomputeSessions(ctx, tx, d.actSess); err != nil {
 		return err
 	}
 	if !WholeHourZone() {

@@ -379,10 +379,21 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		}
 		switch e.Kind {
 		case event.KindAction:
-			dirty.action(ts)
+			sk := sessionKey{e.Client, e.SessionID}
+			if oldTs >= 0 {
+				// A merge: the row keeps the session it was first stored under.
+				st, err := stmt(`SELECT client, session_id FROM actions WHERE event_id = ?`, "action_session")
+				if err != nil {
+					return res, err
+				}
+				if err := st.QueryRowContext(ctx, e.ID).Scan(&sk.client, &sk.id); err != nil {
+					return res, fmt.Errorf("rollup action %s: %w", e.ID, err)
+				}
+			}
+			dirty.actionOf(ts, sk)
 			since := ts
 			if oldTs >= 0 {
-				dirty.action(oldTs)
+				dirty.actionOf(oldTs, sk)
 				since = min(since, oldTs)
 			}
 			if e.SessionID != "" {
