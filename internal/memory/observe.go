@@ -229,9 +229,28 @@ func Derive(acts []sessAct) []*obs {
 		}
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b *obs) int { return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key)) })
-	return out
+	// The strongest perKind of each kind: a project with many files has many pairs that changed
+	// together by chance.
+	slices.SortFunc(out, func(a, b *obs) int {
+		return cmp.Or(strings.Compare(a.kind, b.kind), cmp.Compare(b.support, a.support), cmp.Compare(b.last, a.last), strings.Compare(a.key, b.key))
+	})
+	kept := out[:0]
+	n := 0
+	for i, o := range out {
+		if i > 0 && o.kind != out[i-1].kind {
+			n = 0
+		}
+		if n < perKind {
+			kept = append(kept, o)
+		}
+		n++
+	}
+	slices.SortFunc(kept, func(a, b *obs) int { return cmp.Or(strings.Compare(a.kind, b.kind), strings.Compare(a.key, b.key)) })
+	return kept
 }
+
+// perKind is how many observations of each kind a project keeps, the best supported.
+const perKind = 50
 
 // area is the directory a file's change lands in: its first two directories ("services/api").
 func area(file string) string {
