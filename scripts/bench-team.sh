@@ -25,9 +25,9 @@
 #
 # Everything shares this machine's cores: during the burst the three members' buses, sharers and
 # own writers (which store every event too, as on members' machines) run beside the hub, and take
-# most of the CPU. The writers recompute the rollups of an event's hour at each live commit, so
-# the paced delays depend on how many actions the stores already hold in the current hour (an
-# hour boundary between the burst and the paced phase lowers them). Ports are picked free at run
+# most of the CPU. (Until 87b2659 the writers recomputed the rollups of an event's whole hour at
+# each live commit, so the paced delays grew with the actions the current hour held; now only the
+# touched sessions' rows of the hour are.) Ports are picked free at run
 # time, everything listens on 127.0.0.1, every process started here is stopped at exit, the homes
 # are removed. BASE is not used: the figures compared are the baseline of the same run. No figure
 # is checked against a target.
