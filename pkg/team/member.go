@@ -66,7 +66,8 @@ func (c *MemberConfig) Configure(o *server.Options) error {
 	// The hub tells its leafnodes apart by server name: every member's must differ.
 	o.ServerName = "observer-" + MemberDomain(c.Creds.Member)
 	o.JetStreamDomain = MemberDomain(c.Creds.Member)
-	o.LeafNode.ReconnectInterval = 2 * time.Second
+	// A hub back after a restart gets its members within 1-2 s (nats adds up to the interval as jitter).
+	o.LeafNode.ReconnectInterval = time.Second
 	o.LeafNode.Remotes = append(o.LeafNode.Remotes, &server.RemoteLeafOpts{
 		URLs: urls, Nkey: c.Creds.Seed, TLS: true, TLSConfig: tc, TLSTimeout: 5,
 		// Only what the hub asks of this machine crosses: its JetStream API (to mirror the share

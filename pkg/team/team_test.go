@@ -380,3 +380,29 @@ func waitShared(t *testing.T, srv *bus.Server, n uint64) {
 	}
 	t.Fatalf("share stream did not reach %d events", n)
 }
+
+// A member removed from the registry while connected is cut off, and cannot come back.
+func TestTeam_RemovedMemberIsCutOff(t *testing.T) {
+	h := startHub(t, t.TempDir(), freeAddr(t))
+	alice := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
+	waitLeaf(t, alice.srv)
+	ms, err := team.LoadMembers(h.members)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := team.SaveMembers(h.members, ms[:0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for team.HubConnected(alice.srv) {
+		if time.Now().After(deadline) {
+			t.Fatal("a removed member stays connected")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Its reconnection attempts are refused.
+	time.Sleep(3 * time.Second)
+	if team.HubConnected(alice.srv) || h.srv.NATS().NumLeafNodes() != 0 {
+		t.Fatal("a removed member connected again")
+	}
+}
