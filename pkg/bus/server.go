@@ -311,7 +311,7 @@ func (n natsLogger) Fatalf(format string, v ...any) {
 }
 func (n natsLogger) Errorf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
-	// A team member whose hub is away would log every reconnection attempt (every 2-4 s): say
+	// A team member whose hub is away would log every reconnection attempt (every 1-2 s): say
 	// it once every 5 minutes (observerctl team status and doctor tell the state at any time).
 	if strings.HasPrefix(msg, "Error trying to connect as leafnode") {
 		now := time.Now().UnixNano()
