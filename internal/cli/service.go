@@ -580,6 +580,11 @@ func runServiceInstall(c *cli.Context) error {
 	if hasControl(binDir) || hasControl(home) {
 		return usageErr("the bin directory %q or observer's home %q holds a control character, which a unit cannot carry", binDir, home)
 	}
+	if isHubHome(home) {
+		// The units run a member's suite (its bus joins no one and hosts no team stream): on a
+		// hub's home they would run the wrong thing.
+		return usageErr("%s is a team hub's home (observerctl hub init made it): the service units run a member's suite, not a hub. Run the hub with `observerctl --home %s hub up -d`, or under your own service manager with `observerctl --home %s hub up`", home, home, home)
+	}
 	userHome, err := os.UserHomeDir()
 	if err != nil {
 		return fmt.Errorf("find your home directory: %w", err)

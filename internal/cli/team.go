@@ -51,6 +51,12 @@ func expandHome(p string) string {
 	return p
 }
 
+// isHubHome reports whether home is a team hub's: `hub init` made its certificate authority.
+func isHubHome(home string) bool {
+	_, err := os.Stat(filepath.Join(home, "hub", "ca.pem"))
+	return err == nil
+}
+
 // hubURL is the URL new members' credentials name.
 func hubURL(e *env) string {
 	if e.cfg.Hub.URL != "" {
