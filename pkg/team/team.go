@@ -4,11 +4,15 @@
 // a leafnode (TLS, one nkey per member); the hub's JetStream mirrors each member's share stream
 // across the leafnode, and gathers the mirrors into one team stream that the hub's writer stores.
 // A member that is offline keeps its events in its share stream; the mirror takes them up where it
-// left off when the member is back, and again after the hub restarts.
+// left off when the member is back, and again after the hub restarts. The mirror reads through a
+// durable push consumer the member keeps for it ("hub", acks by flow control: JetStream's durable
+// sourcing), which delivers as soon as the leafnode is back; a mirror's own consumer would wait for
+// its next retry, up to minutes after a long absence.
 //
 //	member bus:  OBSERVER ──sharer (share level, scrub)──> TEAM_OUT (share.<kind>.<client>)
-//	                                                          │ leafnode, JetStream domain m-<member>
-//	hub:         TEAM_<member> (mirror) ──source, filter share.>──> TEAM (team.<member>.<kind>.<client>) ──> writer
+//	                                                          │ consumer "hub" over the leafnode,
+//	                                                          │ JetStream domain m-<member>
+//	hub:         TEAM_<member> (mirror) ──source, share.> → team.<member>.>──> TEAM ──> writer
 //
 // Identity: a member authenticates with its nkey; the hub lets its leafnode publish only under
 // deliver.<member>.> (its mirror's deliveries) and the replies of its own consumer's creation, and
@@ -21,7 +25,8 @@
 //
 // Binding: TEAM_OUT records the hub (its CA's fingerprint, else its URLs) and the member it holds
 // events for. Pointed at another hub or identity, the member drops what the old one did not take
-// yet (its own store keeps everything), unless [team] carry_pending asks to deliver it to the new one.
+// yet (its own store keeps everything), unless [team] carry_pending asks to deliver it to the new
+// one (then only what the old hub had not confirmed goes).
 package team
 
 import (
