@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/daemon"
@@ -396,11 +395,11 @@ func teamMember(e *env, logger *slog.Logger) (*team.MemberConfig, error) {
 }
 
 // startSharing starts the sharer of a member, or removes a former member's sharer consumer.
-func startSharing(ctx context.Context, srv *bus.Server, m *team.MemberConfig, logger *slog.Logger) error {
+func startSharing(ctx context.Context, e *env, srv *bus.Server, m *team.MemberConfig, logger *slog.Logger) error {
 	if m == nil {
 		return team.StopSharing(ctx, srv)
 	}
-	if _, err := team.StartSharer(ctx, srv, *m); err != nil {
+	if _, err := team.StartMember(ctx, srv, *m, filepath.Join(e.cfg.Home, "team", "share")); err != nil {
 		return err
 	}
 	logger.Info("team mode: sharing with the hub", "member", m.Creds.Member, "share", m.Share, "hub", strings.Join(cmpSlice(m.Hub, m.Creds.Hub), ","))
@@ -578,33 +577,25 @@ func readTeamState(ctx context.Context, e *env, r *teamStatusReport) error {
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(e.cfg.BusURL(), nats.Token(token), nats.Name("observerctl-team-status"), nats.Timeout(2*time.Second))
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	cl, err := bus.Connect(cctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-team-status", Wait: true, Timeout: 2 * time.Second})
+	cancel()
 	if err != nil {
 		return fmt.Errorf("bus at %s: %w", e.cfg.BusURL(), err)
 	}
-	defer nc.Close()
+	defer cl.Close()
 	r.Running = true
-	js, err := jetstream.New(nc)
+	var st team.Status
+	err = cl.RequestStream(ctx, team.StatusSubject, nil, 3*time.Second, 3*time.Second, func(b []byte) bool {
+		json.Unmarshal(b, &st)
+		return true
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("the bus host did not say (%v): restart observer so that it joins the hub (observerctl down; observerctl up)", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	str, err := js.Stream(ctx, team.ShareStream)
-	if err != nil {
-		return fmt.Errorf("share stream: %w", err)
+	if st.Error != "" {
+		return errors.New(st.Error)
 	}
-	info := str.CachedInfo()
-	r.Shared, r.Binding = info.State.LastSeq, info.Config.Metadata["observer_member"]
-	cons, err := js.PushConsumer(ctx, team.ShareStream, team.HubConsumer)
-	if err != nil {
-		return fmt.Errorf("hub consumer: %w", err)
-	}
-	ci, err := cons.Info(ctx)
-	if err != nil {
-		return err
-	}
-	r.Pending, r.Unacked = ci.NumPending, uint64(ci.NumAckPending)
-	r.Connected = ci.PushBound
+	r.Pending, r.Unacked, r.Shared, r.Connected, r.Binding = st.Pending, st.Unacked, st.Shared, st.Connected, st.Member
 	return nil
 }

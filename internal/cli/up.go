@@ -216,14 +216,11 @@ func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	if err != nil {
 		return nil, nil, withCode(ExitUsage, err)
 	}
-	if member != nil {
-		bc.Configure = member.Configure
-	}
 	srv, err := bus.StartServer(ctx, bc)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := startSharing(ctx, srv, member, logger); err != nil {
+	if err := startSharing(ctx, e, srv, member, logger); err != nil {
 		srv.Close()
 		return nil, nil, err
 	}

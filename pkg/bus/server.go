@@ -296,6 +296,10 @@ func ReadToken(path string) (string, error) {
 	return strings.TrimSpace(string(data)), nil
 }
 
+// SetLogger sends another embedded server's log lines (team mode's share server) to l, as the
+// bus's own go.
+func SetLogger(ns *server.Server, l *slog.Logger) { ns.SetLoggerV2(natsLogger{l}, false, false, false) }
+
 // natsLogger sends nats-server's log lines to slog. Fatal lines are logged as errors: the server
 // must never exit the process that embeds it.
 type natsLogger struct{ l *slog.Logger }

@@ -2,10 +2,12 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -45,9 +47,8 @@ func (c *MemberConfig) binding() (hub, member string) {
 	return hub, c.Creds.Member
 }
 
-// Configure gives the member's embedded bus its JetStream domain and its leafnode to the hub
-// (bus.ServerConfig.Configure).
-func (c *MemberConfig) Configure(o *server.Options) error {
+// configure sets the share server's options: its JetStream domain and its leafnode to the hub.
+func (c *MemberConfig) configure(o *server.Options) error {
 	var urls []*url.URL
 	for _, s := range c.urls() {
 		u, err := ParseHubURL(s)
@@ -70,51 +71,178 @@ func (c *MemberConfig) Configure(o *server.Options) error {
 	o.LeafNode.ReconnectInterval = time.Second
 	o.LeafNode.Remotes = append(o.LeafNode.Remotes, &server.RemoteLeafOpts{
 		URLs: urls, Nkey: c.Creds.Seed, TLS: true, TLSConfig: tc, TLSTimeout: 5,
-		// Only what the hub asks of this machine crosses: its JetStream API (to mirror the share
-		// stream) and the mirror's deliveries and flow control. Nothing the hub publishes reaches
-		// the member's own streams.
+		// Only what the hub asks of the share server crosses: its JetStream API (to mirror the
+		// share stream) and the mirror's flow control. It holds nothing but the share stream.
 		DenyImports: []string{event.SubjectPrefix + ".>", "observer.>", shareSubjects},
 	})
 	return nil
 }
 
-// HubConnected reports whether the member's bus has its leafnode to the hub up.
-func HubConnected(srv *bus.Server) bool { return srv.NATS().NumLeafNodes() > 0 }
+// Sharing is a member's side of team mode, in the process that hosts its bus. The share stream
+// lives in a server of its own (the share server: in-process only, no listener), and only that
+// server joins the hub: the hub can reach the share stream and nothing else of this machine, not
+// the observer stream and its raw events.
+type Sharing struct {
+	cfg    MemberConfig
+	share  *server.Server
+	sharer *Sharer
+	status *nats.Subscription
+	done   chan struct{}
+}
 
-// Sharer copies the member's events into its share stream, stripped to the share level.
+// StatusSubject is where the bus host answers `observerctl team status` (and doctor): Status as
+// JSON.
+const StatusSubject = "observer.ctl.team.status"
+
+// StartMember starts the share server in dir (its JetStream files), joined to the hub, and the
+// sharer between the main bus and it, until ctx ends.
+func StartMember(ctx context.Context, main *bus.Server, cfg MemberConfig, dir string) (*Sharing, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("team: %w", err)
+	}
+	o := &server.Options{DontListen: true, JetStream: true, StoreDir: dir, NoSigs: true, MaxPayload: bus.MaxPayload,
+		DisableShortFirstPing: true}
+	if err := cfg.configure(o); err != nil {
+		return nil, err
+	}
+	ns, err := server.NewServer(o)
+	if err != nil {
+		return nil, fmt.Errorf("team: share server: %w", err)
+	}
+	bus.SetLogger(ns, cfg.Logger)
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("team: the share server did not start in 30 s")
+	}
+	m := &Sharing{cfg: cfg, share: ns, done: make(chan struct{})}
+	sh, err := startSharer(ctx, main, ns, cfg)
+	if err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	m.sharer = sh
+	nc, err := main.Conn("observer-team-status")
+	if err != nil {
+		ns.Shutdown()
+		return nil, err
+	}
+	m.status, err = nc.Subscribe(StatusSubject, func(msg *nats.Msg) {
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		st, err := m.Status(sctx)
+		if err != nil {
+			st.Error = err.Error()
+		}
+		data, _ := json.Marshal(st)
+		msg.Respond(data)
+	})
+	if err != nil {
+		nc.Close()
+		ns.Shutdown()
+		return nil, err
+	}
+	go func() {
+		<-ctx.Done()
+		nc.Close()
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		close(m.done)
+	}()
+	return m, nil
+}
+
+// Done is closed once the member's share server has stopped (after ctx ended).
+func (m *Sharing) Done() <-chan struct{} { return m.done }
+
+// Connected reports whether the share server's leafnode to the hub is up.
+func (m *Sharing) Connected() bool { return m.share.NumLeafNodes() > 0 }
+
+// Status is what `observerctl team status` shows.
+type Status struct {
+	Member    string `json:"member"`
+	Share     string `json:"share"`
+	Connected bool   `json:"connected"`   // the leafnode is up and the hub's mirror listens
+	Pending   uint64 `json:"pending"`     // shared events not sent to the hub yet
+	Unacked   uint64 `json:"unconfirmed"` // sent, not yet confirmed by the hub's flow control
+	Held      uint64 `json:"held"`        // events the share stream holds (sent or not)
+	Shared    uint64 `json:"shared"`      // events put in the share stream since it was made
+	Error     string `json:"error,omitempty"`
+}
+
+// Status reads the share stream and the hub's consumer on it.
+func (m *Sharing) Status(ctx context.Context) (Status, error) {
+	st := Status{Member: m.cfg.Creds.Member, Share: string(m.cfg.Share)}
+	nc, err := nats.Connect("", nats.InProcessServer(m.share), nats.Name("observer-team-status"))
+	if err != nil {
+		return st, err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return st, err
+	}
+	str, err := js.Stream(ctx, ShareStream)
+	if err != nil {
+		return st, fmt.Errorf("share stream: %w", err)
+	}
+	info := str.CachedInfo()
+	st.Shared, st.Held = info.State.LastSeq, info.State.Msgs
+	c, err := js.PushConsumer(ctx, ShareStream, HubConsumer)
+	if err != nil {
+		return st, fmt.Errorf("hub consumer: %w", err)
+	}
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Pending, st.Unacked = ci.NumPending, uint64(ci.NumAckPending)
+	st.Connected = m.Connected() && ci.PushBound
+	return st, nil
+}
+
+// Sharer copies the member's events from the observer stream (the main bus) into its share
+// stream (the share server), stripped to the share level.
 type Sharer struct {
 	cfg             MemberConfig
-	nc              *nats.Conn
-	js              jetstream.JetStream
+	nc, snc         *nats.Conn          // the main bus, the share server
+	js, sjs         jetstream.JetStream // the main bus, the share server
 	logger          *slog.Logger
 	shared, dropped uint64
 }
 
-// StartSharer makes the share stream (checking what it was bound to) and the sharer's durable
+// startSharer makes the share stream (checking what it was bound to) and the sharer's durable
 // consumer on the observer stream, then copies events until ctx ends.
-func StartSharer(ctx context.Context, srv *bus.Server, cfg MemberConfig) (*Sharer, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+func startSharer(ctx context.Context, main *bus.Server, share *server.Server, cfg MemberConfig) (*Sharer, error) {
 	if cfg.Share == "" {
 		cfg.Share = Usage
 	}
-	nc, err := srv.Conn("observer-team-sharer")
+	nc, err := main.Conn("observer-team-sharer")
 	if err != nil {
+		return nil, err
+	}
+	snc, err := nats.Connect("", nats.InProcessServer(share), nats.Name("observer-team-sharer"))
+	if err != nil {
+		nc.Close()
 		return nil, err
 	}
 	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, err
+	if err == nil {
+		var sjs jetstream.JetStream
+		if sjs, err = jetstream.New(snc); err == nil {
+			s := &Sharer{cfg: cfg, nc: nc, snc: snc, js: js, sjs: sjs, logger: cfg.Logger}
+			if err = s.ensure(ctx); err == nil {
+				go s.run(ctx)
+				return s, nil
+			}
+		}
 	}
-	s := &Sharer{cfg: cfg, nc: nc, js: js, logger: cfg.Logger}
-	if err := s.ensure(ctx); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	go s.run(ctx)
-	return s, nil
+	nc.Close()
+	snc.Close()
+	return nil, err
 }
 
 const (
@@ -137,10 +265,10 @@ func (s *Sharer) ensure(ctx context.Context) error {
 		MaxMsgSize:  bus.MaxPayload,
 		Metadata:    map[string]string{metaHub: hub, metaMember: member},
 	}
-	str, err := s.js.Stream(ctx, ShareStream)
+	str, err := s.sjs.Stream(ctx, ShareStream)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		if _, err := s.js.CreateStream(ctx, want); err != nil {
+		if _, err := s.sjs.CreateStream(ctx, want); err != nil {
 			return fmt.Errorf("team: create %s: %w", ShareStream, err)
 		}
 	case err != nil:
@@ -151,7 +279,7 @@ func (s *Sharer) ensure(ctx context.Context) error {
 		if (oldHub != hub || oldMember != member) && info.State.Msgs > 0 {
 			if s.cfg.CarryPending {
 				// Only what the previous hub did not confirm goes: the rest it has.
-				if c, err := s.js.PushConsumer(ctx, ShareStream, HubConsumer); err == nil {
+				if c, err := s.sjs.PushConsumer(ctx, ShareStream, HubConsumer); err == nil {
 					if floor := c.CachedInfo().AckFloor.Stream; floor > 0 {
 						if err := str.Purge(ctx, jetstream.WithPurgeSequence(floor+1)); err != nil {
 							return fmt.Errorf("team: purge %s: %w", ShareStream, err)
@@ -170,7 +298,7 @@ func (s *Sharer) ensure(ctx context.Context) error {
 					"events", info.State.Msgs, "was_member", oldMember, "member", member)
 			}
 		}
-		if _, err := s.js.UpdateStream(ctx, want); err != nil {
+		if _, err := s.sjs.UpdateStream(ctx, want); err != nil {
 			return fmt.Errorf("team: update %s: %w", ShareStream, err)
 		}
 	}
@@ -185,14 +313,15 @@ func (s *Sharer) ensure(ctx context.Context) error {
 		IdleHeartbeat:  time.Second,
 		MaxAckPending:  10000,
 	}
-	if _, err := s.js.CreateOrUpdatePushConsumer(ctx, ShareStream, hubCons); err != nil {
-		// Another member name: the old durable delivers elsewhere.
-		if err := s.js.DeleteConsumer(ctx, ShareStream, HubConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	// Another member name delivers elsewhere: only then is the old durable replaced (a transient
+	// error must not lose the record of what the hub has).
+	if c, err := s.sjs.PushConsumer(ctx, ShareStream, HubConsumer); err == nil && c.CachedInfo().Config.DeliverSubject != hubCons.DeliverSubject {
+		if err := s.sjs.DeleteConsumer(ctx, ShareStream, HubConsumer); err != nil {
 			return fmt.Errorf("team: hub consumer: %w", err)
 		}
-		if _, err := s.js.CreateOrUpdatePushConsumer(ctx, ShareStream, hubCons); err != nil {
-			return fmt.Errorf("team: hub consumer: %w", err)
-		}
+	}
+	if _, err := s.sjs.CreateOrUpdatePushConsumer(ctx, ShareStream, hubCons); err != nil {
+		return fmt.Errorf("team: hub consumer: %w", err)
 	}
 	_, err = s.js.Consumer(ctx, bus.StreamName, ShareConsumer)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -234,6 +363,7 @@ func StopSharing(ctx context.Context, srv *bus.Server) error {
 
 func (s *Sharer) run(ctx context.Context) {
 	defer s.nc.Close()
+	defer s.snc.Close()
 	for ctx.Err() == nil {
 		err := s.consume(ctx)
 		if ctx.Err() != nil {
@@ -304,7 +434,7 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 			s.dropped++ // the writer quarantines it locally
 			continue
 		}
-		f, err := s.js.PublishMsgAsync(&nats.Msg{Subject: subject, Data: out,
+		f, err := s.sjs.PublishMsgAsync(&nats.Msg{Subject: subject, Data: out,
 			Header: nats.Header{jetstream.MsgIDHeader: []string{bus.MsgID(out)}}})
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +75,7 @@ func (h *testHub) add(t *testing.T, name string) team.Credentials {
 type testMember struct {
 	srv   *bus.Server
 	cl    *bus.Client
+	m     *team.Sharing
 	close func()
 }
 
@@ -184,7 +186,7 @@ func TestTeam_AMemberCannotPublishAsAnother(t *testing.T) {
 	h := startHub(t, t.TempDir(), freeAddr(t))
 	h.add(t, "bob")
 	alice := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
-	waitLeaf(t, alice.srv)
+	waitLeaf(t, alice)
 	// Watch the hub for anything arriving on bob's subjects or the team stream's.
 	nc, err := nats.Connect(h.srv.ClientURL(), nats.Token("hub-token"))
 	if err != nil {
@@ -212,10 +214,10 @@ func TestTeam_AMemberCannotPublishAsAnother(t *testing.T) {
 	}
 }
 
-func waitLeaf(t *testing.T, srv *bus.Server) {
+func waitLeaf(t *testing.T, m *testMember) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for !team.HubConnected(srv) {
+	for !m.m.Connected() {
 		if time.Now().After(deadline) {
 			t.Fatal("the member's leafnode did not connect to the hub")
 		}
@@ -232,7 +234,7 @@ func TestTeam_WithoutCredentialsNoLeafnode(t *testing.T) {
 	}
 	m := startMember(t, t.TempDir(), stranger, team.Full)
 	time.Sleep(3 * time.Second)
-	if team.HubConnected(m.srv) || h.srv.NATS().NumLeafNodes() != 0 {
+	if m.m.Connected() || h.srv.NATS().NumLeafNodes() != 0 {
 		t.Fatal("a member the hub does not know connected")
 	}
 }
@@ -309,7 +311,7 @@ func TestTeam_PendingEventsStayWithTheirHub(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitShared(t, m.srv, 4)
+			waitShared(t, m, 4)
 			m.close()
 			// Then the same machine as "new", with a hub that is there.
 			m = startMemberCarry(t, dir, h.add(t, "new"), carry)
@@ -343,37 +345,39 @@ func startMemberCarry(t *testing.T, dir string, creds team.Credentials, carry bo
 // earlier with close).
 func startMemberWith(t *testing.T, dir string, mc team.MemberConfig) *testMember {
 	t.Helper()
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token",
-		Configure: mc.Configure})
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := team.StartSharer(ctx, srv, mc); err != nil {
+	m, err := team.StartMember(ctx, srv, mc, filepath.Join(dir, "share"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	cl, err := bus.Connect(ctx, bus.Options{Server: srv, Token: "m-token", Wait: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &testMember{srv: srv, cl: cl}
-	m.close = func() { cancel(); cl.Close(); srv.Close() }
-	t.Cleanup(m.close)
-	return m
+	tm := &testMember{srv: srv, cl: cl, m: m}
+	var once sync.Once
+	tm.close = func() {
+		once.Do(func() {
+			cancel()
+			<-m.Done()
+			cl.Close()
+			srv.Close()
+		})
+	}
+	t.Cleanup(tm.close)
+	return tm
 }
 
 // waitShared waits until the member's share stream holds n events.
-func waitShared(t *testing.T, srv *bus.Server, n uint64) {
+func waitShared(t *testing.T, m *testMember, n uint64) {
 	t.Helper()
-	nc, err := srv.Conn("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if str, err := js.Stream(context.Background(), team.ShareStream); err == nil && str.CachedInfo().State.Msgs == n {
+		if st, err := m.m.Status(context.Background()); err == nil && st.Held == n {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -385,7 +389,7 @@ func waitShared(t *testing.T, srv *bus.Server, n uint64) {
 func TestTeam_RemovedMemberIsCutOff(t *testing.T) {
 	h := startHub(t, t.TempDir(), freeAddr(t))
 	alice := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
-	waitLeaf(t, alice.srv)
+	waitLeaf(t, alice)
 	ms, err := team.LoadMembers(h.members)
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +398,7 @@ func TestTeam_RemovedMemberIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for team.HubConnected(alice.srv) {
+	for alice.m.Connected() {
 		if time.Now().After(deadline) {
 			t.Fatal("a removed member stays connected")
 		}
@@ -402,7 +406,53 @@ func TestTeam_RemovedMemberIsCutOff(t *testing.T) {
 	}
 	// Its reconnection attempts are refused.
 	time.Sleep(3 * time.Second)
-	if team.HubConnected(alice.srv) || h.srv.NATS().NumLeafNodes() != 0 {
+	if alice.m.Connected() || h.srv.NATS().NumLeafNodes() != 0 {
 		t.Fatal("a removed member connected again")
+	}
+}
+
+// The hub reaches the member's share stream and nothing else of its machine: not the observer
+// stream with its raw events, whatever JetStream API request it makes.
+func TestTeam_HubCannotReachTheObserverStream(t *testing.T) {
+	h := startHub(t, t.TempDir(), freeAddr(t))
+	alice := startMember(t, t.TempDir(), h.add(t, "alice"), team.Usage)
+	waitLeaf(t, alice)
+	if _, err := alice.cl.Publish(context.Background(), action("raw-1", "cat ~/.ssh/id_rsa", "-----BEGIN")); err != nil {
+		t.Fatal(err)
+	}
+	teamMsgs(t, h, 1)
+	nc, err := nats.Connect(h.srv.ClientURL(), nats.Token("hub-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	api := "$JS." + team.MemberDomain("alice") + ".API."
+	// Answers can only come back on $JSC.R.> (the replies a member may send): ask with such an
+	// inbox, as a curious hub would.
+	sub, err := nc.SubscribeSync("$JSC.R.probe.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(req, body string) string {
+		t.Helper()
+		if err := nc.PublishRequest(api+req, "$JSC.R.probe."+strings.ReplaceAll(req, ".", "_"), []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := sub.NextMsg(2 * time.Second)
+		if err != nil {
+			return ""
+		}
+		return string(m.Data)
+	}
+	// The path works: the share stream answers.
+	if got := ask("STREAM.INFO."+team.ShareStream, ""); !strings.Contains(got, `"name":"`+team.ShareStream+`"`) {
+		t.Fatalf("the hub cannot reach the share stream it mirrors: %q", got)
+	}
+	for _, req := range [][2]string{{"STREAM.INFO.OBSERVER", ""}, {"STREAM.MSG.GET.OBSERVER", `{"seq":1}`}, {"STREAM.NAMES", ""},
+		{"CONSUMER.INFO.OBSERVER.writer", ""}, {"DIRECT.GET.OBSERVER", `{"seq":1}`}} {
+		got := ask(req[0], req[1])
+		if strings.Contains(got, "BEGIN") || strings.Contains(got, "id_rsa") || strings.Contains(got, `"OBSERVER"`) {
+			t.Errorf("the hub's %s reached the member's observer stream: %s", req[0], got)
+		}
 	}
 }
