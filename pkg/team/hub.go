@@ -262,12 +262,16 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ms := h.auth.list()
+	if err := h.dropStaleMirrors(ctx, js, ms); err != nil {
+		return err
+	}
 	var sources []*jetstream.StreamSource
 	for _, m := range ms {
 		err := retry(ctx, func(ctx context.Context) error {
 			_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 				Name:        MirrorStream(m.Name),
 				Description: "member " + m.Name + "'s shared events, mirrored from its machine",
+				Metadata:    map[string]string{mirrorKeyMeta: m.NKey},
 				Storage:     jetstream.FileStorage,
 				Retention:   jetstream.LimitsPolicy,
 				MaxAge:      h.cfg.MaxAge,
@@ -332,6 +336,48 @@ func (h *Hub) sync(ctx context.Context, js jetstream.JetStream) error {
 	return nil
 }
 
+// mirrorKeyMeta is the metadata key of a mirror that names the member key it was made for.
+const mirrorKeyMeta = "observer_nkey"
+
+// dropStaleMirrors deletes the mirrors of members no longer registered, and those made for
+// another key of a member: a member's share stream starts over with a new machine or key, and a
+// mirror that remembers the old stream's sequence would skip the new one's first events. What
+// the mirrors held is in the team stream or the store already.
+func (h *Hub) dropStaleMirrors(ctx context.Context, js jetstream.JetStream, ms []Member) error {
+	keys := map[string]string{}
+	for _, m := range ms {
+		keys[MirrorStream(m.Name)] = m.NKey
+	}
+	names := js.StreamNames(ctx)
+	var stale []string
+	for name := range names.Name() {
+		if !strings.HasPrefix(name, "TEAM_") {
+			continue
+		}
+		key, registered := keys[name]
+		if registered {
+			str, err := js.Stream(ctx, name)
+			if err != nil {
+				return err
+			}
+			if str.CachedInfo().Config.Metadata[mirrorKeyMeta] == key {
+				continue
+			}
+		}
+		stale = append(stale, name)
+	}
+	if err := names.Err(); err != nil {
+		return err
+	}
+	for _, name := range stale {
+		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("hub: drop mirror %s: %w", name, err)
+		}
+		h.cfg.Logger.Info("hub: dropped the mirror of a removed member or an old key", "stream", name)
+	}
+	return nil
+}
+
 // retry runs a JetStream API call with a 5 s bound per attempt, again while ctx lasts when the
 // attempt went unanswered: in a cluster a request sent while the leader changes is dropped.
 func retry(ctx context.Context, call func(context.Context) error) error {
@@ -353,25 +399,22 @@ type hubAuth struct {
 	token string
 	mu    sync.RWMutex
 	byKey map[string]Member
-	conns map[uint64]string // leafnode connection id -> member, to cut a removed member off
+	conns map[uint64]string // leafnode connection id -> its nkey, to cut a removed key off
 }
 
-// removed returns the connections of members no longer registered, and forgets them and the
-// connections that are gone (live reports whether one still is).
+// removed returns the connections whose key is no longer registered (a member removed, or given
+// a new key), and forgets them and the connections that are gone (live reports whether one still
+// is).
 func (a *hubAuth) removed(live func(uint64) bool) []uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	names := map[string]bool{}
-	for _, m := range a.byKey {
-		names[m.Name] = true
-	}
 	var ids []uint64
-	for id, name := range a.conns {
+	for id, key := range a.conns {
 		if !live(id) {
 			delete(a.conns, id)
 			continue
 		}
-		if !names[name] {
+		if _, ok := a.byKey[key]; !ok {
 			ids = append(ids, id)
 			delete(a.conns, id)
 		}
@@ -429,7 +472,7 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 		if a.conns == nil {
 			a.conns = map[uint64]string{}
 		}
-		a.conns[c.GetID()] = m.Name
+		a.conns[c.GetID()] = m.NKey
 		a.mu.Unlock()
 		return true
 	}

@@ -16,7 +16,8 @@ const (
 	// target, prompt, output, error text, path or title.
 	Usage Level = "usage"
 	// Actions adds the normalized actions' targets (files, commands, patterns, URLs), without
-	// outputs, error text or prompts.
+	// outputs, error text or prompts (nor other prose: subagent instructions, questions, answers,
+	// todo lists).
 	Actions Level = "actions"
 	// Full shares events as they are stored locally (already scrubbed), scrubbed once more.
 	Full Level = "full"
@@ -43,8 +44,15 @@ func Strip(ev *event.Event, level Level) {
 	ev.Member = ""
 	full, actions := level == Full, level == Actions || level == Full
 	if a := ev.Action; a != nil {
-		prompt := a.Type == event.ActionUserPrompt
-		if !actions || prompt && !full {
+		// Targets that are text a person or a model wrote, not a file or a command: a prompt, a
+		// subagent's instructions, a question, a final answer, a todo list, a system prompt.
+		prose := false
+		switch a.Type {
+		case event.ActionUserPrompt, event.ActionSpawnSubagent, event.ActionAskUser, event.ActionTaskComplete,
+			event.ActionTodoUpdate, event.ActionSystemPrompt, event.ActionAPIError:
+			prose = true
+		}
+		if !actions || prose && !full {
 			a.Target = ""
 		}
 		if !full {

@@ -91,7 +91,8 @@ func MemberOf(subject string) string {
 
 // Attribute makes ev, received by a hub under subject, the event of the member the subject names:
 // Member is set from the subject (never from the event), and the ids the store keys on are
-// prefixed with the member, so one member's events can never merge into another's.
+// prefixed with the member (event ids "<member>/…", session ids "<member>:…"), so one member's
+// events and sessions can never merge into another's.
 func Attribute(ev *event.Event, subject string) error {
 	member := MemberOf(subject)
 	if member == "" {
@@ -99,6 +100,15 @@ func Attribute(ev *event.Event, subject string) error {
 	}
 	ev.Member = member
 	ev.ID = member + "/" + ev.ID
+	// Sessions too: two members' clients may use the same session id (or one may send another's),
+	// and the store keys sessions, their rollups and summaries on it. ':' keeps the id one path
+	// segment in the dashboard's URLs.
+	if ev.SessionID != "" {
+		ev.SessionID = member + ":" + ev.SessionID
+	}
+	if s := ev.Session; s != nil && s.ParentSessionID != "" {
+		s.ParentSessionID = member + ":" + s.ParentSessionID
+	}
 	if c := ev.Compression; c != nil && c.TurnID != "" {
 		c.TurnID = member + "/" + c.TurnID
 	}

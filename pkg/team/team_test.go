@@ -456,3 +456,31 @@ func TestTeam_HubCannotReachTheObserverStream(t *testing.T) {
 		}
 	}
 }
+
+// A member given a new key (a new machine, a leaked seed) starts a new share stream: the hub
+// takes all of it, not only the events past where the old one stopped.
+func TestTeam_NewKeyStartsOver(t *testing.T) {
+	h := startHub(t, t.TempDir(), freeAddr(t))
+	old := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
+	for i := range 3 {
+		if _, err := old.cl.Publish(context.Background(), action(fmt.Sprintf("old-%d", i), "", "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	teamMsgs(t, h, 3)
+	old.close()
+	// remove-member, then add-member: the registry holds alice with another key.
+	if err := team.SaveMembers(h.members, nil); err != nil {
+		t.Fatal(err)
+	}
+	fresh := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
+	for i := range 2 {
+		if _, err := fresh.cl.Publish(context.Background(), action(fmt.Sprintf("new-%d", i), "", "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs := teamMsgs(t, h, 5)
+	if len(msgs) != 5 {
+		t.Fatalf("the hub holds %d events of alice, want 5", len(msgs))
+	}
+}

@@ -89,8 +89,10 @@ func loadOrMakeCA(dir string) ([]byte, *ecdsa.PrivateKey, error) {
 		key, err := x509.ParseECPrivateKey(b.Bytes)
 		return caPEM, key, err
 	}
-	if !errors.Is(err1, os.ErrNotExist) && err1 != nil {
-		return nil, nil, err1
+	// Only when neither exists is a new CA made: a new one would invalidate every member's
+	// credentials.
+	if !errors.Is(err1, os.ErrNotExist) || !errors.Is(err2, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("the hub's CA is incomplete in %s (%v; %v): restore ca.pem and ca-key.pem, or remove both to make a new CA (every member then needs new credentials)", dir, err1, err2)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
