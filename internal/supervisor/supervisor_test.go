@@ -151,7 +151,11 @@ func TestSupervisor_Status(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	st = r.waitStatus(t, "w", "down", 5*time.Second, func(st supervisor.ChildStatus) bool { return st.Health == "down" })
+	// Between the child's exit (stopped) and the supervisor scheduling its restart (backoff) there
+	// is a moment: wait for the restart to be scheduled.
+	st = r.waitStatus(t, "w", "down", 5*time.Second, func(st supervisor.ChildStatus) bool {
+		return st.Health == "down" && st.State != supervisor.StateStopped
+	})
 	if st.State != supervisor.StateBackoff || st.PID != 0 || st.LastExit != "exit 0" || st.Restarts != 1 {
 		t.Errorf("exited child: state %q pid %d last_exit %q restarts %d, want backoff, 0, exit 0, 1",
 			st.State, st.PID, st.LastExit, st.Restarts)
