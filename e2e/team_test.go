@@ -430,7 +430,7 @@ func TestTeam_HubCluster(t *testing.T) {
 		n.launch("hub", "up", "--grace", "5s")
 	}
 	for _, n := range nodes {
-		n.waitHealthy(90 * time.Second)
+		n.waitHealthy(5 * time.Minute)
 	}
 	var urls []string
 	for _, l := range leafs {

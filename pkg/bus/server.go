@@ -149,11 +149,15 @@ func (s *Server) ensureStream(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Setup != nil {
+		// A team hub's cluster may take minutes to form (its nodes started one by one, a loaded
+		// machine): its streams wait for it.
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		return s.cfg.Setup(sctx, js)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	if s.cfg.Setup != nil {
-		return s.cfg.Setup(ctx, js)
-	}
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        StreamName,
 		Description: "observer events, kept until the writer has stored them",
