@@ -306,34 +306,43 @@ func runMemoryForget(c *cli.Context) error {
 	return nil
 }
 
+// askBusHost sends req on subject to whoever serves it on the running bus (the writer, the bus
+// host) and decodes the one answer into ans; bus.ErrUnavailable when no bus runs.
+func askBusHost(ctx context.Context, e *env, subject string, req []byte, ans any) error {
+	token, err := bus.ReadToken(e.cfg.TokenPath())
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	cl, err := bus.Connect(cctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl", Wait: true, Timeout: 2 * time.Second})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return cl.RequestStream(ctx, subject, req, 3*time.Second, 3*time.Second, func(b []byte) bool {
+		json.Unmarshal(b, ans)
+		return true
+	})
+}
+
 // forgetObservation asks the running writer to forget id, or does it in the store when no writer
 // runs.
 func forgetObservation(ctx context.Context, e *env, id int64) (bool, error) {
-	if token, err := bus.ReadToken(e.cfg.TokenPath()); err == nil {
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		cl, err := bus.Connect(cctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-memory", Wait: true, Timeout: 2 * time.Second})
-		cancel()
-		if err == nil {
-			defer cl.Close()
-			req, _ := json.Marshal(map[string]int64{"id": id})
-			var ans struct {
-				Found bool   `json:"found"`
-				Error string `json:"error"`
-			}
-			err = cl.RequestStream(ctx, memory.ForgetSubject, req, 3*time.Second, 3*time.Second, func(b []byte) bool {
-				json.Unmarshal(b, &ans)
-				return true
-			})
-			if err == nil {
-				if ans.Error != "" {
-					return false, errors.New(ans.Error)
-				}
-				return ans.Found, nil
-			}
-			if !errors.Is(err, bus.ErrNoResponder) {
-				return false, err
-			}
+	req, _ := json.Marshal(map[string]int64{"id": id})
+	var ans struct {
+		Found bool   `json:"found"`
+		Error string `json:"error"`
+	}
+	err := askBusHost(ctx, e, memory.ForgetSubject, req, &ans)
+	if err == nil {
+		if ans.Error != "" {
+			return false, errors.New(ans.Error)
 		}
+		return ans.Found, nil
+	}
+	if !errors.Is(err, bus.ErrNoResponder) && !errors.Is(err, bus.ErrUnavailable) {
+		return false, err
 	}
 	st, err := store.OpenWriter(ctx, e.cfg.StorePath())
 	if err != nil {

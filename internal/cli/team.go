@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -573,23 +572,12 @@ func teamStatus(c *cli.Context) error {
 }
 
 func readTeamState(ctx context.Context, e *env, r *teamStatusReport) error {
-	token, err := bus.ReadToken(e.cfg.TokenPath())
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	cl, err := bus.Connect(cctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-team-status", Wait: true, Timeout: 2 * time.Second})
-	cancel()
-	if err != nil {
+	var st team.Status
+	err := askBusHost(ctx, e, team.StatusSubject, nil, &st)
+	if errors.Is(err, bus.ErrUnavailable) {
 		return fmt.Errorf("bus at %s: %w", e.cfg.BusURL(), err)
 	}
-	defer cl.Close()
 	r.Running = true
-	var st team.Status
-	err = cl.RequestStream(ctx, team.StatusSubject, nil, 3*time.Second, 3*time.Second, func(b []byte) bool {
-		json.Unmarshal(b, &st)
-		return true
-	})
 	if err != nil {
 		return fmt.Errorf("the bus host did not say (%v): restart observer so that it joins the hub (observerctl down; observerctl up)", err)
 	}
