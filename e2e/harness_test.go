@@ -149,8 +149,13 @@ func (s *suite) status() (statusJSON, int) {
 	return st, code
 }
 
+// patient stretches a wait: a wait bounds a hang, it does not assert a latency, and on a loaded
+// machine (load 20 on two cores) what takes a second on a quiet one can take ten.
+func patient(d time.Duration) time.Duration { return max(d, 2*time.Minute) }
+
 func (s *suite) waitHealthy(d time.Duration) statusJSON {
 	s.tb.Helper()
+	d = patient(d)
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		select {
@@ -232,6 +237,7 @@ func (s *suite) count(query string, args ...any) int {
 // waitCount waits until query returns want, failing after d.
 func (s *suite) waitCount(d time.Duration, want int, query string, args ...any) {
 	s.tb.Helper()
+	d = patient(d)
 	deadline := time.Now().Add(d)
 	got := -1
 	for time.Now().Before(deadline) {

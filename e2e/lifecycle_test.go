@@ -88,6 +88,7 @@ func (c *ccSession) hook(s *suite, name, extra string) {
 // waitString waits until query returns want, failing after d with what it returned.
 func (s *suite) waitString(d time.Duration, want, query string, args ...any) time.Duration {
 	s.tb.Helper()
+	d = patient(d)
 	start := time.Now()
 	db := s.db()
 	var got string

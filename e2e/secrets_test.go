@@ -452,6 +452,7 @@ func (p planted) transcript(s *suite, session, cwd string) {
 // waitFor polls query until it returns at least want.
 func (s *suite) waitFor(d time.Duration, want int, query string, args ...any) int {
 	s.tb.Helper()
+	d = patient(d)
 	deadline := time.Now().Add(d)
 	got := 0
 	for time.Now().Before(deadline) {

@@ -96,30 +96,40 @@ func TestHook_StdinLeftOpen(t *testing.T) {
 	obs := t.TempDir()
 	t.Setenv("OBSERVER_HOME", obs)
 	t.Setenv("OBSERVER_HOOK_STDIN_TIMEOUT", "300ms")
+	// A hook that waited for an end of input that never comes would hang the client: the guard
+	// below only catches that hang (the stdin timeout is 300ms); how long a hook takes is measured
+	// by scripts/bench-hook.sh, not here.
 	run := func(stdin io.Reader) (int, string, time.Duration) {
 		var stdout, stderr bytes.Buffer
 		t0 := time.Now()
-		code := Run(context.Background(), []string{"observerctl", "hook"}, stdin, &stdout, &stderr)
+		done := make(chan int, 1)
+		go func() { done <- Run(context.Background(), []string{"observerctl", "hook"}, stdin, &stdout, &stderr) }()
+		var code int
+		select {
+		case code = <-done:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the hook did not return with its stdin left open")
+		}
 		if stdout.Len() != 0 {
 			t.Errorf("hook printed on stdout: %q", stdout.String())
 		}
 		return code, stderr.String(), time.Since(t0)
 	}
 	code, errOut, took := run(openStdin(t, `{"session_id":"s1","hook_event_name":"Stop","cwd":"/tmp"}`))
-	if code != 0 || took > 5*time.Second {
+	if code != 0 {
 		t.Fatalf("whole payload, stdin open: exit %d after %v, %q", code, took, errOut)
 	}
 	if n := len(spooled(t, obs)); n != 1 {
 		t.Errorf("%d hook events spooled, want 1", n)
 	}
 	code, errOut, took = run(openStdin(t, `{"session_id":"s1","hook_event_na`))
-	if code != ExitBadInput || !strings.Contains(errOut, "stdin_timeout") || took > 5*time.Second {
+	if code != ExitBadInput || !strings.Contains(errOut, "stdin_timeout") {
 		t.Errorf("half a payload, stdin open: exit %d after %v, %q", code, took, errOut)
 	}
 	// Too large and never closed: refused without waiting for an end that does not come.
 	t.Setenv("OBSERVER_HOOK_MAX_PAYLOAD_BYTES", "1024")
 	code, errOut, took = run(openStdin(t, `{"hook_event_name":"Stop","pad":"`+strings.Repeat("x", 5000)))
-	if code != ExitBadInput || !strings.Contains(errOut, "larger than 1024") || took > 5*time.Second {
+	if code != ExitBadInput || !strings.Contains(errOut, "larger than 1024") {
 		t.Errorf("oversized payload, stdin open: exit %d after %v, %q", code, took, errOut)
 	}
 }

@@ -674,8 +674,8 @@ func spooled(t *testing.T, home string) []event.Event {
 }
 
 // TestHook_SuiteDownFastAndSilent runs the real `observerctl hook` process as a client would,
-// with observer down (never started; started once, token left, nothing listening): it exits 0
-// within a second, prints nothing on stdout, and spools the event.
+// with observer down (never started; started once, token left, nothing listening): it exits 0,
+// prints nothing on stdout, and spools the event.
 func TestHook_SuiteDownFastAndSilent(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -701,9 +701,7 @@ func TestHook_SuiteDownFastAndSilent(t *testing.T) {
 			if code != 0 || stdout != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 			}
-			if took >= time.Second {
-				t.Errorf("hook took %v with observer down, want < 1s", took)
-			}
+			// Its latency is scripts/bench-hook.sh's to measure, not a test's to assert.
 			t.Logf("hook with observer down: %v", took.Round(time.Millisecond))
 			evs := spooled(t, home)
 			if len(evs) != 1 || evs[0].SessionID != c.session || evs[0].Client != c.client || evs[0].Hook.Cwd != "/tmp" {
@@ -721,7 +719,7 @@ func TestHook_SuiteDownFastAndSilent(t *testing.T) {
 func TestInitHooks_RealClients(t *testing.T) {
 	claudeBin, codexBin := realclient.FindClaude(t), realclient.FindCodex(t)
 	e := newCtlEnv(t)
-	t.Setenv("PATH", filepath.Dir(claudeBin)+string(os.PathListSeparator)+filepath.Dir(codexBin))
+	t.Setenv("PATH", realclient.PathWith(filepath.Dir(claudeBin), filepath.Dir(codexBin)))
 	f := writeHookFiles(t, e)
 	if code, out, errOut := runCtl(t, "init", "--client", "claude-code,codex"); code != ExitOK {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
@@ -1363,7 +1361,7 @@ func TestInit_OTelReceiverAddress(t *testing.T) {
 func TestInitOTel_RealClients(t *testing.T) {
 	claudeBin, codexBin := realclient.FindClaude(t), realclient.FindCodex(t)
 	e := newCtlEnv(t)
-	t.Setenv("PATH", filepath.Dir(claudeBin)+string(os.PathListSeparator)+filepath.Dir(codexBin))
+	t.Setenv("PATH", realclient.PathWith(filepath.Dir(claudeBin), filepath.Dir(codexBin)))
 	f := writeHookFiles(t, e)
 
 	type export struct{ path, contentType, agent string }

@@ -71,7 +71,7 @@ func TestChanges_Coalesced(t *testing.T) {
 	}
 	h.Changed(bus.StoredNote{Analysis: true})
 	var ticks []changeTick
-	for deadline := time.After(3 * changesEvery); len(ticks) < 2; {
+	for deadline := time.After(30 * time.Second); len(ticks) < 2; {
 		select {
 		case data := <-s.ch:
 			var tk changeTick

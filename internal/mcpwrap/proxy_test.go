@@ -397,13 +397,10 @@ func TestProxy_ServerCrash(t *testing.T) {
 		}
 	}
 	t.Logf("pending requests answered %v after the crash", time.Since(t0).Round(time.Millisecond))
-	t1 := time.Now()
+	// Answered with "server gone", not left to the call timeout.
 	s.call(4, "tools/list", map[string]any{})
-	if m := s.answer("4", time.Second); m.Error == nil || m.Error.Code != mcpwrap.CodeServerGone {
+	if m := s.answer("4", 30*time.Second); m.Error == nil || m.Error.Code != mcpwrap.CodeServerGone {
 		t.Errorf("request after the crash: %s", m.raw)
-	}
-	if d := time.Since(t1); d > 500*time.Millisecond {
-		t.Errorf("request after the crash answered in %v, want at once", d)
 	}
 	// The three calls are recorded with the error.
 	waitEvents(t, s.pub, 3)
@@ -434,13 +431,13 @@ func TestProxy_Timeout(t *testing.T) {
 	s.initialize()
 	t0 := time.Now()
 	s.tool(1, "hang", map[string]any{})
-	m := s.answer("1", 3*time.Second)
+	m := s.answer("1", 30*time.Second)
 	d := time.Since(t0)
 	if m.Error == nil || m.Error.Code != mcpwrap.CodeTimeout || !strings.Contains(m.Error.Message, "call_timeout") {
 		t.Fatalf("hang: %s", m.raw)
 	}
-	if d < 400*time.Millisecond || d > 2*time.Second {
-		t.Errorf("timeout after %v, want about 400ms", d)
+	if d < 400*time.Millisecond {
+		t.Errorf("timeout after %v, want 400ms or more", d)
 	}
 	// A call reporting progress every 100 ms for 1 s outlives the 400 ms timeout.
 	s.call(2, "tools/call", map[string]any{"name": "progress", "arguments": map[string]any{"ms": 1000},
@@ -711,12 +708,12 @@ func TestProxy_Stop(t *testing.T) {
 		select {
 		case <-s.done:
 			s.done <- nil
-		case <-time.After(5 * time.Second):
+		case <-time.After(60 * time.Second):
 			t.Fatal("Run did not return")
 		}
 		// StopGrace is 500ms in these tests: input closed, 500ms, SIGTERM, 500ms, SIGKILL.
-		if d := time.Since(t0); d < time.Second || d > 3*time.Second {
-			t.Errorf("stopped in %v, want about 1s", d)
+		if d := time.Since(t0); d < time.Second {
+			t.Errorf("stopped in %v, want the two 500ms graces first", d)
 		}
 	})
 	t.Run("ClientStopsReading", func(t *testing.T) {

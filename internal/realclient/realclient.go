@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -111,8 +112,16 @@ func CodexArgs(baseURL, prompt string, websockets bool) []string {
 		"--json", prompt}
 }
 
+// PathWith returns PATH with dirs put first, the way a user's shell finds a client installed in
+// its own folder: every other program (git, node, sh) stays where the rest of PATH has it.
+func PathWith(dirs ...string) string {
+	return strings.Join(append(dirs, os.Getenv("PATH")), string(os.PathListSeparator))
+}
+
 // Run runs a client in dir with only PATH and env as its environment (so that no key or setting
-// of the developer's leaks in), stdin empty, and fails unless it exits 0 within Timeout.
+// of the developer's leaks in), stdin empty, and fails unless it exits 0 within Timeout. PATH is
+// the one a user's shell would give it: the client's own folder first, then the test's PATH, so
+// the client finds its node, git and shell wherever they are installed.
 func Run(tb testing.TB, dir string, env []string, bin string, args ...string) string {
 	tb.Helper()
 	stdout, stderr, err := Exec(dir, env, bin, args...)
@@ -129,7 +138,7 @@ func Exec(dir string, env []string, bin string, args ...string) (stdout, stderr 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Env = append([]string{"PATH=" + PathWith(filepath.Dir(bin))}, env...)
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
