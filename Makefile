@@ -38,13 +38,14 @@ check: ## gofmt, then make test
 e2e: ## run only the end-to-end tests on the real binaries
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m -v ./e2e/...
 
-bench: ## deployed-form benchmarks: cold scan, proxy vs a bare ReverseProxy, bus-to-store vs raw SQLite, idle memory, request compression per 200 KB body, the OTLP receiver under load, team mode (hub + 3 members: throughput vs one writer, member-to-hub delay) (ROUNDS=n, BASE=rev)
+bench: ## deployed-form benchmarks: cold scan, proxy vs a bare ReverseProxy, bus-to-store vs raw SQLite, idle memory, request compression per 200 KB body, the OTLP receiver under load, team mode (hub + 3 members: throughput vs one writer, member-to-hub delay), the hook with observer down vs a bare process (ROUNDS=n, BASE=rev)
 	./scripts/bench-cold-scan.sh
 	./scripts/bench-proxy.sh
 	RUNS=$${RUNS:-$${ROUNDS:-3}} ./scripts/bench-pipeline.sh
 	go test ./pkg/compress/ -run '^$$' -bench Request_200KB -benchtime 300x -count $${ROUNDS:-3}
 	./scripts/bench-otlp.sh
 	./scripts/bench-team.sh
+	ROUNDS=$${ROUNDS:-3} ./scripts/bench-hook.sh
 
 clean: ## remove ./bin and the release build
 	rm -rf bin build
