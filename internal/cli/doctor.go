@@ -193,6 +193,7 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 	// supervisor and writer
 	var st statusReport
 	running := map[string]bool{} // components the supervisor says run
+	var problems []string        // what the running components say does not work
 	cc := &supervisor.ControlClient{Path: socketPath(&env{cfg: cfg})}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	serr := cc.Status(sctx, &st)
@@ -215,8 +216,13 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 			if c.State == supervisor.StateRunning {
 				running[c.Name] = true
 			}
+			problems = append(problems, c.Problems...)
 			if c.Health != "ok" && c.Name != "writer" {
-				sick = append(sick, fmt.Sprintf("%s %s/%s", c.Name, c.State, c.Health))
+				what := fmt.Sprintf("%s %s/%s", c.Name, c.State, c.Health)
+				if len(c.Problems) > 0 {
+					what += " (" + strings.Join(c.Problems, "; ") + ")"
+				}
+				sick = append(sick, what)
 			}
 		}
 		if len(sick) > 0 {
@@ -273,6 +279,13 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		{"otlp", cfg.OTLP.Addr, "OTLP/HTTP"}, {"otlp.grpc", cfg.OTLP.GRPCAddr, "OTLP/gRPC"},
 	} {
 		if l.addr == "" {
+			continue
+		}
+		// Something may answer at the address while the proxy's receiver does not listen there:
+		// another collector holding the port. The proxy's own report says so; the dial cannot.
+		if i := slices.IndexFunc(problems, func(p string) bool { return strings.Contains(p, " listener "+l.addr+":") }); i >= 0 {
+			add(l.name, checkFail, "the proxy's "+l.what+" receiver is not listening: "+problems[i],
+				"stop the program that holds "+l.addr+" (`ss -ltnp` names it), or change [otlp] addr/grpc_addr and run `observerctl init --otel` again; then `observerctl restart proxy`")
 			continue
 		}
 		conn, err := net.DialTimeout("tcp", l.addr, 2*time.Second)

@@ -291,6 +291,34 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 			t.Errorf("exit %d", code)
 		}
 	})
+	t.Run("another program holds the OTLP port", func(t *testing.T) {
+		// The test's listener on the OTLP/HTTP address answers the dial, as another collector
+		// would: only the proxy's own report tells that its receiver is not the one listening.
+		addr := s.otlp.Addr().String()
+		if l, err := net.Listen("tcp", addr); err == nil {
+			defer l.Close() // the previous subtest closed it: hold the port again
+		}
+		problem := "otlp/http listener " + addr + ": address already in use (another program holds the port (an OpenTelemetry collector?): stop it, or change [otlp] addr)"
+		cfg := config.Default()
+		cfg.Home = s.obs
+		ctrl := &supervisor.Control{Status: func() any {
+			return statusReport{Running: true, PID: 4242, Home: s.obs, Components: []supervisor.ChildStatus{
+				{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
+				{Name: "writer", PID: 4243, State: supervisor.StateRunning, Health: "ok"},
+				{Name: "proxy", PID: 4244, State: supervisor.StateRunning, Health: "degraded", Problems: []string{problem}, Detail: problem + "; 127.0.0.1:8820, 0 requests"},
+			}}
+		}}
+		if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
+			t.Fatal(err)
+		}
+		defer ctrl.Close()
+		code, checks := doctor(t)
+		expect(t, checks, "supervisor", checkFail, "proxy running/degraded", problem)
+		expect(t, checks, "otlp", checkFail, "not listening", problem, "observerctl restart proxy")
+		if code != ExitFailure {
+			t.Errorf("exit %d", code)
+		}
+	})
 	t.Run("bus down", func(t *testing.T) {
 		s.srv.Close()
 		code, checks := doctor(t)

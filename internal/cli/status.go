@@ -57,6 +57,32 @@ func (s *statusReport) allHealthy() bool {
 	return true
 }
 
+// settled reports whether every component has come up, healthy or degraded (it runs, but part of
+// it does not work, such as an OTLP listener whose port another program holds): waiting longer
+// changes nothing.
+func (s *statusReport) settled() bool {
+	if !s.Running || len(s.Components) == 0 {
+		return false
+	}
+	for _, c := range s.Components {
+		if c.Health != "ok" && c.Health != "degraded" {
+			return false
+		}
+	}
+	return true
+}
+
+// degraded says, one line per component, what does not work in the degraded ones.
+func (s *statusReport) degraded() []string {
+	var out []string
+	for _, c := range s.Components {
+		if c.Health == "degraded" {
+			out = append(out, c.Name+": "+strings.Join(c.Problems, "; "))
+		}
+	}
+	return out
+}
+
 func buildStatus(ctx context.Context, e *env, srv *bus.Server, sup *supervisor.Supervisor, started time.Time) statusReport {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
@@ -86,8 +112,13 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show each component: pid, uptime, restarts, health, last event",
-		Description: `Exit code 0 when observer runs and every component is healthy, 1 when some component is not,
-69 when observer is not running.`,
+		Description: `HEALTH is ok; degraded when the component runs but part of it does not work (DETAIL says
+what, on which address, and why: an OTLP listener whose port another program holds, say);
+unhealthy when its heartbeats stop or say it fails; down when it does not run (DETAIL then gives
+its last exit and error).
+
+Exit code 0 when observer runs and every component is healthy, 1 when some component is not
+(degraded included), 69 when observer is not running.`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			e, err := loadOrLastGood(c)

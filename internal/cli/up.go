@@ -91,7 +91,8 @@ on PATH, each once the previous one reports healthy, and restarts any that exits
 $OBSERVER_HOME/logs/<component>.log.
 
 Exit codes: 0 stopped normally (Ctrl-C, ` + "`observerctl down`" + `), or with --detach once everything
-is healthy; 1 it could not start (observer already runs on this home, the bus cannot listen);
+is healthy; 1 it could not start (observer already runs on this home, the bus cannot listen), or
+with --detach, it runs but some component is degraded (status says what);
 64 bad flags or a bad config.toml.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "run in the background and return once everything is healthy"},
@@ -302,6 +303,12 @@ func detach(c *cli.Context, e *env, hub bool) error {
 			fmt.Fprintf(e.stdout, "observer is up (supervisor pid %d, home %s)\n", st.PID, st.Home)
 			printStatus(e.stdout, &st)
 			return nil
+		}
+		if st.settled() {
+			fmt.Fprintf(e.stdout, "observer is up, degraded (supervisor pid %d, home %s)\n", st.PID, st.Home)
+			printStatus(e.stdout, &st)
+			return fmt.Errorf("observer runs, but not all of it works:\n  %s\nsee `observerctl status` and `observerctl doctor`; after fixing, `observerctl restart NAME`",
+				strings.Join(st.degraded(), "\n  "))
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -130,7 +131,7 @@ func serve(c *cli.Context) error {
 				last = o.LastExport
 			}
 		}
-		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail}
+		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail, Degraded: rcv.problems}
 	})
 	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream,
 		"gemini", cfg.Proxy.GeminiUpstream)
@@ -166,11 +167,14 @@ type otlpServers struct {
 	http  *http.Server
 	grpc  *grpc.Server
 	addrs string
+	// problems names each listener that could not listen, its address and why: the proxy's
+	// heartbeat reports them, so that status and doctor show the proxy degraded.
+	problems []string
 }
 
 // startOTLP starts the OTLP receiver on [otlp] addr (HTTP) and grpc_addr (gRPC). An address that
 // cannot be listened on (another collector holds 4318, say) is logged and skipped: the proxy
-// serves on without it.
+// serves on without it, and reports itself degraded with what failed.
 func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers {
 	s := &otlpServers{}
 	if c.Addr == "" && c.GRPCAddr == "" {
@@ -187,6 +191,7 @@ func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers 
 		ln, err := net.Listen("tcp", c.Addr)
 		if err != nil {
 			logger.Error("the OTLP/HTTP receiver is not listening (change [otlp] addr or OBSERVER_OTLP_ADDR, empty turns it off)", "addr", c.Addr, "err", err)
+			s.problems = append(s.problems, listenProblem("otlp/http", c.Addr, "[otlp] addr", err))
 		} else {
 			s.http = &http.Server{Handler: s.r, ReadHeaderTimeout: 30 * time.Second}
 			go s.http.Serve(ln)
@@ -197,6 +202,7 @@ func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers 
 		ln, err := net.Listen("tcp", c.GRPCAddr)
 		if err != nil {
 			logger.Error("the OTLP/gRPC receiver is not listening (change [otlp] grpc_addr or OBSERVER_OTLP_GRPC_ADDR, empty turns it off)", "addr", c.GRPCAddr, "err", err)
+			s.problems = append(s.problems, listenProblem("otlp/grpc", c.GRPCAddr, "[otlp] grpc_addr", err))
 		} else {
 			s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(oc.MaxBodyBytes)))
 			s.r.RegisterGRPC(s.grpc)
@@ -209,6 +215,22 @@ func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers 
 		logger.Info("OTLP receiver is up", "addrs", s.addrs)
 	}
 	return s
+}
+
+// listenProblem says which listener could not listen on addr, and why, in the words of the system
+// call ("otlp/http listener 127.0.0.1:4318: address already in use (another program holds the
+// port: stop it, or change [otlp] addr)").
+func listenProblem(what, addr, key string, err error) string {
+	why := err.Error()
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		why = errno.Error()
+	}
+	hint := "change " + key + ", or set it empty to turn this listener off"
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint = "another program holds the port (an OpenTelemetry collector?): stop it, or change " + key
+	}
+	return fmt.Sprintf("%s listener %s: %s (%s)", what, addr, why, hint)
 }
 
 func (s *otlpServers) stats() *otlp.Stats {

@@ -20,13 +20,14 @@ import (
 // The test binary doubles as the supervised child: with SUPERVISOR_TEST_CHILD set it runs one of
 // the child modes below instead of the tests.
 const (
-	envMode       = "SUPERVISOR_TEST_CHILD"       // exit1, heartbeat, ignore-term
+	envMode       = "SUPERVISOR_TEST_CHILD"       // exit1, fail-listen, heartbeat, ignore-term
 	envName       = "SUPERVISOR_TEST_NAME"        // component name it heartbeats as
 	envRecord     = "SUPERVISOR_TEST_RECORD"      // file it appends start, ready and stop records to
 	envBusURL     = "SUPERVISOR_TEST_BUS_URL"     // no heartbeats when empty
 	envBusToken   = "SUPERVISOR_TEST_BUS_TOKEN"   //
 	envReadyDelay = "SUPERVISOR_TEST_READY_DELAY" // wait this long before the first heartbeat
 	envBeats      = "SUPERVISOR_TEST_BEATS"       // stop heartbeating after this many (0: never)
+	envDegraded   = "SUPERVISOR_TEST_DEGRADED"    // what its heartbeats say does not work
 )
 
 const testToken = "supervisor-test-token"
@@ -48,6 +49,11 @@ func runChild(mode string) int {
 	name := os.Getenv(envName)
 	record(name, "start")
 	if mode == "exit1" {
+		return 1
+	}
+	if mode == "fail-listen" { // as an observer binary reports an error on its way out
+		fmt.Fprintln(os.Stderr, `{"level":"INFO","msg":"starting"}`)
+		fmt.Fprintf(os.Stderr, "%s: listen on 127.0.0.1:8820: listen tcp 127.0.0.1:8820: bind: address already in use\n", filepath.Base(os.Args[0]))
 		return 1
 	}
 	// Die with the test process even when SIGTERM is ignored: the supervisor sets
@@ -88,7 +94,11 @@ func runChild(mode string) int {
 				record(name, "ready")
 			}
 			beats++
-			err := cl.PublishHealth(bus.Health{Component: name, PID: os.Getpid(), Time: time.Now(), OK: true, Events: int64(beats)})
+			h := bus.Health{Component: name, PID: os.Getpid(), Time: time.Now(), OK: true, Events: int64(beats), Detail: "serving"}
+			if d := os.Getenv(envDegraded); d != "" {
+				h.Degraded = []string{d}
+			}
+			err := cl.PublishHealth(h)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "child: heartbeat:", err)
 			}
@@ -270,6 +280,7 @@ func (r *running) status(tb testing.TB, name string) supervisor.ChildStatus {
 // waitStatus polls until cond holds for the child's status and returns that status.
 func (r *running) waitStatus(tb testing.TB, name, what string, within time.Duration, cond func(supervisor.ChildStatus) bool) supervisor.ChildStatus {
 	tb.Helper()
+	within = max(within, time.Minute) // a bound on a hang, not a latency: a loaded machine is slow
 	deadline := time.Now().Add(within)
 	for {
 		st := r.status(tb, name)
@@ -286,6 +297,7 @@ func (r *running) waitStatus(tb testing.TB, name, what string, within time.Durat
 // waitRecords polls the record file until it holds n records of kind what.
 func (e *testEnv) waitRecords(tb testing.TB, what string, n int, within time.Duration) []rec {
 	tb.Helper()
+	within = max(within, time.Minute)
 	deadline := time.Now().Add(within)
 	for {
 		got := only(e.records(tb), what)

@@ -9,6 +9,12 @@
 // They die with the supervisor: on Linux the kernel sends them SIGTERM when it exits (Pdeathsig),
 // and everywhere each child also exits when its parent process changes.
 //
+// A child's health is ok while its heartbeats come and say so; degraded while they come, say ok,
+// and list something that does not work (Health.Degraded: a listener that could not bind, say), the
+// list then heading its detail; unhealthy when they stop or say not ok; down when it does not run.
+// A child that exits with an error names it on its last line of stderr ("observer-proxy: listen on
+// ..."), as every observer binary does; the supervisor adds that line to its last exit.
+//
 // One supervisor runs per home, enforced by a lock file; it answers `observerctl status`,
 // `restart` and `down` on a unix socket in the home's run directory (0600).
 package supervisor
@@ -22,6 +28,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -77,7 +85,7 @@ type ChildStatus struct {
 	Name      string    `json:"name"`
 	PID       int       `json:"pid,omitempty"`
 	State     string    `json:"state"`
-	Health    string    `json:"health"` // ok, unhealthy, unknown
+	Health    string    `json:"health"` // ok, degraded, unhealthy, unknown, down
 	StartedAt time.Time `json:"started_at,omitzero"`
 	UptimeS   float64   `json:"uptime_s"`
 	Restarts  int       `json:"restarts"`
@@ -85,6 +93,8 @@ type ChildStatus struct {
 	LastEvent time.Time `json:"last_event,omitzero"`
 	Events    int64     `json:"events"`
 	Detail    string    `json:"detail,omitempty"`
+	// Problems is what the child's last heartbeat said does not work (Health.Degraded).
+	Problems []string `json:"problems,omitempty"`
 }
 
 type child struct {
@@ -194,6 +204,9 @@ func (s *Supervisor) onHealth(h bus.Health) {
 	defer ch.mu.Unlock()
 	if ch.cmd == nil || ch.cmd.Process == nil || ch.cmd.Process.Pid != h.PID {
 		return // a heartbeat from an older run or another process
+	}
+	if !slices.Equal(h.Degraded, ch.health.Degraded) && len(h.Degraded) > 0 {
+		s.logger.Warn("component is degraded", "component", h.Component, "problems", strings.Join(h.Degraded, "; "))
 	}
 	ch.health, ch.healthAt = h, time.Now()
 	if ch.ready != nil {
@@ -326,8 +339,14 @@ func (s *Supervisor) start(ch *child, ready chan struct{}) (exited chan struct{}
 	go func() {
 		err := cmd.Wait()
 		logf.Close()
+		why := exitText(err)
+		if err != nil {
+			if line := lastWords(s.logPath(ch.spec.Name), filepath.Base(ch.spec.Path)); line != "" {
+				why += ": " + line
+			}
+		}
 		ch.mu.Lock()
-		ch.lastExit = exitText(err)
+		ch.lastExit = why
 		ch.state = StateStopped
 		ch.mu.Unlock()
 		close(exited)
@@ -388,12 +407,19 @@ func (s *Supervisor) Status() []ChildStatus {
 	for _, ch := range s.children {
 		ch.mu.Lock()
 		st := ChildStatus{Name: ch.spec.Name, State: ch.state, Restarts: ch.restarts, LastExit: ch.lastExit,
-			Health: "unknown", LastEvent: ch.health.LastEvent, Events: ch.health.Events, Detail: ch.health.Detail}
+			Health: "unknown", LastEvent: ch.health.LastEvent, Events: ch.health.Events, Detail: ch.health.Detail,
+			Problems: slices.Clone(ch.health.Degraded)}
+		if len(st.Problems) > 0 {
+			st.Detail = strings.Join(append(slices.Clone(st.Problems), st.Detail), "; ")
+			st.Detail = strings.TrimSuffix(st.Detail, "; ")
+		}
 		if ch.cmd != nil && ch.cmd.Process != nil && ch.state != StateStopped && ch.state != StateBackoff && ch.state != StateCrashLoop {
 			st.PID = ch.cmd.Process.Pid
 			st.StartedAt = ch.started.UTC()
 			st.UptimeS = now.Sub(ch.started).Seconds()
 			switch {
+			case !ch.healthAt.IsZero() && now.Sub(ch.healthAt) <= s.opts.HealthTTL && ch.health.OK && len(ch.health.Degraded) > 0:
+				st.Health = "degraded"
 			case !ch.healthAt.IsZero() && now.Sub(ch.healthAt) <= s.opts.HealthTTL && ch.health.OK:
 				st.Health = "ok"
 			case !ch.healthAt.IsZero() || now.Sub(ch.started) > s.opts.ReadyTimeout:
@@ -406,6 +432,30 @@ func (s *Supervisor) Status() []ChildStatus {
 		out = append(out, st)
 	}
 	return out
+}
+
+// lastWords returns the line a child that failed wrote last to its log, when it is the error line of
+// an observer binary ("observer-proxy: listen on 127.0.0.1:8820 ...: address already in use"), with
+// that prefix cut; else "".
+func lastWords(path, binary string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-4096, 0)
+	buf := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	rest, ok := strings.CutPrefix(lines[len(lines)-1], binary+": ")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(rest)
 }
 
 // openLog opens a component's log for appending, first moving aside one that has grown past 20 MB.

@@ -62,6 +62,10 @@ type Health struct {
 	Detail    string    `json:"detail,omitempty"`
 	LastEvent time.Time `json:"last_event,omitzero"`
 	Events    int64     `json:"events"` // handled since the process started
+	// Degraded lists what of the component does not work while the rest does, each saying what,
+	// on which address and why ("otlp/http listener 127.0.0.1:4318: address already in use"). A
+	// component that reports OK with something degraded is shown as degraded, not healthy.
+	Degraded []string `json:"degraded,omitempty"`
 }
 
 const healthPrefix = "observer.health."

@@ -1,0 +1,109 @@
+package proxycli
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// TestRun_OTLPPortTaken: when another program holds the OTLP/HTTP port, the proxy serves on, but
+// its heartbeat says it is degraded, naming the listener, the address and the error, so that
+// `observerctl status` and doctor show it instead of "ok".
+func TestRun_OTLPPortTaken(t *testing.T) {
+	home := t.TempDir()
+	token, err := bus.LoadOrCreateToken(filepath.Join(home, "bus.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(home, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cl, err := bus.Connect(context.Background(), bus.Options{Server: srv, Token: token, Name: "proxycli-test", Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	beats := make(chan bus.Health, 16)
+	sub, err := cl.SubscribeHealth(func(h bus.Health) {
+		select {
+		case beats <- h:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Stop)
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0") // the other collector
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() })
+	t.Setenv("OBSERVER_BUS_PORT", srv.ClientURL()[strings.LastIndex(srv.ClientURL(), ":")+1:])
+	t.Setenv("OBSERVER_PROXY_ADDR", "127.0.0.1:0")
+	t.Setenv("OBSERVER_OTLP_ADDR", taken.Addr().String())
+	t.Setenv("OBSERVER_OTLP_GRPC_ADDR", "127.0.0.1:0")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, []string{"observer-proxy", "--home", home}, &out, &errOut) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the proxy did not stop")
+		}
+	})
+
+	var h bus.Health
+	select {
+	case h = <-beats:
+	case code := <-done:
+		t.Fatalf("the proxy exited (%d) instead of serving on without the OTLP/HTTP listener:\n%s", code, errOut.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no heartbeat from the proxy:\n%s", errOut.String())
+	}
+	if !h.OK || h.Component != "proxy" {
+		t.Errorf("heartbeat %+v, want the proxy's, ok (it serves)", h)
+	}
+	want := "otlp/http listener " + taken.Addr().String() + ": address already in use"
+	if len(h.Degraded) != 1 || !strings.HasPrefix(h.Degraded[0], want) {
+		t.Fatalf("degraded %q, want one problem starting %q", h.Degraded, want)
+	}
+	if !strings.Contains(h.Degraded[0], "[otlp] addr") {
+		t.Errorf("degraded %q does not say which setting to change", h.Degraded[0])
+	}
+	if !strings.Contains(h.Detail, "otlp grpc://127.0.0.1:") {
+		t.Errorf("detail %q lacks the gRPC listener that works", h.Detail)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the proxy's logger and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
