@@ -140,6 +140,13 @@ func (h *Hub) Configure(o *server.Options) error {
 	o.Authorization = ""
 	o.CustomClientAuthentication = h.auth
 	o.AlwaysEnableNonce = true
+	// The replies to the JetStream requests the hub makes name the domain, stream and consumer
+	// they ask about ($JSC.R.<domain>.<account hash>.<stream>.<consumer>.<id>), so a member can
+	// be let answer only its own mirror's (MemberPermissions).
+	if o.FeatureFlags == nil {
+		o.FeatureFlags = map[string]bool{}
+	}
+	o.FeatureFlags[server.FeatureFlagJsAPIReplyFormatV2] = true
 	host, port, err := splitHostPort(h.cfg.LeafAddr)
 	if err != nil {
 		return fmt.Errorf("[hub] addr: %w", err)
@@ -480,14 +487,23 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 }
 
 // MemberPermissions are a member's leafnode permissions on the hub. Publish is what the member's
-// machine may send: its mirror's deliveries (deliver.<member>.>) and the answers to the hub's
-// requests to create its mirror's consumer ($JSC.R.>, a random inbox per request). Subscribe is
-// what the hub sends it: its own domain's JetStream API and the mirror's flow control.
+// machine may send: its mirror's deliveries (deliver.<member>.>) and the answers to the requests
+// the hub's mirror makes of its share stream's consumer ($JSC.R.<its domain>.*.TEAM_OUT.hub.*,
+// a random id per request). The hub's own replies and those of the requests it makes of other
+// members are out of its reach: it may neither answer them nor learn their subjects. Subscribe
+// is what the hub sends it: its own domain's JetStream API and the mirror's flow control.
 func MemberPermissions(member string) *server.Permissions {
 	return &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: []string{deliverPrefix(member) + ".>", "$JSC.R.>"}},
+		Publish:   &server.SubjectPermission{Allow: []string{deliverPrefix(member) + ".>", replySubjects(member)}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"$JS." + MemberDomain(member) + ".API.>", "$JS.FC.>"}},
 	}
+}
+
+// replySubjects matches the replies to the hub's requests about its mirror's consumer on member's
+// share stream, in JetStream's scoped reply format (server.FeatureFlagJsAPIReplyFormatV2, set on
+// the hub by Configure); the second token is a hash of the hub's account.
+func replySubjects(member string) string {
+	return "$JSC.R." + MemberDomain(member) + ".*." + ShareStream + "." + HubConsumer + ".*"
 }
 
 func splitHostPort(addr string) (string, int, error) {

@@ -15,8 +15,9 @@
 //	hub:         TEAM_<member> (mirror) ──source, share.> → team.<member>.>──> TEAM ──> writer
 //
 // Identity: a member authenticates with its nkey; the hub lets its leafnode publish only under
-// deliver.<member>.> (its mirror's deliveries) and the replies of its own consumer's creation, and
-// receive only its own domain's JetStream API. The member name the hub stores comes from the hub's
+// deliver.<member>.> (its mirror's deliveries) and the replies to the hub's requests about its own
+// mirror's consumer (scoped reply subjects that name the member's domain, so no answer to a request
+// the hub made of another member or of itself), and receive only its own domain's JetStream API. The member name the hub stores comes from the hub's
 // own stream names (team.<member>. is given by the hub's source of TEAM_<member>), never from an
 // event, so a member cannot publish as another.
 //

@@ -1,15 +1,20 @@
 package team_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -182,36 +187,119 @@ func TestTeam_MembersReachTheHubUnderTheirOwnNames(t *testing.T) {
 	}
 }
 
+// A member's machine is the member's own: it can run any NATS server with the member's key and
+// publish whatever it likes. What it publishes reaches the hub only as its own mirror's
+// deliveries and the answers to the hub's requests to it: nothing under another member's
+// subjects or the team stream's, and no answer to a request the hub made of another member (nor
+// of itself). The hub's watcher counts only the forged payload: the hub's own JetStream traffic
+// and the member's legitimate answers also pass on $JSC.R.
 func TestTeam_AMemberCannotPublishAsAnother(t *testing.T) {
 	h := startHub(t, t.TempDir(), freeAddr(t))
-	h.add(t, "bob")
-	alice := startMember(t, t.TempDir(), h.add(t, "alice"), team.Full)
-	waitLeaf(t, alice)
-	// Watch the hub for anything arriving on bob's subjects or the team stream's.
 	nc, err := nats.Connect(h.srv.ClientURL(), nats.Token("hub-token"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	got := make(chan string, 16)
-	for _, subj := range []string{"deliver.bob.>", "team.>", "share.>", "$JSC.R.>"} {
-		nc.Subscribe(subj, func(m *nats.Msg) { got <- m.Subject })
-	}
-	nc.Flush()
-	anc, err := nats.Connect(alice.srv.ClientURL(), nats.Token("m-token"))
+	// The requests the hub's mirror of bob makes of bob's machine (bob is offline: it asks again).
+	toBob, err := nc.SubscribeSync("$JS." + team.MemberDomain("bob") + ".API.>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer anc.Close()
-	for _, subj := range []string{"deliver.bob.x.M.1", "team.bob.action.claude-code", "share.action.claude-code"} {
-		anc.Publish(subj, []byte(`{"forged":true}`))
+	nc.Flush()
+	h.add(t, "bob")
+	aliceCreds := h.add(t, "alice")
+	req, err := toBob.NextMsg(30 * time.Second)
+	if err != nil {
+		t.Fatalf("the hub's mirror of bob asked nothing of bob: %v", err)
 	}
-	anc.Flush()
-	select {
-	case s := <-got:
-		t.Fatalf("alice's machine published %s on the hub", s)
-	case <-time.After(time.Second):
+	if req.Reply == "" {
+		t.Fatalf("the hub's request %s to bob has no reply subject", req.Subject)
 	}
+	targets := []string{
+		"deliver.bob.hub",               // bob's mirror's deliveries
+		"deliver.bob.x.M.1",             // any of bob's subjects
+		"team.bob.action.claude-code",   // the team stream, as bob
+		"team.alice.action.claude-code", // the team stream, past the mirror
+		"share.action.claude-code",      // a mirror's source subjects
+		req.Reply,                       // the answer to the hub's request to bob
+		"$JS." + team.MemberDomain("bob") + ".API.CONSUMER.RESET.TEAM_OUT.hub", // bob's API
+		"$JS.API.STREAM.PURGE." + team.TeamStream,                              // the hub's own API
+	}
+	// Everything that arrives where alice's machine aimed, in arrival order: the hub's interest
+	// in each target reaches her leafnode wherever her permissions let it.
+	got := make(chan *nats.Msg, 1024)
+	for _, subj := range append(slices.Clone(targets), "$JSC.R.>", "deliver.alice.control") {
+		if _, err := nc.ChanSubscribe(subj, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Flush()
+	anc := rogueLeaf(t, aliceCreds)
+	nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
+	forged := []byte(`{"forged":"alice-` + nonce + `"}`)
+	// Rounds of forgeries, each followed by a control on alice's own subject that she may
+	// publish: once two rounds' controls have arrived, the hub's interest has reached her
+	// leafnode and each round's forgeries, sent before its control on the same connection,
+	// would have arrived before it.
+	deadline := time.Now().Add(60 * time.Second)
+	controls := 0
+	for round := 0; controls < 2; round++ {
+		if time.Now().After(deadline) {
+			t.Fatal("alice's own deliveries never reached the hub: the test proves nothing")
+		}
+		for _, subj := range targets {
+			anc.Publish(subj, forged)
+		}
+		anc.Publish("deliver.alice.control", []byte("control-"+nonce))
+		anc.Flush()
+		wait := time.After(500 * time.Millisecond)
+	drain:
+		for {
+			select {
+			case m := <-got:
+				switch {
+				case bytes.Contains(m.Data, forged):
+					t.Fatalf("alice's machine published %s on the hub", m.Subject)
+				case m.Subject == "deliver.alice.control":
+					controls++
+				}
+			case <-wait:
+				break drain
+			}
+		}
+	}
+}
+
+// rogueLeaf joins the hub with a member's credentials from a NATS server of the member's own
+// making (no deny lists), and returns a connection to that server.
+func rogueLeaf(t *testing.T, creds team.Credentials) *nats.Conn {
+	t.Helper()
+	tc, err := team.ClientTLS([]byte(creds.CA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := team.ParseHubURL(creds.Hub[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &server.Options{DontListen: true, NoSigs: true, ServerName: "rogue-" + creds.Member}
+	o.LeafNode.ReconnectInterval = time.Second
+	o.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}, Nkey: creds.Seed, TLS: true, TLSConfig: tc, TLSTimeout: 5}}
+	ns, err := server.NewServer(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the rogue server did not start")
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 func waitLeaf(t *testing.T, m *testMember) {
@@ -427,15 +515,16 @@ func TestTeam_HubCannotReachTheObserverStream(t *testing.T) {
 	}
 	defer nc.Close()
 	api := "$JS." + team.MemberDomain("alice") + ".API."
-	// Answers can only come back on $JSC.R.> (the replies a member may send): ask with such an
-	// inbox, as a curious hub would.
-	sub, err := nc.SubscribeSync("$JSC.R.probe.>")
+	// Answers can only come back as the replies a member may send (those about its mirror's
+	// consumer): ask with such an inbox, as a curious hub would.
+	inbox := "$JSC.R." + team.MemberDomain("alice") + ".probe." + team.ShareStream + "." + team.HubConsumer
+	sub, err := nc.SubscribeSync(inbox + ".*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ask := func(req, body string) string {
 		t.Helper()
-		if err := nc.PublishRequest(api+req, "$JSC.R.probe."+strings.ReplaceAll(req, ".", "_"), []byte(body)); err != nil {
+		if err := nc.PublishRequest(api+req, inbox+"."+strings.ReplaceAll(req, ".", "_"), []byte(body)); err != nil {
 			t.Fatal(err)
 		}
 		m, err := sub.NextMsg(2 * time.Second)
