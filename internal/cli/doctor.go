@@ -482,6 +482,9 @@ func doctorHooks(home string, add func(name, status, detail, fix string)) {
 		}
 		all := len(clientconfig.HookEvents[l.Client])
 		switch {
+		case len(missing) == 0 && l.Client == clientconfig.Codex:
+			status, detail, fix := codexHookTrust(l.File, d, own)
+			add(name, status, fmt.Sprintf("registered for all %d events in %s", all, l.File)+detail, fix)
 		case len(missing) == 0:
 			add(name, checkOK, fmt.Sprintf("registered for all %d events in %s", all, l.File), "")
 		case len(missing) == all:
@@ -493,6 +496,54 @@ func doctorHooks(home string, add func(name, status, detail, fix string)) {
 	if found == 0 {
 		add("hooks", checkWarn, "no AI client found (Claude Code, Codex, Cursor)", "")
 	}
+}
+
+// codexHookTrust tells registered hooks Codex runs from those it does not: Codex runs a hook of
+// hooks.json only once the user trusted it, and records the trust in config.toml beside it (see
+// clientconfig.CodexHooks). It returns the check's status, what to add to its detail, and the fix.
+func codexHookTrust(hooksFile string, hooks *clientconfig.Doc, own string) (status, detail, fix string) {
+	if abs, err := filepath.Abs(hooksFile); err == nil {
+		hooksFile = abs
+	}
+	configTOML := filepath.Join(filepath.Dir(hooksFile), "config.toml")
+	data, _ := os.ReadFile(configTOML)
+	ours := func(c string) bool { return c == own || clientconfig.IsObserverHook(map[string]any{"command": c}) }
+	var untrusted, modified, off []string
+	for _, h := range clientconfig.CodexHooks(hooksFile, hooks, data, ours) {
+		switch {
+		case !h.Enabled:
+			off = append(off, h.Event)
+		case h.Trust == clientconfig.CodexUntrusted:
+			untrusted = append(untrusted, h.Event)
+		case h.Trust == clientconfig.CodexModified:
+			modified = append(modified, h.Event)
+		}
+	}
+	list := func(evs []string) string { slices.Sort(evs); return strings.Join(slices.Compact(evs), ", ") }
+	var notes []string
+	if len(untrusted)+len(modified) > 0 {
+		var which []string
+		if len(untrusted) > 0 {
+			which = append(which, "not trusted yet: "+list(untrusted))
+		}
+		if len(modified) > 0 {
+			which = append(which, "changed since you trusted them: "+list(modified))
+		}
+		notes = append(notes, "installed, but Codex runs them only once you trust them ("+strings.Join(which, "; ")+")")
+		fix = "run `codex` and answer \"Trust all and continue\" when it says hooks need review (or trust them one by one with /hooks); " +
+			"`codex exec` skips untrusted hooks unless run with --dangerously-bypass-hook-trust"
+	}
+	if len(off) > 0 {
+		notes = append(notes, "turned off in Codex: "+list(off))
+		if fix != "" {
+			fix += "; "
+		}
+		fix += "turn them on again with /hooks in `codex` (or remove enabled = false from their [hooks.state] in " + configTOML + ")"
+	}
+	if len(notes) == 0 {
+		return checkOK, ", and trusted in Codex", ""
+	}
+	return checkWarn, "; " + strings.Join(notes, "; "), fix
 }
 
 // programExists reports whether a client can run program: an absolute (or ~/) path to an
