@@ -33,6 +33,34 @@ func CleanTitle(prompt string) (title string, ok bool) {
 	return strings.TrimRight(cut, " ,.;:-") + "…", true
 }
 
+// CommandTitle makes a session title from a prompt that is a bare slash command ("/init"), the
+// way the client's own session list names a session begun with one: the command. It is the title
+// of a session only while none of its prompts gives one (CleanTitle). ok is false for anything
+// else, and for the commands that only steer the client (/clear, /compact, /resume, /model, ...),
+// which say nothing of the work.
+func CommandTitle(prompt string) (title string, ok bool) {
+	s := strings.Join(strings.FieldsFunc(stripTags(prompt), unicode.IsSpace), " ")
+	if len(s) < 2 || s[0] != '/' || strings.Contains(s, " ") || utf8.RuneCountInString(s) > TitleRunes {
+		return "", false
+	}
+	if _, steer := steeringCommands[strings.ToLower(s[1:])]; steer {
+		return "", false
+	}
+	return s, true
+}
+
+// steeringCommands are the slash commands (Claude Code's, Codex's, Gemini CLI's) that manage the
+// client or the session rather than ask for work.
+var steeringCommands = map[string]struct{}{
+	"clear": {}, "compact": {}, "exit": {}, "quit": {}, "resume": {}, "continue": {}, "new": {},
+	"login": {}, "logout": {}, "status": {}, "cost": {}, "usage": {}, "stats": {}, "context": {},
+	"config": {}, "settings": {}, "model": {}, "help": {}, "doctor": {}, "permissions": {},
+	"approvals": {}, "hooks": {}, "mcp": {}, "ide": {}, "vim": {}, "theme": {}, "terminal-setup": {},
+	"privacy-settings": {}, "upgrade": {}, "release-notes": {}, "feedback": {}, "bug": {},
+	"statusline": {}, "output-style": {}, "rewind": {}, "export": {}, "add-dir": {}, "fast": {},
+	"rename": {},
+}
+
 // stripTags removes <tag> and </tag> markers (the XML-like wrappers clients put around commands,
 // reminders and attachments), keeping the text between them.
 func stripTags(s string) string {

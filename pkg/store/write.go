@@ -151,7 +151,7 @@ type sessionAgg struct {
 	// client names no model of its own (sessions.model takes the most used).
 	usageModels map[string]int
 	// title is the batch's best title for the session (titleBeats): the user's, the client's,
-	// else its first recognisable prompt.
+	// else its first recognisable prompt, else its first slash command.
 	title, titleSource string
 	titleAt            int64
 	// member, host and user are a team hub's (the verified member, the machine it reported).
@@ -166,24 +166,26 @@ func (a *sessionAgg) offerTitle(title, source string, ts int64) {
 }
 
 // titleBeats reports whether a title from source at ts replaces one from cur at curAt: a title the
-// user gave ("user") beats one the client made ("client"), which beats a prompt ("prompt"); among
-// titles of one source the newest wins, among prompts the earliest.
+// user gave ("user") beats one the client made ("client"), which beats a prompt ("prompt"), which
+// beats a bare slash command ("command": a session begun with /init and nothing typed since is
+// titled "/init", as the client's own session list does); among titles of one source the newest
+// wins, among prompts and among commands the earliest.
 func titleBeats(source string, ts int64, cur string, curAt int64) bool {
 	r, c := titleRank[source], titleRank[cur]
 	if r == 0 || r != c {
 		return r > c
 	}
-	if source == "prompt" {
+	if source == "prompt" || source == "command" {
 		return ts < curAt
 	}
 	return ts >= curAt
 }
 
-var titleRank = map[string]int{"prompt": 1, "client": 2, "user": 3}
+var titleRank = map[string]int{"command": 1, "prompt": 2, "client": 3, "user": 4}
 
 // titleRankSQL is titleRank of the column or parameter x.
 func titleRankSQL(x string) string {
-	return "(CASE " + x + " WHEN 'user' THEN 3 WHEN 'client' THEN 2 WHEN 'prompt' THEN 1 ELSE 0 END)"
+	return "(CASE " + x + " WHEN 'user' THEN 4 WHEN 'client' THEN 3 WHEN 'prompt' THEN 2 WHEN 'command' THEN 1 ELSE 0 END)"
 }
 
 func (a *sessionAgg) countModel(m string) {
@@ -260,7 +262,7 @@ var sessionUpsertSQL = `INSERT INTO sessions (client, session_id, project, first
 
 // titleBeatsSQL is titleBeats against the stored row (?16 the batch's title source, ?17 its time).
 var titleBeatsSQL = `(` + titleRankSQL("?16") + ` > 0 AND (` + titleRankSQL("?16") + ` > ` + titleRankSQL("title_source") + `
-		OR ?16 = title_source AND (?16 = 'prompt' AND ?17 < title_at OR ?16 != 'prompt' AND ?17 >= title_at)))`
+		OR ?16 = title_source AND (?16 IN ('prompt', 'command') AND ?17 < title_at OR ?16 NOT IN ('prompt', 'command') AND ?17 >= title_at)))`
 
 var newerStateSQL = `(excluded.state_at > state_at OR (excluded.state_at = state_at AND ` +
 	stateRankSQL("excluded.state") + ` >= ` + stateRankSQL("state") + `))`
@@ -501,6 +503,8 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			case e.Action != nil && e.Action.Type == event.ActionUserPrompt && !e.Action.Sidechain && e.Action.AgentID == "":
 				if title, ok := event.CleanTitle(e.Action.Target); ok {
 					a.offerTitle(title, "prompt", ts)
+				} else if title, ok := event.CommandTitle(e.Action.Target); ok {
+					a.offerTitle(title, "command", ts)
 				}
 			case e.TokenUsage != nil && e.TokenUsage.AgentID == "" && e.TokenUsage.Model != "":
 				a.countModel(e.TokenUsage.Model)
