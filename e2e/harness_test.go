@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,14 +51,24 @@ type suite struct {
 	upCh chan error
 }
 
+// givenPorts are the ports freePort handed out in this process: the kernel may offer a port again
+// once its listener is closed, and two components of one suite given the same port would fight.
+var givenPorts sync.Map
+
+// freePort returns a loopback port nothing listens on and that this process has not handed out.
 func freePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if _, taken := givenPorts.LoadOrStore(port, true); !taken {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func newSuite(tb testing.TB, extraEnv ...string) *suite {
@@ -170,7 +181,12 @@ func (s *suite) waitHealthy(d time.Duration) statusJSON {
 		time.Sleep(100 * time.Millisecond)
 	}
 	out, errOut, _ := s.ctl(nil, "status")
-	s.tb.Fatalf("suite not healthy after %v:\n%s%s\n%s", d, out, errOut, s.readFile("logs/supervisor.log"))
+	var logs strings.Builder
+	for _, c := range []string{"writer", "proxy", "watch", "dash"} {
+		lines := strings.Split(strings.TrimSpace(s.readFile("logs/"+c+".log")), "\n")
+		fmt.Fprintf(&logs, "--- logs/%s.log (last lines):\n%s\n", c, strings.Join(lines[max(0, len(lines)-8):], "\n"))
+	}
+	s.tb.Fatalf("suite not healthy after %v:\n%s%s\n%s\n%s", d, out, errOut, s.readFile("logs/supervisor.log"), logs.String())
 	return statusJSON{}
 }
 
