@@ -194,7 +194,11 @@ func TestObservations_EvidenceResolves(t *testing.T) {
 			}
 			switch o.Kind {
 			case memory.KindTestCommand, memory.KindBuildCommand, memory.KindFailingCommand:
-				if typ != "run_command" || strings.Join(strings.Fields(target), " ")[:min(len(o.Key), 40)] != o.Key[:min(len(o.Key), 40)] {
+				cmd := strings.Join(strings.Fields(target), " ")
+				if o.Kind == memory.KindTestCommand {
+					cmd = memory.TestCommand(cmd) // a narrower run counts for the project's command
+				}
+				if typ != "run_command" || cmd[:min(len(cmd), len(o.Key), 40)] != o.Key[:min(len(o.Key), 40)] {
 					t.Errorf("%s %q: evidence is %s %q", o.Kind, o.Key, typ, target)
 				}
 			case memory.KindCoChange, memory.KindChangeArea:

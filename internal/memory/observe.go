@@ -70,6 +70,11 @@ type obs struct {
 	first, last     int64
 	evidence        []Evidence // the newest maxEvidence, oldest first
 	evTS            []int64    // their times
+	// A test command's runs: whether the command itself ran (whole), and the newest of the
+	// narrower runs that count for it (one file, one test: TestCommand).
+	whole    bool
+	narrow   string
+	narrowAt int64
 }
 
 func (o *obs) confirm(ts int64, ev Evidence) {
@@ -111,7 +116,7 @@ func Derive(acts []sessAct) []*obs {
 		ok, failed int
 		okID       string
 		failID     string
-		last       int64
+		okAt, last int64
 	}
 	sessions := 0
 	areaSess := map[string]int{}
@@ -136,7 +141,7 @@ func Derive(acts []sessAct) []*obs {
 				r.last = a.ts
 				if a.success.Valid && a.success.Bool {
 					r.ok++
-					r.okID = a.id
+					r.okID, r.okAt = a.id, a.ts
 				} else if a.success.Valid {
 					r.failed++
 					r.failID = a.id
@@ -151,19 +156,37 @@ func Derive(acts []sessAct) []*obs {
 		ev := func(id string) Evidence {
 			return Evidence{Client: sess[0].client, SessionID: sess[0].session, EventID: id}
 		}
+		// A test command's runs in the session: its own and its narrower ones (TestCommand).
+		tests := map[string]*cmdRuns{}
 		for c, r := range cmds {
-			switch kind := commandKind(c); {
-			case kind == "test" || kind == "build":
-				k := KindTestCommand
-				text := fmt.Sprintf("tests run with `%s`", c)
-				if kind == "build" {
-					k, text = KindBuildCommand, fmt.Sprintf("builds with `%s`", c)
-				}
-				o := get(k, c, text)
+			switch commandKind(c) {
+			case "build":
+				o := get(KindBuildCommand, c, fmt.Sprintf("builds with `%s`", c))
 				if r.ok > 0 {
 					o.confirm(r.last, ev(r.okID))
 				} else if r.failed > 0 && o.support > 0 {
 					o.contra++ // it never worked in this session
+				}
+			case "test":
+				key := TestCommand(c)
+				o := get(KindTestCommand, key, "")
+				if c == key {
+					o.whole = true
+				} else if r.last > o.narrowAt || r.last == o.narrowAt && c < o.narrow {
+					o.narrow, o.narrowAt = c, r.last
+				}
+				t := tests[key]
+				if t == nil {
+					t = &cmdRuns{}
+					tests[key] = t
+				}
+				t.failed += r.failed
+				t.last = max(t.last, r.last)
+				if r.ok > 0 {
+					t.ok += r.ok
+					if r.okAt > t.okAt || r.okAt == t.okAt && r.okID > t.okID {
+						t.okID, t.okAt = r.okID, r.okAt
+					}
 				}
 			}
 			if r.failed > 0 || r.ok > 0 {
@@ -173,6 +196,14 @@ func Derive(acts []sessAct) []*obs {
 				} else {
 					o.contra++
 				}
+			}
+		}
+		for key, r := range tests {
+			o := get(KindTestCommand, key, "")
+			if r.ok > 0 {
+				o.confirm(r.last, ev(r.okID))
+			} else if r.failed > 0 && o.support > 0 {
+				o.contra++ // it never worked in this session
 			}
 		}
 		files := make([]string, 0, len(changed))
@@ -215,6 +246,11 @@ func Derive(acts []sessAct) []*obs {
 		case KindCoChange:
 			if o.support < 2 {
 				continue
+			}
+		case KindTestCommand:
+			o.text = fmt.Sprintf("tests run with `%s`", o.key)
+			if !o.whole && o.narrow != "" {
+				o.text += fmt.Sprintf(" (seen only narrowed to some tests, as `%s`)", clip(o.narrow, 120))
 			}
 		case KindChangeArea:
 			// An area most sessions that change files change: the others contradict it.
