@@ -1,5 +1,5 @@
-// Command observer-fakeapi serves a scripted fake of the Anthropic and OpenAI APIs, for tests and
-// for trying observer offline with the real Claude Code and Codex clients.
+// Command observer-fakeapi serves a scripted fake of the Anthropic, OpenAI and Gemini APIs, for
+// tests and for trying observer offline with the real Claude Code, Codex and Gemini CLI clients.
 package main
 
 import (

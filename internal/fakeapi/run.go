@@ -28,7 +28,8 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: observer-fakeapi [flags]\n\n"+
-			"A scripted fake of the Anthropic and OpenAI APIs for trying observer offline.\n\n")
+			"A scripted fake of the Anthropic Messages API, the OpenAI Responses and Chat Completions APIs\n"+
+			"and the Gemini API, for trying observer offline (Claude Code, Codex, Gemini CLI and others).\n\n")
 		fs.PrintDefaults()
 	}
 	addr := fs.String("addr", "127.0.0.1:9999", "address to listen on")
@@ -44,7 +45,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Int64Var(&u.CacheRead, "usage-cache-read", u.CacheRead, "cache-read input tokens per response")
 	fs.Int64Var(&u.CacheWrite5m, "usage-cache-write-5m", u.CacheWrite5m, "5-minute cache-write tokens per response (Anthropic)")
 	fs.Int64Var(&u.CacheWrite1h, "usage-cache-write-1h", u.CacheWrite1h, "1-hour cache-write tokens per response (Anthropic)")
-	fs.Int64Var(&u.Reasoning, "usage-reasoning", u.Reasoning, "reasoning tokens per response, part of the output (OpenAI)")
+	fs.Int64Var(&u.Reasoning, "usage-reasoning", u.Reasoning, "reasoning tokens per response, part of the output (OpenAI; Gemini's thoughtsTokenCount)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
