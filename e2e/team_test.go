@@ -85,25 +85,42 @@ func (r *relay) down() {
 	r.conns = nil
 }
 
-// teamEvents are n rounds' worth of one member's events: each i gives a command with its output,
-// a prompt and an API turn, every text marked with the member so the hub's files can be searched.
+// teamEvents are one round's worth of one member's events: a session start, then for each of n a
+// command with its output, a prompt and an API turn (teamRound(n) events in all). Every text is
+// marked with the member so the hub's files can be searched, and every path is under the member's
+// project directory PROJDIR-<member>-payroll. (No hook: the member's watcher would follow the
+// session it starts and report its end, one event more at a moment of its own.)
 func teamEvents(member string, round, n int) []byte {
 	var b bytes.Buffer
+	project := teamProject(member)
+	transcript := fmt.Sprintf("/home/%s/.claude/projects/%s/sess-%d.jsonl", member, strings.ReplaceAll(project, "/", "-"), round)
+	sess := fmt.Sprintf("sess-%s-%d", member, round)
+	at := time.Date(2026, 12, 1, 10, round, 0, 0, time.UTC).Format(time.RFC3339Nano)
+	fmt.Fprintf(&b, `{"id":"%s-r%d-session","kind":"session","time":"%s","source":"e2e","client":"claude-code","session_id":"%s","project":"%s","v":1,`+
+		`"session":{"state":"started","cwd":"%s/cmd","transcript_path":"%s","git_branch":"fix/PROJDIR-%s-branch","model":"claude-sonnet-4-5"}}`+"\n",
+		member, round, at, sess, project, project, transcript, member)
 	for i := range n {
 		at := time.Date(2026, 12, 1, 10, round, i%60, 0, time.UTC).Format(time.RFC3339Nano)
 		id := fmt.Sprintf("%s-r%d-%d", member, round, i)
-		sess := fmt.Sprintf("sess-%s-%d", member, round)
-		fmt.Fprintf(&b, `{"id":"%s-cmd","kind":"action","time":"%s","source":"e2e","client":"claude-code","session_id":"%s","project":"/src/%s","host":"%s-laptop","user":"%s","v":1,"member":"bob",`+
-			`"action":{"type":"run_command","tool":"Bash","target":"make deploy SECRET-TARGET-%s","output":"SECRET-OUTPUT-%s done","error":"","success":true}}`+"\n",
-			id, at, sess, member, member, member, member, member)
-		fmt.Fprintf(&b, `{"id":"%s-prompt","kind":"action","time":"%s","source":"e2e","client":"claude-code","session_id":"%s","project":"/src/%s","v":1,`+
-			`"action":{"type":"user_prompt","target":"SECRET-PROMPT-%s please fix the build"}}`+"\n", id, at, sess, member, member)
-		fmt.Fprintf(&b, `{"id":"%s-turn","kind":"api_turn","time":"%s","source":"observer-proxy","client":"claude-code","session_id":"%s","project":"/src/%s","v":1,`+
+		fmt.Fprintf(&b, `{"id":"%s-cmd","kind":"action","time":"%s","source":"e2e","client":"claude-code","session_id":"%s","project":"%s","host":"%s-laptop","user":"%s","v":1,"member":"bob",`+
+			`"action":{"type":"run_command","tool":"Bash","target":"make -C %s deploy SECRET-TARGET-%s","output":"SECRET-OUTPUT-%s done","error":"","success":true,"transcript":"%s"}}`+"\n",
+			id, at, sess, project, member, member, project, member, member, transcript)
+		fmt.Fprintf(&b, `{"id":"%s-prompt","kind":"action","time":"%s","source":"e2e","client":"claude-code","session_id":"%s","project":"%s","v":1,`+
+			`"action":{"type":"user_prompt","target":"SECRET-PROMPT-%s please fix the build"}}`+"\n", id, at, sess, project, member)
+		fmt.Fprintf(&b, `{"id":"%s-turn","kind":"api_turn","time":"%s","source":"observer-proxy","client":"claude-code","session_id":"%s","project":"%s","v":1,`+
 			`"api_turn":{"provider":"anthropic","endpoint":"/v1/messages","model":"claude-sonnet-4-5","status":200,"latency_ms":900,"cost_usd":0.01,"bytes_in":100,"bytes_out":200,"input_tokens":1000,"output_tokens":100,"cache_read_tokens":0,"cache_creation_tokens":0}}`+"\n",
-			id, at, sess, member)
+			id, at, sess, project)
 	}
 	return b.Bytes()
 }
+
+// teamProject is the project directory of a member's team events.
+func teamProject(member string) string {
+	return fmt.Sprintf("/home/%s/code/PROJDIR-%s-payroll", member, member)
+}
+
+// teamRound is how many events teamEvents(_, _, n) makes.
+func teamRound(n int) int { return 3*n + 1 }
 
 func (s *suite) publish(data []byte) {
 	s.tb.Helper()
@@ -228,6 +245,29 @@ func (s *suite) teamStreamSeq() uint64 {
 	return str.CachedInfo().State.LastSeq
 }
 
+// filesContaining lists the files under the hub's home, every regular one (store, WAL, stream
+// files, logs, state), whose bytes contain any of markers.
+func (s *suite) filesContaining(markers ...string) []string {
+	var hits []string
+	filepath.WalkDir(s.home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			s.tb.Errorf("read %s: %v", path, err)
+			return nil
+		}
+		for _, m := range markers {
+			if bytes.Contains(data, []byte(m)) {
+				hits = append(hits, fmt.Sprintf("%s (%s)", path, m))
+			}
+		}
+		return nil
+	})
+	return hits
+}
+
 // hubFiles is every byte the hub keeps: its store (with the WAL) and its bus's stream files.
 func (s *suite) hubFiles() []byte {
 	var all []byte
@@ -282,8 +322,8 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 	if a, tu := hub.memberCounts("carol"); a != 2*n || tu != n {
 		t.Fatalf("carol is offline, yet the hub has %d actions and %d turns of hers (want %d and %d)", a, tu, 2*n, n)
 	}
-	if st := carol.teamStatus(); st.Pending != uint64(3*n) {
-		t.Fatalf("carol holds %d events for the hub, want %d", st.Pending, 3*n)
+	if st := carol.teamStatus(); st.Pending != uint64(teamRound(n)) {
+		t.Fatalf("carol holds %d events for the hub, want %d", st.Pending, teamRound(n))
 	}
 
 	// The hub restarts while members keep producing.
@@ -304,7 +344,7 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 	// Exactly once: the team stream took each event once (no redelivery doubled any), and the
 	// store holds each once, under the member whose machine produced it (alice's events claim
 	// to be bob's: the hub does not believe them).
-	if seq, want := hub.teamStreamSeq(), uint64(3*3*3*n); seq != want {
+	if seq, want := hub.teamStreamSeq(), uint64(3*3*teamRound(n)); seq != want {
 		t.Errorf("the hub's team stream took %d events, want %d", seq, want)
 	}
 	if got := hub.count(`SELECT count(*) FROM actions WHERE event_id LIKE 'alice/alice-%'`); got != 6*n {
@@ -335,6 +375,23 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 			t.Errorf("%s in the hub's files: %v, want %v", c.marker, got, c.want)
 		}
 	}
+	// No path of alice's (usage) anywhere in the hub's files, in any form: her project is an id.
+	// Bob's (actions) and carol's (full) projects and directories reach the hub by design.
+	if hits := hub.filesContaining("PROJDIR-alice", "/home/alice"); len(hits) > 0 {
+		t.Errorf("alice shares usage, yet her paths are in the hub's files:\n%s", strings.Join(hits, "\n"))
+	}
+	for _, m := range []string{"bob", "carol"} {
+		if hits := hub.filesContaining(teamProject(m)); len(hits) == 0 {
+			t.Errorf("%s's project is in none of the hub's files: the search finds nothing", m)
+		}
+	}
+	if got := hub.count(`SELECT count(DISTINCT project) FROM actions WHERE member = 'alice' AND project LIKE 'p-%'`); got != 1 {
+		t.Errorf("alice's actions on the hub are under %d project ids, want 1", got)
+	}
+	if got := hub.count(`SELECT count(*) FROM sessions WHERE member = 'alice' AND project NOT LIKE 'p-%'`) +
+		hub.count(`SELECT count(*) FROM projects WHERE path LIKE '%PROJDIR-alice%' OR name LIKE '%PROJDIR-alice%'`); got != 0 {
+		t.Errorf("%d of alice's sessions or projects on the hub are not under her project's id", got)
+	}
 	if got := hub.count(`SELECT count(*) FROM actions WHERE member = 'alice' AND target != ''`); got != 0 {
 		t.Errorf("%d of alice's actions have a target on the hub", got)
 	}
@@ -360,8 +417,8 @@ func TestTeam_ThreeMembersOneHub(t *testing.T) {
 	mallory := newMember(t, creds["mallory"], "full")
 	mallory.publish(teamEvents("mallory", 1, n))
 	time.Sleep(5 * time.Second)
-	if st := mallory.teamStatus(); st.Connected || st.Pending != uint64(3*n) {
-		t.Errorf("mallory without valid credentials: %+v, want not connected with %d pending", st, 3*n)
+	if st := mallory.teamStatus(); st.Connected || st.Pending != uint64(teamRound(n)) {
+		t.Errorf("mallory without valid credentials: %+v, want not connected with %d pending", st, teamRound(n))
 	}
 	if a, tu := hub.memberCounts("mallory"); a+tu != 0 {
 		t.Errorf("the hub stored %d events of a member it does not know", a+tu)
@@ -466,7 +523,7 @@ func TestTeam_HubCluster(t *testing.T) {
 	for name := range members {
 		n1.waitMember(90*time.Second, name, 6*n, 3*n)
 	}
-	if seq, want := n1.teamStreamSeq(), uint64(2*3*3*n); seq != want {
+	if seq, want := n1.teamStreamSeq(), uint64(2*3*teamRound(n)); seq != want {
 		t.Errorf("the cluster's team stream took %d events, want %d", seq, want)
 	}
 	if got := n1.count(`SELECT count(*) FROM actions`); got != 2*6*n {

@@ -211,6 +211,7 @@ type Sharer struct {
 	nc, snc         *nats.Conn          // the main bus, the share server
 	js, sjs         jetstream.JetStream // the main bus, the share server
 	logger          *slog.Logger
+	key             []byte // ProjectKey of the member's seed
 	shared, dropped uint64
 }
 
@@ -233,7 +234,7 @@ func startSharer(ctx context.Context, main *bus.Server, share *server.Server, cf
 	if err == nil {
 		var sjs jetstream.JetStream
 		if sjs, err = jetstream.New(snc); err == nil {
-			s := &Sharer{cfg: cfg, nc: nc, snc: snc, js: js, sjs: sjs, logger: cfg.Logger}
+			s := &Sharer{cfg: cfg, nc: nc, snc: snc, js: js, sjs: sjs, logger: cfg.Logger, key: ProjectKey(cfg.Creds.Seed)}
 			if err = s.ensure(ctx); err == nil {
 				go s.run(ctx)
 				return s, nil
@@ -429,7 +430,7 @@ func (s *Sharer) consume(ctx context.Context) error {
 func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 	var futures []jetstream.PubAckFuture
 	for _, m := range msgs {
-		out, subject, ok := Shareable(m.Data(), s.cfg.Share)
+		out, subject, ok := Shareable(m.Data(), s.cfg.Share, s.key)
 		if !ok {
 			s.dropped++ // the writer quarantines it locally
 			continue
@@ -458,14 +459,14 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 	return nil
 }
 
-// Shareable decodes an event, strips it to level and returns its bytes and share subject; ok is
-// false for what does not decode.
-func Shareable(data []byte, level Level) (out []byte, subject string, ok bool) {
+// Shareable decodes an event, strips it to level (key: ProjectKey) and returns its bytes and share
+// subject; ok is false for what does not decode.
+func Shareable(data []byte, level Level, key []byte) (out []byte, subject string, ok bool) {
 	ev, err := event.Decode(data)
 	if err != nil {
 		return nil, "", false
 	}
-	Strip(&ev, level)
+	Strip(&ev, level, key)
 	out, err = event.Marshal(&ev)
 	if err != nil {
 		return nil, "", false

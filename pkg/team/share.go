@@ -1,6 +1,9 @@
 package team
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -13,7 +16,8 @@ type Level string
 // The share levels.
 const (
 	// Usage shares tokens, cost, models, durations and counts: every event, with no action
-	// target, prompt, output, error text, path or title.
+	// target, prompt, output, error text, path or title. Its project is an opaque id
+	// (ProjectID), not the path.
 	Usage Level = "usage"
 	// Actions adds the normalized actions' targets (files, commands, patterns, URLs), without
 	// outputs, error text or prompts (nor other prose: subagent instructions, questions, answers,
@@ -36,13 +40,37 @@ func ParseLevel(s string) (Level, error) {
 	return "", fmt.Errorf("share level %q: use usage, actions or full", s)
 }
 
+// ProjectKey is the key of a member's project ids (ProjectID), derived from the seed in its
+// credentials: a secret of the member's that the hub never holds.
+func ProjectKey(seed string) []byte {
+	sum := sha256.Sum256([]byte("observer team project id\x00" + seed))
+	return sum[:]
+}
+
+// ProjectID is what a project path becomes below share level actions: "p-" and the first 12 hex
+// digits of its HMAC-SHA256 under key (ProjectKey). The same path always gives the same id, so
+// the hub still tells a member's projects apart and follows each over time, but it can neither
+// read the path nor confirm a guess of it without the member's seed. An empty path stays empty.
+func ProjectID(key []byte, path string) string {
+	if path == "" {
+		return ""
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(path))
+	return "p-" + hex.EncodeToString(mac.Sum(nil))[:12]
+}
+
 // Strip reduces ev to what level shares, in place. Every event kind is shared at every level (its
-// counts and figures are the point); only content goes. The envelope's Member is cleared: the hub
-// sets it. Strings that remain are scrubbed again, so a secret that reached the local store under
-// an older scrubber does not leave the machine.
-func Strip(ev *event.Event, level Level) {
+// counts and figures are the point); only content goes. Below actions no path of any kind leaves:
+// the project becomes ProjectID(key, path), and directories and file names are cleared. The
+// envelope's Member is cleared: the hub sets it. Strings that remain are scrubbed again, so a
+// secret that reached the local store under an older scrubber does not leave the machine.
+func Strip(ev *event.Event, level Level, key []byte) {
 	ev.Member = ""
 	full, actions := level == Full, level == Actions || level == Full
+	if !actions {
+		ev.Project = ProjectID(key, ev.Project)
+	}
 	if a := ev.Action; a != nil {
 		// Targets that are text a person or a model wrote, not a file or a command: a prompt, a
 		// subagent's instructions, a question, a final answer, a todo list, a system prompt.
@@ -77,7 +105,8 @@ func Strip(ev *event.Event, level Level) {
 		h.Cwd, h.TranscriptPath = "", ""
 	}
 	if m := ev.MCPCall; m != nil && !full {
-		m.Error = ""
+		// Like an action's input hash: a digest of content, which a guess can be checked against.
+		m.Error, m.InputHash, m.OutputHash = "", "", ""
 	}
 	if ev.Compression != nil {
 		ev.Compression.Original = scrub.String(ev.Compression.Original)

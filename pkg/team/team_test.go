@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -340,13 +341,21 @@ func TestStrip_ShareLevels(t *testing.T) {
 			{Kind: event.KindMCPCall, MCPCall: &event.MCPCall{Server: "s", Tool: "t", Error: "boom", InputBytes: 3}},
 		}
 	}
+	key := team.ProjectKey("seed")
 	for _, level := range team.Levels {
 		evs := full()
 		for i := range evs {
-			evs[i].Member = "bob"
-			team.Strip(&evs[i], level)
+			evs[i].Member, evs[i].Project = "bob", "/home/a/p"
+			team.Strip(&evs[i], level, key)
 			if evs[i].Member != "" {
 				t.Errorf("%s: Member %q left in the event", level, evs[i].Member)
+			}
+			want := "/home/a/p"
+			if level == team.Usage {
+				want = team.ProjectID(key, "/home/a/p")
+			}
+			if evs[i].Project != want {
+				t.Errorf("%s: project %q, want %q", level, evs[i].Project, want)
 			}
 		}
 		cmd, prompt, sess, hook, turn, comp, mcp := evs[0].Action, evs[1].Action, evs[2].Session, evs[3].Hook, evs[4].APITurn, evs[5].Compression, evs[6].MCPCall
@@ -377,6 +386,129 @@ func TestStrip_ShareLevels(t *testing.T) {
 		if strings.Contains(cmd.Target, "AAAAAAAAAAAAAAAA") {
 			t.Errorf("%s: a secret left the machine in %q", level, cmd.Target)
 		}
+	}
+}
+
+// TestStrip_UsageSendsNoPath: at share level usage no path of any kind leaves the machine. Every
+// string field of every event kind is filled with a path; after Strip only the fields that hold a
+// name, an id or an enum (never a path of the machine) may still hold it, and the project is its
+// id. A field added to the schema fails here until it is placed on one side or the other.
+func TestStrip_UsageSendsNoPath(t *testing.T) {
+	const path = "/home/alice/src/PROJDIR-payroll"
+	kept := map[string]bool{
+		"Event.ID": true, "Event.Source": true, "Event.Client": true, "Event.SessionID": true,
+		"Event.Host": true, "Event.User": true, // the machine's names, which the hub shows by design
+		"Action.Type": true, "Action.Tool": true, "Action.ToolUseID": true, "Action.MessageID": true,
+		"Action.RequestID": true, "Action.AgentID": true, "Action.Model": true, "Action.Freshness": true,
+		"TokenUsage.MessageID": true, "TokenUsage.RequestID": true, "TokenUsage.Model": true,
+		"TokenUsage.AgentID": true, "TokenUsage.Reliability": true, "TokenUsage.Origin": true,
+		"APITurn.Provider": true, "APITurn.Model": true, "APITurn.MessageID": true, "APITurn.RequestID": true,
+		"APITurn.ErrorClass": true, "APITurn.StopReason": true, "APITurn.Reliability": true, "APITurn.Origin": true,
+		"APITurn.Endpoint":      true, // the API's route (/v1/messages), not a path of the machine
+		"TurnCompression.Mode":  true,
+		"Compression.Mechanism": true, "Compression.Mode": true, "Compression.Model": true,
+		"Compression.Provider": true, "Compression.TurnID": true,
+		"Session.State": true, "Session.ParentSessionID": true, "Session.Model": true,
+		"Hook.Event": true, "Hook.ToolName": true, "Hook.ToolUseID": true, "Hook.Matcher": true,
+		"MCPCall.Server": true, "MCPCall.Tool": true, "MCPCall.RequestID": true,
+	}
+	key := team.ProjectKey("alice's seed")
+	payloads := map[event.Kind]func(*event.Event){
+		event.KindAction:      func(e *event.Event) { e.Action = &event.Action{} },
+		event.KindTokenUsage:  func(e *event.Event) { e.TokenUsage = &event.TokenUsage{} },
+		event.KindAPITurn:     func(e *event.Event) { e.APITurn = &event.APITurn{Compression: &event.TurnCompression{}} },
+		event.KindCompression: func(e *event.Event) { e.Compression = &event.Compression{} },
+		event.KindSession:     func(e *event.Event) { e.Session = &event.Session{} },
+		event.KindHook:        func(e *event.Event) { e.Hook = &event.Hook{} },
+		event.KindMCPCall:     func(e *event.Event) { e.MCPCall = &event.MCPCall{} },
+	}
+	seen := map[string]bool{}
+	for _, kind := range event.Kinds {
+		ev := event.New(kind, "test")
+		payloads[kind](&ev)
+		fillStrings(reflect.ValueOf(&ev).Elem(), path)
+		ev.Kind = kind
+		team.Strip(&ev, team.Usage, key)
+		if want := team.ProjectID(key, path); ev.Project != want {
+			t.Errorf("%s: project %q, want its id %q", kind, ev.Project, want)
+		}
+		ev.Project = ""
+		for _, f := range stringFields(reflect.ValueOf(ev), "Event") {
+			seen[f[0]] = true
+			if strings.Contains(f[1], "PROJDIR") && !kept[f[0]] {
+				t.Errorf("%s: usage lets a path out in %s: %q", kind, f[0], f[1])
+			}
+		}
+	}
+	for name := range kept {
+		if !seen[name] {
+			t.Errorf("kept field %s is not in the schema", name)
+		}
+	}
+}
+
+// fillStrings sets every string field reachable from v (through structs and non-nil pointers) to s.
+func fillStrings(v reflect.Value, s string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			fillStrings(v.Elem(), s)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fillStrings(v.Field(i), s)
+			}
+		}
+	case reflect.String:
+		v.SetString(s)
+	}
+}
+
+// stringFields lists the string fields reachable from v as {Type.Field, value}.
+func stringFields(v reflect.Value, typ string) [][2]string {
+	var out [][2]string
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			out = stringFields(v.Elem(), v.Elem().Type().Name())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			switch fv := v.Field(i); fv.Kind() {
+			case reflect.String:
+				out = append(out, [2]string{typ + "." + f.Name, fv.String()})
+			case reflect.Struct:
+				out = append(out, stringFields(fv, fv.Type().Name())...)
+			case reflect.Pointer:
+				out = append(out, stringFields(fv, "")...)
+			}
+		}
+	}
+	return out
+}
+
+func TestProjectID(t *testing.T) {
+	a, b := team.ProjectKey("seed-a"), team.ProjectKey("seed-b")
+	id := team.ProjectID(a, "/home/alice/src/payroll")
+	if len(id) != len("p-")+12 || !strings.HasPrefix(id, "p-") || strings.Contains(id, "payroll") {
+		t.Fatalf("ProjectID = %q, want p- and 12 hex digits", id)
+	}
+	if team.ProjectID(a, "/home/alice/src/payroll") != id {
+		t.Error("the same path and key give another id")
+	}
+	if team.ProjectID(a, "/home/alice/src/billing") == id {
+		t.Error("two paths share an id")
+	}
+	if team.ProjectID(b, "/home/alice/src/payroll") == id {
+		t.Error("another member's key gives the same id: the hub could confirm a guessed path")
+	}
+	if team.ProjectID(a, "") != "" {
+		t.Error("no project became an id")
 	}
 }
 
