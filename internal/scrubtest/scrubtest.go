@@ -8,6 +8,7 @@
 package scrubtest
 
 import (
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 )
@@ -44,6 +45,13 @@ func (g gen) s(alphabet string, n int) string {
 	return b.String()
 }
 
+// discord returns a Discord bot token: the bot's id (a snowflake of digits digits) in base64,
+// a time stamp and an HMAC.
+func (g gen) discord(digits_ int) string {
+	id := g.s("123456789", 1) + g.s(digits, digits_-1)
+	return base64.RawStdEncoding.EncodeToString([]byte(id)) + "." + g.s(b64url, 6) + "." + g.s(b64url, 38)
+}
+
 // pem returns n lines of 64 base64 characters, the body of a PEM block.
 func (g gen) pem(n int) []string {
 	lines := make([]string, n)
@@ -74,6 +82,9 @@ func Formats() []Format {
 	one("aws temporary key id", "aws-access-key", "AccessKeyId: ", "ASIA"+g.s(upper+digits, 16), "")
 	one("aws secret access key", "secret", "aws_secret_access_key = ", g.s(b64, 40), "")
 	one("aws session token", "secret", "aws_session_token = ", "IQoJb3JpZ2luX2Vj"+g.s(b64, 300), "")
+	one("aws session token set by the cli", "aws-session-token", "aws configure set aws_session_token ", "IQoJb3JpZ2luX2Vj"+g.s(b64, 600), "")
+	one("aws sts session token json", "aws-session-token", `{"Credentials": {"SessionToken": "`, "FwoGZXIvYXdzE"+g.s(b64, 280), `", "Expiration": "2025-01-01T00:00:00Z"}}`)
+	one("aws secret access key set by the cli", "cli-password", "aws configure set aws_secret_access_key ", g.s(b64, 40), " --profile ci")
 	one("aws presigned url", "url-signature", "curl 'https://bucket.s3.amazonaws.com/o.tar?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20250101T000000Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=",
 		g.s(hexLower, 64), "'")
 	gcpKey := g.pem(4)
@@ -135,6 +146,14 @@ func Formats() []Format {
 	one("slack webhook", "slack-webhook", "curl -X POST https://", "hooks.slack.com/services/T"+g.s(upper+digits, 8)+"/B"+g.s(upper+digits, 10)+"/"+g.s(alnum, 24), " -d @msg.json")
 	one("discord webhook", "discord-webhook", "POST https://", "discord.com/api/webhooks/"+g.s(digits, 18)+"/"+g.s(b64url, 68), "")
 	one("telegram bot token", "telegram-token", "bot ", g.s(digits, 10)+":AA"+g.s(b64url, 33), " started")
+	one("telegram bot api url", "telegram-token", "curl -s https://api.telegram.org/bot", g.s(digits, 10)+":AA"+g.s(b64url, 33), "/getUpdates")
+	one("discord bot authorization", "discord-token", `curl -H "Authorization: Bot `, g.discord(19), `" https://discord.com/api/v10/users/@me`)
+	one("discord token env", "discord-token", "DISCORD_TOKEN=", g.discord(18), "")
+	one("discord bot token env", "discord-token", "export DISCORD_BOT_TOKEN=", g.discord(19), "")
+	one("linear api key", "linear-key", `curl -H "Authorization: `, "lin_api_"+g.s(alnum, 40), `" https://api.linear.app/graphql`)
+	one("postman api key", "postman-key", "postman login --with-api-key ", "PMAK-"+g.s(hexLower, 24)+"-"+g.s(hexLower, 34), "")
+	one("doppler service token", "doppler-token", "DOPPLER_TOKEN=", "dp.st.prd."+g.s(alnum, 40), " doppler run -- ./server")
+	one("doppler personal token", "doppler-token", "doppler configure set token ", "dp.pt."+g.s(alnum, 43), "")
 	one("stripe live secret key", "stripe-key", "Stripe::Api key ", "sk_"+"live_"+g.s(alnum, 99), "")
 	one("stripe restricted key", "stripe-key", "restricted ", "rk_"+"live_"+g.s(alnum, 99), "")
 	one("stripe webhook secret", "stripe-key", "signing with ", "whsec_"+g.s(alnum, 32), "")
@@ -153,6 +172,12 @@ func Formats() []Format {
 	one("redis url without user", "url-password", "REDIS redis://:", g.s(alnum, 32), "@cache:6379/0")
 	one("amqp url", "url-password", "broker amqp://guest:", g.s(alnum, 16), "@mq:5672/")
 	one("mysql command line", "cli-password", "mysql -h db -u root -p", g.s(alnum, 16), " shop < dump.sql")
+	one("mysql single-quoted password", "cli-password", "mysql -h db -u root -p'", g.s(alnum, 16), "' shop")
+	one("mysqldump double-quoted password", "cli-password", `mysqldump -u backup -p"`, g.s(alnum, 16), `" --all-databases`)
+	pg1, pg2 := g.s(alnum, 12), g.s(alnum, 12)
+	add("pgpassword with an ampersand", "secret", "PGPASSWORD="+pg1+"&"+pg2+" psql -h db -U app", pg1, pg2)
+	pg3, pg4, pg5 := g.s(alnum, 12), g.s(alnum, 12), g.s(alnum, 12)
+	add("quoted pgpassword with an ampersand", "secret", "PGPASSWORD='"+pg3+"&"+pg4+";"+pg5+"' pg_dump app > app.sql", pg3, pg4, pg5)
 	one("curl basic credentials", "cli-password", "curl -u admin:", g.s(alnum, 16), " https://ci.example.com/api/json")
 	one("sshpass", "cli-password", "sshpass -p '", g.s(alnum, 14), "' ssh deploy@host")
 
@@ -224,6 +249,25 @@ func Ordinary() []string {
 		"550e8400-e29b-41d4-a716-446655440000",
 		"https://storage.googleapis.com/bucket/object?generation=1700000000000000",
 		"https://example.com/search?q=signature&sort=asc",
+		"lin_api_ is the prefix of Linear API keys",
+		`curl -H "Authorization: Bot $DISCORD_TOKEN" https://discord.com/api/v10/users/@me`,
+		`client.run(os.environ["DISCORD_TOKEN"])`,
+		"MTLTextureDescriptorHelper.create.withPixelFormatAndDimensionsX",
+		"ODataQueryOptionsValidator.Config.SomethingVeryLongPropertyNameHere",
+		`aws configure set aws_session_token "$AWS_SESSION_TOKEN"`,
+		"aws configure get aws_session_token --profile ci",
+		"aws configure set region us-east-1",
+		`grep -rn "SessionToken" .`,
+		"https://core.telegram.org/bots/api#making-requests",
+		`curl "https://api.telegram.org/bot$TELEGRAM_TOKEN/getMe"`,
+		`mysql -u root -p"${MYSQL_PWD}" shop`,
+		"mysql -u root -p'' shop",
+		"PMAK- is the prefix of Postman API keys",
+		`postman login --with-api-key "$POSTMAN_API_KEY"`,
+		"dp.st. marks a Doppler service token",
+		"PGPASSFILE=~/.pgpass psql -h db -U app",
+		"OLDPWD=/tmp cd -",
+		`echo "a&b" | psql -c 'select 1 & 2'`,
 		"",
 	}
 }

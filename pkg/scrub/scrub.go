@@ -3,13 +3,21 @@
 //
 // What it recognizes:
 //   - keys and tokens by their prefix: Anthropic, OpenAI, Google (API keys, OAuth client secrets
-//     and access tokens), AWS key ids, GitHub, GitLab, Slack (tokens and webhook URLs), Discord
-//     webhooks, Stripe, HashiCorp Vault, Twilio, SendGrid, npm, PyPI, Docker Hub, Hugging Face,
-//     Databricks, Shopify, Mailgun, Heroku, DigitalOcean, Telegram bots, age keys, JWTs;
+//     and access tokens), AWS key ids and session tokens (IQoJb3JpZ2luX2..., FwoGZXIvYXdzE...),
+//     GitHub, GitLab, Slack (tokens and webhook URLs), Discord webhooks, Stripe, HashiCorp Vault,
+//     Twilio, SendGrid, npm, PyPI, Docker Hub, Hugging Face, Databricks, Shopify, Mailgun,
+//     Heroku, DigitalOcean, Linear (lin_api_), Postman (PMAK-), Doppler (dp.st., dp.pt., dp.sa.,
+//     dp.ct.), Telegram bots (also in api.telegram.org/bot<id>:<token> URLs), age keys, JWTs;
+//   - Discord bot tokens by their shape: the bot's id in base64, a dot, six characters, a dot and
+//     the rest (after "Authorization: Bot ", in DISCORD_TOKEN=, or alone);
 //   - private keys (PEM, OpenSSH, PGP), also inside JSON such as a GCP service-account file;
 //   - passwords in URLs (postgres://user:secret@host, redis://:secret@host), in Go MySQL DSNs
-//     (user:secret@tcp(...)), on command lines (mysql -psecret, sshpass -p, curl -u user:secret)
-//     and signatures in signed URLs (Azure SAS sig=, X-Amz-Signature=);
+//     (user:secret@tcp(...)), on command lines (mysql -psecret, -p'secret' and -p"secret",
+//     sshpass -p, curl -u user:secret, aws configure set aws_secret_access_key or
+//     aws_session_token) and signatures in signed URLs (Azure SAS sig=, X-Amz-Signature=);
+//   - the values of shell variables that name a password (PGPASSWORD=, DB_PASSWORD=,
+//     MYSQL_PWD=), whole to the end of the shell word, quotes and all: such a value can hold
+//     "&", ";" or "," (where a query string's password=... ends);
 //   - bearer and basic credentials, and the values of keys that name a secret (password,
 //     api_key, client_secret, AccountKey and SharedAccessKey of Azure connection strings,
 //     aws_session_token, ...) in assignments, .env lines, JSON and YAML.
@@ -78,11 +86,20 @@ var rules = []rule{
 	token("google-oauth", `\bGOCSPX-[A-Za-z0-9_\-]{24,}`, "GOCSPX-"),
 	token("google-oauth", `\bya29\.[A-Za-z0-9_\-]{20,}`, "ya29."),
 	token("aws-access-key", `\bA(?:KIA|SIA)[0-9A-Z]{16}\b`, "AKIA", "ASIA"),
+	// STS session tokens start with the same bytes: "\x21\n\torigin_" (today), "\x17\n\x06zer/aws\x13"
+	// and "\x15\n\x06zer/aws\x13" (before 2020), "\x01\n\x03aws\x13" (the first ones), in base64.
+	token("aws-session-token", `\b(?:IQoJb3JpZ2luX2|FwoGZXIvYXdzE|FQoGZXIvYXdzE|AQoDYXdzE)[A-Za-z0-9+/=]{40,}`,
+		"IQoJb3JpZ2luX2", "FwoGZXIvYXdzE", "FQoGZXIvYXdzE", "AQoDYXdzE"),
 	token("github-token", `\bgh[pousr]_[A-Za-z0-9]{36,}\b`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
 	token("github-token", `\bgithub_pat_[A-Za-z0-9_]{40,}\b`, "github_pat_"),
 	with(token("gitlab-token", `\bgl(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas|soat|ffct|wt)-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*`, "gl"), mayGitLab),
 	token("slack-token", `\bx(?:ox[abposre]|app)-[A-Za-z0-9-]{10,}`, "xox", "xapp-"),
 	{kind: "slack-webhook", re: regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{8,}`), lits: []string{"hooks.slack.com/"}},
+	// A Discord bot token: the bot's id (a snowflake, 17 to 19 digits) in base64, whose every four
+	// characters spell three digits ([MNO][DTjz][AEIMQUYcgk][w-z0-5]: the first four are checked),
+	// then a dot, a time stamp of six characters, a dot and an HMAC.
+	{kind: "discord-token", re: discordToken, lits: []string{"MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"},
+		may: hasSixBetweenDots, fast: redactDiscordTokens},
 	{kind: "discord-webhook", re: regexp.MustCompile(`discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]{20,}`), lits: []string{"/api/webhooks/"}},
 	token("stripe-key", `\bsk_(?:live|test)_[A-Za-z0-9]{16,}`, "sk_live_", "sk_test_"),
 	token("stripe-key", `\brk_(?:live|test)_[A-Za-z0-9]{16,}`, "rk_live_", "rk_test_"),
@@ -100,7 +117,12 @@ var rules = []rule{
 	token("mailgun-key", `\bkey-[0-9a-f]{32}\b`, "key-"),
 	token("heroku-key", `\bHRKU-[A-Za-z0-9_\-]{20,}`, "HRKU-"),
 	token("digitalocean-token", `\bdo[opr]_v1_[0-9a-f]{64}\b`, "_v1_"),
-	inRuns("telegram-token", `\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}`, 0, ":AA"),
+	token("linear-key", `\blin_(?:api|oauth)_[A-Za-z0-9]{32,}\b`, "lin_api_", "lin_oauth_"),
+	token("postman-key", `\bPMAK-[0-9a-fA-F]{24}-[0-9a-fA-F]{34}\b`, "PMAK-"),
+	token("doppler-token", `\bdp\.(?:st|pt|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{19,}[A-Za-z0-9]`,
+		"dp.st.", "dp.pt.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."),
+	// In a Bot API URL the token follows "bot": https://api.telegram.org/bot<id>:<token>/getMe.
+	inRuns("telegram-token", `(\bbot|\b)[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}`, 1, ":AA"),
 	{kind: "age-key", re: regexp.MustCompile(`AGE-SECRET-KEY-1[0-9A-Z]{58}`), lits: []string{"AGE-SECRET-KEY-"}},
 	token("jwt", `\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`, "eyJ"),
 	{kind: "url-password", re: regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]*:)(?:[^@\s/%${]|%[0-9A-Fa-f]{2}|\$[^@\s/A-Z_{])[^@\s/]*(@)`),
@@ -109,15 +131,82 @@ var rules = []rule{
 		1, "@tcp(", "@unix("),
 	inRuns("url-signature", `([?&](?:sig|X-Amz-Signature|X-Goog-Signature|X-Amz-Security-Token)=)[A-Za-z0-9%+/=_\-]{16,}`,
 		1, "?sig=", "&sig=", "-Signature=", "-Token="),
-	// Passwords on command lines: mysql -pSECRET, sshpass -p SECRET, curl -u user:SECRET. A value
-	// that starts with "$" is a shell variable, which the shell expands: not the password itself.
-	inLines("cli-password", `(\bmysql(?:dump|admin|sh)?[ \t](?:[^\n]*?[ \t])?-p)[^\s'"$][^\s'"]*`, 1, allOf("mysql", "-p"), "-p"),
-	inLines("cli-password", `(\bmariadb(?:-dump|-admin)?[ \t](?:[^\n]*?[ \t])?-p)[^\s'"$][^\s'"]*`, 1, allOf("mariadb", "-p"), "-p"),
+	// Passwords on command lines: mysql -pSECRET (or -p'SECRET', quotes and all), sshpass -p SECRET,
+	// curl -u user:SECRET, aws configure set aws_session_token SECRET. A value that starts with "$"
+	// is a shell variable, which the shell expands: not the password itself.
+	inLines("cli-password", `(\bmysql(?:dump|admin|sh)?[ \t](?:[^\n]*?[ \t])?-p)`+cliValue, 1, allOf("mysql", "-p"), "-p"),
+	inLines("cli-password", `(\bmariadb(?:-dump|-admin)?[ \t](?:[^\n]*?[ \t])?-p)`+cliValue, 1, allOf("mariadb", "-p"), "-p"),
 	inLines("cli-password", `(\bsshpass[ \t]+-p[ \t]*["']?)[^\s'"$][^\s'"]*`, 1, allOf("sshpass", "-p"), "-p"),
 	inLines("cli-password", `(\bcurl[ \t](?:[^\n]*?[ \t])?(?:-u|--user)[ \t=]*["']?[^\s:'"]+:)[^\s'"$][^\s'"]*`, 1, allOf("curl", "-u"), "-u"),
+	// A value starting with "[" is left too: it is the mark of a rule before (the session token's).
+	inLines("cli-password", `(\baws[ \t]+configure[ \t]+set[ \t]+(?:[A-Za-z0-9_\-]+\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+["']?)[^\s'"$\[][^\s'"]*`,
+		1, allOf("aws", "configure"), "aws_secret_access_key", "aws_session_token"),
+	// A shell variable that names a password: its value is the whole shell word, which can hold
+	// what ends a value below (&, ;, ,) and quoted white space. (A backslash made a space, ` ?`,
+	// is the \" of an escaped string before a quoted value.)
+	inLines("secret", `(\b[A-Z0-9_]*(?:PASSWORD|PASSWD|_PWD)=)(?: ?'[^'\n$][^'\n]*'?| ?"[^"\n$][^"\n]*"?|[^\s'"$])(?:'[^'\n]*'?|"[^"\n]*"?|[^\s'"])*`,
+		1, nil, "PASSWORD=", "PASSWD=", "_PWD="),
 	{kind: "bearer", re: regexp.MustCompile(`(?i)(\b(?:bearer|basic|token)\s+)[A-Za-z0-9_\-.=+/]{16,}`), keep: 1, may: anyOf("e", "E", "a", "A"), fast: redactBearers},
 	{kind: "secret", re: regexp.MustCompile(`(?i)((?:` + secretKeyExpr + `)(?:\s*["'])?\s*[:=]\s*["']?)[^\s"',;&]{6,}`), keep: 1, may: anyOf("e", "E", "w", "W"), fast: redactAssignments},
 }
+
+// cliValue is a password on a command line after its option: a quoted string, or a word up to the
+// next white space or quote. A value that starts with "$" is a shell variable. The space a quote
+// may follow is the backslash of an escaped one (\"), made a space by plainEscapes.
+const cliValue = `(?: ?'[^'\n$][^'\n]*'?| ?"[^"\n$][^"\n]*"?|[^\s'"$][^\s'"]*)`
+
+var discordToken = regexp.MustCompile(`\b[MNO][DTjz][AEIMQUYcgk][w-z0-5][A-Za-z0-9_\-]{19,22}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}`)
+
+// sixBetweenDots returns where, from i on, s has a dot, six base64url characters and a dot (the
+// first dot), or -1.
+func sixBetweenDots(s string, i int) int {
+	for {
+		k := strings.IndexByte(s[i:], '.')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if i+7 < len(s) && s[i+7] == '.' {
+			j := i + 1
+			for j < i+7 && isBase64URL(s[j]) {
+				j++
+			}
+			if j == i+7 {
+				return i
+			}
+		}
+		i++
+	}
+}
+
+// hasSixBetweenDots: every Discord token holds a dot, six characters and a dot.
+func hasSixBetweenDots(s string) bool { return sixBetweenDots(s, 0) >= 0 }
+
+// redactDiscordTokens runs the discord-token expression only over the runs of text without white
+// space that hold a dot, six characters and a dot: its literals, the first two characters of a
+// digit in base64, are all over upper-case text, where finding each of them costs more than this.
+func redactDiscordTokens(s string, r *redaction) {
+	for at := 0; at < len(s); {
+		k := sixBetweenDots(s, at)
+		if k < 0 {
+			return
+		}
+		a, b := k, k
+		for a > at && !isSpace(s[a-1]) {
+			a--
+		}
+		for b < len(s) && !isSpace(s[b]) {
+			b++
+		}
+		w := max(a-1, 0)
+		for _, m := range discordToken.FindAllStringSubmatchIndex(s[w:b], -1) {
+			addMatch(m, w, 0, r)
+		}
+		at = b
+	}
+}
+
+func isBase64URL(c byte) bool { return isWordByte(c) || c == '-' }
 
 // token is the rule for a credential that holds one of lits and no white space.
 func token(kind, expr string, lits ...string) rule { return inRuns(kind, expr, 0, lits...) }
@@ -343,8 +432,9 @@ func addMatch(m []int, at, keep int, r *redaction) {
 }
 
 // plainEscapes returns s with the escapes \n, \r and \t replaced by white space, \" and \' by a
-// space and the quote, and \u0026 by spaces and "&"; and whether it changed anything. An escaped
-// backslash is left alone, so \\n stays a backslash and an n.
+// space and the quote, and \u0026 by six "&" (it is one: a value that holds "&" stays one word);
+// and whether it changed anything. An escaped backslash is left alone, so \\n stays a backslash
+// and an n.
 func plainEscapes(s string) (string, bool) {
 	i := strings.IndexByte(s, '\\')
 	if i < 0 {
@@ -366,12 +456,13 @@ func plainEscapes(s string) (string, bool) {
 		case '"', '\'':
 			c0, c1 = ' ', s[i+1]
 		case 'u':
-			// \u0026 is how Go's encoding/json writes "&": the separator of query parameters.
+			// \u0026 is how Go's encoding/json writes "&": the separator of query parameters, and a
+			// byte of a password in PGPASSWORD='a&b'.
 			if strings.HasPrefix(s[i+2:], "0026") {
 				if b == nil {
 					b = []byte(s)
 				}
-				copy(b[i:], "     &")
+				copy(b[i:], "&&&&&&")
 				i += 5
 				continue
 			}

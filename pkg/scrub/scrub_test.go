@@ -53,6 +53,19 @@ func TestString_KeepsContext(t *testing.T) {
 	if got != "postgres://app:[REDACTED:url-password]@db:5432/x" {
 		t.Errorf("got %q", got)
 	}
+	for in, want := range map[string]string{
+		"GET https://api.telegram.org/bot1234567890:AAbcdefghijklmnopqrstuvwxyz012345678/getMe": "GET https://api.telegram.org/bot[REDACTED:telegram-token]/getMe",
+		"PGPASSWORD='a&b;c d' psql -h db":                                 "PGPASSWORD=[REDACTED:secret] psql -h db",
+		`{"command": "PGPASSWORD=ab\u0026cd psql -h db"}`:                 `{"command": "PGPASSWORD=[REDACTED:secret] psql -h db"}`,
+		`{"command": "export DB_PASSWORD=\"ab\u0026cd\"\nnext"}`:          `{"command": "export DB_PASSWORD=[REDACTED:secret]\nnext"}`,
+		"mysql -u root -p'se cret' shop":                                  "mysql -u root -p[REDACTED:cli-password] shop",
+		"https://example.com/?password=abcdefgh&user=bob":                 "https://example.com/?password=[REDACTED:secret]&user=bob",
+		`{"url": "https://example.com/?password=abcdefgh\u0026user=bob"}`: `{"url": "https://example.com/?password=[REDACTED:secret]\u0026user=bob"}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q)\n = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func BenchmarkString(b *testing.B) {
@@ -104,6 +117,8 @@ func FuzzFastMatchesExpressions(f *testing.F) {
 		"passwd =\t'abcdef'", "password=ééé", "xtoken abcdefghijklmnopqrstuvw", "password=abcdefsecret : zzzzzz",
 		`{"password" : "abcdefgh"}`, `password "= abcdefgh`, "redis://:pw1234@cache", "a://b:%41bc@d a://b:%s@d",
 		"a://b:$Xyz@d a://b:$xyz@d a://b:{pw}@d a://b:$@d",
+		"a.bcdefg.h MTAxMjM0NTY3ODkwMTIzNDU2Nzg5.abcdef.ghijklmnopqrstuvwxyz01234567 x.......y.abcdef.",
+		"Bot\tNDEyMzQ1Njc4OTAxMjM0NTY3.Gx-_9z.abcdefghijklmnopqrstuvwxyzABCDEFGHIJ.aaaaaa.",
 	} {
 		f.Add(s)
 	}
