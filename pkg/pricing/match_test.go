@@ -38,6 +38,8 @@ func TestCorpus_EveryModelPriced(t *testing.T) {
 		"gemini-3.1-pro-preview":                               {key: "gemini-3.1-pro"},
 		"gemini-3.1-pro-preview-customtools":                   {key: "gemini-3.1-pro"},
 		"gemini-3.5-flash":                                     {key: "gemini-3.5-flash"},
+		"gemini-3.5-flash-lite":                                {key: "gemini-3.5-flash-lite"},
+		"gemini-3.8-flash":                                     {key: "gemini-3.6-flash", approx: true},
 		"deepseek/deepseek-v4-flash":                           {key: "deepseek-v4-flash"},
 		"kilo-auto/free":                                       {key: "kilo-auto/free"},
 	}
@@ -191,6 +193,8 @@ func TestTable_AgreesWithLiteLLM(t *testing.T) {
 		"us.anthropic.claude-opus-4-5-20251101-v1:0", "us.anthropic.claude-sonnet-4-20250514-v1:0",
 		"deepseek/deepseek-v4-flash", "xai/grok-code-fast-1", "zai/glm-4.6", "moonshot/kimi-k2.5",
 		"mistral/devstral-2512", "openrouter/qwen/qwen3-coder-plus", "gemini/gemini-3-pro-image-preview",
+		"gemini/gemini-3.6-flash", "gemini/gemini-3.5-flash-lite", "xai/grok-4.20-0309-reasoning",
+		"gpt-5.3-chat-latest",
 	} {
 		row, ok := db[name]
 		if !ok {
@@ -201,5 +205,74 @@ func TestTable_AgreesWithLiteLLM(t *testing.T) {
 		if !known || !approx(p.Input, row.Input*1e6) || !approx(p.Output, row.Output*1e6) {
 			t.Errorf("%s: ours %v/%v, LiteLLM %v/%v", name, p.Input, p.Output, row.Input*1e6, row.Output*1e6)
 		}
+	}
+}
+
+// A newer version of a known family (Gemini CLI 0.61's default gemini-3.8-flash, next to
+// gemini-3.5-flash and gemini-3.6-flash) is priced as the family's newest known version below it,
+// approximately; an older version, another major version, another number of version parts or
+// another tier stays unknown.
+func TestTable_NewerVersionOfAFamily(t *testing.T) {
+	tab := pricing.Default()
+	for name, key := range map[string]string{
+		"gemini-3.8-flash":                  "gemini-3.6-flash",
+		"gemini-3.7-flash":                  "gemini-3.6-flash",
+		"models/gemini-3.8-flash":           "gemini-3.6-flash",
+		"gemini-3.8-flash-preview":          "gemini-3.6-flash",
+		"gemini-3.8-flash-lite":             "gemini-3.5-flash-lite",
+		"gemini-3.9-pro-preview":            "gemini-3.1-pro",
+		"claude-opus-4-9":                   "claude-opus-4-8",
+		"claude-opus-4-9-20261201":          "claude-opus-4-8",
+		"us.anthropic.claude-opus-4-9-v1:0": "claude-opus-4-8",
+		"claude-sonnet-4-7":                 "claude-sonnet-4-6",
+		"claude-haiku-4-6":                  "claude-haiku-4-5",
+		"gpt-5.6":                           "gpt-5.5",
+		"gpt-5.6-codex":                     "gpt-5.3-codex",
+		"gpt-5.6-mini":                      "gpt-5.4-mini",
+		"glm-4.8":                           "glm-4.7",
+		"gpt-6.2-astra":                     "gpt-6-astra",
+		"gpt-6.3-sol":                       "gpt-6.2-sol",
+		"kimi-k2.7":                         "kimi-k2.6",
+		"deepseek-v4.1-flash":               "deepseek-v4-flash",
+		"gemini-3.2-flash":                  "gemini-3-flash",
+		"qwen3.7-max":                       "qwen3-max",
+	} {
+		m, ok := tab.Resolve(name)
+		if !ok || m.Key != key || !m.Approximate {
+			t.Errorf("Resolve(%q) = %+v, %v; want %q, approximate", name, m, ok, key)
+			continue
+		}
+		usd, approximate, known := tab.Quote(name, event.Tokens{Input: 1000}, time.Time{})
+		want, _, _ := tab.Lookup(key)
+		if !known || !approximate || !approx(usd, want.Input*m.Factor/1000) {
+			t.Errorf("Quote(%q) = %v, %v, %v; want %q's input price, approximate", name, usd, approximate, known, key)
+		}
+	}
+	for _, name := range []string{
+		"glm-4.1",                // older than every known GLM 4
+		"gemini-4.1-flash",       // another major version
+		"kimi-k3",                // another major version
+		"gpt-6.1-terra",          // the only Terra is 5.6
+		"gemini-3.8-flash-image", // another tier
+		"gemini-3.8-flash-tts",   // another tier
+		"gpt-5.6-codex-spark",    // another tier
+		"claude-opus-4-9-fast",   // another tier
+		"my-gemini-3.8-flash",    // not the family's own name
+		"gemini-3.8-flash-8b",    // a parameter count
+		"devstral-2601",          // a snapshot number, not a version
+	} {
+		if m, ok := tab.Resolve(name); ok {
+			t.Errorf("Resolve(%q) = %+v; want unknown", name, m)
+		}
+	}
+	// The family's newest version below the name wins, whatever the table holds.
+	small := pricing.New(map[string]pricing.Price{"gemini-3.5-flash": {Input: 1}, "gemini-3-flash": {Input: 2}})
+	if m, ok := small.Resolve("gemini-3.8-flash"); !ok || m.Key != "gemini-3.5-flash" || !m.Approximate {
+		t.Errorf("with 3.5 and 3 Flash, Resolve(gemini-3.8-flash) = %+v, %v; want gemini-3.5-flash, approximate", m, ok)
+	}
+	// A known model is never approximate, and an exact override of a newer version wins.
+	over := tab.WithOverrides(map[string]pricing.Price{"gemini-3.8-flash": {Input: 3, Output: 4}})
+	if m, ok := over.Resolve("gemini-3.8-flash"); !ok || m.Key != "gemini-3.8-flash" || m.Approximate {
+		t.Errorf("with an override, Resolve(gemini-3.8-flash) = %+v, %v; want itself, exact", m, ok)
 	}
 }

@@ -58,7 +58,17 @@
 //  5. the family fallback: a table key inside the id after a "-", "_" or "." (an Azure deployment
 //     "aide-gpt-5", a gateway's "prod_claude-sonnet-4-5"), same rules for what follows it. Such a
 //     price is Match.Approximate: Quote reports it and callers tag the figure
-//     event.ReliabilityApproximate at best (Tag).
+//     event.ReliabilityApproximate at best (Tag);
+//  6. a newer version of a known family: an id whose version (the first run of one- or two-digit
+//     numbers: "3.8" in gemini-3.8-flash, "4-9" in claude-opus-4-9, "3.7" in qwen3.7-max) the
+//     table lacks takes the price of the family's newest known version below it with the same
+//     major version (gemini-3.8-flash as gemini-3.6-flash, claude-opus-4-9 as claude-opus-4-8,
+//     gpt-6.2-astra as gpt-6-astra, a version without a minor being its .0), the words around
+//     the version naming the same family (the longest match wins: gpt-5.6-codex is priced as
+//     gpt-5.3-codex, not gpt-5.5; gemini-3.8-flash-lite never as a Flash). A client's new
+//     default model is then priced the day it ships, approximately (Match.Approximate), until
+//     the table or the price database knows it. An older version or another major version
+//     (gemini-4-flash) stays unknown: prices move most between major versions.
 //
 // The route sets a factor on the matched price: a Bedrock geographic inference profile (us., eu.,
 // jp., apac., au.) of a Claude 4.5 or later model costs BedrockRegionalPremium (10%) more than the
@@ -79,6 +89,7 @@
 package pricing
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -182,8 +193,9 @@ func (e entry) at(t time.Time) Price {
 
 // Table maps model ids to prices. The zero value and nil are empty tables.
 type Table struct {
-	entries map[string]entry
-	byLen   []string // keys, longest first, for family matching
+	entries  map[string]entry
+	byLen    []string    // keys, longest first, for family matching
+	versions []versioned // keys that carry a version, for the newer-version fallback
 }
 
 // New builds a table from exact model names (case-insensitive). The prices hold at all times.
@@ -202,6 +214,11 @@ func newTable(entries map[string]entry) *Table {
 		}
 		return t.byLen[i] < t.byLen[j]
 	})
+	for _, k := range t.byLen {
+		if v, ok := splitVersion(k); ok && !strings.ContainsAny(k, "/@:") {
+			t.versions = append(t.versions, v)
+		}
+	}
 	return t
 }
 
@@ -429,7 +446,133 @@ func (t *Table) matchID(bare string) (Match, bool) {
 			i += 1 + j
 		}
 	}
+	if k, ok := t.olderVersion(id); ok {
+		return Match{Key: k, Approximate: true}, true
+	}
 	return Match{}, false
+}
+
+// versioned is a model id split at its version: gemini-3.8-flash is "gemini-", [3 8], "-flash";
+// qwen3.7-max is "qwen", [3 7], "-max".
+type versioned struct {
+	key            string
+	prefix, suffix string
+	parts          []int
+}
+
+// splitVersion finds the version of id: the first run of "-"-separated numbers of one or two
+// digits, each dotted or not (gemini-3.8-flash, claude-opus-4-9, claude-3-5-sonnet), or such a
+// number glued to the letters of a name (qwen3.7-max, kimi-k2.6, deepseek-v4-flash). A longer
+// number is a snapshot or a date, not a version. Something must come before it.
+func splitVersion(id string) (versioned, bool) {
+	words := strings.Split(id, "-")
+	for i, w := range words {
+		head := strings.TrimRightFunc(w, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+		num := w[len(head):]
+		if !versionWord(num) || (head != "" && !allLetters(head)) || (head == "" && i == 0) {
+			continue
+		}
+		v := versioned{key: id, prefix: strings.Join(words[:i], "-")}
+		if head == "" {
+			v.prefix += "-"
+		} else if i > 0 {
+			v.prefix += "-" + head
+		} else {
+			v.prefix = head
+		}
+		v.parts = versionParts(num)
+		j := i + 1
+		for j < len(words) && versionWord(words[j]) {
+			v.parts = append(v.parts, versionParts(words[j])...)
+			j++
+		}
+		if j < len(words) {
+			v.suffix = "-" + strings.Join(words[j:], "-")
+		}
+		return v, true
+	}
+	return versioned{}, false
+}
+
+// versionWord reports whether w is a version: "3", "45", "3.8", "2.0".
+func versionWord(w string) bool {
+	for _, n := range strings.Split(w, ".") {
+		if len(n) == 0 || len(n) > 2 || !allDigits(n) {
+			return false
+		}
+	}
+	return true
+}
+
+func versionParts(w string) []int {
+	var parts []int
+	for _, n := range strings.Split(w, ".") {
+		v := 0
+		for k := 0; k < len(n); k++ {
+			v = v*10 + int(n[k]-'0')
+		}
+		parts = append(parts, v)
+	}
+	return parts
+}
+
+func allLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'a' || s[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// olderVersion finds the table key that prices id as a newer version of a known family (stage 6
+// of the package documentation): the same name before the version, the words after it the key's
+// own (or the key's followed by a variant billed alike), the same major version, and the newest
+// such version below id's (a version without a minor is its .0: claude-opus-4 is 4.0). The key
+// with the most words after the version wins, then the newest.
+func (t *Table) olderVersion(id string) (string, bool) {
+	v, ok := splitVersion(id)
+	if !ok {
+		return "", false
+	}
+	var best *versioned
+	for i := range t.versions {
+		k := &t.versions[i]
+		if k.prefix != v.prefix || k.parts[0] != v.parts[0] || compareParts(k.parts, v.parts) >= 0 {
+			continue
+		}
+		if k.suffix != v.suffix {
+			rest, cut := strings.CutPrefix(v.suffix, k.suffix+"-")
+			if !cut || !sameModel(rest) {
+				continue
+			}
+		}
+		if best == nil || len(k.suffix) > len(best.suffix) ||
+			len(k.suffix) == len(best.suffix) && compareParts(k.parts, best.parts) > 0 {
+			best = k
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.key, true
+}
+
+// compareParts compares two versions; a missing part is 0 (4 is 4.0).
+func compareParts(a, b []int) int {
+	for i := range max(len(a), len(b)) {
+		x, y := 0, 0
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return 0
 }
 
 // lastWord is the last "-", "_" or "." separated word of s.

@@ -176,7 +176,7 @@ var openai = []seed{
 	{keys: []string{"gpt-5.4"}, price: openAILong(Price{Input: 2.50, Output: 15, CacheRead: 0.25})},
 	{keys: []string{"gpt-5.4-mini"}, price: Price{Input: 0.75, Output: 4.50, CacheRead: 0.075}},
 	{keys: []string{"gpt-5.4-nano"}, price: Price{Input: 0.20, Output: 1.25, CacheRead: 0.02}},
-	{keys: []string{"gpt-5.3-codex", "gpt-5.2", "gpt-5.2-codex"},
+	{keys: []string{"gpt-5.3-codex", "gpt-5.3-chat", "gpt-5.2", "gpt-5.2-codex"},
 		price: Price{Input: 1.75, Output: 14, CacheRead: 0.175}},
 	{keys: []string{"gpt-5.2-pro"}, price: Price{Input: 21, Output: 168, CacheRead: 21}},
 	{keys: []string{"gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5", "gpt-5-codex"},
@@ -223,10 +223,14 @@ func openAILong(p Price) Price {
 // morphllm.com/gemini-api-pricing and geotoolbox.ai/blog/gemini-api-pricing (July 2026), read
 // 2026-11-18. Keys are family names: gemini-3-pro also prices gemini-3-pro-preview (shut down
 // 2026-03-09), gemini-3.1-pro prices gemini-3.1-pro-preview and its -customtools variant.
-// Gemini 3.6, 3.7 and 3.8 Flash are left out: their cache prices could not be verified and 3.6/3.8
-// run a promotion until 2026-12-31.
+// Gemini 3.6 Flash and 3.5 Flash-Lite are LiteLLM's gemini/ rows (their list prices; the
+// promotion that runs until 2026-12-31 is not modelled). Gemini 3.7 and 3.8 Flash, in no source we
+// could check, are priced as a newer version of the family (stage 6 of the package documentation):
+// as 3.6 Flash, approximately.
 var google = []seed{
+	{keys: []string{"gemini-3.6-flash"}, price: Price{Input: 1.50, Output: 7.50, CacheRead: 0.15}},
 	{keys: []string{"gemini-3.5-flash"}, price: Price{Input: 1.50, Output: 9, CacheRead: 0.15}},
+	{keys: []string{"gemini-3.5-flash-lite"}, price: Price{Input: 0.30, Output: 2.50, CacheRead: 0.03}},
 	{keys: []string{"gemini-3.1-pro", "gemini-3-pro"}, price: Price{Input: 2, Output: 12, CacheRead: 0.20,
 		LongContextThreshold: 200_000, LongInput: 4, LongOutput: 18, LongCacheRead: 0.40}},
 	{keys: []string{"gemini-3.1-flash-lite"}, price: Price{Input: 0.25, Output: 1.50, CacheRead: 0.025}},
@@ -260,7 +264,10 @@ var deepseek = []seed{
 // Qwen (Alibaba Cloud Model Studio), https://www.alibabacloud.com/help/en/model-studio/models,
 // international (Singapore) endpoint, first context tier, as OpenRouter lists them
 // (https://openrouter.ai/qwen; LiteLLM openrouter/qwen/ and dashscope/ rows). No cached-input price.
+// Qwen3-Max is the first tier of LiteLLM's dashscope/qwen3-max (up to 32k prompt tokens); Qwen
+// Code's default qwen3.7-max, in no source we could check, is priced as a newer version of it.
 var qwen = []seed{
+	{keys: []string{"qwen3-max"}, price: Price{Input: 1.20, Output: 6, CacheRead: 1.20}},
 	{keys: []string{"qwen3-coder-plus"}, price: Price{Input: 1, Output: 5, CacheRead: 1}},
 	{keys: []string{"qwen3-coder-flash", "qwen-coder"}, price: Price{Input: 0.30, Output: 1.50, CacheRead: 0.30}},
 	{keys: []string{"qwen3-coder"}, price: Price{Input: 0.22, Output: 0.95, CacheRead: 0.22}},
@@ -289,6 +296,8 @@ var moonshot = []seed{
 var xai = []seed{
 	{keys: []string{"grok-code-fast-1", "grok-code-fast"}, price: Price{Input: 0.20, Output: 1.50, CacheRead: 0.02}},
 	{keys: []string{"grok-4.5"}, price: Price{Input: 2, Output: 6, CacheRead: 0.50}},
+	// Cline's and Pi's xAI default; LiteLLM lists the non-reasoning model as its beta.
+	{keys: []string{"grok-4.20-0309-reasoning", "grok-4.20-0309-non-reasoning"}, price: Price{Input: 2, Output: 6, CacheRead: 0.20}},
 	{keys: []string{"grok-4-1-fast", "grok-4-1-fast-reasoning", "grok-4-1-fast-non-reasoning",
 		"grok-4-fast-reasoning", "grok-4-fast-non-reasoning"}, price: Price{Input: 0.20, Output: 0.50, CacheRead: 0.05}},
 	{keys: []string{"grok-4", "grok-4-0709"}, price: Price{Input: 3, Output: 15, CacheRead: 0.75}},
