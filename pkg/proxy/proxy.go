@@ -12,7 +12,9 @@
 // stored net (input excludes cached tokens; reasoning stays inside output and is also shown apart;
 // Gemini's thoughts, which it counts beside the output, are added to it), cost, message and tool
 // counts, bytes in and out. Never a header that carries a credential, nor the query of a URL (where
-// a Gemini client may put its key), never a prompt or completion.
+// a Gemini client may put its key), never a prompt or completion. The credentials the request
+// carried (x-api-key, the Authorization credential, x-goog-api-key, ?key=) are replaced, whatever
+// their format, in everything recorded of it, such as an upstream's error that echoes them.
 //
 // What it never does: fail or slow a client because of observer. A turn is recorded once the
 // client has the whole response (the request body is parsed then, except an OpenAI chat body, read
@@ -211,6 +213,9 @@ type turnCtx struct {
 	filter                bool
 	// compressed is what compression did to the request, when it changed it.
 	compressed *compress.Result
+	// creds are the request's credentials, kept to take them out of what is recorded (see
+	// credentials); never recorded themselves.
+	creds credentials
 	// connected is set once the proxy holds a connection to the upstream: a timeout before it
 	// is a connect timeout, after it a response header timeout.
 	connected atomic.Bool
@@ -279,6 +284,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tc := &turnCtx{route: rt, start: time.Now(), client: clientOf(r.Header), headerSession: sessionOf(r.Header, requestInfo{})}
+	tc.creds = forwardedCredentials(r)
 	body, err := readBody(r, p.maxBody)
 	r.Body.Close()
 	if errors.Is(err, errTooLarge) {
@@ -449,6 +455,7 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			p.record(tc, status, reqID, stream, m, reason, clientGone)
 		})
 	m.later = tc.later
+	m.usage.creds = tc.creds
 	if format == formatJSON && resp.ContentLength > 0 && resp.ContentLength <= maxJSONCopy {
 		m.jsonCopy.Grow(int(resp.ContentLength))
 	}
@@ -544,6 +551,7 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	ev.Client = tc.client
 	ev.SessionID = firstNonEmpty(tc.headerSession, info.SessionID)
 	ev.Host, ev.User = p.cfg.Host, p.cfg.User
+	tc.creds.redactTurn(t, tc)
 	scrubError(t)
 	ev.APITurn = t
 	comps := p.compressionEvents(tc, &ev, t)

@@ -20,6 +20,8 @@ type turnUsage struct {
 	ErrMsg     string
 	Final      bool // the stream's closing event (or a whole JSON body) was seen
 	Seen       bool // some usage was read
+	// creds are the request's credentials, taken out of an error message before it is scrubbed.
+	creds credentials
 }
 
 type anthropicUsage struct {
@@ -127,8 +129,9 @@ func (u *turnUsage) applyError(e *apiError) {
 		}
 	}
 	// An upstream's error can echo the request (its x-api-key, a bearer token, passwords in the
-	// prompt): scrub it whole, before record cuts it.
-	u.ErrMsg = scrub.String(e.Message)
+	// prompt): take the request's own credentials out, whatever their format, and scrub it whole,
+	// before record cuts it.
+	u.ErrMsg = scrub.String(u.creds.redact(e.Message))
 }
 
 // scrubError scrubs what an api_turn keeps of an error, whatever made it: the upstream's class
