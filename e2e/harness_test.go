@@ -87,6 +87,9 @@ func newSuite(tb testing.TB, extraEnv ...string) *suite {
 		fmt.Sprintf("OBSERVER_OTLP_ADDR=127.0.0.1:%d", freePort(tb)),
 		fmt.Sprintf("OBSERVER_OTLP_GRPC_ADDR=127.0.0.1:%d", freePort(tb)),
 		"OBSERVER_LOG_LEVEL=info",
+		// [pricing] auto_update is on by default: no test reaches the network (a test that
+		// checks it points [pricing] url at a local server and drops this).
+		"OBSERVER_PRICING_AUTO_UPDATE=false",
 	)
 	s.env = append(s.env, extraEnv...)
 	tb.Cleanup(s.stop)

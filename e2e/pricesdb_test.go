@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,10 +19,11 @@ import (
 )
 
 // TestPricing_DatabaseOnlyWhenAsked runs the suite with [pricing] url pointing at a local copy of
-// "LiteLLM's" file that prices one model nothing else knows. Running, serving turns and answering
-// commands, the suite never fetches it; `observerctl prices update` fetches it once, and the writer
-// reprices the stored turns of that model without a restart. Restarted with auto_update on and the
-// copy two days old, the writer fetches the new prices by itself and reprices again.
+// "LiteLLM's" file that prices one model nothing else knows. With auto_update = false, running,
+// serving turns and answering commands, the suite never fetches it; `observerctl prices update`
+// fetches it once, and the writer reprices the stored turns of that model without a restart.
+// Restarted with the default configuration (auto_update on) and the copy two days old, the writer
+// says at start that it fetches the file, fetches the new prices by itself and reprices again.
 func TestPricing_DatabaseOnlyWhenAsked(t *testing.T) {
 	var dbHits atomic.Int64
 	var dbBody atomic.Value
@@ -42,7 +44,8 @@ func TestPricing_DatabaseOnlyWhenAsked(t *testing.T) {
 	}))
 	defer up.Close()
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PRICING_URL="+dbSrv.URL+"/model_prices.json")
+	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PRICING_URL="+dbSrv.URL+"/model_prices.json",
+		"OBSERVER_PRICING_AUTO_UPDATE=false")
 	s.start()
 	turn := func() {
 		t.Helper()
@@ -112,13 +115,17 @@ func TestPricing_DatabaseOnlyWhenAsked(t *testing.T) {
 		t.Errorf("unpriced after the update: %v", got)
 	}
 
-	// auto_update: a two-day-old copy is fetched again by the writer, and the stored turns follow.
+	s.waitLog("writer", "price database auto-update is off", 1)
+
+	// auto_update, on by default: a two-day-old copy is fetched again by the writer, and the stored
+	// turns follow.
 	s.stop()
 	old := time.Now().Add(-48 * time.Hour)
 	os.Chtimes(filepath.Join(s.home, "prices", "litellm.json"), old, old)
 	dbBody.Store(litellm(1.5, 3))
-	s.env = append(s.env, "OBSERVER_PRICING_AUTO_UPDATE=true")
+	s.env = slices.DeleteFunc(s.env, func(v string) bool { return strings.HasPrefix(v, "OBSERVER_PRICING_AUTO_UPDATE=") })
 	s.start()
+	s.waitLog("writer", "price database auto-update is on", 1)
 	waitCost(want(pricing.Price{Input: 1.5, Output: 3}))
 	if h := dbHits.Load(); h != 2 {
 		t.Errorf("fetches after the restart with auto_update: %d, want 2", h)

@@ -53,7 +53,7 @@ func TestSetup_SurvivesMakeClean(t *testing.T) {
 	env := append(os.Environ(), "HOME="+home, "OBSERVER_HOME="+obs, "CLAUDE_CONFIG_DIR=", "CODEX_HOME="+filepath.Join(home, ".codex"),
 		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "PATH=/usr/bin:/bin", "TMPDIR="+filepath.Join(dir, "tmp"),
 		fmt.Sprintf("OBSERVER_BUS_PORT=%d", freePort(t)), fmt.Sprintf("OBSERVER_PROXY_ADDR=127.0.0.1:%d", freePort(t)),
-		fmt.Sprintf("OBSERVER_DASH_ADDR=127.0.0.1:%d", freePort(t)))
+		fmt.Sprintf("OBSERVER_DASH_ADDR=127.0.0.1:%d", freePort(t)), "OBSERVER_PRICING_AUTO_UPDATE=false")
 	run := func(bin string, args ...string) (string, string, int) {
 		t.Helper()
 		cmd := exec.Command(bin, args...)

@@ -51,6 +51,8 @@ bench_setup() {
 			CRUSH_GLOBAL_DATA | XDG_DATA_HOME | XDG_CONFIG_HOME | APPDATA | LOCALAPPDATA) OBS_ENV+=(-u "$v") ;;
 		esac
 	done
+	# No fetch of LiteLLM's price file ([pricing] auto_update is on by default) in a measured run.
+	OBS_ENV+=(OBSERVER_PRICING_AUTO_UPDATE=false)
 }
 
 free_port() {

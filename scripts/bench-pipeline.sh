@@ -17,7 +17,7 @@ echo "== idle memory of the suite"
 make -s build >/dev/null
 home=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export OBSERVER_HOME=$home OBSERVER_BUS_PORT=$port
+export OBSERVER_HOME=$home OBSERVER_BUS_PORT=$port OBSERVER_PRICING_AUTO_UPDATE=false
 ./bin/observerctl up --detach >/dev/null
 sleep "${IDLE_SECONDS:-10}"
 total=0

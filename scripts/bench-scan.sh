@@ -18,7 +18,7 @@ else
 fi
 mb=$(du -smcL "$work/home/.claude" "$work/home/.codex" 2>/dev/null | tail -1 | cut -f1)
 HOME_ORIG=$HOME
-export HOME=$work/home OBSERVER_HOME=$work/observer CLAUDE_CONFIG_DIR= CODEX_HOME=
+export HOME=$work/home OBSERVER_HOME=$work/observer CLAUDE_CONFIG_DIR= CODEX_HOME= OBSERVER_PRICING_AUTO_UPDATE=false
 export OBSERVER_BUS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo "== history: ${mb} MB in $(find -L "$HOME" -name '*.jsonl' | wc -l) files"
 

@@ -37,8 +37,9 @@ it up within seconds, without a restart, and the writer reprices the stored rows
 whose price changed. Only chat and responses models are read; costs per token become USD per
 million tokens.
 
-This command is the only one that goes to the network for prices, and only when asked; with
-[pricing] auto_update = true the writer does the same once a day (update_every).
+Besides this command, only the writer goes to the network for prices: with [pricing] auto_update
+(on by default) it does the same at most once per update_every (24h), keeping the last good copy;
+auto_update = false leaves prices to this command.
 
 The file is refused, and nothing changed, when it is not JSON, is not LiteLLM's schema, has a bad
 price, or would take a model already priced (by the built-in table or the database in force) to $0

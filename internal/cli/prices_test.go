@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -214,5 +216,46 @@ func TestFlagsAfterSubcommandArguments(t *testing.T) {
 	code, out, errOut := runCtl(t, "prices", "show", "claude-sonnet-4-5", "--json")
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "{") {
 		t.Fatalf("prices show MODEL --json: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+// TestAutoUpdatePrices_OnByDefault: the writer's start with the default configuration (the URL
+// pointed at a loopback copy of "LiteLLM's" file) logs that it fetches the public price file and
+// how to turn that off, and fetches it once; with auto_update = false it logs that it is off and
+// fetches nothing.
+func TestAutoUpdatePrices_OnByDefault(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, `{"auto-model": {"litellm_provider": "openai", "mode": "chat", "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}}`)
+	}))
+	defer srv.Close()
+	for _, on := range []bool{true, false} {
+		home := t.TempDir()
+		cfg := config.Default()
+		cfg.Home, cfg.Pricing.URL = home, srv.URL+"/model_prices.json"
+		cfg.Pricing.AutoUpdate = cfg.Pricing.AutoUpdate && on
+		logs := &lockedBuffer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		before := hits.Load()
+		autoUpdatePrices(ctx, &env{cfg: cfg, logger: slog.New(slog.NewTextHandler(logs, nil))})
+		want := "price database auto-update is off"
+		if on {
+			want = "price database auto-update is on"
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(logs.String(), "price database updated") && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if _, err := os.Stat(prices.DatabasePath(home)); err != nil {
+				t.Errorf("default configuration: no price database fetched (%v)\n%s", err, logs.String())
+			}
+		}
+		cancel()
+		if got := hits.Load() - before; got != map[bool]int64{true: 1, false: 0}[on] {
+			t.Errorf("auto_update %v: %d fetches", on, got)
+		}
+		if l := logs.String(); !strings.Contains(l, want) || !strings.Contains(l, "auto_update = false") {
+			t.Errorf("auto_update %v: the start log does not say %q and how to turn it off:\n%s", on, want, l)
+		}
 	}
 }

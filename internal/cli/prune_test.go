@@ -236,6 +236,7 @@ func TestWriter_AppliesRetentionAtStart(t *testing.T) {
 	cfg := config.Default()
 	cfg.Home = home
 	cfg.Retention.MaxAge = config.Duration(30 * 24 * time.Hour)
+	cfg.Pricing.AutoUpdate = false // no test reaches the network
 	token, err := bus.LoadOrCreateToken(cfg.TokenPath())
 	if err != nil {
 		t.Fatal(err)

@@ -379,16 +379,20 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 }
 
 // autoUpdatePrices starts the daily fetch of LiteLLM's price database when [pricing] auto_update is
-// on (off by default: then nothing in observer reaches the network for prices).
+// on (the default) and says so in the log at start, either way: it is observer's one outbound call
+// besides the proxy's forwarding (a GET of a public file, nothing sent).
 func autoUpdatePrices(ctx context.Context, e *env) {
 	p := e.cfg.Pricing
 	if !p.AutoUpdate {
+		e.logger.Info("price database auto-update is off ([pricing] auto_update = false): prices change only with observerctl prices update")
 		return
 	}
 	if !prices.IsURL(p.URL) {
 		e.logger.Warn("[pricing] auto_update is on but url is not an http(s) URL; prices are not updated", "url", p.URL)
 		return
 	}
-	e.logger.Info("price database auto-update is on", "url", p.URL, "every", p.UpdateEvery.D().String())
+	e.logger.Info("price database auto-update is on: LiteLLM's public price file is fetched at most once per update_every "+
+		"(one GET, nothing sent, the last good copy kept); [pricing] auto_update = false turns it off",
+		"url", p.URL, "every", p.UpdateEvery.D().String())
 	go (&prices.AutoUpdater{Home: e.cfg.Home, URL: p.URL, Every: p.UpdateEvery.D(), Logger: e.logger}).Run(ctx)
 }

@@ -199,7 +199,7 @@ const DefaultPricingURL = "https://raw.githubusercontent.com/BerriAI/litellm/mai
 
 // Pricing overrides or adds model prices (USD per million tokens), applied without a restart.
 type Pricing struct {
-	AutoUpdate  bool                     `toml:"auto_update" comment:"Fetch LiteLLM's price database from url once a day (the writer does it). Off: observer never reaches the network for prices; observerctl prices update fetches on request."`
+	AutoUpdate  bool                     `toml:"auto_update" comment:"Fetch LiteLLM's public price file from url at most once a day (the writer does it: one GET, nothing sent, the last good copy kept), so that new models are priced. false: observer never reaches the network for prices; observerctl prices update fetches on request."`
 	URL         string                   `toml:"url" comment:"Where observerctl prices update (without --from) and auto_update fetch LiteLLM's model_prices_and_context_window.json."`
 	UpdateEvery Duration                 `toml:"update_every" comment:"With auto_update, the age at which the price database is fetched again."`
 	Models      map[string]pricing.Price `toml:"models" comment:"Per model: input, output, cache_read, cache_write_5m, cache_write_1h (and long_* with long_context_threshold). Example: [pricing.models.\"my-model\"] input = 1.0"`
@@ -246,7 +246,7 @@ func Default() Config {
 		},
 		Log:    Log{Level: "info"},
 		Budget: Budget{Projects: map[string]float64{}},
-		Pricing: Pricing{URL: DefaultPricingURL,
+		Pricing: Pricing{AutoUpdate: true, URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20},
 		Team: Team{Hub: []string{}, Share: "usage", MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},

@@ -575,3 +575,34 @@ cache_read = 0.15
 		t.Errorf("Load with OBSERVER_BUDGET_DAILY=lots = %v, want not a number", err)
 	}
 }
+
+// TestLoad_PricingAutoUpdateOnByDefault: a new user's suite keeps its prices current by itself
+// ([pricing] auto_update on, LiteLLM's public file at most daily), and config.toml written on first
+// run says so; auto_update = false in the file or OBSERVER_PRICING_AUTO_UPDATE=false turns it off.
+func TestLoad_PricingAutoUpdateOnByDefault(t *testing.T) {
+	t.Setenv("OBSERVER_PRICING_AUTO_UPDATE", "")
+	os.Unsetenv("OBSERVER_PRICING_AUTO_UPDATE")
+	home := t.TempDir()
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Pricing; !p.AutoUpdate || p.URL != config.DefaultPricingURL || p.UpdateEvery.D() != 24*time.Hour {
+		t.Errorf("default [pricing] = auto_update %v, url %q, update_every %v; want on, LiteLLM's file, 24h", p.AutoUpdate, p.URL, p.UpdateEvery.D())
+	}
+	b, err := os.ReadFile(config.Path(home))
+	if err != nil || !strings.Contains(string(b), "auto_update = true") {
+		t.Errorf("config.toml written on first run does not show auto_update = true (%v):\n%s", err, b)
+	}
+	if err := os.WriteFile(config.Path(home), []byte("[pricing]\nauto_update = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = config.Load(home); err != nil || cfg.Pricing.AutoUpdate {
+		t.Errorf("auto_update = false in config.toml: %v, %v", cfg.Pricing.AutoUpdate, err)
+	}
+	os.Remove(config.Path(home))
+	t.Setenv("OBSERVER_PRICING_AUTO_UPDATE", "false")
+	if cfg, err = config.Load(home); err != nil || cfg.Pricing.AutoUpdate {
+		t.Errorf("OBSERVER_PRICING_AUTO_UPDATE=false: %v, %v", cfg.Pricing.AutoUpdate, err)
+	}
+}
