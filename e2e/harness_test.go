@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -51,24 +52,33 @@ type suite struct {
 	upCh chan error
 }
 
-// givenPorts are the ports freePort handed out in this process: the kernel may offer a port again
-// once its listener is closed, and two components of one suite given the same port would fight.
+// givenPorts are the ports freePort handed out in this process, so that two components of one
+// suite are never given the same port.
 var givenPorts sync.Map
 
-// freePort returns a loopback port nothing listens on and that this process has not handed out.
+// freePort returns a loopback port nothing listens on now and that this process has not handed
+// out. A port is only bound seconds later by the program it is given to, so it comes from below
+// Linux's ephemeral range (32768-60999 by default): in that range any outgoing connection of the
+// machine (every test package runs at once) may take it as its local port meanwhile, and a hub
+// node or a dashboard then fails to listen.
 func freePort(tb testing.TB) int {
 	tb.Helper()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		if _, given := givenPorts.Load(port); given {
+			continue
 		}
-		port := l.Addr().(*net.TCPAddr).Port
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // someone listens there
+		}
 		l.Close()
-		if _, taken := givenPorts.LoadOrStore(port, true); !taken {
+		if _, given := givenPorts.LoadOrStore(port, true); !given {
 			return port
 		}
 	}
+	tb.Fatal("no free port between 20000 and 32000 on 127.0.0.1")
+	return 0
 }
 
 func newSuite(tb testing.TB, extraEnv ...string) *suite {
