@@ -18,6 +18,9 @@
 //     message (id derived from the message id, not the line), input net of cache reads and writes,
 //     reasoning inside output.
 //   - Secrets are scrubbed from every string that leaves the parser (targets, errors, outputs).
+//   - State holds no text of the transcript (a target, a command, a title, a prompt): it goes into
+//     the cursors file. Text a parser must carry to a later line is a Memo, kept in the process's
+//     memory and written as a reference; what it needs only to recognize again is a TextHash.
 //
 // Documents: a Source marked Document is one JSON document that its client rewrites in place
 // (Gemini CLI's session-*.json), not lines appended. Its caller hands the whole file to Record at

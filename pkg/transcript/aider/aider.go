@@ -91,8 +91,9 @@
 // # State
 //
 // The parser's State (small JSON) keeps the session's header time, id counters, start, the time
-// of the last dated prompt and of the input entry it matched, the model, the prompt being read
-// (cut to 4 KB) and the reading mode, the end offset of the last line, and the line-end kind.
+// of the last dated prompt and of the input entry it matched, the model, where the prompt being
+// read starts (its text, cut to 4 KB, is a transcript.Memo: read again from there by another
+// process) and the reading mode, the end offset of the last line, and the line-end kind.
 // Targets are scrubbed and cut to 500 characters.
 package aider
 

@@ -2,6 +2,8 @@ package aider
 
 import (
 	"encoding/json"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -46,10 +48,13 @@ type state struct {
 	Input   int64  `json:"input,omitempty"` // the input history entry matched last, Unix µs
 	Model   string `json:"model,omitempty"`
 	Mode    int    `json:"mode,omitempty"`
-	Prompt  string `json:"prompt,omitempty"` // the prompt being read
-	End     int64  `json:"end,omitempty"`    // where the last line ended
-	CRLF    bool   `json:"crlf,omitempty"`
-	N       counts `json:"n"`
+	// Prompt is the prompt being read, from the line at PromptAt on. Another process, which has
+	// not its text, reads it again from the file (see recallPrompt).
+	Prompt   transcript.Memo `json:"prompt,omitempty"`
+	PromptAt int64           `json:"prompt_at,omitempty"`
+	End      int64           `json:"end,omitempty"` // where the last line ended
+	CRLF     bool            `json:"crlf,omitempty"`
+	N        counts          `json:"n"`
 }
 
 // Parser reads one chat history file.
@@ -71,7 +76,42 @@ func newParser(a *Adapter, src transcript.Source, raw []byte) *Parser {
 	if len(raw) > 0 {
 		_ = json.Unmarshal(raw, &p.st) // a damaged state costs a re-read, never data
 	}
+	if p.st.Mode == modePrompt && p.st.Prompt == "" {
+		p.st.Prompt = transcript.Memo(p.recallPrompt())
+	}
 	return p
+}
+
+// recallPrompt reads the prompt being read again from the file: its "#### " lines from PromptAt
+// to End (the state keeps no text of it).
+func (p *Parser) recallPrompt() string {
+	n := p.st.End - p.st.PromptAt
+	if p.st.PromptAt <= 0 || n <= 0 || n > 4*maxPrompt+(1<<20) {
+		return ""
+	}
+	f, err := os.Open(p.src.Path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(io.NewSectionReader(f, p.st.PromptAt, n), b); err != nil {
+		return ""
+	}
+	var prompt string
+	for i, line := range strings.Split(strings.TrimRight(string(b), "\r\n"), "\n") {
+		s := strings.TrimRight(line, " \t\r")
+		if s != "####" && !strings.HasPrefix(s, "#### ") {
+			return "" // not the prompt's lines: the file changed
+		}
+		text := strings.TrimPrefix(strings.TrimPrefix(s, "####"), " ")
+		if i == 0 {
+			prompt = transcript.CutBytes(text, maxPrompt)
+		} else if len(prompt) < maxPrompt {
+			prompt = transcript.CutBytes(prompt+"\n"+text, maxPrompt)
+		}
+	}
+	return prompt
 }
 
 // State returns what the parser needs to resume, as JSON.
@@ -126,7 +166,7 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 			// A heading of the reply.
 		case st.Mode == modePrompt && gap <= 0:
 			if len(st.Prompt) < maxPrompt {
-				st.Prompt = transcript.CutBytes(st.Prompt+"\n"+text, maxPrompt)
+				st.Prompt = transcript.Memo(transcript.CutBytes(string(st.Prompt)+"\n"+text, maxPrompt))
 			}
 		default:
 			out = p.flush()
@@ -134,7 +174,7 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 				st.Mode = modeIdle
 				break
 			}
-			st.Mode, st.Prompt = modePrompt, transcript.CutBytes(text, maxPrompt)
+			st.Mode, st.Prompt, st.PromptAt = modePrompt, transcript.Memo(transcript.CutBytes(text, maxPrompt)), off
 		}
 	case s == ">" || strings.HasPrefix(s, "> "):
 		out = p.flush()
@@ -194,8 +234,8 @@ func (p *Parser) flush() []event.Event {
 		return nil
 	}
 	st.Mode = modeIdle
-	text := strings.TrimSpace(st.Prompt)
-	st.Prompt = ""
+	text := strings.TrimSpace(string(st.Prompt))
+	st.Prompt, st.PromptAt = "", 0
 	if text == "" {
 		return nil
 	}

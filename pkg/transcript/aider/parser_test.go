@@ -1,6 +1,7 @@
 package aider
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -112,6 +113,42 @@ func TestParser_Resume(t *testing.T) {
 		if got := append(first, rest...); !reflect.DeepEqual(got, all) {
 			t.Fatalf("split at line %d (%q): %d events, want %d", k, ls[k].body, len(got), len(all))
 		}
+	}
+}
+
+// TestParser_ResumeInAnotherProcess is TestParser_Resume with the state read by another process,
+// which has not the text of the prompt being read (a transcript.Memo): it reads it again from the
+// file, and the events are those of one read. The state holds no prompt text.
+func TestParser_ResumeInAnotherProcess(t *testing.T) {
+	path := copyRepo(t)
+	a := New(nil)
+	all, _ := parseFile(t, a, path)
+	data, _ := os.ReadFile(path)
+	ls := lines(data)
+	pending := 0
+	for k := range ls {
+		p := newParser(a, transcript.Source{Client: Client, Path: path}, nil)
+		first := feed(t, p, ls[:k])
+		var st map[string]any
+		if err := json.Unmarshal(p.State(), &st); err != nil {
+			t.Fatal(err)
+		}
+		if prompt, ok := st["prompt"]; ok {
+			pending++
+			if _, isRef := prompt.(map[string]any); !isRef {
+				t.Fatalf("split at line %d: the state holds the prompt %v", k, prompt)
+			}
+			delete(st, "prompt")
+		}
+		state, _ := json.Marshal(st)
+		q := newParser(a, transcript.Source{Client: Client, Path: path}, state)
+		rest := feed(t, q, ls[k:])
+		if got := append(first, rest...); !reflect.DeepEqual(got, all) {
+			t.Fatalf("split at line %d (%q): %d events, want %d", k, ls[k].body, len(got), len(all))
+		}
+	}
+	if pending == 0 {
+		t.Fatal("no split left a prompt being read")
 	}
 }
 

@@ -69,9 +69,10 @@
 // an image is "[image]"), OutputSize (the full size of the result, image data included) and
 // DurationMs (the toolUseResult's durationMs, totalDurationMs or durationSeconds when the line
 // holds this one result, else the result's time minus the call's). The parser keeps the calls
-// still waiting for their results (a bounded list, in State) and copies the call's type, tool,
-// target, message, request and model into the result; when it no longer knows the call the result
-// has type unknown and the writer, which merges the two events by id, keeps the call's. A
+// still waiting for their results (a bounded list, in State, the target a transcript.Memo) and
+// copies the call's type, tool, target, message, request and model into the result; when it no
+// longer knows the call (or, in another process, its target) the result lacks them and the
+// writer, which merges the two events by id, keeps the call's. A
 // web_search_tool_result block pairs with its server_tool_use the same way.
 //
 // User lines: typed text is a user_prompt (id event.ID("claude-code", "action", line uuid), the

@@ -57,9 +57,9 @@ type state struct {
 
 // pendingTitle is a title record waiting for a time.
 type pendingTitle struct {
-	Title  string `json:"s"`
-	ByUser bool   `json:"u,omitempty"`
-	Key    string `json:"k"`
+	Title  transcript.Memo `json:"s"`
+	ByUser bool            `json:"u,omitempty"`
+	Key    string          `json:"k"`
 }
 
 // pending is a tool call whose result may still come.
@@ -67,7 +67,7 @@ type pending struct {
 	ID        string           `json:"id"`
 	Type      event.ActionType `json:"type"`
 	Tool      string           `json:"tool,omitempty"`
-	Target    string           `json:"target,omitempty"`
+	Target    transcript.Memo  `json:"target,omitempty"`
 	MessageID string           `json:"msg,omitempty"`
 	RequestID string           `json:"req,omitempty"`
 	Model     string           `json:"model,omitempty"`
@@ -291,7 +291,9 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 		return nil, malformed("%s record has no timestamp", typ)
 	}
 	if p.st.Title != nil && hasTime {
-		evs = append(evs, p.titleEvent(*p.st.Title, t))
+		if p.st.Title.Title != "" { // "": held by another process, whose memory is gone
+			evs = append(evs, p.titleEvent(*p.st.Title, t))
+		}
 		p.st.Title = nil
 	}
 	return evs, nil
@@ -304,15 +306,15 @@ func (p *Parser) title(l *line, raw []byte) []event.Event {
 	if p.src.AgentID != "" || l.IsSidechain {
 		return nil
 	}
-	pt := pendingTitle{Title: l.CustomTitle, ByUser: l.Type == "custom-title", Key: lineKey(l, raw)}
-	if !pt.ByUser {
-		pt.Title = l.AITitle
+	title, byUser := l.CustomTitle, l.Type == "custom-title"
+	if !byUser {
+		title = l.AITitle
 	}
-	title, ok := event.CleanTitle(pt.Title)
+	title, ok := event.CleanTitle(title)
 	if !ok {
 		return nil
 	}
-	pt.Title = title
+	pt := pendingTitle{Title: transcript.Memo(title), ByUser: byUser, Key: lineKey(l, raw)}
 	if p.st.LastTime == 0 {
 		p.st.Title = &pt
 		return nil
@@ -322,7 +324,7 @@ func (p *Parser) title(l *line, raw []byte) []event.Event {
 
 func (p *Parser) titleEvent(pt pendingTitle, t time.Time) event.Event {
 	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.sessionID(), "title", pt.Key), t)
-	ev.Session = &event.Session{Title: pt.Title, TitleByUser: pt.ByUser, TranscriptPath: p.src.Path}
+	ev.Session = &event.Session{Title: string(pt.Title), TitleByUser: pt.ByUser, TranscriptPath: p.src.Path}
 	return ev
 }
 

@@ -220,7 +220,7 @@ func (p *Parser) toolCall(l *line, m *message, b *block, t time.Time) event.Even
 	a := &event.Action{Type: ToolType(b.Name), Tool: b.Name, Target: clipTarget(p.target(b.Name, b.Input)),
 		ToolUseID: b.ID, MessageID: m.ID, RequestID: l.RequestID, AgentID: p.agentID(l), Sidechain: l.IsSidechain,
 		InputHash: hashInput(b.Input), Model: m.Model, Transcript: p.src.Path}
-	p.addPending(pending{ID: b.ID, Type: a.Type, Tool: a.Tool, Target: a.Target, MessageID: a.MessageID,
+	p.addPending(pending{ID: b.ID, Type: a.Type, Tool: a.Tool, Target: transcript.Memo(a.Target), MessageID: a.MessageID,
 		RequestID: a.RequestID, Model: a.Model, Time: t.UnixNano()})
 	ev := p.newEvent(event.KindAction, callID(b.ID), t)
 	ev.Action = a
@@ -233,7 +233,7 @@ func (p *Parser) resultEvent(l *line, toolUseID string, t time.Time) (event.Even
 		Transcript: p.src.Path}
 	pc, ok := p.takePending(toolUseID)
 	if ok {
-		a.Type, a.Tool, a.Target = pc.Type, pc.Tool, pc.Target
+		a.Type, a.Tool, a.Target = pc.Type, pc.Tool, string(pc.Target)
 		a.MessageID, a.RequestID, a.Model = pc.MessageID, pc.RequestID, pc.Model
 		if d := t.UnixNano() - pc.Time; d >= 0 && pc.Time != 0 {
 			a.DurationMs = d / int64(time.Millisecond)

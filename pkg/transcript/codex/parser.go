@@ -69,7 +69,7 @@ type state struct {
 	Occ map[string]int `json:"occ,omitempty"` // occurrences of each content in Ctx
 
 	Pending      []pending `json:"pending,omitempty"`
-	WebSearches  []kv      `json:"ws,omitempty"`   // query -> web_search_end call id
+	WebSearches  []kv      `json:"ws,omitempty"`   // shortHash of a query -> web_search_end call id
 	ExecSessions []kv      `json:"exec,omitempty"` // unified-exec process id -> exec call id
 
 	SessionModel string `json:"smodel,omitempty"` // model last reported in a session event
@@ -91,9 +91,9 @@ type pending struct {
 	CallID string           `json:"id"`
 	Type   event.ActionType `json:"type"`
 	Tool   string           `json:"tool,omitempty"`
-	Target string           `json:"target,omitempty"`
+	Target transcript.Memo  `json:"target,omitempty"`
 	Time   int64            `json:"t"`
-	Cmd    string           `json:"cmd,omitempty"`  // exec call classified as a read or patch: its command
+	Cmd    transcript.Memo  `json:"cmd,omitempty"`  // exec call classified as a read or patch: its command
 	Exec   string           `json:"exec,omitempty"` // write_stdin: the exec call it writes to
 	Done   bool             `json:"done,omitempty"` // a final result was seen
 }
@@ -534,7 +534,7 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		}
 		_ = json.Unmarshal(raw, &q)
 		if e.CallID != "" {
-			p.st.WebSearches = putKV(p.st.WebSearches, q.Query, e.CallID)
+			p.st.WebSearches = putKV(p.st.WebSearches, shortHash(q.Query), e.CallID)
 		}
 		return nil, nil
 	case "user_message":

@@ -187,8 +187,8 @@ func (p *Parser) call(it *responseItem, t time.Time) []event.Event {
 	var id string
 	if callID != "" {
 		id = p.callID(callID)
-		p.addPending(pending{CallID: callID, Type: info.typ, Tool: name, Target: a.Target, Time: t.UnixNano(),
-			Cmd: clipTarget(info.cmd), Exec: info.execCall})
+		p.addPending(pending{CallID: callID, Type: info.typ, Tool: name, Target: transcript.Memo(a.Target), Time: t.UnixNano(),
+			Cmd: transcript.Memo(clipTarget(info.cmd)), Exec: info.execCall})
 	} else {
 		id = p.contentID("call", name+"\x00"+args)
 	}
@@ -234,7 +234,7 @@ func (p *Parser) classify(name, args string, freeform bool) callInfo {
 			if callID, ok := getKV(p.st.ExecSessions, sid); ok {
 				info.execCall = callID
 				if pc := p.findPending(callID); pc != nil {
-					info.target = firstNonEmpty(pc.Cmd, pc.Target)
+					info.target = firstNonEmpty(string(pc.Cmd), string(pc.Target))
 				}
 			}
 		}
@@ -602,7 +602,7 @@ func (p *Parser) resultAction(callID string, fallback event.ActionType, tool str
 	a := &event.Action{Type: fallback, Tool: tool, ToolUseID: callID}
 	pc := p.findPending(callID)
 	if pc != nil {
-		a.Type, a.Tool, a.Target = pc.Type, pc.Tool, pc.Target
+		a.Type, a.Tool, a.Target = pc.Type, pc.Tool, string(pc.Target)
 	}
 	return a, pc
 }
@@ -767,7 +767,7 @@ func (p *Parser) output(it *responseItem, t time.Time) []event.Event {
 	if pc != nil && pc.Tool == "write_stdin" && o.exitCode != nil {
 		// The poll saw the process exit: settle the exec call that started it.
 		if execCall := p.findPending(pc.Exec); pc.Exec != "" && execCall != nil && !execCall.Done {
-			ea := &event.Action{Type: execCall.Type, Tool: execCall.Tool, Target: execCall.Target,
+			ea := &event.Action{Type: execCall.Type, Tool: execCall.Tool, Target: string(execCall.Target),
 				ToolUseID: execCall.CallID, Success: o.success}
 			if !*o.success {
 				ea.Error = errorText(o.body, *o.exitCode)
@@ -962,7 +962,7 @@ func (p *Parser) webSearch(it *responseItem, t time.Time) []event.Event {
 	}
 	callID := firstNonEmpty(it.CallID, it.ID)
 	if callID == "" && act.Query != "" {
-		callID, _ = getKV(p.st.WebSearches, act.Query)
+		callID, _ = getKV(p.st.WebSearches, shortHash(act.Query))
 	}
 	var id string
 	if callID != "" {

@@ -53,7 +53,7 @@ type pending struct {
 	CallID  string           `json:"id"`
 	Type    event.ActionType `json:"type"`
 	Tool    string           `json:"tool,omitempty"`
-	Target  string           `json:"target,omitempty"`
+	Target  transcript.Memo  `json:"target,omitempty"`
 	Msg     string           `json:"msg,omitempty"`
 	Req     string           `json:"req,omitempty"`
 	Model   string           `json:"model,omitempty"`
@@ -455,7 +455,7 @@ func (p *Parser) call(callID, tool string, raw json.RawMessage, mcp bool, msg, r
 	act := &event.Action{Type: cliType(tool, mcp, a), Tool: tool, Target: clipTarget(cliTarget(tool, a, p.rel)),
 		ToolUseID: callID, MessageID: msg, RequestID: req, AgentID: agent, Sidechain: agent != "",
 		InputHash: hashInput(raw), Model: model}
-	p.remember(pending{CallID: callID, Type: act.Type, Tool: tool, Target: act.Target, Msg: msg, Req: req,
+	p.remember(pending{CallID: callID, Type: act.Type, Tool: tool, Target: transcript.Memo(act.Target), Msg: msg, Req: req,
 		Model: act.Model, Agent: agent, Time: t.UnixMilli()})
 	return p.action(p.id(event.KindAction, callID), t, act)
 }
@@ -516,7 +516,7 @@ func (p *Parser) toolComplete(r *record, t time.Time) ([]event.Event, error) {
 	}
 	a := event.Action{Type: event.ActionUnknown, ToolUseID: d.ToolCallID, Model: d.Model}
 	if c := p.take(d.ToolCallID); c != nil {
-		a.Type, a.Tool, a.Target, a.MessageID, a.RequestID, a.AgentID = c.Type, c.Tool, c.Target, c.Msg, c.Req, c.Agent
+		a.Type, a.Tool, a.Target, a.MessageID, a.RequestID, a.AgentID = c.Type, c.Tool, string(c.Target), c.Msg, c.Req, c.Agent
 		if a.Model == "" {
 			a.Model = c.Model
 		}

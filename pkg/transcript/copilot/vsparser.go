@@ -40,7 +40,7 @@ type vsState struct {
 	Cwd       string   `json:"cwd,omitempty"`
 	Root      string   `json:"root,omitempty"`
 	Started   bool     `json:"started,omitempty"`
-	Title     string   `json:"title,omitempty"` // the title emitted last
+	TitleH    string   `json:"title_h,omitempty"` // hash of the title emitted last (transcript.TextHash)
 	DoneN     int      `json:"done_n,omitempty"`
 	DoneH     string   `json:"done_h,omitempty"` // hash of the ids of the first DoneN requests
 	Seen      []string `json:"seen,omitempty"`   // fingerprints of the last events emitted, oldest first
@@ -255,14 +255,14 @@ func (p *VSCodeParser) document(raw []byte) ([]event.Event, error) {
 	}
 	p.st.DoneN, p.st.DoneH = done, idsHash(reqs[:done])
 
-	if title, ok := event.CleanTitle(d.CustomTitle); ok && title != p.st.Title {
+	if title, ok := event.CleanTitle(d.CustomTitle); ok && transcript.TextHash(title) != p.st.TitleH {
 		// At the first request's time (VS Code names a session after it), the same at every read.
 		t, hasT := p.firstTime(reqs)
 		if !hasT {
 			t, hasT = created, hasCreated
 		}
 		if hasT {
-			p.st.Title = title
+			p.st.TitleH = transcript.TextHash(title)
 			ev := p.newEvent(event.KindSession, p.id(event.KindSession, "title", title), t)
 			ev.Session = &event.Session{Title: title, TranscriptPath: p.src.Path}
 			fresh = append(fresh, ev)

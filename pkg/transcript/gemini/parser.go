@@ -65,12 +65,13 @@ type state struct {
 	Models      []string `json:"models,omitempty"`  // models reported in session events
 	Epoch       int      `json:"epoch,omitempty"`
 	LastTime    int64    `json:"t,omitempty"` // unix nanoseconds of the last timestamp seen
-	// Title is the session's title last reported (TitleByUser: the user's), so that one written
-	// again (Qwen Code re-appends it, a document is read again) is reported once; TitlePending
-	// marks one read before any time, reported at the first time the file gives.
-	Title        string `json:"title,omitempty"`
-	TitleByUser  bool   `json:"title_user,omitempty"`
-	TitlePending bool   `json:"title_pending,omitempty"`
+	// TitleH is the hash of the session's title last reported (TitleByUser: the user's), so that
+	// one written again (Qwen Code re-appends it, a document is read again) is reported once;
+	// TitlePending marks one read before any time, Title, reported at the first time the file gives.
+	Title        transcript.Memo `json:"title,omitempty"`
+	TitleH       string          `json:"title_h,omitempty"`
+	TitleByUser  bool            `json:"title_user,omitempty"`
+	TitlePending bool            `json:"title_pending,omitempty"`
 
 	Doc     *docMark  `json:"doc,omitempty"`
 	Seen    []string  `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
@@ -88,7 +89,7 @@ type pending struct {
 	ID     string           `json:"id"`
 	Type   event.ActionType `json:"type"`
 	Tool   string           `json:"tool,omitempty"`
-	Target string           `json:"target,omitempty"`
+	Target transcript.Memo  `json:"target,omitempty"`
 	Msg    string           `json:"msg,omitempty"`
 	Model  string           `json:"model,omitempty"`
 	Time   int64            `json:"t"`
@@ -136,7 +137,9 @@ func (p *Parser) Record(off int64, raw []byte) ([]event.Event, error) {
 	}
 	if p.st.TitlePending && p.st.LastTime != 0 {
 		p.st.TitlePending = false
-		evs = append(evs, p.titleEvent(time.Unix(0, p.st.LastTime).UTC()))
+		if p.st.Title != "" { // "": held by another process, whose memory is gone
+			evs = append(evs, p.titleEvent(time.Unix(0, p.st.LastTime).UTC()))
+		}
 	}
 	p.stats.Events += int64(len(evs))
 	return evs, nil
@@ -430,10 +433,10 @@ func (p *Parser) title(raw string, byUser bool, t time.Time) []event.Event {
 		return nil
 	}
 	title, ok := event.CleanTitle(raw)
-	if !ok || title == p.st.Title && byUser == p.st.TitleByUser {
+	if !ok || p.reported(title) && byUser == p.st.TitleByUser {
 		return nil
 	}
-	p.st.Title, p.st.TitleByUser = title, byUser
+	p.st.Title, p.st.TitleH, p.st.TitleByUser = transcript.Memo(title), transcript.TextHash(title), byUser
 	if t.IsZero() && p.st.LastTime != 0 {
 		t = time.Unix(0, p.st.LastTime).UTC()
 	}
@@ -445,6 +448,15 @@ func (p *Parser) title(raw string, byUser bool, t time.Time) []event.Event {
 	return []event.Event{p.titleEvent(t)}
 }
 
+// reported tells whether title is the one last reported (a state written before TitleH has the
+// title itself).
+func (p *Parser) reported(title string) bool {
+	if p.st.TitleH != "" {
+		return p.st.TitleH == transcript.TextHash(title)
+	}
+	return p.st.Title != "" && string(p.st.Title) == title
+}
+
 // titleEvent is the session event carrying the title in the state.
 func (p *Parser) titleEvent(t time.Time) event.Event {
 	source := "client"
@@ -452,8 +464,8 @@ func (p *Parser) titleEvent(t time.Time) event.Event {
 		source = "user"
 	}
 	ev := p.newEvent(event.KindSession, event.ID(p.client, string(event.KindSession), p.idSession(), "title", source,
-		strconv.FormatInt(t.UnixNano(), 10), p.st.Title), t)
-	ev.Session = &event.Session{Title: p.st.Title, TitleByUser: p.st.TitleByUser, TranscriptPath: p.src.Path}
+		strconv.FormatInt(t.UnixNano(), 10), string(p.st.Title)), t)
+	ev.Session = &event.Session{Title: string(p.st.Title), TitleByUser: p.st.TitleByUser, TranscriptPath: p.src.Path}
 	return ev
 }
 

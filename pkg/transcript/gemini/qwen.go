@@ -7,6 +7,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/jsonscan"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // qwenSystem are Qwen Code system subtypes that carry nothing this package reports.
@@ -105,7 +106,7 @@ func (p *Parser) qwenAssistant(r *record, t time.Time) []event.Event {
 		}
 		a := &event.Action{Type: ToolType(name), Tool: name, Target: clipTarget(p.target(name, in)), ToolUseID: id,
 			MessageID: r.UUID, AgentID: p.src.AgentID, InputHash: hashInput(in), Model: r.Model, Transcript: p.src.Path}
-		p.addPending(pending{ID: id, Type: a.Type, Tool: name, Target: a.Target, Msg: r.UUID, Model: r.Model, Time: t.UnixNano()})
+		p.addPending(pending{ID: id, Type: a.Type, Tool: name, Target: transcript.Memo(a.Target), Msg: r.UUID, Model: r.Model, Time: t.UnixNano()})
 		ev := p.newEvent(event.KindAction, p.actionID(id), t)
 		ev.Action = a
 		evs = append(evs, ev)
@@ -137,7 +138,7 @@ func (p *Parser) qwenResults(r *record, t time.Time) []event.Event {
 		}
 		a := &event.Action{Type: event.ActionUnknown, Tool: name, ToolUseID: id, AgentID: p.src.AgentID, Transcript: p.src.Path}
 		if pc, ok := p.takePending(id); ok {
-			a.Type, a.Tool, a.Target, a.MessageID, a.Model = pc.Type, pc.Tool, pc.Target, pc.Msg, pc.Model
+			a.Type, a.Tool, a.Target, a.MessageID, a.Model = pc.Type, pc.Tool, string(pc.Target), pc.Msg, pc.Model
 			if d := t.UnixNano() - pc.Time; d >= 0 && pc.Time != 0 {
 				a.DurationMs = d / int64(time.Millisecond)
 			}

@@ -73,7 +73,7 @@ func (p *Parser) nestedTool(s *pi.Session, details []byte, key string, t time.Ti
 	var id string
 	var a event.Action
 	if c, ok := s.Find(n.Parent); ok && c.Inner && strings.EqualFold(c.Tool, n.Tool) {
-		id, a = c.Key, event.Action{Type: c.Type, Tool: c.Tool, Target: c.Target, ToolUseID: c.CallID,
+		id, a = c.Key, event.Action{Type: c.Type, Tool: c.Tool, Target: string(c.Target), ToolUseID: c.CallID,
 			MessageID: c.Msg, Model: c.Model}
 	} else {
 		callID := n.CallID

@@ -275,7 +275,7 @@ func (r *Reader) toolCall(s *Session, m *message, key string, b *block, i int, t
 	aid := event.ID(r.Client, string(event.KindAction), callID, key)
 	a := &event.Action{Type: r.Tools.Type(tool), Tool: tool, Target: r.Target(s, tool, args), ToolUseID: callID,
 		MessageID: m.ResponseID, InputHash: HashInput(b.Args), Model: m.Model}
-	s.remember(Call{CallID: callID, Key: aid, Type: a.Type, Tool: tool, Inner: tool != b.Name, Target: a.Target,
+	s.remember(Call{CallID: callID, Key: aid, Type: a.Type, Tool: tool, Inner: tool != b.Name, Target: transcript.Memo(a.Target),
 		Msg: m.ResponseID, Model: m.Model, Time: t.UnixMilli()})
 	return r.Action(s, aid, t, a)
 }
@@ -342,7 +342,7 @@ func (r *Reader) toolResult(s *Session, m *message, t, end time.Time) []event.Ev
 	var id string
 	if c, ok := s.find(m.ToolCallID, true); ok {
 		id = c.Key
-		a = event.Action{Type: c.Type, Tool: c.Tool, Target: c.Target, MessageID: c.Msg, Model: c.Model,
+		a = event.Action{Type: c.Type, Tool: c.Tool, Target: string(c.Target), MessageID: c.Msg, Model: c.Model,
 			DurationMs: Duration(time.UnixMilli(c.Time), end)}
 	} else {
 		id = event.ID(r.Client, string(event.KindAction), m.ToolCallID)

@@ -74,7 +74,7 @@ type Call struct {
 	Type   event.ActionType `json:"type"`
 	Tool   string           `json:"tool,omitempty"`
 	Inner  bool             `json:"inner,omitempty"` // Tool is the tool the named one ran (Tools.Unwrap)
-	Target string           `json:"target,omitempty"`
+	Target transcript.Memo  `json:"target,omitempty"`
 	Msg    string           `json:"msg,omitempty"` // the response id of the call's message
 	Model  string           `json:"model,omitempty"`
 	Time   int64            `json:"t"`              // unix ms when the call's message was written
