@@ -33,7 +33,7 @@ func publish(tb testing.TB, c *bus.Client, ev event.Event, want bus.Result) {
 // consumeIDs reads n events through the writer's consumer and returns their ids in order.
 func consumeIDs(tb testing.TB, c *bus.Client, n int) []string {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var ids []string
 	done := make(chan error, 1)
@@ -385,5 +385,89 @@ func TestClient_NothingStrandedWhileDrainCatchesUp(t *testing.T) {
 	}
 	if got := stats(t, srv).Published; got != want {
 		t.Fatalf("stream holds %d events, %d were published", got, want)
+	}
+}
+
+// TestServer_FullStreamRefusesNewEvents: with the writer away and the stream at its [bus]
+// max_bytes, a new event is refused and its producer spools it; no event the stream acknowledged
+// is dropped to make room. Once the writer takes events again, every one of them arrives.
+func TestServer_FullStreamRefusesNewEvents(t *testing.T) {
+	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+		Dir: filepath.Join(t.TempDir(), "bus"), Port: -1, Token: testToken, AckWait: 30 * time.Second,
+		MaxBytes: 64 << 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	p := connect(t, bus.Options{Server: srv, SpoolDir: filepath.Join(t.TempDir(), "spool"), Name: "producer"})
+	const n = 1000 // about 250 KB of events, four times what the stream may hold
+	var published, spooled int
+	for i := range n {
+		ev := hookEvent(fmt.Sprintf("full-%04d", i), "claude-code")
+		ev.SessionID = strings.Repeat("s", 100)
+		res, err := p.Publish(context.Background(), &ev)
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		switch res {
+		case bus.Published:
+			published++
+		case bus.Spooled:
+			spooled++
+		}
+	}
+	t.Logf("published %d, spooled %d", published, spooled)
+	if spooled == 0 {
+		t.Fatalf("all %d events went into a stream of 64 KiB: nothing was refused", n)
+	}
+	if st := stats(t, srv); st.Pending != uint64(published) {
+		t.Errorf("the stream holds %d events, want the %d it acknowledged", st.Pending, published)
+	}
+	// The writer comes back: the acknowledged events, then the spooled ones as room frees up.
+	w := connect(t, bus.Options{Server: srv, Wait: true, Name: "writer"})
+	got := consumeIDs(t, w, n)
+	seen := map[string]bool{}
+	for _, id := range got {
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Errorf("the writer got %d distinct events of %d", len(seen), n)
+	}
+}
+
+// TestServer_UpdatesAnOlderStreamToRefuse: a store made by a version whose stream dropped its
+// oldest events when full is set to refuse new ones when the bus starts on it.
+func TestServer_UpdatesAnOlderStreamToRefuse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bus")
+	srv := startServer(t, dir, -1)
+	discard := func(srv *bus.Server) jetstream.DiscardPolicy {
+		nc, err := srv.Conn("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		str, err := js.Stream(context.Background(), bus.StreamName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return str.CachedInfo().Config.Discard
+	}
+	nc, err := srv.Conn("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	str, _ := js.Stream(context.Background(), bus.StreamName)
+	cfg := str.CachedInfo().Config
+	cfg.Discard = jetstream.DiscardOld
+	if _, err := js.UpdateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	srv.Close()
+	if got := discard(startServer(t, dir, -1)); got != jetstream.DiscardNew {
+		t.Errorf("discard policy after a restart: %v, want DiscardNew", got)
 	}
 }

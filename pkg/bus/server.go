@@ -166,9 +166,12 @@ func (s *Server) ensureStream(ctx context.Context) error {
 		Retention:   jetstream.InterestPolicy,
 		MaxAge:      s.cfg.MaxAge,
 		MaxBytes:    s.cfg.MaxBytes,
-		Discard:     jetstream.DiscardOld,
-		Duplicates:  DuplicateWindow,
-		MaxMsgSize:  MaxPayload,
+		// A full stream refuses new events (their producers spool them, and publish them again
+		// once the writer has made room) rather than drop the oldest, which it had acknowledged
+		// and the writer has not stored.
+		Discard:    jetstream.DiscardNew,
+		Duplicates: DuplicateWindow,
+		MaxMsgSize: MaxPayload,
 	})
 	if err != nil {
 		return fmt.Errorf("bus: create stream %s: %w", StreamName, err)
@@ -199,6 +202,14 @@ type Stats struct {
 	Published uint64    // events the stream has accepted since it was created
 	Pending   uint64    // events the writer has not yet acknowledged
 	LastEvent time.Time // when the newest event arrived
+	Bytes     uint64    // what the stream holds on disk
+	MaxBytes  int64     // its bound ([bus] max_bytes); 0 or less: none
+}
+
+// Full reports whether the stream holds 95% of its bound or more: it refuses new events then (or
+// soon), and producers spool them until the writer makes room.
+func (st Stats) Full() bool {
+	return st.MaxBytes > 0 && st.Bytes*100 >= uint64(st.MaxBytes)*95
 }
 
 // Stats reads the stream's and the writer consumer's state.
@@ -220,7 +231,7 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	st := Stats{Published: si.State.LastSeq, LastEvent: si.State.LastTime}
+	st := Stats{Published: si.State.LastSeq, LastEvent: si.State.LastTime, Bytes: si.State.Bytes, MaxBytes: si.Config.MaxBytes}
 	c, err := str.Consumer(ctx, WriterConsumer)
 	if err != nil {
 		return st, err
