@@ -439,6 +439,17 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				if err := linkTurn(ctx, stmt, dirty, e); err != nil {
 					return res, err
 				}
+			} else if e.APITurn.Origin == "" {
+				// A session-less turn just before it (a router call) takes its session.
+				near, err := unlinked.any(ctx, stmt)
+				if err != nil {
+					return res, err
+				}
+				if near {
+					if err := attachPrevious(ctx, stmt, dirty, e.ID, e.Client, ts, e.SessionID, e.Project); err != nil {
+						return res, err
+					}
+				}
 			}
 		}
 		if e.Kind == event.KindAction && (e.Action.ContentHash != "" || e.Action.Freshness == event.FreshnessMissing) &&
@@ -744,6 +755,23 @@ func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, 
 // turn the message's session. Such a client may send no mark the proxy knows (Pi sends only the
 // OpenAI SDK's), so a turn of client "unknown" also takes the message's client; a turn the proxy
 // named keeps its client and is linked by id only to a message of that client.
+//
+// Requests a client makes for itself have no message in its records: Gemini CLI's model router
+// asks a flash-lite model which model should answer before every prompt, and the answer is no
+// message of the chat. Such a turn would stay under no session and no project. The writer gives it
+// the session of the request that follows it: a session-less proxy turn that no message claims
+// takes the session (and project) of the next proxy turn of the same client, when that one starts
+// within NextTurnWindowMs and has a session (its own or its message's), and transcript_message_id
+// NextTurnMark says where the session came from. Whichever is stored or linked first, the other
+// completes the pair: a session-less turn looks at its successor when it is stored, a turn looks at
+// its predecessor when it gets its session (stored with one, or linked to its message). Only the
+// immediate neighbour counts, so a turn is never carried across another request of the client.
+// The choice is the writer's, not the proxy's: the proxy cannot know Gemini CLI's session (the
+// client sends none), while the writer sees the session its records give the next turn. Two
+// sessions of one client running at once may lend a router call to the wrong one of them; a turn
+// so attached still yields to a message with its own figures, which takes it as any session-less
+// turn (so a turn whose message came late is never counted twice). A client's last request, with
+// no request after it, keeps no session.
 
 const linkTurnSQL = `SELECT t.message_id, t.session_id, t.project, t.ts FROM token_usage t
  WHERE t.ts BETWEEN ? AND ? AND t.client = ? AND t.model = ?
@@ -775,13 +803,107 @@ const linkSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = ?,
        project = CASE WHEN project = '' THEN ? ELSE project END,
        client = CASE WHEN client = 'unknown' THEN ? ELSE client END WHERE event_id = ?`
 
+// NextTurnMark is the transcript_message_id of a proxy turn that took its session from the next
+// turn of its client (see above), not from a message of its own.
+const NextTurnMark = "~next-turn"
+
+// NextTurnWindowMs is how long after a session-less turn starts the next turn of its client may
+// start and still lend it its session: Gemini CLI's router call takes a second or two before the
+// request it routes.
+const NextTurnWindowMs int64 = 30_000
+
+// linkAttachedSQL finds, for a transcript message no session-less turn matched, a turn attached
+// to a neighbour's session with the message's figures: the message is that turn (on the partial
+// index api_turns_next_turn, migration 0017).
+const linkAttachedSQL = `SELECT a.event_id, a.ts FROM api_turns a INDEXED BY api_turns_next_turn
+ WHERE a.transcript_message_id = '` + NextTurnMark + `' AND a.ts BETWEEN ? AND ? AND a.client = ? AND a.model = ?
+   AND a.input_tokens = ? AND a.output_tokens = ? AND a.cache_read_tokens = ?
+   AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.message_id = ?)
+   AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
+ ORDER BY abs(a.ts - ?) LIMIT 1`
+
+// neighbourSQL is the proxy turn of a client just before (prevTurnSQL) or after (nextTurnSQL) a
+// time, within NextTurnWindowMs.
+const (
+	prevTurnSQL = `SELECT event_id, ts, session_id, project, transcript_message_id FROM api_turns
+ WHERE ts < ?1 AND ts >= ?1 - ?2 AND client = ?3 AND origin = '' AND event_id != ?4 ORDER BY ts DESC LIMIT 1`
+	nextTurnSQL = `SELECT event_id, ts, session_id, project, transcript_message_id FROM api_turns
+ WHERE ts > ?1 AND ts <= ?1 + ?2 AND client = ?3 AND origin = '' AND event_id != ?4 ORDER BY ts LIMIT 1`
+)
+
+const attachSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = '` + NextTurnMark + `',
+       project = CASE WHEN project = '' THEN ? ELSE project END
+ WHERE event_id = ? AND session_id = '' AND transcript_message_id = ''`
+
+// neighbour is a proxy turn next to another.
+type neighbour struct {
+	id, session, project, message string
+	ts                            int64
+}
+
+// turnNear reads the turn of client just before (q prevTurnSQL) or after (nextTurnSQL) ts.
+func turnNear(ctx context.Context, stmt stmtFunc, q, name, client, self string, ts int64) (neighbour, bool, error) {
+	st, err := stmt(q, event.Kind(name))
+	if err != nil {
+		return neighbour{}, false, err
+	}
+	var n neighbour
+	err = st.QueryRowContext(ctx, ts, NextTurnWindowMs, client, self).Scan(&n.id, &n.ts, &n.session, &n.project, &n.message)
+	if errors.Is(err, sql.ErrNoRows) {
+		return n, false, nil
+	}
+	if err != nil {
+		return n, false, fmt.Errorf("turn next to %s: %w", self, err)
+	}
+	return n, true, nil
+}
+
+// attach gives the session-less turn turnID the session and project of the next turn of its client.
+func attach(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, project string) error {
+	st, err := stmt(attachSQL, "attach_turn")
+	if err != nil {
+		return err
+	}
+	if _, err := st.ExecContext(ctx, session, project, turnID); err != nil {
+		return fmt.Errorf("attach proxy turn %s to session %s: %w", turnID, session, err)
+	}
+	d.turn(turnTs)
+	return nil
+}
+
+// attachPrevious attaches the turn just before a turn of client that has session (from ts) to it,
+// when that one has no session and no message.
+func attachPrevious(ctx context.Context, stmt stmtFunc, d *dirtyHours, self, client string, ts int64, session, project string) error {
+	if client == "unknown" || session == "" {
+		return nil
+	}
+	p, ok, err := turnNear(ctx, stmt, prevTurnSQL, "prev_turn", client, self, ts)
+	if err != nil || !ok || p.session != "" || p.message != "" {
+		return err
+	}
+	return attach(ctx, stmt, d, p.id, p.ts, session, project)
+}
+
+// attachToNext attaches the session-less turn e, which no message claimed, to the next turn of its
+// client, when that one has a session.
+func attachToNext(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
+	if e.Client == "unknown" || e.APITurn.Origin != "" {
+		return nil
+	}
+	n, ok, err := turnNear(ctx, stmt, nextTurnSQL, "next_turn", e.Client, e.ID, e.Time.UnixMilli())
+	if err != nil || !ok || n.session == "" {
+		return err
+	}
+	return attach(ctx, stmt, d, e.ID, e.Time.UnixMilli(), n.session, n.project)
+}
+
 // unlinkedWindowMs widens a batch's time range when looking for session-less proxy turns: a
 // transcript message is stored with its own time, within seconds of the proxy's turn.
 const unlinkedWindowMs = 10 * 60_000
 
-// batchTurns says whether session-less proxy turns lie near a batch, so that the batch's
-// transcript messages (every Claude Code usage row) look for a turn to link only then: one
-// indexed query per batch instead of two per message.
+// batchTurns says whether session-less proxy turns (or turns lent a neighbour's session) lie near
+// a batch, so that the batch's transcript messages (every Claude Code usage row) look for a turn to
+// link only then: one indexed query per batch instead of two per message.
 type batchTurns struct {
 	from, to int64
 	checked  bool
@@ -801,7 +923,9 @@ func (b *batchTurns) any(ctx context.Context, stmt stmtFunc) (bool, error) {
 	if b.found || b.checked {
 		return b.found, nil
 	}
-	q, err := stmt(`SELECT EXISTS (SELECT 1 FROM api_turns WHERE session_id = '' AND ts BETWEEN ? AND ?)`, "unlinked_turns")
+	q, err := stmt(`SELECT EXISTS (SELECT 1 FROM api_turns WHERE session_id = '' AND ts BETWEEN ?1 AND ?2)
+		OR EXISTS (SELECT 1 FROM api_turns INDEXED BY api_turns_next_turn
+			WHERE transcript_message_id = '`+NextTurnMark+`' AND ts BETWEEN ?1 AND ?2)`, "unlinked_turns")
 	if err != nil {
 		return false, err
 	}
@@ -812,7 +936,8 @@ func (b *batchTurns) any(ctx context.Context, stmt stmtFunc) (bool, error) {
 	return b.found, nil
 }
 
-// linkTurn links the session-less proxy turn e to its transcript message, when one is stored.
+// linkTurn links the session-less proxy turn e to its transcript message, when one is stored, else
+// to the session of the next turn of its client.
 func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
 	q, err := stmt(linkTurnSQL, "link_turn")
 	if err != nil {
@@ -838,7 +963,7 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, t.Model, t.Input, t.Output, t.CacheRead, ts).
 		Scan(&msg, &session, &project, &uts)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		return attachToNext(ctx, stmt, d, e)
 	}
 	if err != nil {
 		return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
@@ -868,7 +993,16 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
 		u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		// A turn lent a neighbour's session may be this message's own.
+		att, serr := stmt(linkAttachedSQL, "link_attached")
+		if serr != nil {
+			return serr
+		}
+		err = att.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
+			u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
@@ -888,7 +1022,15 @@ func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turn
 	}
 	d.turn(turnTs)
 	d.turn(usageTs)
-	return nil
+	// The turn before it (a router call) may wait for this session. The turn's client now.
+	cl, err := stmt(`SELECT client, project FROM api_turns WHERE event_id = ?`, "turn_client")
+	if err != nil {
+		return err
+	}
+	if err := cl.QueryRowContext(ctx, turnID).Scan(&client, &project); err != nil {
+		return fmt.Errorf("link proxy turn %s: %w", turnID, err)
+	}
+	return attachPrevious(ctx, stmt, d, turnID, client, turnTs, session, project)
 }
 
 // markProjectChange notes the hours of a session's proxy turns when its project is about to
