@@ -123,7 +123,7 @@ func NewHub(cfg HubConfig) (*Hub, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &Hub{cfg: cfg, auth: &hubAuth{token: cfg.Token}, have: map[string]bool{}}
+	h := &Hub{cfg: cfg, auth: &hubAuth{token: cfg.Token, logger: cfg.Logger}, have: map[string]bool{}}
 	h.loaded, _ = os.ReadFile(cfg.MembersFile)
 	ms, err := parseMembers(cfg.MembersFile, h.loaded)
 	if err != nil {
@@ -401,13 +401,19 @@ func retry(ctx context.Context, call func(context.Context) error) error {
 }
 
 // hubAuth admits the hub's own processes by token and members' leafnodes by nkey, each member
-// with permissions that keep it to its own subjects.
+// with permissions that keep it to its own subjects, under its own name only.
 type hubAuth struct {
-	token string
-	mu    sync.RWMutex
-	byKey map[string]Member
-	conns map[uint64]string // leafnode connection id -> its nkey, to cut a removed key off
+	token   string
+	logger  *slog.Logger
+	mu      sync.RWMutex
+	byKey   map[string]Member
+	conns   map[uint64]string    // leafnode connection id -> its nkey, to cut a removed key off
+	refused map[string]time.Time // key and claimed name -> when a refusal was last logged
 }
+
+// claimLogEvery bounds how often the refusal of one key's claim is logged: a member's server
+// tries again every second or two for as long as it runs.
+const claimLogEvery = time.Minute
 
 // removed returns the connections whose key is no longer registered (a member removed, or given
 // a new key), and forgets them and the connections that are gone (live reports whether one still
@@ -474,6 +480,14 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 		if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
 			return false
 		}
+		// The key decides the member, and the leafnode must present that member's name: NATS
+		// replaces a leafnode with a newer one of the same server name, so a key admitted under
+		// another member's name (credentials edited to member = "bob") would cut bob off every
+		// time it connects.
+		if o.Name != LeafName(m.Name) {
+			a.refuseClaim(m, o.Nkey, o.Name)
+			return false
+		}
 		c.RegisterUser(&server.User{Username: m.Name, Permissions: MemberPermissions(m.Name)})
 		a.mu.Lock()
 		if a.conns == nil {
@@ -484,6 +498,36 @@ func (a *hubAuth) Check(c server.ClientAuthentication) bool {
 		return true
 	}
 	return false
+}
+
+// refuseClaim logs a leafnode refused for naming itself other than its key's member, at most once
+// a minute per key and name.
+func (a *hubAuth) refuseClaim(m Member, key, name string) {
+	claimed := strings.TrimPrefix(name, LeafName(""))
+	if claimed == name || ValidName(claimed) != nil {
+		claimed = name // not a member's share server name at all
+	}
+	a.mu.Lock()
+	id, now := key+" "+name, time.Now()
+	if now.Sub(a.refused[id]) < claimLogEvery {
+		a.mu.Unlock()
+		return
+	}
+	if a.refused == nil {
+		a.refused = map[string]time.Time{}
+	}
+	for k, at := range a.refused {
+		if now.Sub(at) >= claimLogEvery {
+			delete(a.refused, k)
+		}
+	}
+	a.refused[id] = now
+	a.mu.Unlock()
+	if a.logger != nil {
+		a.logger.Warn("hub: refused a leafnode whose key belongs to one member and whose name claims another member; "+
+			"its credentials file names the wrong member (ask the hub's admin for the member's own)",
+			"member", m.Name, "claimed", claimed, "server_name", name, "want", LeafName(m.Name))
+	}
 }
 
 // MemberPermissions are a member's leafnode permissions on the hub. Publish is what the member's

@@ -64,8 +64,9 @@ func (c *MemberConfig) configure(o *server.Options) error {
 	if err != nil {
 		return err
 	}
-	// The hub tells its leafnodes apart by server name: every member's must differ.
-	o.ServerName = "observer-" + MemberDomain(c.Creds.Member)
+	// The hub tells its leafnodes apart by server name: every member's must differ, and the hub
+	// admits a key only under its own member's.
+	o.ServerName = LeafName(c.Creds.Member)
 	o.JetStreamDomain = MemberDomain(c.Creds.Member)
 	// A hub back after a restart gets its members within 1-2 s (nats adds up to the interval as jitter).
 	o.LeafNode.ReconnectInterval = time.Second

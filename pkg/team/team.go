@@ -14,12 +14,15 @@
 //	                                                          │ JetStream domain m-<member>
 //	hub:         TEAM_<member> (mirror) ──source, share.> → team.<member>.>──> TEAM ──> writer
 //
-// Identity: a member authenticates with its nkey; the hub lets its leafnode publish only under
-// deliver.<member>.> (its mirror's deliveries) and the replies to the hub's requests about its own
-// mirror's consumer (scoped reply subjects that name the member's domain, so no answer to a request
-// the hub made of another member or of itself), and receive only its own domain's JetStream API. The member name the hub stores comes from the hub's
-// own stream names (team.<member>. is given by the hub's source of TEAM_<member>), never from an
-// event, so a member cannot publish as another.
+// Identity: a member authenticates with its nkey, under its own name: the hub admits a key only
+// when its leafnode's server name is LeafName of the member the key is registered to (NATS replaces
+// a leafnode with the next of the same name, so another name would let one member cut another
+// off). The hub lets its leafnode publish only under deliver.<member>.> (its mirror's deliveries)
+// and the replies to the hub's requests about its own mirror's consumer (scoped reply subjects
+// that name the member's domain, so no answer to a request the hub made of another member or of
+// itself), and receive only its own domain's JetStream API. The member name the hub stores comes
+// from the hub's own stream names (team.<member>. is given by the hub's source of TEAM_<member>),
+// never from an event, so a member cannot publish as another.
 //
 // Privacy: the sharer applies the member's share level (Strip) and the secret scrubber before an
 // event enters TEAM_OUT; nothing else leaves the machine.
@@ -52,6 +55,11 @@ const (
 // MemberDomain is a member's JetStream domain: the hub reaches its share stream through
 // $JS.<domain>.API.
 func MemberDomain(member string) string { return "m-" + member }
+
+// LeafName is the server name of a member's share server, which its leafnode presents to the hub.
+// The hub admits a key only under its own member's name (hubAuth.Check): NATS replaces a leafnode
+// with the next one of the same name, so a name claimed with another key would cut the member off.
+func LeafName(member string) string { return "observer-" + MemberDomain(member) }
 
 // MirrorStream is the hub's mirror of a member's share stream.
 func MirrorStream(member string) string { return "TEAM_" + member }

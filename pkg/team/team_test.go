@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -44,12 +45,18 @@ type testHub struct {
 
 func startHub(t *testing.T, dir, leaf string) *testHub {
 	t.Helper()
+	return startHubLogged(t, dir, leaf, nil)
+}
+
+// startHubLogged starts a hub whose log goes to logger (nil: none).
+func startHubLogged(t *testing.T, dir, leaf string, logger *slog.Logger) *testHub {
+	t.Helper()
 	ca, err := team.EnsureTLS(filepath.Join(dir, "tls"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h, err := team.NewHub(team.HubConfig{Dir: filepath.Join(dir, "tls"), MembersFile: filepath.Join(dir, "members.json"),
-		Token: "hub-token", LeafAddr: leaf})
+		Token: "hub-token", LeafAddr: leaf, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +279,8 @@ func TestTeam_AMemberCannotPublishAsAnother(t *testing.T) {
 }
 
 // rogueLeaf joins the hub with a member's credentials from a NATS server of the member's own
-// making (no deny lists), and returns a connection to that server.
+// making (no deny lists; the member's own server name, the only one the hub admits its key
+// under), and returns a connection to that server.
 func rogueLeaf(t *testing.T, creds team.Credentials) *nats.Conn {
 	t.Helper()
 	tc, err := team.ClientTLS([]byte(creds.CA))
@@ -283,7 +291,7 @@ func rogueLeaf(t *testing.T, creds team.Credentials) *nats.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &server.Options{DontListen: true, NoSigs: true, ServerName: "rogue-" + creds.Member}
+	o := &server.Options{DontListen: true, NoSigs: true, ServerName: team.LeafName(creds.Member)}
 	o.LeafNode.ReconnectInterval = time.Second
 	o.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}, Nkey: creds.Seed, TLS: true, TLSConfig: tc, TLSTimeout: 5}}
 	ns, err := server.NewServer(o)
@@ -311,6 +319,86 @@ func waitLeaf(t *testing.T, m *testMember) {
 			t.Fatal("the member's leafnode did not connect to the hub")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a log destination the test reads while the hub writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// leafNamed returns the id of the hub's leafnode connection that names itself name, and how many
+// do.
+func leafNamed(t *testing.T, h *testHub, name string) (id uint64, n int) {
+	t.Helper()
+	lz, err := h.srv.NATS().Leafz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lz.Leafs {
+		if l.Name == name {
+			id, n = l.ID, n+1
+		}
+	}
+	return id, n
+}
+
+// Credentials of one member that claim another member's name (member = "bob" in alice's file)
+// must not knock the other off: the hub refuses the claim, bob's leafnode stays the same
+// connection all along, and his events still arrive.
+func TestTeam_AClaimedNameCannotKnockAnotherMemberOff(t *testing.T) {
+	var logs syncBuffer
+	h := startHubLogged(t, t.TempDir(), freeAddr(t), slog.New(slog.NewTextHandler(&logs, nil)))
+	bob := startMember(t, t.TempDir(), h.add(t, "bob"), team.Full)
+	waitLeaf(t, bob)
+	bobName := team.LeafName("bob")
+	before, n := leafNamed(t, h, bobName)
+	if n != 1 {
+		t.Fatalf("%d leafnodes named %s, want bob's only", n, bobName)
+	}
+	impostor := h.add(t, "alice")
+	impostor.Member = "bob"
+	startMember(t, t.TempDir(), impostor, team.Full)
+	// The impostor's share server tries again every 1-2 s: give it several attempts.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), "claims another member") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hub logged no refusal of alice's key claiming bob; log:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(5 * time.Second)
+	after, n := leafNamed(t, h, bobName)
+	if n != 1 || after != before {
+		t.Fatalf("bob's leafnode was replaced (connection %d, now %d; %d named %s): alice's key knocked him off", before, after, n, bobName)
+	}
+	if !bob.m.Connected() {
+		t.Fatal("bob is not connected")
+	}
+	line := logs.String()
+	if !strings.Contains(line, "member=alice") || !strings.Contains(line, "claimed=bob") {
+		t.Errorf("the refusal does not name the key's member and the claimed name:\n%s", line)
+	}
+	if _, err := bob.cl.Publish(context.Background(), action("b-after", "go vet", "ok")); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range teamMsgs(t, h, 1) {
+		if team.MemberOf(m.Subject) != "bob" {
+			t.Errorf("event under %s", m.Subject)
+		}
 	}
 }
 
