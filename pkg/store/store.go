@@ -7,6 +7,14 @@
 // Idempotency: every event table is keyed by the event id and written with INSERT OR IGNORE, so a
 // batch delivered twice (a writer killed before its ack) stores each event once.
 //
+// Sessions of proxy turns: a client that sends no session id (Gemini CLI, Qwen Code, Cline) has its
+// proxy turns linked by the writer to the messages of its own records (same figures within
+// JoinWindowMs), and a turn no message claims, such as Gemini CLI's model-router call before each
+// prompt, takes the session and project of the next proxy turn of the same client within
+// NextTurnWindowMs (transcript_message_id NextTurnMark) rather than staying under no session. The
+// writer decides, not the proxy, because only the writer sees the session the client's records give
+// the turn after it; the rules and their limits are beside linkTurn in write.go.
+//
 // Migrations are the numbered .sql files under migrations/, each applied in its own transaction and
 // recorded in schema_migrations. The database and its WAL files are created 0600.
 package store
