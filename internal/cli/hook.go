@@ -145,13 +145,21 @@ func hookEvents(data []byte, client string) ([]event.Event, error) {
 // client that writes its payload and keeps stdin open does not hold the hook: once wait has
 // passed, what was read is used if it is a whole JSON object, and refused otherwise. A payload
 // over limit is read to its end (within wait) so that the client's write does not fail, then
-// refused.
+// refused. Stdin redirected from a regular file has an end and a size: it is refused by its size
+// before anything is read, or read whole without the wait (a long read of a big file is not a
+// stdin left open).
 func readPayload(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return readPayloadFile(f, fi.Size(), limit)
+		}
+	}
 	var (
-		mu   sync.Mutex
-		buf  []byte
-		over bool
-		rerr error
+		mu    sync.Mutex
+		buf   []byte
+		total int64 // bytes read, over the limit included
+		over  bool
+		rerr  error
 	)
 	done := make(chan struct{})
 	go func() {
@@ -160,6 +168,7 @@ func readPayload(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 		for {
 			n, err := r.Read(chunk)
 			mu.Lock()
+			total += int64(n)
 			if int64(len(buf)+n) > limit {
 				over = true
 			} else {
@@ -188,8 +197,10 @@ func readPayload(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	switch {
+	case over && timedOut:
+		return nil, fmt.Errorf("payload larger than %d bytes ([hook] max_payload_bytes): %d bytes read, stdin still open after %s ([hook] stdin_timeout)", limit, total, wait)
 	case over:
-		return nil, fmt.Errorf("payload larger than %d bytes ([hook] max_payload_bytes)", limit)
+		return nil, fmt.Errorf("payload of %d bytes is larger than %d bytes ([hook] max_payload_bytes)", total, limit)
 	case rerr != nil:
 		return nil, fmt.Errorf("read stdin: %w", rerr)
 	case timedOut:
@@ -200,6 +211,25 @@ func readPayload(r io.Reader, limit int64, wait time.Duration) ([]byte, error) {
 		return nil, fmt.Errorf("stdin still open after %s ([hook] stdin_timeout) with %d bytes that are not a whole JSON object", wait, len(buf))
 	}
 	return buf, nil
+}
+
+// readPayloadFile reads a payload from stdin redirected from a regular file of size bytes, from
+// where stdin stands in it.
+func readPayloadFile(f *os.File, size, limit int64) ([]byte, error) {
+	if pos, err := f.Seek(0, io.SeekCurrent); err == nil && pos <= size {
+		size -= pos
+	}
+	if size > limit {
+		return nil, fmt.Errorf("payload of %d bytes (stdin is a file) is larger than %d bytes ([hook] max_payload_bytes)", size, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if int64(len(data)) > limit { // the file grew while read
+		return nil, fmt.Errorf("payload larger than %d bytes ([hook] max_payload_bytes): stdin is a file that grew while read", limit)
+	}
+	return data, nil
 }
 
 // hookSession returns the session event a lifecycle hook publishes beside its hook event: the
