@@ -12,6 +12,7 @@ import (
 
 	"github.com/observerhq/observer/internal/fakeapi"
 	"github.com/observerhq/observer/internal/realclient"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // TestRealClients_GeminiThroughProxy runs the real Gemini CLI, offline, against the fake Gemini
@@ -85,22 +86,29 @@ func TestRealClients_GeminiThroughProxy(t *testing.T) {
 	t.Logf("%d api turns checked against the fake API's usage", len(turns))
 
 	// Gemini CLI sends no session id: its turns are linked to the messages its own records name
-	// (same model and figures, within 30 s), so cost counts each turn once, under that session.
-	// The router's call has no message in the records and stays alone.
+	// (same model and figures, within 30 s), so cost counts each turn once, under that session. The
+	// router's call has no message in the records: it takes the session of the request after it, so
+	// no turn is left under no session ("-").
 	deadline := time.Now().Add(20 * time.Second)
-	for s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'") < 1 || s.count("SELECT count(*) FROM api_turns WHERE session_id != ''") <
-		s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'") {
+	for s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'") < 1 ||
+		s.count("SELECT count(*) FROM api_turns WHERE session_id = ''") > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d transcript messages, %d proxy turns linked to a session\n%s", s.count("SELECT count(*) FROM token_usage"),
-				s.count("SELECT count(*) FROM api_turns WHERE session_id != ''"), s.readFile("logs/watch.log"))
+			t.Fatalf("%d transcript messages; proxy turns (session, model, endpoint, message):\n%s\n%s", s.count("SELECT count(*) FROM token_usage"),
+				dumpRows(s, "SELECT session_id, model, endpoint, transcript_message_id FROM api_turns ORDER BY ts"), s.readFile("logs/watch.log"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	msgs := s.count("SELECT count(*) FROM token_usage WHERE client = 'gemini-cli'")
-	session := ""
-	db.QueryRow("SELECT session_id FROM token_usage WHERE client = 'gemini-cli' LIMIT 1").Scan(&session)
-	if n := s.count("SELECT count(*) FROM api_turns WHERE session_id = ?", session); n != msgs {
-		t.Errorf("%d proxy turns linked to session %s, its records hold %d messages", n, session, msgs)
+	session, project := "", ""
+	db.QueryRow("SELECT session_id, project FROM token_usage WHERE client = 'gemini-cli' LIMIT 1").Scan(&session, &project)
+	if n := s.count("SELECT count(*) FROM api_turns WHERE session_id = ? AND transcript_message_id NOT IN ('', ?)", session, store.NextTurnMark); n != msgs {
+		t.Errorf("%d proxy turns linked to messages of session %s, its records hold %d messages", n, session, msgs)
+	}
+	routed := s.count("SELECT count(*) FROM api_turns WHERE session_id = ? AND project = ? AND transcript_message_id = ? AND endpoint LIKE '%:generateContent'",
+		session, project, store.NextTurnMark)
+	if n := s.count("SELECT count(*) FROM api_turns WHERE session_id = ?", session); n != len(turns) || routed < 1 {
+		t.Errorf("%d proxy turns under session %s (%d router calls with the next turn's session and project %s), want all %d\n%s", n, session,
+			routed, project, len(turns), dumpRows(s, "SELECT session_id, project, model, endpoint, transcript_message_id FROM api_turns ORDER BY ts"))
 	}
 	cout, errOut, code := s.ctl(nil, "cost", "--json")
 	if code != 0 {
