@@ -47,8 +47,10 @@ type ServerConfig struct {
 	Token    string // required of every client
 	MaxAge   time.Duration
 	MaxBytes int64
-	AckWait  time.Duration // how long the stream waits for the writer's ack before redelivery
-	Logger   *slog.Logger
+	// MaxBytesKey names MaxBytes's setting in messages; "[bus] max_bytes" when empty.
+	MaxBytesKey string
+	AckWait     time.Duration // how long the stream waits for the writer's ack before redelivery
+	Logger      *slog.Logger
 
 	// Configure, when set, adjusts the server's options before it starts: team mode (package
 	// team) adds a JetStream domain and a leafnode to a hub, or a hub's listeners and
@@ -110,6 +112,17 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bus: create store dir: %w", err)
+	}
+	if cfg.MaxBytesKey == "" {
+		cfg.MaxBytesKey = "[bus] max_bytes"
+	}
+	// JetStream sizes its storage limit to 3/4 of the disk's free space and refuses a stream whose
+	// bound exceeds it ("insufficient storage resources available"): say so in our words first,
+	// naming the setting, its value and the free space.
+	if cfg.Setup == nil && opts.JetStreamMaxStore <= 0 {
+		if err := checkReserve(cfg.Dir, cfg.MaxBytesKey, cfg.MaxBytes); err != nil {
+			return nil, err
+		}
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -174,6 +187,11 @@ func (s *Server) ensureStream(ctx context.Context) error {
 		MaxMsgSize: MaxPayload,
 	})
 	if err != nil {
+		if IsNoSpace(err) {
+			if free, ferr := DiskFree(s.cfg.Dir); ferr == nil {
+				return reserveError(s.cfg.Dir, s.cfg.MaxBytesKey, s.cfg.MaxBytes, free)
+			}
+		}
 		return fmt.Errorf("bus: create stream %s: %w", StreamName, err)
 	}
 	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{

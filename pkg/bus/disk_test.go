@@ -1,0 +1,45 @@
+package bus_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/observerhq/observer/pkg/bus"
+)
+
+// A bound the disk cannot hold is refused at start in words that name the setting, its value,
+// the free space and what to do, not nats-server's "insufficient storage resources available".
+func TestStartRefusesBoundLargerThanDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bus")
+	_, err := bus.StartServer(context.Background(), bus.ServerConfig{
+		Dir: dir, Port: -1, Token: testToken, MaxBytes: 1 << 60,
+	})
+	if err == nil {
+		t.Fatal("a bus whose stream may hold 1 EiB started")
+	}
+	msg := err.Error()
+	for _, want := range []string{"[bus] max_bytes is 1024.0 PiB", "free", dir, "free space on that disk, or lower [bus] max_bytes", "OBSERVER_BUS_MAX_BYTES"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	t.Log(msg)
+}
+
+func TestIsNoSpace(t *testing.T) {
+	for _, s := range []string{"commit: database or disk is full", "write x: no space left on device",
+		"nats: API error: code=500 err_code=10047 description=insufficient storage resources available"} {
+		if !bus.IsNoSpace(errString(s)) {
+			t.Errorf("IsNoSpace(%q) = false", s)
+		}
+	}
+	if bus.IsNoSpace(errString("connection refused")) {
+		t.Error("IsNoSpace(connection refused) = true")
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
