@@ -159,6 +159,7 @@ type statusJSON struct {
 		PID      int    `json:"pid"`
 		Health   string `json:"health"`
 		Restarts int    `json:"restarts"`
+		Detail   string `json:"detail"`
 	} `json:"components"`
 	Bus struct {
 		Pending uint64 `json:"pending"`
