@@ -68,6 +68,12 @@ type Server struct {
 	ns    *server.Server
 	cfg   ServerConfig
 	token string
+	jsc   server.JetStreamConfig // JetStream's limits as sized at start, to enable it again with
+
+	storeErr  atomic.Pointer[string] // the stream's write error while it has one (a full disk)
+	recovered atomic.Int64           // times JetStream was restarted after a write error
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // StartServer starts the embedded NATS server with JetStream on cfg.Dir and makes sure the
@@ -136,12 +142,106 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("bus: server on %s:%d not ready after 30s (see the log)", cfg.Host, cfg.Port)
 	}
-	s := &Server{ns: ns, cfg: cfg, token: cfg.Token}
+	s := &Server{ns: ns, cfg: cfg, token: cfg.Token, done: make(chan struct{})}
+	if jsc := ns.JetStreamConfig(); jsc != nil {
+		s.jsc = *jsc
+	}
 	if err := s.ensureStream(ctx); err != nil {
 		ns.Shutdown()
 		return nil, err
 	}
+	wctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go s.watchStore(wctx)
 	return s, nil
+}
+
+// storeCheckEvery is how often the bus looks for a stream write error and, once the disk has room
+// again, recovers from it.
+var storeCheckEvery = 2 * time.Second
+
+// watchStore recovers the stream from a write error. A JetStream file store that failed a write
+// (ENOSPC on a full disk) keeps the error and refuses every later publish until the server
+// restarts, even once space is freed. While it has one, StoreError reports it; once the bus's disk
+// has DiskLow free again, JetStream is shut down and enabled again with the limits it started with:
+// it reloads the stream and the writer's consumer from disk (what was acknowledged is there), and
+// publishes are taken again without restarting observer.
+func (s *Server) watchStore(ctx context.Context) {
+	defer close(s.done)
+	t := time.NewTicker(storeCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		werr := s.writeError()
+		if werr == "" {
+			s.storeErr.Store(nil)
+			continue
+		}
+		s.storeErr.Store(&werr)
+		if free, err := DiskFree(s.cfg.Dir); err != nil || free < DiskLow {
+			continue
+		}
+		if err := s.restartJetStream(ctx); err != nil {
+			s.logf(slog.LevelError, "bus: cannot take events again after a write error", "err", err, "write_error", werr)
+			continue
+		}
+		s.recovered.Add(1)
+		s.storeErr.Store(nil)
+		s.logf(slog.LevelInfo, "bus: the disk has room again; JetStream restarted and takes events again", "write_error", werr)
+	}
+}
+
+// writeError returns the stream's write error, or that JetStream is off, or "".
+func (s *Server) writeError() string {
+	if !s.ns.JetStreamEnabled() {
+		return "JetStream is disabled"
+	}
+	h := s.ns.Healthz(&server.HealthzOptions{Details: true})
+	for _, e := range h.Errors {
+		if strings.Contains(e.Error, "write error") {
+			return e.Error
+		}
+	}
+	return ""
+}
+
+func (s *Server) restartJetStream(ctx context.Context) error {
+	if s.jsc.MaxStore <= 0 {
+		return errors.New("JetStream's start configuration is unknown")
+	}
+	if s.ns.JetStreamEnabled() {
+		if err := s.ns.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("shut JetStream down: %w", err)
+		}
+	}
+	jsc := s.jsc
+	jsc.StoreDir = s.cfg.Dir // EnableJetStream adds the jetstream/ directory itself
+	if err := s.ns.EnableJetStream(&jsc); err != nil {
+		return fmt.Errorf("enable JetStream: %w", err)
+	}
+	return s.ensureStream(ctx)
+}
+
+// StoreError says why the stream cannot store events right now (a write error, such as a full
+// disk), or returns "". The bus recovers by itself once the disk has room again.
+func (s *Server) StoreError() string {
+	if p := s.storeErr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// Recoveries counts the times the bus took events again after a write error.
+func (s *Server) Recoveries() int64 { return s.recovered.Load() }
+
+func (s *Server) logf(level slog.Level, msg string, args ...any) {
+	if s.cfg.Logger != nil {
+		s.cfg.Logger.Log(context.Background(), level, msg, args...)
+	}
 }
 
 // Conn opens an in-process connection to the server, named name, for the caller to close.
@@ -264,6 +364,10 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 
 // Close shuts the server down, letting JetStream flush its files.
 func (s *Server) Close() {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
 }
