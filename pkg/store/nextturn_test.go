@@ -154,6 +154,21 @@ func TestStore_NextTurnSessionLimits(t *testing.T) {
 			t.Errorf("a turn two requests before took the session: %+v", got)
 		}
 	})
+	t.Run("AnotherMember", func(t *testing.T) { // on a team hub, members' turns interleave
+		s := open(t)
+		r := geminiTurn("r", t0, "gemini-3.5-flash-lite", "generateContent", tok(0))
+		r.Member = "alice"
+		next := geminiTurn("n", t0.Add(time.Second), "gemini-3.8-flash", "streamGenerateContent", tok(1))
+		m := geminiMessage("m", t0.Add(2*time.Second), "bob:gem-b", "gemini-3.8-flash", tok(1))
+		next.Member, m.Member = "bob", "bob"
+		write(t, s, []event.Event{r, next, m}, nil)
+		if got := apiTurn(t, s, "n"); got.Session != "bob:gem-b" {
+			t.Fatalf("bob's turn: %+v", got)
+		}
+		if got := apiTurn(t, s, "r"); got.Session != "" {
+			t.Errorf("alice's turn took bob's session: %+v", got)
+		}
+	})
 	for _, session := range []string{"gem-a", "gem-b"} {
 		t.Run(fmt.Sprintf("LateMessageFrom%s", session), func(t *testing.T) {
 			s := open(t)

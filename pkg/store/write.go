@@ -446,7 +446,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 					return res, err
 				}
 				if near {
-					if err := attachPrevious(ctx, stmt, dirty, e.ID, e.Client, ts, e.SessionID, e.Project); err != nil {
+					if err := attachPrevious(ctx, stmt, dirty, e.ID, e.Client, e.Member, ts, e.SessionID, e.Project); err != nil {
 						return res, err
 					}
 				}
@@ -760,9 +760,9 @@ func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, 
 // asks a flash-lite model which model should answer before every prompt, and the answer is no
 // message of the chat. Such a turn would stay under no session and no project. The writer gives it
 // the session of the request that follows it: a session-less proxy turn that no message claims
-// takes the session (and project) of the next proxy turn of the same client, when that one starts
-// within NextTurnWindowMs and has a session (its own or its message's), and transcript_message_id
-// NextTurnMark says where the session came from. Whichever is stored or linked first, the other
+// takes the session (and project) of the next proxy turn of the same client (and team member, on a
+// hub), when that one starts within NextTurnWindowMs and has a session (its own or its message's),
+// and transcript_message_id NextTurnMark says where the session came from. Whichever is stored or linked first, the other
 // completes the pair: a session-less turn looks at its successor when it is stored, a turn looks at
 // its predecessor when it gets its session (stored with one, or linked to its message). Only the
 // immediate neighbour counts, so a turn is never carried across another request of the client.
@@ -822,13 +822,13 @@ const linkAttachedSQL = `SELECT a.event_id, a.ts FROM api_turns a INDEXED BY api
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
  ORDER BY abs(a.ts - ?) LIMIT 1`
 
-// neighbourSQL is the proxy turn of a client just before (prevTurnSQL) or after (nextTurnSQL) a
-// time, within NextTurnWindowMs.
+// neighbourSQL is the proxy turn of a client (and team member, on a hub) just before
+// (prevTurnSQL) or after (nextTurnSQL) a time, within NextTurnWindowMs.
 const (
 	prevTurnSQL = `SELECT event_id, ts, session_id, project, transcript_message_id FROM api_turns
- WHERE ts < ?1 AND ts >= ?1 - ?2 AND client = ?3 AND origin = '' AND event_id != ?4 ORDER BY ts DESC LIMIT 1`
+ WHERE ts < ?1 AND ts >= ?1 - ?2 AND client = ?3 AND member = ?5 AND origin = '' AND event_id != ?4 ORDER BY ts DESC LIMIT 1`
 	nextTurnSQL = `SELECT event_id, ts, session_id, project, transcript_message_id FROM api_turns
- WHERE ts > ?1 AND ts <= ?1 + ?2 AND client = ?3 AND origin = '' AND event_id != ?4 ORDER BY ts LIMIT 1`
+ WHERE ts > ?1 AND ts <= ?1 + ?2 AND client = ?3 AND member = ?5 AND origin = '' AND event_id != ?4 ORDER BY ts LIMIT 1`
 )
 
 const attachSQL = `UPDATE api_turns SET session_id = ?, transcript_message_id = '` + NextTurnMark + `',
@@ -841,14 +841,14 @@ type neighbour struct {
 	ts                            int64
 }
 
-// turnNear reads the turn of client just before (q prevTurnSQL) or after (nextTurnSQL) ts.
-func turnNear(ctx context.Context, stmt stmtFunc, q, name, client, self string, ts int64) (neighbour, bool, error) {
+// turnNear reads the turn of client and member just before (q prevTurnSQL) or after (nextTurnSQL) ts.
+func turnNear(ctx context.Context, stmt stmtFunc, q, name, client, member, self string, ts int64) (neighbour, bool, error) {
 	st, err := stmt(q, event.Kind(name))
 	if err != nil {
 		return neighbour{}, false, err
 	}
 	var n neighbour
-	err = st.QueryRowContext(ctx, ts, NextTurnWindowMs, client, self).Scan(&n.id, &n.ts, &n.session, &n.project, &n.message)
+	err = st.QueryRowContext(ctx, ts, NextTurnWindowMs, client, self, member).Scan(&n.id, &n.ts, &n.session, &n.project, &n.message)
 	if errors.Is(err, sql.ErrNoRows) {
 		return n, false, nil
 	}
@@ -873,11 +873,11 @@ func attach(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, tu
 
 // attachPrevious attaches the turn just before a turn of client that has session (from ts) to it,
 // when that one has no session and no message.
-func attachPrevious(ctx context.Context, stmt stmtFunc, d *dirtyHours, self, client string, ts int64, session, project string) error {
+func attachPrevious(ctx context.Context, stmt stmtFunc, d *dirtyHours, self, client, member string, ts int64, session, project string) error {
 	if client == "unknown" || session == "" {
 		return nil
 	}
-	p, ok, err := turnNear(ctx, stmt, prevTurnSQL, "prev_turn", client, self, ts)
+	p, ok, err := turnNear(ctx, stmt, prevTurnSQL, "prev_turn", client, member, self, ts)
 	if err != nil || !ok || p.session != "" || p.message != "" {
 		return err
 	}
@@ -890,7 +890,7 @@ func attachToNext(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Ev
 	if e.Client == "unknown" || e.APITurn.Origin != "" {
 		return nil
 	}
-	n, ok, err := turnNear(ctx, stmt, nextTurnSQL, "next_turn", e.Client, e.ID, e.Time.UnixMilli())
+	n, ok, err := turnNear(ctx, stmt, nextTurnSQL, "next_turn", e.Client, e.Member, e.ID, e.Time.UnixMilli())
 	if err != nil || !ok || n.session == "" {
 		return err
 	}
@@ -1023,14 +1023,15 @@ func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turn
 	d.turn(turnTs)
 	d.turn(usageTs)
 	// The turn before it (a router call) may wait for this session. The turn's client now.
-	cl, err := stmt(`SELECT client, project FROM api_turns WHERE event_id = ?`, "turn_client")
+	cl, err := stmt(`SELECT client, member, project FROM api_turns WHERE event_id = ?`, "turn_client")
 	if err != nil {
 		return err
 	}
-	if err := cl.QueryRowContext(ctx, turnID).Scan(&client, &project); err != nil {
+	var member string
+	if err := cl.QueryRowContext(ctx, turnID).Scan(&client, &member, &project); err != nil {
 		return fmt.Errorf("link proxy turn %s: %w", turnID, err)
 	}
-	return attachPrevious(ctx, stmt, d, turnID, client, turnTs, session, project)
+	return attachPrevious(ctx, stmt, d, turnID, client, member, turnTs, session, project)
 }
 
 // markProjectChange notes the hours of a session's proxy turns when its project is about to
