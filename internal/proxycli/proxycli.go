@@ -119,7 +119,7 @@ func serve(c *cli.Context) error {
 	defer p.Close()
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	rcv := startOTLP(cfg.OTLP, otlp.Config{Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
-		MaxBodyBytes: cfg.OTLP.MaxBodyBytes}, logger)
+		MaxBodyBytes: cfg.OTLP.MaxBodyBytes, BodyTimeout: cfg.OTLP.BodyTimeout.D()}, logger)
 	defer rcv.stop()
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
 		st := p.Stats()
@@ -204,7 +204,7 @@ func startOTLP(c config.OTLP, oc otlp.Config, logger *slog.Logger) *otlpServers 
 			logger.Error("the OTLP/gRPC receiver is not listening (change [otlp] grpc_addr or OBSERVER_OTLP_GRPC_ADDR, empty turns it off)", "addr", c.GRPCAddr, "err", err)
 			s.problems = append(s.problems, listenProblem("otlp/grpc", c.GRPCAddr, "[otlp] grpc_addr", err))
 		} else {
-			s.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(oc.MaxBodyBytes)))
+			s.grpc = grpc.NewServer(s.r.GRPCServerOptions()...)
 			s.r.RegisterGRPC(s.grpc)
 			go s.grpc.Serve(ln)
 			addrs = append(addrs, "grpc://"+ln.Addr().String())

@@ -143,9 +143,10 @@ type Compression struct {
 // OTLP configures the OpenTelemetry receiver observer-proxy runs beside the proxy: Claude Code
 // and Codex export their logs (tokens per request, tool results) and metrics to it.
 type OTLP struct {
-	Addr         string `toml:"addr" comment:"OTLP/HTTP listen address (JSON and protobuf, POST /v1/logs, /v1/metrics, /v1/traces); empty turns the receiver off."`
-	GRPCAddr     string `toml:"grpc_addr" comment:"OTLP/gRPC listen address; empty turns it off."`
-	MaxBodyBytes int64  `toml:"max_body_bytes" comment:"Largest export accepted (compressed and decompressed); a larger one is answered 413."`
+	Addr         string   `toml:"addr" comment:"OTLP/HTTP listen address (JSON and protobuf, POST /v1/logs, /v1/metrics, /v1/traces); empty turns the receiver off."`
+	GRPCAddr     string   `toml:"grpc_addr" comment:"OTLP/gRPC listen address; empty turns it off."`
+	MaxBodyBytes int64    `toml:"max_body_bytes" comment:"Largest export accepted (compressed and decompressed); a larger one is answered 413."`
+	BodyTimeout  Duration `toml:"body_timeout" comment:"Longest an export's body may take to arrive once its headers have; a slower one is answered 408 and its connection closed (over gRPC the bound covers the whole call: DeadlineExceeded)."`
 }
 
 // Team makes this machine a member of a team: its bus joins the hub as a NATS leafnode and shares
@@ -248,7 +249,7 @@ func Default() Config {
 		Budget: Budget{Projects: map[string]float64{}},
 		Pricing: Pricing{AutoUpdate: true, URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
-		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20},
+		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20, BodyTimeout: Duration(30 * time.Second)},
 		Team: Team{Hub: []string{}, Share: "usage", MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},
 		Hub: Hub{Addr: "127.0.0.1:7422", Hostnames: []string{}, Routes: []string{}, Replicas: 1, Writer: true,
 			MaxAge: Duration(30 * 24 * time.Hour), MaxBytes: 1 << 30},

@@ -212,6 +212,7 @@ anthropic_upstream = 'http://file.example'
 	t.Setenv("OBSERVER_BUS_PORT", "6000")
 	t.Setenv("OBSERVER_WRITER_FLUSH_INTERVAL", "2s")
 	t.Setenv("OBSERVER_HOOK_MAX_PAYLOAD_BYTES", "1024")
+	t.Setenv("OBSERVER_OTLP_BODY_TIMEOUT", "5s")
 	cfg, err := config.Load(home)
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +223,7 @@ anthropic_upstream = 'http://file.example'
 	want.Bus.Port = 6000
 	want.Writer.FlushInterval = config.Duration(2 * time.Second)
 	want.Hook.MaxPayloadBytes = 1024
+	want.OTLP.BodyTimeout = config.Duration(5 * time.Second)
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("Load = %+v\nwant %+v", cfg, want)
 	}

@@ -70,6 +70,7 @@ var rules = map[string]rule{
 	"otlp.addr":           optional(hostPortRule),
 	"otlp.grpc_addr":      optional(hostPortRule),
 	"otlp.max_body_bytes": intRange(1<<20, 1<<30),
+	"otlp.body_timeout":   durRange(100*time.Millisecond, time.Hour),
 
 	"team.credentials":   anyValue,
 	"team.hub":           hubURLsRule,

@@ -42,6 +42,8 @@ func TestLoad_Validates(t *testing.T) {
 		{"retention", "max_actions", `-1`, "must be at least 0"},
 		{"budget", "daily", `-3`, "must be a number between 0 and"},
 		{"budget", "projects", `{ "/src/app" = -1 }`, `"/src/app": must be a number between 0 and`},
+		{"otlp", "body_timeout", `"10ms"`, "must be between 100ms and 1h0m0s"},
+		{"otlp", "body_timeout", `"0s"`, "must be between 100ms and 1h0m0s"},
 	} {
 		t.Run(tc.section+"."+tc.key+"="+tc.value, func(t *testing.T) {
 			clearEnv(t)

@@ -12,8 +12,12 @@
 //
 // The receiver answers as soon as a body is read and decoded, and maps and publishes it after, on
 // its own goroutine: an exporter that waits for its answer (Codex waits at exit) never waits for
-// the bus. Decoding uses go.opentelemetry.io/collector/pdata, which reads trace and span ids right
-// in OTLP/JSON (hex, not base64 as the plain protobuf JSON mapping would).
+// the bus. A body must arrive whole within Config.BodyTimeout (408 otherwise: a trickled body does
+// not hold its connection), and be at most Config.MaxBodyBytes; the rest of an oversized one is
+// read and dropped, within bounds, before the 413, so that an exporter that sends its whole body
+// before reading gets the answer and not a reset. Decoding uses
+// go.opentelemetry.io/collector/pdata, which reads trace and span ids right in OTLP/JSON (hex, not
+// base64 as the plain protobuf JSON mapping would).
 package otlp
 
 import (
@@ -27,6 +31,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +66,11 @@ type Config struct {
 	User      string
 	// MaxBodyBytes bounds a request body, compressed and decompressed (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request's body takes to arrive, from the moment its headers
+	// have (0: DefaultBodyTimeout). A body still arriving then is answered 408 (HTTP) or
+	// DeadlineExceeded (gRPC, whose bound covers the whole call): a client that trickles its
+	// body must not hold a connection and its goroutine open.
+	BodyTimeout time.Duration
 	// Refuse, when set, checks every HTTP request first (loopback host, no browser marks); a
 	// refusal is a 403.
 	Refuse func(r *http.Request) (class, msg string)
@@ -71,6 +82,14 @@ type Config struct {
 // DefaultMaxBodyBytes is the largest export accepted: 16 MiB, twice what the clients send at most
 // (the OTLP exporters' batches stay under 8 MB).
 const DefaultMaxBodyBytes = 16 << 20
+
+// DefaultBodyTimeout is the longest an export's body may take to arrive: an 8 MB batch takes
+// milliseconds on loopback, and seconds over a slow link.
+const DefaultBodyTimeout = 30 * time.Second
+
+// minDrainBytes is the least of an oversized body the receiver reads and discards before it
+// answers 413 (drainBytes).
+const minDrainBytes = 64 << 20
 
 // Receiver is an http.Handler for POST /v1/logs, /v1/metrics and /v1/traces (traces are accepted
 // and dropped), and a gRPC service (RegisterGRPC).
@@ -103,6 +122,7 @@ func New(cfg Config) *Receiver {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
 	r.cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
+	r.cfg.BodyTimeout = cmp.Or(max(cfg.BodyTimeout, 0), DefaultBodyTimeout)
 	r.queue = make(chan work, cmp.Or(max(cfg.QueueSize, 0), 1024))
 	r.m = newMapper(cfg)
 	go r.loop()
@@ -224,8 +244,16 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.fail(w, http.StatusUnsupportedMediaType, "observer otlp: content type %q: want application/x-protobuf or application/json", ct)
 		return
 	}
+	// The whole body must arrive within BodyTimeout. A server that cannot set the deadline (a
+	// test's recorder) has no connection to hold open.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(r.cfg.BodyTimeout))
 	body, status, err := r.readBody(req)
 	if err != nil {
+		if status == http.StatusRequestTimeout || status == http.StatusRequestEntityTooLarge {
+			// What is left of the body, if anything, will not be read: the connection ends with
+			// the answer rather than being read as the next request.
+			w.Header().Set("Connection", "close")
+		}
 		r.fail(w, status, "observer otlp: %v", err)
 		return
 	}
@@ -292,14 +320,19 @@ func unmarshal(er interface {
 func (r *Receiver) readBody(req *http.Request) ([]byte, int, error) {
 	limit := r.cfg.MaxBodyBytes
 	if req.ContentLength > limit {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is %d bytes, over the receiver's %d", req.ContentLength, limit)
+		r.drain(req, req.ContentLength)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is %d bytes, over the receiver's %d ([otlp] max_body_bytes)", req.ContentLength, limit)
 	}
 	raw, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, http.StatusRequestTimeout, fmt.Errorf("the body did not arrive within %s ([otlp] body_timeout); %d bytes came", r.cfg.BodyTimeout, len(raw))
+	}
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("read the body: %w", err)
 	}
 	if int64(len(raw)) > limit {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is over the receiver's %d bytes", limit)
+		r.drain(req, -1)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is over the receiver's %d bytes ([otlp] max_body_bytes)", limit)
 	}
 	var dec io.Reader
 	switch enc := req.Header.Get("Content-Encoding"); enc {
@@ -332,6 +365,26 @@ func (r *Receiver) readBody(req *http.Request) ([]byte, int, error) {
 	}
 	return body, 0, nil
 }
+
+// drain reads and discards what is left of an oversized body (n bytes, -1 when unknown), at most
+// drainBytes of it and within the body's deadline, so that the 413 reaches the exporter. Most
+// exporters send their whole body before they read the answer; a server that closes with the body
+// unread resets the connection, and the exporter sees a broken pipe or a reset instead of the
+// 413. A client that waits for 100 Continue has sent nothing yet, and is answered at once.
+func (r *Receiver) drain(req *http.Request, n int64) {
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	bound := r.drainBytes()
+	if n > bound {
+		return // too much to read: the answer goes out at once, the connection is closed
+	}
+	io.Copy(io.Discard, io.LimitReader(req.Body, bound))
+}
+
+// drainBytes is the most of an oversized body drain reads: four times the limit, at least
+// minDrainBytes.
+func (r *Receiver) drainBytes() int64 { return max(4*r.cfg.MaxBodyBytes, minDrainBytes) }
 
 func (r *Receiver) fail(w http.ResponseWriter, status int, format string, args ...any) {
 	r.stats.rejected.Add(1)
