@@ -253,12 +253,21 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 		}
 		datas[i] = d
 	}
+	var lost []int
+	var lostErr error
 	spoolFrom := func(i int) (int, error) {
 		for ; i < len(evs); i++ {
 			if _, err := c.toSpool(datas[i]); err != nil {
-				return spooled, err
+				// The spool failed (a full disk): every event from here on is lost; say which.
+				for ; i < len(evs); i++ {
+					lost = append(lost, i)
+				}
+				return spooled, &NotRecordedError{Lost: lost, Err: err}
 			}
 			spooled++
+		}
+		if len(lost) > 0 {
+			return spooled, &NotRecordedError{Lost: lost, Err: lostErr}
 		}
 		return spooled, nil
 	}
@@ -274,7 +283,7 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 			}
 			// Wait for what is in flight, spool the rest.
-			c.waitFutures(ctx, futures[:i], datas, &spooled)
+			lost, lostErr = c.waitFutures(ctx, futures[:i], datas, &spooled)
 			return spoolFrom(i)
 		}
 		futures[i] = f
@@ -291,11 +300,28 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 		}
 		return 0, nil
 	}
-	c.waitFutures(ctx, futures, datas, &spooled)
+	if lost, err := c.waitFutures(ctx, futures, datas, &spooled); len(lost) > 0 {
+		return spooled, &NotRecordedError{Lost: lost, Err: err}
+	}
 	return spooled, nil
 }
 
-func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) {
+// NotRecordedError is PublishBatch's error when some events were neither acknowledged by the
+// stream nor spooled (the spool's disk is full): they are lost, and the caller counts them.
+type NotRecordedError struct {
+	Lost []int // indexes of the lost events in the batch
+	Err  error // the spool's error
+}
+
+func (e *NotRecordedError) Error() string {
+	return fmt.Sprintf("%d event(s) neither published nor spooled: %v", len(e.Lost), e.Err)
+}
+
+func (e *NotRecordedError) Unwrap() error { return e.Err }
+
+// waitFutures waits for the acks of futures and spools the events not acknowledged in time. It
+// returns the indexes of those it could not spool either, and the spool's first error.
+func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) (lost []int, firstErr error) {
 	timeout := time.NewTimer(c.opts.Timeout)
 	defer timeout.Stop()
 	for i, f := range futures {
@@ -308,8 +334,14 @@ func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFutu
 		}
 		if _, err := c.toSpool(datas[i]); err == nil {
 			*spooled++
+		} else {
+			lost = append(lost, i)
+			if firstErr == nil {
+				firstErr = err
+			}
 		}
 	}
+	return lost, firstErr
 }
 
 func (c *Client) trigger() {

@@ -2,11 +2,14 @@ package bus_test
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
 )
 
 // A bound the disk cannot hold is refused at start in words that name the setting, its value,
@@ -43,3 +46,18 @@ func TestIsNoSpace(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// PublishBatch names the events it could neither publish nor spool, so a producer can count them.
+func TestPublishBatchNamesEventsNotRecorded(t *testing.T) {
+	spool := filepath.Join(t.TempDir(), "spool")
+	c := connect(t, bus.Options{URL: urlFor(freePort(t)), SpoolDir: spool, OneShot: true})
+	if err := os.RemoveAll(spool); err != nil { // the spool cannot take anything now
+		t.Fatal(err)
+	}
+	evs := []event.Event{hookEvent("a", "claude-code"), hookEvent("b", "claude-code"), hookEvent("c", "claude-code")}
+	_, err := c.PublishBatch(context.Background(), evs)
+	var nr *bus.NotRecordedError
+	if !errors.As(err, &nr) || len(nr.Lost) != 3 {
+		t.Fatalf("PublishBatch = %v, want a NotRecordedError naming all 3 events", err)
+	}
+}

@@ -66,7 +66,13 @@ func (s *Spool) Append(data []byte) error {
 	}
 	line := make([]byte, 0, len(data)+1)
 	line = append(append(line, data...), '\n')
+	end, serr := s.f.Seek(0, io.SeekEnd)
 	if _, err := s.f.Write(line); err != nil {
+		// A full disk takes part of a line: cut it off, or the next line would append to it and
+		// both be quarantined as corrupt.
+		if serr == nil {
+			s.f.Truncate(end)
+		}
 		return fmt.Errorf("spool: write %s: %w", s.f.Name(), err)
 	}
 	return nil
