@@ -131,7 +131,15 @@ func serve(c *cli.Context) error {
 				last = o.LastExport
 			}
 		}
-		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail, Degraded: rcv.problems}
+		if st.NotRecorded > 0 {
+			detail += fmt.Sprintf("; %d turns not recorded (%s)", st.NotRecorded, st.NotRecordedWhy)
+		}
+		degraded := rcv.problems
+		if pr := st.Problem(time.Now()); pr != "" {
+			// Served, but not recorded (a full disk): degraded while it lasts, and a while after.
+			degraded = append(append([]string(nil), rcv.problems...), pr)
+		}
+		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail, Degraded: degraded}
 	})
 	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream,
 		"gemini", cfg.Proxy.GeminiUpstream)

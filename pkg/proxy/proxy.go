@@ -121,6 +121,7 @@ type Proxy struct {
 	turns     atomic.Int64
 	pubErrors atomic.Int64
 	lastTurn  atomic.Int64
+	nr        notRecorded // turns served but not recorded (notrecorded.go)
 }
 
 // New makes a proxy and starts its publishing workers; Close stops them after the queue drains.
@@ -648,16 +649,14 @@ func (p *Proxy) publishLoop() {
 		}
 		last = time.Now()
 		if _, err := bp.PublishBatch(context.Background(), batch); err != nil {
-			p.pubErrors.Add(int64(len(batch)))
-			p.logger.Error("api turns not recorded", "events", len(batch), "err", err)
+			p.lostBatch(batch, err)
 		}
 	}
 }
 
 func (p *Proxy) publish(ev *event.Event) {
 	if _, err := p.cfg.Publisher.Publish(context.Background(), ev); err != nil {
-		p.pubErrors.Add(1)
-		p.logger.Error("api turn not recorded", "id", ev.ID, "err", err)
+		p.lost([]event.Event{*ev}, err)
 	}
 }
 
@@ -773,6 +772,11 @@ type Stats struct {
 	Requests, Turns, PublishErrors int64
 	LastTurn                       time.Time
 	Queued                         int
+	// NotRecorded counts the turns served whose record neither the bus nor the spool took (a full
+	// disk); NotRecordedAt is when the last was lost and NotRecordedWhy why ("disk full").
+	NotRecorded    int64
+	NotRecordedAt  time.Time
+	NotRecordedWhy string
 }
 
 // Stats returns the counters.
@@ -781,6 +785,7 @@ func (p *Proxy) Stats() Stats {
 	if ms := p.lastTurn.Load(); ms > 0 {
 		s.LastTurn = time.UnixMilli(ms).UTC()
 	}
+	p.nr.fill(&s)
 	return s
 }
 
