@@ -345,6 +345,11 @@ func TestWatch_DurabilityKill9(t *testing.T) {
 			total, path, len(reports), wantBad, tailLog(s.readFile("logs/watch.log"), 40))
 	}
 	t.Logf("watch log: %d malformed-line reports for the file, last file_total %d", len(reports), total)
+	// The line over the limit is reported as such, with its size, not only as malformed.
+	if want := fmt.Sprintf(`"transcript line of %d bytes at offset `, durHugeLen); !strings.Contains(s.readFile("logs/watch.log"), want) ||
+		!strings.Contains(s.readFile("logs/watch.log"), "passes the 64 MiB line limit, skipped") {
+		t.Errorf("the watch log does not report the line of %d bytes over the 64 MiB line limit", durHugeLen)
+	}
 
 	// The file was read to its end: the cursor stands there, having counted every line.
 	if c := readCursor(s, path); c.Offset != fi.Size() || c.Lines != durLines+wantBad || c.Malformed != wantBad {

@@ -5,7 +5,8 @@
 // newline); a file's cursor moves past a line only after the events of that line were
 // acknowledged by the bus (or spooled to disk); a file that shrank or was replaced (new inode) is
 // read again from its start, and the deterministic event ids make that harmless. Malformed lines
-// are counted and skipped; a line longer than MaxLine is skipped whole.
+// are counted and skipped; a line longer than MaxLine is skipped whole, and reported with its size
+// (LongLines).
 //
 // A Document source (one JSON document rewritten in place, see package transcript) is read whole
 // whenever its size or modification time differs from its cursor's, and only when the file's size
@@ -44,7 +45,8 @@ import (
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
-// MaxLine is the longest line read; longer ones are counted as malformed and skipped.
+// MaxLine is the longest line read; longer ones are counted as malformed, skipped, and reported
+// in Summary.LongLines.
 const MaxLine = 64 << 20
 
 // Cursor is how far one file has been read.
@@ -240,6 +242,9 @@ type Summary struct {
 	Errors    []string         `json:"errors,omitempty"`
 	// MalformedFiles names the files that gave malformed lines in this scan.
 	MalformedFiles map[string]MalformedFile `json:"malformed_files,omitempty"`
+	// LongLines are the lines this scan skipped for being longer than the line limit (counted
+	// among the malformed), the first maxLongLines of them.
+	LongLines []LongLine `json:"long_lines,omitempty"`
 }
 
 // MalformedFile is one file's malformed lines: those this scan read, and all its lines read so far
@@ -247,6 +252,40 @@ type Summary struct {
 type MalformedFile struct {
 	Lines int64 `json:"lines"`
 	Total int64 `json:"total"`
+}
+
+// LongLine is a line (or a Document) skipped for being longer than the line limit.
+type LongLine struct {
+	File   string `json:"file"`
+	Offset int64  `json:"offset"` // where the line starts
+	Bytes  int64  `json:"bytes"`  // its length, newline included
+	Limit  int64  `json:"limit"`  // the line limit it passed
+}
+
+// maxLongLines bounds Summary.LongLines.
+const maxLongLines = 100
+
+// String says what happened to the line.
+func (l LongLine) String() string {
+	return fmt.Sprintf("line of %d bytes at offset %d passes the %s line limit, skipped", l.Bytes, l.Offset, sizeText(l.Limit))
+}
+
+// sizeText writes n bytes as MiB or KiB when it is a whole number of them.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d-byte", n)
+}
+
+// noteLongLine records a line skipped for its length.
+func (sum *Summary) noteLongLine(path string, off, n, limit int64) {
+	if len(sum.LongLines) < maxLongLines {
+		sum.LongLines = append(sum.LongLines, LongLine{File: path, Offset: off, Bytes: n, Limit: limit})
+	}
 }
 
 // noteMalformed records a file's malformed lines of this scan, if any.
@@ -478,6 +517,7 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 		if wasTooLong {
 			work.Malformed++
 			sum.Malformed++
+			sum.noteLongLine(j.src.Path, off-lineLen, lineLen, s.MaxLine)
 			continue
 		}
 		body := line[:len(line)-1]
@@ -542,6 +582,7 @@ func (s *Scanner) scanDocument(ctx context.Context, j job, sum *Summary, p *Prog
 	if data == nil { // longer than MaxLine
 		work.Malformed++
 		sum.Malformed++
+		sum.noteLongLine(j.src.Path, 0, size, s.MaxLine)
 	} else if evs, err = parser.Record(0, data); err != nil {
 		work.Malformed++ // half-written or damaged: the state stays, the next change reads it again
 		sum.Malformed++

@@ -142,6 +142,14 @@ func TestScan_LongLineSkippedWhole(t *testing.T) {
 	if strings.Join(pub.ids, ",") != "before,after" || sum.Malformed != 1 || sum.Lines != 3 {
 		t.Fatalf("ids %v, %+v", pub.ids, sum)
 	}
+	// The scan says which line passed the limit, its size and the limit.
+	long := LongLine{File: filepath.Join(dir, "a.jsonl"), Offset: 16, Bytes: int64(len(big)) + 10, Limit: 2 << 20}
+	if len(sum.LongLines) != 1 || sum.LongLines[0] != long {
+		t.Fatalf("long lines %+v, want %+v", sum.LongLines, long)
+	}
+	if got, want := long.String(), "line of 3145738 bytes at offset 16 passes the 2 MiB line limit, skipped"; got != want {
+		t.Errorf("long line says %q, want %q", got, want)
+	}
 	// A long line under the limit is read whole.
 	dir2 := t.TempDir()
 	write(t, filepath.Join(dir2, "b.jsonl"), `{"id":"`+big+`"}`+"\n", false)

@@ -5,7 +5,10 @@
 // roots, for new project directories), with a poll every PollEvery as the fallback for file
 // systems that do not report changes. Each pass reads only what was appended since the cursor.
 // Malformed lines never stop a file: they are skipped and logged at warn level per file, with the
-// pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total).
+// pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total);
+// a line skipped for passing the line limit (ingest.MaxLine) is logged on its own with its size
+// ("transcript line of N bytes at offset O passes the 64 MiB line limit, skipped", file, offset,
+// line_bytes, limit_bytes).
 // Usage is priced with config.toml's price overrides, followed while the watcher runs
 // (internal/prices); the writer reprices what was stored before a change.
 //
@@ -209,8 +212,12 @@ func requestedPass(ctx context.Context, j scanJob, own *ingest.Scanner, pub inge
 
 // reportMalformed logs, per file, the malformed lines a pass skipped (invalid JSON or UTF-8, a
 // line longer than ingest.MaxLine): count is this pass's, file_total every one the file's cursor
-// has passed, which a re-read after a crash does not inflate.
+// has passed, which a re-read after a crash does not inflate. A line longer than the limit is
+// logged on its own too, saying so.
 func reportMalformed(logger *slog.Logger, sum ingest.Summary) {
+	for _, l := range sum.LongLines {
+		logger.Warn("transcript "+l.String(), "file", l.File, "offset", l.Offset, "line_bytes", l.Bytes, "limit_bytes", l.Limit)
+	}
 	files := slices.Sorted(maps.Keys(sum.MalformedFiles))
 	for _, path := range files {
 		m := sum.MalformedFiles[path]
