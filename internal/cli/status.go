@@ -111,7 +111,45 @@ func buildStatus(ctx context.Context, e *env, srv *bus.Server, sup *supervisor.S
 	}
 	st.Bus = bs
 	st.Components = append([]supervisor.ChildStatus{busChild}, sup.Status()...)
+	markDiskFull(st.Components, bus.DiskFull(e.cfg.Home), srv.StoreError())
 	return st
+}
+
+// markDiskFull shows a full disk on the components it stops (diskFull is bus.DiskFull's line for
+// the home, storeErr the bus's write error): the bus and the writer cannot store, so they are
+// unhealthy; the proxy and the watcher still serve and read, but what they capture is not
+// recorded, or waits, so they are degraded. The dashboard only reads and keeps its health.
+func markDiskFull(comps []supervisor.ChildStatus, diskFull, storeErr string) {
+	for i := range comps {
+		c := &comps[i]
+		problem := diskFull
+		if c.Name == "bus" && storeErr != "" {
+			if problem == "" {
+				problem = "the stream cannot store events: " + storeErr + " (it takes them again by itself once the disk has room)"
+			} else {
+				problem += "; the stream cannot store events until there is room (it recovers by itself)"
+			}
+		}
+		if problem == "" {
+			continue
+		}
+		switch c.Name {
+		case "bus", "writer":
+			if c.Health != "down" {
+				c.Health = "unhealthy"
+			}
+		case "proxy", "watch":
+			if c.Health == "ok" {
+				c.Health = "degraded"
+			}
+		default:
+			continue
+		}
+		c.Problems = append([]string{problem}, c.Problems...)
+		if !strings.HasPrefix(c.Detail, problem) {
+			c.Detail = strings.TrimSuffix(problem+"; "+c.Detail, "; ")
+		}
+	}
 }
 
 func statusCommand() *cli.Command {

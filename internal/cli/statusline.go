@@ -16,6 +16,7 @@ import (
 	"github.com/observerhq/observer/internal/blocks"
 	"github.com/observerhq/observer/internal/budget"
 	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
@@ -48,7 +49,13 @@ type statusLine struct {
 	Block          *blocks.Block   `json:"block"`          // Claude Code's active block (client "claude-code"), or null
 	BudgetPercent  float64         `json:"budget_percent"` // the fullest budget that applies, 0 without one
 	Budgets        []budget.Status `json:"budgets"`
+	// DiskFull says the home's disk is full ("disk full: 0 B free on ..."): what is spent meanwhile
+	// is not recorded, and the line starts with a marker.
+	DiskFull string `json:"disk_full,omitempty"`
 }
+
+// diskFullMarker starts the status line while the home's disk is full.
+const diskFullMarker = "⚠ disk full"
 
 func statuslineCommand() *cli.Command {
 	return &cli.Command{
@@ -115,6 +122,10 @@ func runStatusline(c *cli.Context, strict bool) (string, error) {
 	sl, err := statusFigures(c.Context, st, e.cfg.Budget, p, time.Now())
 	if err != nil {
 		return "observer · store unavailable", err
+	}
+	if full := bus.DiskFull(e.cfg.Home); full != "" {
+		sl.DiskFull = full
+		sl.Line = diskFullMarker + " · " + sl.Line
 	}
 	if c.Bool("json") {
 		writeJSON(e.stdout, sl)

@@ -43,7 +43,7 @@ func serve(c *cli.Context) error {
 	}
 	pr := prices.FollowOrDefault(cfg.Home, logger)
 	go pr.Run(ctx)
-	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Version: Version, Logger: logger,
+	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Home: cfg.Home, Version: Version, Logger: logger,
 		PriceTable: pr.Table, PriceSet: pr.Current})
 	if err != nil {
 		return cli.Exit(err, 64)

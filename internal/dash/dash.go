@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/loopback"
 	"github.com/observerhq/observer/pkg/pricing"
@@ -83,7 +84,9 @@ type Options struct {
 	PriceSet func() *prices.Set
 	// Version is shown in the page footer and /api/status.
 	Version string
-	Logger  *slog.Logger
+	// Home is observer's home, whose disk /api/status reports full (disk_full) below bus.DiskLow.
+	Home   string
+	Logger *slog.Logger
 	// Now is the clock, injectable in tests.
 	Now func() time.Time
 }
@@ -299,8 +302,17 @@ func (s *Server) status(ctx context.Context, q *query) (any, error) {
 		"store_error":   errString(err),
 		"bus_connected": s.live.Connected(),
 		"live_clients":  s.live.Clients(),
+		"disk_full":     s.diskFull(),
 		"now":           s.opts.Now().UTC(),
 	}, nil
+}
+
+// diskFull is bus.DiskFull's line for the home's disk ("disk full: 0 B free on ..."), or "".
+func (s *Server) diskFull() string {
+	if s.opts.Home == "" {
+		return ""
+	}
+	return bus.DiskFull(s.opts.Home)
 }
 
 func errString(err error) string {

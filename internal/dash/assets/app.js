@@ -1226,7 +1226,9 @@
   async function pollStatus() {
     try {
       const s = await api("/api/status");
-      $("#status").textContent = (s.store ? "store ready" : "no store yet") + " · " + (s.bus_connected ? "live bus connected" : "live bus not connected");
+      $("#status").textContent = (s.disk_full ? "⚠ " + s.disk_full + ": new turns are not recorded · " : "") +
+        (s.store ? "store ready" : "no store yet") + " · " + (s.bus_connected ? "live bus connected" : "live bus not connected");
+      $("#status").classList.toggle("bad", !!s.disk_full);
     } catch (e) {
       $("#status").textContent = "dashboard unreachable";
     }
@@ -1450,5 +1452,5 @@
   filtersLoaded = loadFilters().then(syncFilters).catch((e) => showBanner("filters: " + e.message));
   render();
   pollStatus();
-  setInterval(pollStatus, 10000);
+  setInterval(pollStatus, 5000);
 })();
