@@ -350,6 +350,10 @@ func TestWatch_DurabilityKill9(t *testing.T) {
 		!strings.Contains(s.readFile("logs/watch.log"), "passes the 64 MiB line limit, skipped") {
 		t.Errorf("the watch log does not report the line of %d bytes over the 64 MiB line limit", durHugeLen)
 	}
+	// Growing while the watcher was killed and restarted is no rewrite.
+	if log := s.readFile("logs/watch.log"); strings.Contains(log, "transcript rewritten") {
+		t.Errorf("the growing transcript was read again as rewritten:\n%s", tailLog(log, 40))
+	}
 
 	// The file was read to its end: the cursor stands there, having counted every line.
 	if c := readCursor(s, path); c.Offset != fi.Size() || c.Lines != durLines+wantBad || c.Malformed != wantBad {
@@ -397,4 +401,61 @@ func readCursor(s *suite, path string) durCursor {
 func tailLog(log string, n int) string {
 	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// A transcript rewritten in place while observer-watch follows it (issue 29) is read again: once
+// truncated and written again longer with other prompts, once rewritten at the same size. Every
+// prompt of every version is stored, `reconcile --dry-run` finds nothing missing, and the
+// watcher's log names the file as rewritten.
+func TestWatch_RewrittenInPlace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test")
+	}
+	s := newSuite(t)
+	proj := filepath.Join(s.home, "clienthome", ".claude", "projects", "-tmp-durproj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	const sid = "7a2e4c1b-3d5f-4e60-9b18-c2d4e6f8a0b1"
+	path := filepath.Join(proj, sid+".jsonl")
+	prompts := func(from, n int) []byte {
+		var b []byte
+		for i := from; i < from+n; i++ {
+			b = append(b, durPrompt(sid, i)...)
+		}
+		return b
+	}
+	const q = "SELECT count(*) FROM actions WHERE type = 'user_prompt' AND session_id = ?"
+	if err := os.WriteFile(path, prompts(0, 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.waitCount(60*time.Second, 100, q, sid)
+
+	// Truncated and written again, longer, with 150 other prompts.
+	if err := os.WriteFile(path, prompts(1000, 150), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.waitCount(60*time.Second, 250, q, sid)
+
+	// Rewritten at the same size (the prompts' lines have one length) with 150 others.
+	size := int64(len(prompts(1000, 150)))
+	if err := os.WriteFile(path, prompts(2000, 150), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if fi.Size() != size {
+		t.Fatalf("the same-size rewrite has %d bytes, want %d", fi.Size(), size)
+	}
+	s.waitCount(60*time.Second, 400, q, sid)
+
+	out, errOut, code := s.ctl(nil, "reconcile", "--since", "24h", "--dry-run", "--json")
+	var rep struct{ Missing int64 }
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Missing != 0 {
+		t.Fatalf("reconcile --dry-run: exit %d, %s %s", code, out, errOut)
+	}
+	if log := s.readFile("logs/watch.log"); !strings.Contains(log, "transcript rewritten; read again from its start") {
+		t.Errorf("the watcher's log does not say the transcript was rewritten:\n%s", tailLog(log, 20))
+	}
 }

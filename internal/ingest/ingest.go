@@ -3,10 +3,19 @@
 //
 // Guarantees: only newline-terminated lines are read (a line still being written waits for its
 // newline); a file's cursor moves past a line only after the events of that line were
-// acknowledged by the bus (or spooled to disk); a file that shrank or was replaced (new inode) is
-// read again from its start, and the deterministic event ids make that harmless. Malformed lines
-// are counted and skipped; a line longer than MaxLine is skipped whole, and reported with its size
-// (LongLines).
+// acknowledged by the bus (or spooled to disk); a file that was rewritten is read again from its
+// start, and the deterministic event ids make that harmless. Malformed lines are counted and
+// skipped; a line longer than MaxLine is skipped whole, and reported with its size (LongLines).
+//
+// Rewritten files: a cursor keeps, beside its offset, the file's inode, size and modification time
+// and two fingerprints: a hash of the file's first bytes (up to fingerprintBytes) and one of the
+// bytes just before the offset. A file whose size or modification time differs from its cursor's
+// has both checked before it is read on: one that shrank below its cursor, was replaced (another
+// inode) or whose fingerprinted bytes changed (truncated and written again longer, or rewritten
+// at the same size) is read again from its start and named in Summary.Rewritten; one that only
+// grew is read on from its cursor. A rewrite that keeps both fingerprinted ranges and the size,
+// within one tick of the file system's clock, goes unnoticed: that would take hashing the whole
+// file at every change. Cursors written before fingerprints are trusted as they are.
 //
 // A Document source (one JSON document rewritten in place, see package transcript) is read whole
 // whenever its size or modification time differs from its cursor's, and only when the file's size
@@ -26,6 +35,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,15 +60,22 @@ import (
 // in Summary.LongLines.
 const MaxLine = 64 << 20
 
+// fingerprintBytes is how many bytes of a line file each of its cursor's fingerprints covers.
+const fingerprintBytes = 4 << 10
+
 // Cursor is how far one file has been read.
 type Cursor struct {
 	Offset    int64           `json:"offset"`
 	Size      int64           `json:"size"`
 	Inode     uint64          `json:"inode"`
-	MTime     int64           `json:"mtime,omitempty"` // a document's modification time (unix ns) when read
+	MTime     int64           `json:"mtime,omitempty"` // the file's modification time (unix ns) when read
 	State     json.RawMessage `json:"state,omitempty"`
 	Lines     int64           `json:"lines"`
 	Malformed int64           `json:"malformed"`
+	// Head and Edge are a line file's fingerprints (see the package doc): hashes of its first
+	// min(Offset, fingerprintBytes) bytes and of the as many bytes that end at Offset.
+	Head string `json:"head,omitempty"`
+	Edge string `json:"edge,omitempty"`
 }
 
 // Cursors are every file's cursor, kept in a JSON file (0600) that one process at a time owns.
@@ -149,6 +167,10 @@ func decodeCursors(data []byte) (map[string]*Cursor, error) {
 				c.Malformed, ok = jsonscan.Int(v)
 			case jsonscan.Key(k, "state"):
 				c.State, ok = bytes.Clone(v), true
+			case jsonscan.Key(k, "head"):
+				c.Head, ok = jsonscan.String(v)
+			case jsonscan.Key(k, "edge"):
+				c.Edge, ok = jsonscan.String(v)
 			default:
 				ok = true
 			}
@@ -245,6 +267,8 @@ type Summary struct {
 	// LongLines are the lines this scan skipped for being longer than the line limit (counted
 	// among the malformed), the first maxLongLines of them.
 	LongLines []LongLine `json:"long_lines,omitempty"`
+	// Rewritten names the files this scan read again from their start, and why (see the package doc).
+	Rewritten map[string]string `json:"rewritten,omitempty"`
 }
 
 // MalformedFile is one file's malformed lines: those this scan read, and all its lines read so far
@@ -286,6 +310,14 @@ func (sum *Summary) noteLongLine(path string, off, n, limit int64) {
 	if len(sum.LongLines) < maxLongLines {
 		sum.LongLines = append(sum.LongLines, LongLine{File: path, Offset: off, Bytes: n, Limit: limit})
 	}
+}
+
+// noteRewritten records a file read again from its start.
+func (sum *Summary) noteRewritten(path, why string) {
+	if sum.Rewritten == nil {
+		sum.Rewritten = map[string]string{}
+	}
+	sum.Rewritten[path] = why
 }
 
 // noteMalformed records a file's malformed lines of this scan, if any.
@@ -374,7 +406,9 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 			sum.Files++
 			cur := s.Cursors.get(src.Path)
 			whole := src.Document || src.Database
-			if cur != nil && cur.Inode == ino && cur.Offset == size && (!whole || cur.MTime == mtime.UnixNano()) {
+			// A line file's cursor from before fingerprints has no time of its own.
+			sameTime := cur != nil && (cur.MTime == mtime.UnixNano() || !whole && cur.MTime == 0 && cur.Head == "")
+			if cur != nil && cur.Inode == ino && cur.Offset == size && sameTime {
 				continue // nothing new: the common case of a re-scan costs a stat
 			}
 			jobs = append(jobs, job{src: src, ad: ad, size: size, ino: ino, mtime: mtime.UnixNano()})
@@ -444,9 +478,31 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	if j.src.Database {
 		return s.scanDatabase(ctx, j, sum, p)
 	}
+	f, err := os.Open(j.src.Path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	// head and edge are the file's bytes that the cursor's fingerprints cover, checked.
+	var head, edge []byte
 	cur := s.Cursors.get(j.src.Path)
-	if cur == nil || cur.Inode != j.ino || cur.Offset > j.size {
-		cur = &Cursor{Inode: j.ino} // new, replaced or truncated: from the start
+	rewritten := ""
+	switch {
+	case cur == nil:
+	case cur.Inode != j.ino:
+		rewritten = "replaced by another file"
+	case cur.Offset > j.size:
+		rewritten = fmt.Sprintf("shorter (%d bytes) than what was read of it (%d)", j.size, cur.Offset)
+	default:
+		if head, edge, rewritten, err = checkFingerprints(f, cur); err != nil {
+			return 0, err
+		}
+	}
+	if cur == nil || rewritten != "" {
+		if rewritten != "" {
+			sum.noteRewritten(j.src.Path, rewritten)
+		}
+		cur, head, edge = &Cursor{Inode: j.ino}, nil, nil // from the start
 	}
 	work := *cur
 	defer func() { sum.noteMalformed(j.src.Path, work.Malformed-cur.Malformed, work.Malformed) }()
@@ -454,11 +510,6 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.Open(j.src.Path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	if _, err := f.Seek(work.Offset, io.SeekStart); err != nil {
 		return 0, err
 	}
@@ -469,9 +520,16 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	r.Reset(io.LimitReader(f, j.size-work.Offset))
 	var batch []event.Event
 	off := work.Offset
+	// The new cursor's fingerprints are of the bytes read, not read again: a file rewritten while
+	// this pass reads it must not match them.
+	headBuf := append(make([]byte, 0, fingerprintBytes), head...)
+	edgeBuf := append(make([]byte, 0, 8*fingerprintBytes), edge...)
+	var pendTail []byte // the last bytes of the current line's chunks so far
 	flush := func() error {
 		sum.Events += int64(len(batch))
-		work.Offset, work.Size, work.State = off, j.size, parser.State()
+		work.Offset, work.Size, work.MTime, work.State = off, j.size, j.mtime, parser.State()
+		work.Head = fingerprint(headBuf[:min(int64(len(headBuf)), off)])
+		work.Edge = fingerprint(edgeBuf[int64(len(edgeBuf))-min(int64(len(edgeBuf)), off, fingerprintBytes):])
 		if s.DryRun {
 			batch = batch[:0]
 			return nil
@@ -489,7 +547,11 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 	tooLong := false
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if n := min(len(chunk), fingerprintBytes-len(headBuf)); n > 0 {
+			headBuf = append(headBuf, chunk[:n]...)
+		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			pendTail = lastBytes(append(pendTail, lastBytes(chunk, fingerprintBytes)...), fingerprintBytes)
 			partial += int64(len(chunk))
 			if !tooLong && partial <= s.MaxLine {
 				long = append(long, chunk...)
@@ -508,6 +570,11 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 		}
 		wasTooLong := tooLong || lineLen > s.MaxLine
 		long, partial, tooLong = nil, 0, false
+		edgeBuf = append(append(edgeBuf, pendTail...), lastBytes(chunk, fingerprintBytes)...)
+		if len(edgeBuf) > 6*fingerprintBytes { // a line adds at most 2*fingerprintBytes
+			edgeBuf = append(edgeBuf[:0], lastBytes(edgeBuf, fingerprintBytes)...)
+		}
+		pendTail = pendTail[:0]
 		off += lineLen
 		read += lineLen
 		p.BytesDone += lineLen
@@ -549,6 +616,50 @@ func (s *Scanner) scanFile(ctx context.Context, j job, sum *Summary, p *Progress
 		sum.Unknown[k] += v
 	}
 	return read, nil
+}
+
+// checkFingerprints reads the bytes of f that cur's fingerprints cover and says how they differ
+// from them ("" when they match). A cursor without fingerprints (from before them) is trusted, and
+// the bytes are returned for the new cursor's.
+func checkFingerprints(f *os.File, cur *Cursor) (head, edge []byte, changed string, err error) {
+	n := min(cur.Offset, fingerprintBytes)
+	if n == 0 {
+		return nil, nil, "", nil
+	}
+	head, edge = make([]byte, n), make([]byte, n)
+	_, err = f.ReadAt(head, 0)
+	if err == nil {
+		_, err = f.ReadAt(edge, cur.Offset-n)
+	}
+	switch {
+	case errors.Is(err, io.EOF): // cut since it was stat'ed
+		return nil, nil, fmt.Sprintf("shorter than what was read of it (%d bytes)", cur.Offset), nil
+	case err != nil:
+		return nil, nil, "", err
+	case cur.Head == "" && cur.Edge == "":
+	case fingerprint(head) != cur.Head:
+		changed = fmt.Sprintf("its first %d bytes changed", n)
+	case fingerprint(edge) != cur.Edge:
+		changed = fmt.Sprintf("the %d bytes before offset %d, where it had been read to, changed", n, cur.Offset)
+	}
+	return head, edge, changed, nil
+}
+
+// fingerprint is a hash of b, "" for no bytes.
+func fingerprint(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
+}
+
+// lastBytes returns the last n bytes of b (b when shorter).
+func lastBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
 }
 
 // scanDocument reads a Document source whole and hands it to its parser as one record, from the

@@ -183,6 +183,7 @@ func TestCursors_RoundTrip(t *testing.T) {
 	want := map[string]*Cursor{
 		`/a/"quoted"\path.jsonl`: {Offset: 10, Size: 20, Inode: 1<<63 + 5, State: json.RawMessage(`{"sid":"x","pending":[{"id":"t1"}]}`), Lines: 3, Malformed: 1},
 		"/b.jsonl":               {Offset: 0, Size: 0, Inode: 7},
+		"/c.jsonl":               {Offset: 9, Size: 9, Inode: 8, MTime: 1772359200123456789, Head: "0a1b2c", Edge: "3d4e5f"},
 	}
 	for k, v := range want {
 		c.set(k, v)
@@ -201,7 +202,7 @@ func TestCursors_RoundTrip(t *testing.T) {
 	for k, w := range want {
 		g := c.m[k]
 		if g == nil || g.Offset != w.Offset || g.Size != w.Size || g.Inode != w.Inode || string(g.State) != string(w.State) ||
-			g.Lines != w.Lines || g.Malformed != w.Malformed {
+			g.Lines != w.Lines || g.Malformed != w.Malformed || g.MTime != w.MTime || g.Head != w.Head || g.Edge != w.Edge {
 			t.Errorf("%s: read %+v, want %+v", k, g, w)
 		}
 	}

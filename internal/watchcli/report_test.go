@@ -34,8 +34,8 @@ func logRecords(tb testing.TB, buf *bytes.Buffer) []map[string]any {
 }
 
 // A line longer than the line limit is logged saying so, with its size and the limit, not only
-// counted as malformed.
-func TestReport_LongLine(t *testing.T) {
+// counted as malformed; a transcript rewritten in place between two passes is logged as read again.
+func TestReport_LongLineAndRewrite(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "projects")
 	proj := filepath.Join(root, "-tmp-p")
@@ -66,6 +66,7 @@ func TestReport_LongLine(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		logger := slog.New(slog.NewJSONHandler(&buf, nil))
+		reportRewritten(logger, sum)
 		reportMalformed(logger, sum)
 		return &buf
 	}
@@ -83,5 +84,18 @@ func TestReport_LongLine(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no log line %q in %v", want, recs)
+	}
+
+	// Rewritten in place, longer, with other prompts: read again from the start, and said so.
+	n := pub.n
+	if err := os.WriteFile(a, []byte(prompt("b1", "one")+prompt("b2", "two")+prompt("b3", "three")+prompt("b4", strings.Repeat("y", 200))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	recs = logRecords(t, pass())
+	if len(recs) != 1 || recs[0]["msg"] != "transcript rewritten; read again from its start" || recs[0]["file"] != a || recs[0]["why"] == "" {
+		t.Fatalf("rewrite logged as %v", recs)
+	}
+	if got := pub.n - n; got != 4 {
+		t.Errorf("%d events after the rewrite, want the 4 new prompts", got)
 	}
 }

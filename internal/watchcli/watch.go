@@ -3,7 +3,10 @@
 //
 // Changes are noticed through fsnotify on every directory that holds transcripts (and on the
 // roots, for new project directories), with a poll every PollEvery as the fallback for file
-// systems that do not report changes. Each pass reads only what was appended since the cursor.
+// systems that do not report changes. Each pass reads only what was appended since the cursor; a
+// file rewritten in place (shorter than its cursor, or its fingerprinted bytes changed: see package
+// ingest) is read again from its start and logged at info level ("transcript rewritten; read again
+// from its start", file, why).
 // Malformed lines never stop a file: they are skipped and logged at warn level per file, with the
 // pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total);
 // a line skipped for passing the line limit (ingest.MaxLine) is logged on its own with its size
@@ -141,6 +144,7 @@ func watch(c *cli.Context) error {
 			last.Store(time.Now().UnixMilli())
 			logger.Debug("pass", "files_read", sum.Read, "events", sum.Events, "malformed", sum.Malformed)
 		}
+		reportRewritten(logger, sum)
 		reportMalformed(logger, sum)
 		for _, e := range sum.Errors {
 			logger.Warn("transcript not read", "err", e)
@@ -208,6 +212,13 @@ func requestedPass(ctx context.Context, j scanJob, own *ingest.Scanner, pub inge
 		sendUpdate(j.send, ingest.ScanUpdate{Summary: &sum})
 	}
 	return sum.Events
+}
+
+// reportRewritten logs each file a pass read again from its start because it was rewritten.
+func reportRewritten(logger *slog.Logger, sum ingest.Summary) {
+	for _, path := range slices.Sorted(maps.Keys(sum.Rewritten)) {
+		logger.Info("transcript rewritten; read again from its start", "file", path, "why", sum.Rewritten[path])
+	}
 }
 
 // reportMalformed logs, per file, the malformed lines a pass skipped (invalid JSON or UTF-8, a
