@@ -168,7 +168,16 @@ func load(c *cli.Context) (*env, error) {
 		return nil, withCode(ExitUsage, err)
 	}
 	readers.UseStore(cfg.StorePath())
-	return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+	return newEnv(c, cfg), nil
+}
+
+// newEnv is the command's environment with cfg, its logger having said cfg.Warnings.
+func newEnv(c *cli.Context, cfg config.Config) *env {
+	e := &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	for _, w := range cfg.Warnings {
+		e.logger.Warn(w)
+	}
+	return e
 }
 
 // readOnly are the commands that only read the store or the configuration: they create neither the
@@ -206,13 +215,13 @@ func loadOrLastGood(c *cli.Context) (*env, error) {
 			return nil, withCode(ExitFailure, err)
 		}
 		readers.UseStore(cfg.StorePath())
-		return &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}, nil
+		return newEnv(c, cfg), nil
 	}
 	cfg, warning, err := config.LoadOrLastGood(home)
 	if err != nil {
 		return nil, withCode(ExitFailure, err)
 	}
-	e := &env{cfg: cfg, logger: newLogger(c.App.ErrWriter, cfg.Log.Level), stdout: c.App.Writer, stderr: c.App.ErrWriter}
+	e := newEnv(c, cfg)
 	if warning != nil {
 		e.logger.Warn(warning.Error())
 	}

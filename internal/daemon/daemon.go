@@ -64,6 +64,9 @@ func Start(c *cli.Context) (context.Context, context.CancelFunc, config.Config, 
 	if warning != nil {
 		logger.Warn(warning.Error())
 	}
+	for _, w := range cfg.Warnings {
+		logger.Warn(w)
+	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := supervisor.WatchParent(ctx)
 	go TrimMemory(ctx)

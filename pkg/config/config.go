@@ -4,6 +4,10 @@
 // (OBSERVER_<SECTION>_<KEY>, for example OBSERVER_PROXY_ANTHROPIC_UPSTREAM), then command-line flags,
 // which the callers apply after Load. The file is written with commented defaults the first time
 // Load runs on an empty home, and the home directory is created 0700.
+//
+// An unknown key in the file is an error; an unknown OBSERVER_ variable in the environment is
+// only a warning (Config.Warnings, UnknownEnv), since the environment is shared with everything
+// else the user runs.
 package config
 
 import (
@@ -49,6 +53,9 @@ type Config struct {
 
 	// Home is the directory the configuration was loaded from; not a key.
 	Home string `toml:"-"`
+	// Warnings are what the caller should log about the configuration without refusing it: the
+	// OBSERVER_ variables of the environment observer does not read (UnknownEnv); not a key.
+	Warnings []string `toml:"-"`
 }
 
 // Bus configures the embedded NATS server and its JetStream stream.
@@ -362,6 +369,7 @@ func Parse(home string, data []byte) (Config, error) {
 	if err := Validate(&cfg, path, data, os.LookupEnv); err != nil {
 		return cfg, fmt.Errorf("config %s is not valid:\n%w", path, err)
 	}
+	cfg.Warnings = UnknownEnv(os.Environ(), cfg.Memory.APIKeyEnv)
 	return cfg, nil
 }
 

@@ -63,6 +63,7 @@ func LoadOrLastGood(home string) (cfg Config, warning error, err error) {
 		}
 	}
 	ApplyEnv(&cfg, os.LookupEnv) // each valid override applies; the bad ones were in lerr
+	cfg.Warnings = UnknownEnv(os.Environ(), cfg.Memory.APIKeyEnv)
 	return cfg, fmt.Errorf("%w: %v\nusing the defaults until it is fixed", ErrFallback, lerr), nil
 }
 
