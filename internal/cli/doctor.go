@@ -65,7 +65,7 @@ func doctorCommand() *cli.Command {
 
   home        $OBSERVER_HOME exists and is private (0700)
   config      config.toml parses, every value is valid (type, range), and so are the OBSERVER_*
-              environment overrides
+              environment overrides (a warning names an OBSERVER_ variable observer does not read)
   bus.token   the bus token exists, private (0600)
   store       observer.db exists, private (0600), and opens read-only
   schema      the store's schema is the one this observerctl knows (older: the writer migrates it)
@@ -142,9 +142,12 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 
 	// config
 	cfg, detail, err := doctorConfig(home)
-	if err != nil {
+	switch {
+	case err != nil:
 		add("config", checkFail, err.Error(), "fix the key or line named, or move the file away to get the defaults back (observer writes them at its next start)")
-	} else {
+	case len(cfg.Warnings) > 0:
+		add("config", checkWarn, detail+"; but "+strings.Join(cfg.Warnings, "; "), "unset the variable, or correct its name")
+	default:
 		add("config", checkOK, detail, "")
 	}
 

@@ -196,6 +196,14 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 			t.Errorf("exit %d", code)
 		}
 	})
+	t.Run("an OBSERVER_ variable observer does not read", func(t *testing.T) {
+		t.Setenv("OBSERVER_COMPRESSION_ENABLE", "true")
+		code, checks := doctor(t)
+		expect(t, checks, "config", checkWarn, "OBSERVER_COMPRESSION_ENABLE ", "OBSERVER_COMPRESSION_ENABLED", "correct its name")
+		if code != ExitOK {
+			t.Errorf("exit %d: a warning fails nothing", code)
+		}
+	})
 	t.Run("values out of range", func(t *testing.T) {
 		path := config.Path(s.obs)
 		good := read(t, path)
