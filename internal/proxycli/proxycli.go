@@ -112,6 +112,7 @@ func serve(c *cli.Context) error {
 		Publisher: cl, Coster: pf, Logger: logger, Host: host, User: os.Getenv("USER"),
 		ConnectTimeout: cfg.Proxy.ConnectTimeout.D(), ResponseHeaderTimeout: cfg.Proxy.ResponseHeaderTimeout.D(),
 		MaxBodyBytes: cfg.Proxy.MaxBodyBytes, ListenAddr: cfg.Proxy.Addr, Compressor: comp,
+		JournalDir: filepath.Join(cfg.RunDir(), "proxy-journal"),
 	})
 	if err != nil {
 		return cli.Exit(err, 64)

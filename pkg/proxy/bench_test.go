@@ -36,7 +36,7 @@ func benchUpstream() *httptest.Server {
 
 // BenchmarkProxy compares, in one run, requests sent straight to the upstream, through a bare
 // httputil.ReverseProxy, through observer-proxy publishing to a real embedded bus, and through
-// observer-proxy with no publisher (metering alone):
+// observer-proxy with no publisher (metering alone, no journal):
 // throughput at 16 concurrent clients, and latency p50/p99 (time to first byte for streams) at 1.
 //
 //	go test -run '^$' -bench Proxy -benchtime 1x ./pkg/proxy/
@@ -62,7 +62,8 @@ func BenchmarkProxy(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	p, err := New(Config{AnthropicUpstream: up.URL, OpenAIUpstream: up.URL, Publisher: cl, Coster: flatCost{}})
+	p, err := New(Config{AnthropicUpstream: up.URL, OpenAIUpstream: up.URL, Publisher: cl, Coster: flatCost{},
+		JournalDir: filepath.Join(b.TempDir(), "journal")})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -62,7 +62,8 @@ func (s *encodingSink) PublishBatch(_ context.Context, evs []event.Event) (int, 
 }
 
 // BenchmarkHandler is the proxy's own cost per request (ns/op, allocs/op) against a bare
-// httputil.ReverseProxy on the same in-memory upstream: no network, no bus.
+// httputil.ReverseProxy on the same in-memory upstream: no network, no bus (the journal is written,
+// to a temporary directory).
 //
 //	go test -run '^$' -bench Handler -benchmem ./pkg/proxy/
 func BenchmarkHandler(b *testing.B) {
@@ -77,7 +78,7 @@ func BenchmarkHandler(b *testing.B) {
 			Transport: cannedTransport{stream}}
 		sink := &encodingSink{}
 		p, err := New(Config{AnthropicUpstream: target.String(), OpenAIUpstream: target.String(),
-			Publisher: sink, Coster: flatCost{}, Transport: cannedTransport{stream}})
+			Publisher: sink, Coster: flatCost{}, Transport: cannedTransport{stream}, JournalDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,9 +19,19 @@
 // What it never does: fail or slow a client because of observer. A turn is recorded once the
 // client has the whole response (the request body is parsed then, except an OpenAI chat body, read
 // before forwarding to decide whether to ask for usage); its event goes to an in-memory queue that
-// a background worker publishes in batches (under load a turn waits there at most publishGap, 5 ms;
-// a proxy killed with kill -9 loses what the queue holds), and the bus client spools events to
-// disk while the bus is down.
+// a background worker publishes in batches (under load a turn waits there at most publishGap, 5 ms),
+// and the bus client spools events to disk while the bus is down.
+//
+// What survives a kill: with Config.JournalDir set (observer-proxy sets
+// $OBSERVER_HOME/run/proxy-journal), each event is appended to a journal file before it is queued,
+// on the handler's goroutine, and the journal is emptied as the publisher takes its events (see
+// journal). A proxy killed with kill -9 leaves its journal, and the next proxy on the same home
+// publishes it at its start, with the same event ids, so what was published already is stored once.
+// The journal is written without fsync: it survives the process, not an OS crash or a power cut.
+// A streamed response ends (its last chunk, HTTP/2's end of stream) only when the handler returns,
+// after its turn is journaled; a response of known length is complete at its last byte, which the
+// journal write follows by the time it takes to parse the request body and build the event
+// (microseconds to a millisecond): a kill inside that gap still loses the turn.
 //
 // What it answers itself, in the provider's error shape: 403 to a request from a web page (see
 // guard), 413 to a body over Config.MaxBodyBytes (read no further), 502 when the upstream cannot
@@ -90,6 +100,9 @@ type Config struct {
 	// Compressor, when set, compresses the requests of the Messages, Chat Completions and
 	// Responses APIs before they go upstream ([compression] enabled).
 	Compressor *compress.Compressor
+	// JournalDir, when set, is where queued events are journaled until published (see journal),
+	// and where New finds the journals of a proxy killed before it published them.
+	JournalDir string
 }
 
 // Defaults of the Config limits, as in config.Default.
@@ -113,9 +126,10 @@ type Proxy struct {
 	timeouts  [2]time.Duration // connect, response headers (what the messages say)
 
 	queueMu sync.RWMutex // held for reading while sending to queue; Close takes it to close queue
-	queue   chan *event.Event
+	queue   chan queued
 	closed  bool
 	wg      sync.WaitGroup
+	journal *journal // nil: none
 
 	requests  atomic.Int64
 	turns     atomic.Int64
@@ -127,7 +141,7 @@ type Proxy struct {
 // New makes a proxy and starts its publishing workers; Close stops them after the queue drains.
 func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, upstreams: map[string]*url.URL{}, logger: cfg.Logger,
-		queue: make(chan *event.Event, 65536)}
+		queue: make(chan queued, 65536)}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
@@ -170,9 +184,25 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorLog:       slogErrorLog(p.logger),
 		BufferPool:     copyBuffers,
 	}
+	if cfg.JournalDir != "" && cfg.Publisher != nil {
+		j, orphans, err := openJournal(cfg.JournalDir, p.logger)
+		if err != nil {
+			p.logger.Error("the proxy runs without its journal: turns queued when it is killed are lost", "err", err)
+		} else {
+			p.journal = j
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); p.replayJournals(orphans) }()
+		}
+	}
 	p.wg.Add(1)
 	go p.publishLoop()
 	return p, nil
+}
+
+// queued is an event waiting to be published, and the journal segment that holds it.
+type queued struct {
+	ev  *event.Event
+	seg *segment
 }
 
 // copyBuffers are the buffers responses are copied to the client through (32 KB each, as the
@@ -561,14 +591,16 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	if p.cfg.Publisher == nil {
 		return
 	}
+	// Journaled before it is queued: the turn survives a kill from here on (see journal).
+	seg := p.journal.write(comps, &ev)
 	for i := range comps {
-		p.queueEvent(&comps[i])
+		p.queueEvent(queued{&comps[i], seg})
 	}
-	p.queueEvent(&ev)
+	p.queueEvent(queued{&ev, seg})
 }
 
 // queueEvent hands one event to the publishing loop.
-func (p *Proxy) queueEvent(ev *event.Event) {
+func (p *Proxy) queueEvent(ev queued) {
 	p.queueMu.RLock()
 	closed := p.closed
 	if !closed {
@@ -610,6 +642,7 @@ func (p *Proxy) publishLoop() {
 	defer p.wg.Done()
 	bp, batching := p.cfg.Publisher.(BatchPublisher)
 	batch := make([]event.Event, 0, 256)
+	segs := make([]*segment, 0, 256)
 	gap := time.NewTimer(time.Hour)
 	gap.Stop()
 	var last time.Time
@@ -618,7 +651,7 @@ func (p *Proxy) publishLoop() {
 			p.publish(ev)
 			continue
 		}
-		batch = append(batch[:0], *ev)
+		batch, segs = append(batch[:0], *ev.ev), append(segs[:0], ev.seg)
 		if wait := publishGap - time.Since(last); wait > 0 {
 			gap.Reset(wait)
 		gather:
@@ -628,7 +661,7 @@ func (p *Proxy) publishLoop() {
 					if !ok {
 						break gather // closing: publish what is here now
 					}
-					batch = append(batch, *more)
+					batch, segs = append(batch, *more.ev), append(segs, more.seg)
 				case <-gap.C:
 					break gather
 				}
@@ -642,7 +675,7 @@ func (p *Proxy) publishLoop() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, *more)
+				batch, segs = append(batch, *more.ev), append(segs, more.seg)
 			default:
 				break fill
 			}
@@ -651,13 +684,15 @@ func (p *Proxy) publishLoop() {
 		if _, err := bp.PublishBatch(context.Background(), batch); err != nil {
 			p.lostBatch(batch, err)
 		}
+		p.journal.published(segs...)
 	}
 }
 
-func (p *Proxy) publish(ev *event.Event) {
-	if _, err := p.cfg.Publisher.Publish(context.Background(), ev); err != nil {
-		p.lost([]event.Event{*ev}, err)
+func (p *Proxy) publish(ev queued) {
+	if _, err := p.cfg.Publisher.Publish(context.Background(), ev.ev); err != nil {
+		p.lost([]event.Event{*ev.ev}, err)
 	}
+	p.journal.published(ev.seg)
 }
 
 // errorHandler answers when the upstream cannot be reached, in the provider's error shape.
@@ -798,6 +833,7 @@ func (p *Proxy) Close() {
 	}
 	p.queueMu.Unlock()
 	p.wg.Wait()
+	p.journal.close()
 }
 
 func slogErrorLog(l *slog.Logger) *log.Logger { return slog.NewLogLogger(l.Handler(), slog.LevelWarn) }
