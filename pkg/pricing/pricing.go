@@ -52,9 +52,9 @@
 //     names a release of the same model ("-preview", "-latest", "-001", "-customtools",
 //     "-thinking"). The rest must not name a different tier ("mini", "nano", "lite", "flash",
 //     "pro", "max", "fast", "image", "small", "large", "plus", "coder", ...) nor start with a
-//     minor version ("-7"), so gpt-4o-mini never falls back to gpt-4o, o3-mini to o3, or
-//     claude-opus-4-9 to claude-opus-4. A rest of any other word ("gpt-5-mydeployment") is the
-//     family fallback below;
+//     minor version ("-7"), so gpt-4o-mini never falls back to gpt-4o nor o3-mini to o3, and
+//     claude-opus-4-9 is no variant of claude-opus-4 (it is a newer version: stage 6). A rest of
+//     any other word ("gpt-5-mydeployment") is the family fallback below;
 //  5. the family fallback: a table key inside the id after a "-", "_" or "." (an Azure deployment
 //     "aide-gpt-5", a gateway's "prod_claude-sonnet-4-5"), same rules for what follows it. Such a
 //     price is Match.Approximate: Quote reports it and callers tag the figure
