@@ -40,7 +40,10 @@
 // updated since the last acknowledged one. A pass that fails (the database locked past its busy
 // timeout, caught mid-checkpoint) returns an error, emits nothing and leaves State as it was: the
 // next pass reads the same rows again. A row whose data does not decode is counted in
-// Stats.Malformed and passed over.
+// Stats.Malformed and passed over. A parser that also implements StreamPoller hands its events
+// over in batches as it reads the rows, so that a pass over a large database holds one batch, not
+// every row and event of the pass; a pass of it that fails may have handed over some events, which
+// the next pass, from the same State, hands over again under the same ids.
 package transcript
 
 import (
@@ -72,6 +75,17 @@ type Poller interface {
 	// Poll reads the rows added or changed since State and returns their events; State then
 	// covers them. On an error nothing is returned and State stays.
 	Poll(ctx context.Context) ([]event.Event, error)
+}
+
+// StreamPoller is a Poller that hands its events over as it reads (see the package doc).
+type StreamPoller interface {
+	Poller
+	// PollEach reads what Poll reads and calls emit with its events in order, at most max at a
+	// time, as it reads the rows; it holds no more than that batch and the row being read. State
+	// covers the rows once PollEach returns nil. An error of emit ends the pass and is returned;
+	// on any error State stays, and the events emit already had are handed over again by the
+	// next pass.
+	PollEach(ctx context.Context, max int, emit func([]event.Event) error) error
 }
 
 // DocumentLine returns r with every line break turned into a space and a newline at the end, so

@@ -6,29 +6,98 @@ import (
 	"slices"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/sqliteread"
 )
 
+var _ transcript.StreamPoller = (*Parser)(nil)
+
 // Poll reads the rows added or changed since the watermark (see the package doc), and commits
-// the watermark only after a successful pass.
+// the watermark only after a successful pass. It returns every event of the pass at once: a
+// caller that reads large databases uses PollEach.
 func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
-	work, got, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, p.read)
+	var out []event.Event
+	err := p.PollEach(ctx, 1<<30, func(evs []event.Event) error {
+		out = append(out, evs...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	evs := p.events(got, &work)
-	p.st = work
-	p.stats.Events += int64(len(evs))
-	return evs, nil
+	return out, nil
 }
 
-// rows is what one pass read.
-type rows struct {
-	sessions map[string]sessionRow
-	order    []string // every session, by time_created and id
-	newSess  []string // sessions created since the watermark, in order
-	messages []msgRow
-	parts    []partRow
+// PollEach reads like Poll and hands the events to emit, at most max at a time, as it reads
+// them: it keeps the session table (small) and one batch of events, never the pass's message or
+// part rows. A batch is handed over only when the database is still the one being read
+// (sqliteread.Unchanged). The watermark is committed when the pass ends without an error.
+func (p *Parser) PollEach(ctx context.Context, max int, emit func([]event.Event) error) error {
+	if max <= 0 {
+		max = 1
+	}
+	committed := p.stats.Clone()
+	var b *batcher
+	work, _, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, func(ctx context.Context, db *sql.DB, st *state) (struct{}, error) {
+		p.stats = committed.Clone() // an attempt counts from the committed figures
+		b = &batcher{ctx: ctx, max: max, emit: emit}
+		if err := p.read(ctx, db, st, b); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, b.flush()
+	})
+	if err != nil {
+		p.stats = committed
+		return err
+	}
+	p.st = work
+	p.stats.Events += b.n
+	return nil
+}
+
+// batcher gathers events and hands them over max at a time.
+type batcher struct {
+	ctx  context.Context
+	max  int
+	emit func([]event.Event) error
+	evs  []event.Event
+	n    int64 // events handed over
+}
+
+func (b *batcher) add(evs ...event.Event) error {
+	b.evs = append(b.evs, evs...)
+	for len(b.evs) >= b.max {
+		if err := b.send(b.evs[:b.max]); err != nil {
+			return err
+		}
+		b.evs = slices.Delete(b.evs, 0, b.max)
+	}
+	return nil
+}
+
+func (b *batcher) flush() error {
+	if len(b.evs) == 0 {
+		return nil
+	}
+	err := b.send(b.evs)
+	b.evs = nil
+	return err
+}
+
+// send hands a batch over, a copy the emit function may keep, if the database was not changed
+// under the read.
+func (b *batcher) send(evs []event.Event) error {
+	if err := sqliteread.Unchanged(b.ctx); err != nil {
+		return err
+	}
+	b.n += int64(len(evs))
+	return b.emit(slices.Clone(evs))
+}
+
+// sessions is the session table, which every pass reads whole.
+type sessions struct {
+	byID    map[string]sessionRow
+	order   []string // every session, by time_created and id
+	newSess []string // sessions created since the watermark, in order
 }
 
 type sessionRow struct {
@@ -39,36 +108,37 @@ type sessionRow struct {
 type msgRow struct {
 	id, session      string
 	created, updated int64
-	data             []byte
+	data             []byte // valid until the next row is read
 }
 
 type partRow struct {
 	id, message, session string
 	created, updated     int64
-	data                 []byte
+	data                 []byte // valid until the next row is read
 	role, model          string // of its message, when the message's data decodes
 }
 
-// read reads the sessions and the rows past the watermark in one read transaction.
-func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error) {
+// read reads the sessions and the rows past the watermark in one read transaction, turning each
+// row into its events as it is read (events, in order: sessions, titles, messages, parts).
+func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Rollback()
-	r := &rows{sessions: map[string]sessionRow{}}
+	r := &sessions{byID: map[string]sessionRow{}}
 	q, err := tx.QueryContext(ctx, `SELECT id, COALESCE(parent_id, ''), COALESCE(directory, ''), COALESCE(title, ''),
 	  time_created, COALESCE(time_updated, 0) FROM session ORDER BY time_created, id`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for q.Next() {
 		var s sessionRow
 		if err := q.Scan(&s.id, &s.parent, &s.dir, &s.title, &s.created, &s.updated); err != nil {
 			q.Close()
-			return nil, err
+			return err
 		}
-		r.sessions[s.id] = s
+		r.byID[s.id] = s
 		r.order = append(r.order, s.id)
 		if s.created > st.Session.T || s.created == st.Session.T && !slices.Contains(st.Session.IDs, s.id) {
 			r.newSess = append(r.newSess, s.id)
@@ -76,27 +146,42 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		}
 	}
 	if err := sqliteread.CloseRows(q); err != nil {
-		return nil, err
+		return err
 	}
+	if err := b.add(p.sessionEvents(r, st)...); err != nil {
+		return err
+	}
+
 	q, err = tx.QueryContext(ctx, "SELECT id, session_id, time_created, time_updated, data FROM message WHERE time_updated >= ? ORDER BY time_updated, id", st.Message.T)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	from := st.Message // the rows at its time already read are passed over
 	for q.Next() {
 		var m msgRow
 		var data sql.RawBytes
 		if err := q.Scan(&m.id, &m.session, &m.created, &m.updated, &data); err != nil {
 			q.Close()
-			return nil, err
+			return err
 		}
-		if m.updated == st.Message.T && slices.Contains(st.Message.IDs, m.id) {
+		if m.updated == from.T && slices.Contains(from.IDs, m.id) {
 			continue
 		}
-		m.data = append([]byte(nil), data...)
-		r.messages = append(r.messages, m)
+		m.data = data
+		st.Message.advance(m.id, m.updated)
+		p.stats.Lines++
+		evs, err := p.message(p.owner(r, m.session), m)
+		if err != nil {
+			p.stats.Malformed++
+			continue
+		}
+		if err := b.add(evs...); err != nil {
+			q.Close()
+			return err
+		}
 	}
 	if err := sqliteread.CloseRows(q); err != nil {
-		return nil, err
+		return err
 	}
 	// The role and model of a part's message come from SQLite's JSON functions, guarded by
 	// json_valid so that a malformed message does not fail the query.
@@ -106,33 +191,38 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	FROM part p LEFT JOIN message m ON m.id = p.message_id
 	WHERE p.time_updated >= ? ORDER BY p.time_updated, p.id`, st.Part.T)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	from = st.Part
 	for q.Next() {
 		var pr partRow
 		var data sql.RawBytes
 		var role, model any
 		if err := q.Scan(&pr.id, &pr.message, &pr.session, &pr.created, &pr.updated, &data, &role, &model); err != nil {
 			q.Close()
-			return nil, err
+			return err
 		}
-		if pr.updated == st.Part.T && slices.Contains(st.Part.IDs, pr.id) {
+		if pr.updated == from.T && slices.Contains(from.IDs, pr.id) {
 			continue
 		}
-		pr.data = append([]byte(nil), data...)
+		pr.data = data
 		pr.role, pr.model = asString(role), asString(model)
-		r.parts = append(r.parts, pr)
+		st.Part.advance(pr.id, pr.updated)
+		p.stats.Lines++
+		evs, err := p.part(p.owner(r, pr.session), pr)
+		if err != nil {
+			p.stats.Malformed++
+			continue
+		}
+		if err := b.add(evs...); err != nil {
+			q.Close()
+			return err
+		}
 	}
 	if err := sqliteread.CloseRows(q); err != nil {
-		return nil, err
+		return err
 	}
-	for _, m := range r.messages {
-		st.Message.advance(m.id, m.updated)
-	}
-	for _, pr := range r.parts {
-		st.Part.advance(pr.id, pr.updated)
-	}
-	return r, tx.Commit()
+	return tx.Commit()
 }
 
 func asString(v any) string {

@@ -20,11 +20,11 @@ func FuzzData(f *testing.F) {
 	f.Add([]byte(`[]`), "", "")
 	f.Fuzz(func(t *testing.T, data []byte, role, model string) {
 		p := newParser(New(nil), transcript.Source{Client: Client, Path: "/x/opencode.db", Database: true}, nil)
-		r := &rows{sessions: map[string]sessionRow{"ses_a": {id: "ses_a", parent: "ses_b", dir: "/x"}, "ses_b": {id: "ses_b", parent: "ses_a"}}}
-		r.messages = []msgRow{{id: "msg_1", session: "ses_a", created: 1, updated: 1, data: data}}
-		r.parts = []partRow{{id: "prt_1", message: "msg_1", session: "ses_a", created: 1, updated: 1, data: data, role: role, model: model}}
-		st := state{}
-		for _, e := range p.events(r, &st) {
+		r := &sessions{byID: map[string]sessionRow{"ses_a": {id: "ses_a", parent: "ses_b", dir: "/x"}, "ses_b": {id: "ses_b", parent: "ses_a"}}}
+		o := p.owner(r, "ses_a")
+		evs, _ := p.message(o, msgRow{id: "msg_1", session: "ses_a", created: 1, updated: 1, data: data})
+		more, _ := p.part(o, partRow{id: "prt_1", message: "msg_1", session: "ses_a", created: 1, updated: 1, data: data, role: role, model: model})
+		for _, e := range append(evs, more...) {
 			if err := e.Validate(); err != nil {
 				t.Fatalf("event %s does not validate: %v", e.ID, err)
 			}

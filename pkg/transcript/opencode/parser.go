@@ -103,11 +103,11 @@ type owner struct {
 	session, agent, dir string
 }
 
-func (p *Parser) owner(r *rows, id string) owner {
+func (p *Parser) owner(r *sessions, id string) owner {
 	o := owner{session: id}
 	cur := id
 	for range 16 { // parent chains are short; a loop in damaged data ends here
-		s, ok := r.sessions[cur]
+		s, ok := r.byID[cur]
 		if !ok {
 			break
 		}
@@ -142,11 +142,12 @@ func (p *Parser) newEvent(o owner, kind event.Kind, id string, t time.Time) even
 
 func ms(t int64) time.Time { return time.UnixMilli(t) }
 
-// events turns one pass's rows into events, in order: sessions, titles, messages, parts.
-func (p *Parser) events(r *rows, st *state) []event.Event {
+// sessionEvents returns the events of the sessions table: the sessions created since the
+// watermark, then the titles.
+func (p *Parser) sessionEvents(r *sessions, st *state) []event.Event {
 	var out []event.Event
 	for _, id := range r.newSess {
-		s := r.sessions[id]
+		s := r.byID[id]
 		if s.parent != "" {
 			continue // a subagent's session belongs to its parent's
 		}
@@ -155,26 +156,7 @@ func (p *Parser) events(r *rows, st *state) []event.Event {
 		ev.Session = &event.Session{State: event.SessionStarted, Cwd: s.dir, TranscriptPath: p.src.Path, StartedAt: ms(s.created).UTC()}
 		out = append(out, ev)
 	}
-	out = append(out, p.titles(r, st)...)
-	for _, m := range r.messages {
-		p.stats.Lines++
-		evs, err := p.message(p.owner(r, m.session), m)
-		if err != nil {
-			p.stats.Malformed++
-			continue
-		}
-		out = append(out, evs...)
-	}
-	for _, pr := range r.parts {
-		p.stats.Lines++
-		evs, err := p.part(p.owner(r, pr.session), pr)
-		if err != nil {
-			p.stats.Malformed++
-			continue
-		}
-		out = append(out, evs...)
-	}
-	return out
+	return append(out, p.titles(r, st)...)
 }
 
 // defaultTitle is the placeholder title OpenCode and Kilo give a session when they create it (their
@@ -185,10 +167,10 @@ var defaultTitle = regexp.MustCompile(`^(New session - |Child session - )\d{4}-\
 // reported (every session is read at each pass), and forgets the sessions that are gone. A
 // title that replaces a reported one is the user's: the client generates one only over its
 // placeholder.
-func (p *Parser) titles(r *rows, st *state) []event.Event {
+func (p *Parser) titles(r *sessions, st *state) []event.Event {
 	var out []event.Event
 	for _, id := range r.order {
-		s := r.sessions[id]
+		s := r.byID[id]
 		if s.parent != "" || defaultTitle.MatchString(strings.TrimSpace(s.title)) {
 			continue
 		}
@@ -217,7 +199,7 @@ func (p *Parser) titles(r *rows, st *state) []event.Event {
 		st.Titles[id] = key
 	}
 	for id := range st.Titles {
-		if _, ok := r.sessions[id]; !ok {
+		if _, ok := r.byID[id]; !ok {
 			delete(st.Titles, id)
 		}
 	}

@@ -8,7 +8,12 @@
 // and leave them behind, so the pass opens it with immutable=1 instead, and afterwards checks
 // that no -wal appeared and that the file's size and modification time are unchanged; if they
 // changed (the client started meanwhile) the pass is thrown away and read again, at most three
-// times in all.
+// times in all. A reader that hands over part of what it read before its pass ends (a
+// transcript.StreamPoller) calls Unchanged first, so that it never hands over what it read from a
+// database that changed under an immutable connection.
+//
+// Memory: a connection lives for one pass (the database is closed after it), and its page cache
+// is capped at cacheKiB (SQLite's default, made explicit), whatever the database's size.
 package sqliteread
 
 import (
@@ -24,6 +29,9 @@ import (
 
 // busyTimeoutMs is how long a read waits for a lock the client holds (a checkpoint, a WAL reset).
 const busyTimeoutMs = 5000
+
+// cacheKiB is the page cache of a connection, in KiB (PRAGMA cache_size=-cacheKiB).
+const cacheKiB = 2000
 
 // attempts is how many passes Read makes before it gives up on a database that keeps changing.
 const attempts = 3
@@ -48,9 +56,9 @@ func sigOf(path string) (fileSig, error) {
 // dsn returns the read-only URI of path: mode=ro when the database has a -wal file, immutable=1
 // when it has none (see the package doc).
 func dsn(path string, wal bool) string {
-	q := fmt.Sprintf("mode=ro&_busy_timeout=%d", busyTimeoutMs)
+	q := fmt.Sprintf("mode=ro&_busy_timeout=%d&_cache_size=-%d", busyTimeoutMs, cacheKiB)
 	if !wal {
-		q = "immutable=1"
+		q = fmt.Sprintf("immutable=1&_cache_size=-%d", cacheKiB)
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q}
 	return u.String()
@@ -98,13 +106,37 @@ func readOnce(ctx context.Context, path string, read func(ctx context.Context, d
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
+	if !before.wal {
+		ctx = context.WithValue(ctx, unchangedKey{}, func() error {
+			if after, err := sigOf(path); err != nil || after != before {
+				return ErrChanged
+			}
+			return nil
+		})
+	}
 	if err := read(ctx, db); err != nil {
+		if errors.Is(err, ErrChanged) {
+			return err
+		}
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if !before.wal {
 		if after, err := sigOf(path); err != nil || after != before {
 			return ErrChanged
 		}
+	}
+	return nil
+}
+
+type unchangedKey struct{}
+
+// Unchanged returns ErrChanged when, in a read that Read or Pass called with ctx, the database was
+// opened as immutable and has changed since (what was read from it may mix two states of the
+// file), else nil. A read that returns ErrChanged (wrapped or not) is thrown away and called
+// again, like one the check after it catches.
+func Unchanged(ctx context.Context) error {
+	if f, ok := ctx.Value(unchangedKey{}).(func() error); ok {
+		return f()
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,10 +51,10 @@ func values(ctx context.Context, db *sql.DB) ([]string, error) {
 }
 
 func TestDSN(t *testing.T) {
-	if got := dsn("/d/a b.db", true); got != "file:/d/a%20b.db?mode=ro&_busy_timeout=5000" {
+	if got := dsn("/d/a b.db", true); got != "file:/d/a%20b.db?mode=ro&_busy_timeout=5000&_cache_size=-2000" {
 		t.Errorf("with -wal: %s", got)
 	}
-	if got := dsn("/d/a b.db", false); got != "file:/d/a%20b.db?immutable=1" {
+	if got := dsn("/d/a b.db", false); got != "file:/d/a%20b.db?immutable=1&_cache_size=-2000" {
 		t.Errorf("without -wal: %s", got)
 	}
 }
@@ -177,5 +178,41 @@ func TestPass(t *testing.T) {
 	}
 	if !slices.Equal(committed, []string{"old"}) {
 		t.Errorf("committed state touched: %v", committed)
+	}
+}
+
+// Unchanged tells a read of a database opened as immutable that the file changed since it was
+// opened, and returning its ErrChanged retries the read; in mode=ro (a -wal file) and outside a
+// read it is nil.
+func TestUnchanged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	if err := newDB(t, path, "DELETE").Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Unchanged(context.Background()); err != nil {
+		t.Fatalf("outside a read: %v", err)
+	}
+	var seen []error
+	err := Read(context.Background(), path, func(ctx context.Context, db *sql.DB) error {
+		seen = append(seen, Unchanged(ctx))
+		if len(seen) == 1 {
+			at := time.Unix(1_000_000, 0)
+			if err := os.Chtimes(path, at, at); err != nil {
+				return err
+			}
+			err := Unchanged(ctx)
+			seen = append(seen, err)
+			return fmt.Errorf("handing over: %w", err)
+		}
+		return nil
+	})
+	if err != nil || len(seen) != 3 || seen[0] != nil || !errors.Is(seen[1], ErrChanged) || seen[2] != nil {
+		t.Fatalf("Read: %v; Unchanged said %v; want nil, ErrChanged (retried), nil", err, seen)
+	}
+	walPath := filepath.Join(t.TempDir(), "w.db")
+	newDB(t, walPath, "WAL") // a writer holds it open: mode=ro, a snapshot
+	err = Read(context.Background(), walPath, func(ctx context.Context, db *sql.DB) error { return Unchanged(ctx) })
+	if err != nil {
+		t.Fatalf("mode=ro: %v", err)
 	}
 }
