@@ -27,7 +27,12 @@
 // parser whenever the database's or its -wal file's size or modification time differs from its
 // cursor's; the cursor keeps the parser's watermark as its state, and moves only once the events
 // of the poll were acknowledged. A poll that fails (the database locked) moves nothing and is
-// tried again at the next pass.
+// tried again at the next pass. A parser that streams (transcript.StreamPoller) has its events
+// published in batches of BatchSize as it reads, so a pass over a large database holds a few
+// batches, not all its rows and events. The Scanner remembers the databases its last poll of
+// could not read (Unreadable: a corrupt file, permission denied, locked past the busy timeout, a
+// schema the reader does not know) until a poll of them succeeds or they are gone, for a
+// long-running watcher to report.
 package ingest
 
 import (
@@ -45,6 +50,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -345,8 +351,47 @@ type Scanner struct {
 	BatchSize int
 	MaxLine   int64 // default MaxLine
 
-	dirs map[string]bool // directories holding the files the last Scan found
-	pipe *pipe           // publishes the batches of the running Scan
+	dirs       map[string]bool       // directories holding the files the last Scan found
+	pipe       *pipe                 // publishes the batches of the running Scan
+	unreadable map[string]Unreadable // by path: the databases whose last poll failed
+}
+
+// Unreadable is a database source whose last poll failed.
+type Unreadable struct {
+	Client, Path string
+	Err          string // the error, without the "read PATH: " that sqliteread adds
+}
+
+// String says it the way a component's health lists it: "opencode: cannot read PATH: ERROR".
+func (u Unreadable) String() string {
+	return fmt.Sprintf("%s: cannot read %s: %s", u.Client, u.Path, u.Err)
+}
+
+// Unreadable lists, by path, the databases this Scanner's last poll of could not read and that
+// its last Scan still found. Call it between Scans, not during one.
+func (s *Scanner) Unreadable() []Unreadable {
+	out := make([]Unreadable, 0, len(s.unreadable))
+	for _, u := range s.unreadable {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// noteDatabase records the outcome of a database's poll.
+func (s *Scanner) noteDatabase(client string, src transcript.Source, err error) {
+	if err == nil {
+		delete(s.unreadable, src.Path)
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	if s.unreadable == nil {
+		s.unreadable = map[string]Unreadable{}
+	}
+	msg := strings.TrimPrefix(err.Error(), "read "+src.Path+": ")
+	s.unreadable[src.Path] = Unreadable{Client: client, Path: src.Path, Err: msg}
 }
 
 // Dirs lists the directories that held transcript files at the last Scan, for a watcher to watch.
@@ -380,6 +425,14 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 	var jobs []job
 	var total int64
 	s.dirs = map[string]bool{}
+	found := map[string]bool{}
+	defer func() {
+		for path := range s.unreadable {
+			if !found[path] {
+				delete(s.unreadable, path)
+			}
+		}
+	}()
 	for _, ad := range s.Adapters {
 		srcs, err := ad.Discover()
 		if err != nil {
@@ -388,6 +441,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		}
 		for _, src := range srcs {
 			s.dirs[filepath.Dir(src.Path)] = true
+			found[src.Path] = true
 			fi, err := os.Stat(src.Path)
 			if err != nil {
 				continue
@@ -733,7 +787,8 @@ func databaseStat(path string, fi os.FileInfo) (int64, time.Time) {
 
 // scanDatabase polls a Database source from the watermark its cursor keeps (see package
 // transcript). A failed poll (the database locked past its busy timeout) moves nothing: the next
-// pass polls again from the same watermark.
+// pass polls again from the same watermark. A StreamPoller's events are published in batches of
+// BatchSize as it reads; the cursor moves with an empty batch after the last one.
 func (s *Scanner) scanDatabase(ctx context.Context, j job, sum *Summary, p *Progress) (int64, error) {
 	work := Cursor{Inode: j.ino}
 	if cur := s.Cursors.get(j.src.Path); cur != nil {
@@ -750,7 +805,29 @@ func (s *Scanner) scanDatabase(ctx context.Context, j job, sum *Summary, p *Prog
 	if !ok {
 		return 0, fmt.Errorf("the %s reader cannot poll a database", j.ad.Client())
 	}
-	evs, err := poller.Poll(ctx)
+	var evs []event.Event
+	if sp, ok := poller.(transcript.StreamPoller); ok {
+		// The events go to the bus in batches as the rows are read: a pass over a large database
+		// holds a batch or two, not all its events (issue 29: 1.35 GB on a 341 MB database).
+		var n int64
+		var pubErr error
+		err = sp.PollEach(ctx, s.BatchSize, func(batch []event.Event) error {
+			n += int64(len(batch))
+			if s.DryRun {
+				return nil
+			}
+			pubErr = s.pipe.send(ctx, pubJob{path: j.src.Path, events: batch})
+			return pubErr
+		})
+		sum.Events += n
+		if pubErr != nil {
+			return 0, pubErr // the database was readable
+		}
+	} else {
+		evs, err = poller.Poll(ctx)
+		sum.Events += int64(len(evs))
+	}
+	s.noteDatabase(j.ad.Client(), j.src, err)
 	if err != nil {
 		return 0, err
 	}
@@ -764,7 +841,6 @@ func (s *Scanner) scanDatabase(ctx context.Context, j job, sum *Summary, p *Prog
 	for k, v := range st.Unknown {
 		sum.Unknown[k] += v
 	}
-	sum.Events += int64(len(evs))
 	work.Offset, work.Size, work.MTime, work.State = j.size, j.size, j.mtime, parser.State()
 	if s.DryRun {
 		return j.size, nil
