@@ -91,7 +91,8 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 	}
 	var test *memory.Observation
 	for i := range obs {
-		if obs[i].Kind == memory.KindTestCommand && obs[i].Key == "go test ./x" {
+		// A run of one package is a narrowed run of the project's test command, go test ./...
+		if obs[i].Kind == memory.KindTestCommand && obs[i].Key == "go test ./..." {
 			test = &obs[i]
 		}
 	}
@@ -99,7 +100,7 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 		t.Fatalf("memory: no test command learned from the four sessions: %+v", obs)
 	}
 	code, out, _ = runCtl(t, "--home", home, "memory", "--project", proj, "--evidence")
-	if code != 0 || !strings.Contains(out, "tests run with `go test ./x`") || !strings.Contains(out, "run_command go test ./x") {
+	if code != 0 || !strings.Contains(out, "tests run with `go test ./...`") || !strings.Contains(out, "run_command go test ./x") {
 		t.Fatalf("memory --evidence: exit %d\n%s", code, out)
 	}
 
@@ -108,7 +109,7 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 		t.Skipf("git init: %v %s", err, out)
 	}
 	code, out, errOut = runCtl(t, "--home", home, "suggest", "--dir", proj, "--dry-run", "--min-confidence", "0.5")
-	if code != 0 || !strings.Contains(out, "## What past sessions learned") || !strings.Contains(out, "- Run the tests with `go test ./x`") {
+	if code != 0 || !strings.Contains(out, "## What past sessions learned") || !strings.Contains(out, "- Run the tests with `go test ./...`") {
 		t.Fatalf("suggest with observations: exit %d %s\n%s", code, errOut, out)
 	}
 
