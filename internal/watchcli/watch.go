@@ -12,6 +12,12 @@
 // a line skipped for passing the line limit (ingest.MaxLine) is logged on its own with its size
 // ("transcript line of N bytes at offset O passes the 64 MiB line limit, skipped", file, offset,
 // line_bytes, limit_bytes).
+// A client database the watcher cannot read (corrupt, permission denied, locked past the busy
+// timeout, a schema its reader does not know) makes the watcher degraded: its heartbeat lists
+// "<client>: cannot read <path>: <error>" until a pass reads it or it is gone, so `observerctl
+// status` and `doctor` show it, and it is logged once when it starts and when it ends. A database
+// pass streams its rows (package ingest); after a large pass the watcher returns the memory it
+// used to the system (debug.FreeOSMemory), since a watcher idles most of its life.
 // Usage is priced with config.toml's price overrides, followed while the watcher runs
 // (internal/prices); the writer reprices what was stored before a change.
 //
@@ -30,6 +36,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -97,15 +104,8 @@ func watch(c *cli.Context) error {
 	lv.hooked.prices = pf.Table
 	s := &ingest.Scanner{Adapters: lv.base, Cursors: cur, Publisher: lv.publisher(cl)}
 
-	var events, passes, last atomic.Int64
-	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
-		h := bus.Health{Component: "watch", OK: true, Events: events.Load(),
-			Detail: fmt.Sprintf("%d passes, %d events", passes.Load(), events.Load())}
-		if ms := last.Load(); ms > 0 {
-			h.LastEvent = time.UnixMilli(ms).UTC()
-		}
-		return h
-	})
+	hs := &healthState{}
+	go cl.Heartbeat(ctx, time.Second, hs.health)
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		logger.Warn("file notifications unavailable; polling only", "err", err, "every", PollEvery)
@@ -138,22 +138,20 @@ func watch(c *cli.Context) error {
 	for {
 		lv.beforePass(s)
 		sum, err := s.Scan(ctx)
-		passes.Add(1)
 		if sum.Events > 0 {
-			events.Add(sum.Events)
-			last.Store(time.Now().UnixMilli())
 			logger.Debug("pass", "files_read", sum.Read, "events", sum.Events, "malformed", sum.Malformed)
 		}
 		reportRewritten(logger, sum)
 		reportMalformed(logger, sum)
-		for _, e := range sum.Errors {
-			logger.Warn("transcript not read", "err", e)
+		hs.afterPass(logger, s, sum)
+		if sum.Lines >= releaseAfter {
+			debug.FreeOSMemory()
 		}
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("pass failed; retrying", "err", err)
 		}
 		if ctx.Err() == nil {
-			events.Add(int64(lv.afterPass(ctx, cl)))
+			hs.events.Add(int64(lv.afterPass(ctx, cl)))
 		}
 		if fw != nil {
 			watchDirs(fw, slices.Concat(readers.Roots(), lv.hooked.extraRoots(), s.Dirs()), watched, logger)
@@ -164,8 +162,67 @@ func watch(c *cli.Context) error {
 		}
 		if req != nil {
 			n := requestedPass(ctx, *req, s, lv.publisher(cl), logger)
-			events.Add(n)
+			hs.events.Add(n)
 			close(req.done)
+		}
+	}
+}
+
+// releaseAfter is the rows or lines a pass reads from which the watcher returns its free memory
+// to the system after it.
+const releaseAfter = 10000
+
+// healthState is what the watcher's heartbeat says: the loop writes it, the heartbeat reads it.
+type healthState struct {
+	events, passes, last atomic.Int64
+	unreadable           atomic.Pointer[[]ingest.Unreadable] // the databases the last pass could not read
+}
+
+func (hs *healthState) health() bus.Health {
+	h := bus.Health{Component: "watch", OK: true, Events: hs.events.Load(),
+		Detail: fmt.Sprintf("%d passes, %d events", hs.passes.Load(), hs.events.Load())}
+	if ms := hs.last.Load(); ms > 0 {
+		h.LastEvent = time.UnixMilli(ms).UTC()
+	}
+	if u := hs.unreadable.Load(); u != nil {
+		for _, d := range *u {
+			h.Degraded = append(h.Degraded, d.String())
+		}
+	}
+	return h
+}
+
+// afterPass counts a pass, takes the databases it could not read from s, and logs its errors: a
+// database that cannot be read once when that starts (or its error changes) and once when it is
+// read again or gone, not at every pass.
+func (hs *healthState) afterPass(logger *slog.Logger, s *ingest.Scanner, sum ingest.Summary) {
+	hs.passes.Add(1)
+	if sum.Events > 0 {
+		hs.events.Add(sum.Events)
+		hs.last.Store(time.Now().UnixMilli())
+	}
+	var before []ingest.Unreadable
+	if p := hs.unreadable.Load(); p != nil {
+		before = *p
+	}
+	now := s.Unreadable()
+	hs.unreadable.Store(&now)
+	known := map[string]bool{}
+	for _, u := range before {
+		known[u.Path] = true
+	}
+	for _, u := range now {
+		if !slices.Contains(before, u) {
+			logger.Warn("client database cannot be read", "client", u.Client, "file", u.Path, "err", u.Err)
+		}
+		delete(known, u.Path)
+	}
+	for path := range known {
+		logger.Info("client database no longer unreadable", "file", path)
+	}
+	for _, e := range sum.Errors {
+		if !slices.ContainsFunc(now, func(u ingest.Unreadable) bool { return strings.HasPrefix(e, u.Path+": ") }) {
+			logger.Warn("transcript not read", "err", e)
 		}
 	}
 }
