@@ -110,15 +110,19 @@ func plant() planted {
 			p.secrets[s] = f.Name
 		}
 	}
-	// The credentials of the proxy requests' headers.
+	// The credentials of the proxy requests' headers and query.
 	p.secrets[proxyAPIKey] = "x-api-key header"
 	p.secrets[proxyBearer] = "authorization header"
+	p.secrets[proxyGeminiKey] = "gemini key= query"
 	return p
 }
 
 var (
 	proxyAPIKey = "sk-ant-api03-" + strings.Repeat("Hd4", 30) + "AA"
 	proxyBearer = "e2e" + strings.Repeat("Bz7q", 10)
+	// proxyGeminiKey is in no format the scrubber knows: only the proxy, which forwarded it, can
+	// take it out of the upstream's echo.
+	proxyGeminiKey = "e2e-gemini-" + strings.Repeat("Kp4w", 8)
 )
 
 // leaks reads every regular file under root but the skipped directories, and the extra texts
@@ -273,11 +277,11 @@ func occurrences(dir, s string) int {
 }
 
 // echoUpstream is a model API that answers every request with an error echoing the request's
-// headers and body, as a misconfigured gateway does.
+// URL, headers and body, as a misconfigured gateway does.
 func echoUpstream(tb testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		msg := fmt.Sprintf("invalid request: headers=%v body=%s", r.Header, body)
+		msg := fmt.Sprintf("invalid request: url=%s headers=%v body=%s", r.URL, r.Header, body)
 		e, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": "invalid_request_error", "message": msg}})
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -288,9 +292,20 @@ func echoUpstream(tb testing.TB) *httptest.Server {
 }
 
 // proxyRequests sends one request per format through the proxy at addr, the format's line in the
-// prompt and credentials in the headers.
+// prompt and credentials in the headers, and a Gemini request with its key in the query.
 func (p planted) proxyRequests(tb testing.TB, addr string) {
 	tb.Helper()
+	gemini := `{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}`
+	resp, err := http.Post("http://"+addr+"/v1beta/models/gemini-2.5-pro:generateContent?key="+proxyGeminiKey,
+		"application/json", strings.NewReader(gemini))
+	if err != nil {
+		tb.Fatalf("proxy request: %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		tb.Fatalf("proxy answered the Gemini request %d, want the upstream's 400", resp.StatusCode)
+	}
 	for _, f := range p.formats {
 		body, _ := json.Marshal(map[string]any{"model": "claude-sonnet-4-5-20250929", "max_tokens": 100,
 			"messages": []map[string]string{{"role": "user", "content": "please check:\n" + f.Line}}})
@@ -507,7 +522,8 @@ func (s *suite) startStandaloneProxy() (addr string, stop func() string) {
 
 // TestSecrets_NeverStored plants every credential format of package scrubtest in every place
 // observer takes text from: a Claude Code transcript (prompts, tool inputs, outputs, tool errors,
-// API errors) read by observer-watch, proxy requests whose upstream echoes them in its error,
+// API errors) read by observer-watch, proxy requests whose upstream echoes them in its error
+// (and a Gemini request whose key, in no format the scrubber knows, it echoes too),
 // hook payloads through `observerctl hook`, MCP tool and JSON-RPC errors, a crashing server's
 // stderr and a server command line through `observer-mcp wrap`; first with the bus down (the
 // events wait in the spool), then with `observerctl up` running and its writer paused (they wait
@@ -518,7 +534,7 @@ func (s *suite) startStandaloneProxy() (addr string, stop func() string) {
 func TestSecrets_NeverStored(t *testing.T) {
 	p := plant()
 	up := echoUpstream(t)
-	s := newSuite(t, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL)
+	s := newSuite(t, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PROXY_GEMINI_UPSTREAM="+up.URL)
 	clientHome := filepath.Join(s.home, "clienthome")
 	skip := []string{clientHome} // the transcripts are the clients' own files, the test's input
 	stderrs := map[string]string{}
