@@ -319,17 +319,24 @@ func (e *NotRecordedError) Error() string {
 
 func (e *NotRecordedError) Unwrap() error { return e.Err }
 
-// waitFutures waits for the acks of futures and spools the events not acknowledged in time. It
-// returns the indexes of those it could not spool either, and the spool's first error.
+// waitFutures waits for the acks of futures, Timeout in all, and spools the events not
+// acknowledged by then. It returns the indexes of those it could not spool either, and the spool's
+// first error. The deadline holds for every future after it passes: a stream that takes events and
+// never answers (a JetStream whose store failed a write) must not hold the batch, or the producer's
+// publishing behind it, any longer.
 func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) (lost []int, firstErr error) {
-	timeout := time.NewTimer(c.opts.Timeout)
-	defer timeout.Stop()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	for i, f := range futures {
 		select {
 		case <-f.Ok():
 			continue
+		default:
+		}
+		select {
+		case <-f.Ok():
+			continue
 		case <-f.Err():
-		case <-timeout.C:
 		case <-ctx.Done():
 		}
 		if _, err := c.toSpool(datas[i]); err == nil {

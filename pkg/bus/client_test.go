@@ -180,6 +180,60 @@ func TestClient_DrainsAfterFailedPublish(t *testing.T) {
 	})
 }
 
+// TestClient_PublishBatchStreamSilent: a stream that takes a batch and never answers (a
+// JetStream whose store failed a write on a full disk answers nothing) leaves PublishBatch waiting
+// no longer than its timeout, for the whole batch: every event is spooled. Before, the timer fired
+// for the first event only, and PublishBatch waited forever on the second, holding up every
+// producer's publishing behind it.
+func TestClient_PublishBatchStreamSilent(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{URL: srv.ClientURL(), SpoolDir: t.TempDir(), Timeout: 300 * time.Millisecond})
+
+	nc, err := nats.Connect(srv.ClientURL(), nats.Token(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, bus.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	// Something takes the events and never answers.
+	var taken atomic.Int64
+	sub, err := nc.Subscribe(event.SubjectPrefix+".>", func(*nats.Msg) { taken.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	evs := []event.Event{hookEvent("silent-a", "c"), hookEvent("silent-b", "c"), hookEvent("silent-c", "c")}
+	type result struct {
+		spooled int
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := c.PublishBatch(context.Background(), evs)
+		done <- result{n, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil || r.spooled != len(evs) {
+			t.Fatalf("PublishBatch on a silent stream = %d spooled, %v; want all %d spooled", r.spooled, r.err, len(evs))
+		}
+	case <-time.After(time.Minute): // a hang guard: the timeout is 300 ms
+		t.Fatalf("PublishBatch still waiting a minute after its 300 ms timeout (%d events taken)", taken.Load())
+	}
+}
+
 func TestClient_PublishDeduplicatesIDs(t *testing.T) {
 	srv := newServer(t)
 	c := connect(t, bus.Options{Server: srv, Wait: true})
