@@ -216,7 +216,11 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 			add("writer", checkWarn, "no writer runs: events wait on the bus or in the spool", "start observer: `observerctl up`")
 		}
 	} else {
+		// A degraded component runs with part of it not working (a client database it cannot
+		// read, a stream at its bound): a warning here; the checks of that part (otlp, disk)
+		// fail on their own where it matters. One that is unhealthy or down fails.
 		var sick []string
+		failing := false
 		for _, c := range st.Components {
 			if c.State == supervisor.StateRunning {
 				running[c.Name] = true
@@ -228,10 +232,15 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 					what += " (" + strings.Join(c.Problems, "; ") + ")"
 				}
 				sick = append(sick, what)
+				failing = failing || c.Health != "degraded"
 			}
 		}
 		if len(sick) > 0 {
-			add("supervisor", checkFail, fmt.Sprintf("supervisor pid %d; not healthy: %s", st.PID, strings.Join(sick, ", ")),
+			level := checkWarn
+			if failing {
+				level = checkFail
+			}
+			add("supervisor", level, fmt.Sprintf("supervisor pid %d; not healthy: %s", st.PID, strings.Join(sick, ", ")),
 				"see `observerctl status` and `observerctl logs NAME`; `observerctl restart NAME`")
 		} else {
 			add("supervisor", checkOK, fmt.Sprintf("pid %d, up %s, %d component(s) healthy", st.PID, humanDuration(st.UptimeS), len(st.Components)), "")

@@ -321,11 +321,29 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 		}
 		defer ctrl.Close()
 		code, checks := doctor(t)
-		expect(t, checks, "supervisor", checkFail, "proxy running/degraded", problem)
+		expect(t, checks, "supervisor", checkWarn, "proxy running/degraded", problem)
 		expect(t, checks, "otlp", checkFail, "not listening", problem, "observerctl restart proxy")
 		if code != ExitFailure {
 			t.Errorf("exit %d", code)
 		}
+	})
+	t.Run("a reader cannot read its database", func(t *testing.T) {
+		problem := "opencode: cannot read /home/u/.local/share/opencode/opencode.db: file is not a database"
+		cfg := config.Default()
+		cfg.Home = s.obs
+		ctrl := &supervisor.Control{Status: func() any {
+			return statusReport{Running: true, PID: 4242, Home: s.obs, Components: []supervisor.ChildStatus{
+				{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
+				{Name: "writer", PID: 4243, State: supervisor.StateRunning, Health: "ok"},
+				{Name: "watch", PID: 4245, State: supervisor.StateRunning, Health: "degraded", Problems: []string{problem}, Detail: problem + "; 12 passes"},
+			}}
+		}}
+		if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
+			t.Fatal(err)
+		}
+		defer ctrl.Close()
+		_, checks := doctor(t)
+		expect(t, checks, "supervisor", checkWarn, "watch running/degraded", problem)
 	})
 	t.Run("bus down", func(t *testing.T) {
 		s.srv.Close()
