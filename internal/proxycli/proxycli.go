@@ -123,24 +123,7 @@ func serve(c *cli.Context) error {
 		MaxBodyBytes: cfg.OTLP.MaxBodyBytes, BodyTimeout: cfg.OTLP.BodyTimeout.D()}, logger)
 	defer rcv.stop()
 	go cl.Heartbeat(ctx, time.Second, func() bus.Health {
-		st := p.Stats()
-		last := st.LastTurn
-		detail := fmt.Sprintf("%s, %d requests, %d turns", ln.Addr(), st.Requests, st.Turns)
-		if o := rcv.stats(); o != nil {
-			detail += fmt.Sprintf("; otlp %s: %d exports, %d events", rcv.addrs, o.Requests, o.Events)
-			if o.LastExport.After(last) {
-				last = o.LastExport
-			}
-		}
-		if st.NotRecorded > 0 {
-			detail += fmt.Sprintf("; %d turns not recorded (%s)", st.NotRecorded, st.NotRecordedWhy)
-		}
-		degraded := rcv.problems
-		if pr := st.Problem(time.Now()); pr != "" {
-			// Served, but not recorded (a full disk): degraded while it lasts, and a while after.
-			degraded = append(append([]string(nil), rcv.problems...), pr)
-		}
-		return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail, Degraded: degraded}
+		return proxyHealth(time.Now(), ln.Addr().String(), p.Stats(), rcv.stats(), rcv.addrs, rcv.problems)
 	})
 	logger.Info("proxy is up", "addr", ln.Addr().String(), "anthropic", cfg.Proxy.AnthropicUpstream, "openai", cfg.Proxy.OpenAIUpstream,
 		"gemini", cfg.Proxy.GeminiUpstream)
@@ -155,6 +138,37 @@ func serve(c *cli.Context) error {
 	defer scancel()
 	srv.Shutdown(sctx)
 	return nil
+}
+
+// proxyHealth is the proxy's heartbeat: its counters and the OTLP receiver's (o, nil when it is
+// off) in the detail; degraded for each OTLP listener that could not listen (problems), and while
+// turns or OTLP events it took could not be recorded (a full disk), and a while after.
+func proxyHealth(now time.Time, addr string, st proxy.Stats, o *otlp.Stats, otlpAddrs string, problems []string) bus.Health {
+	last := st.LastTurn
+	detail := fmt.Sprintf("%s, %d requests, %d turns", addr, st.Requests, st.Turns)
+	if o != nil {
+		detail += fmt.Sprintf("; otlp %s: %d exports, %d events", otlpAddrs, o.Requests, o.Events)
+		if o.LastExport.After(last) {
+			last = o.LastExport
+		}
+	}
+	if st.NotRecorded > 0 {
+		detail += fmt.Sprintf("; %d turns not recorded (%s)", st.NotRecorded, st.NotRecordedWhy)
+	}
+	if o != nil && o.NotRecorded > 0 {
+		detail += fmt.Sprintf("; %d otlp events not recorded (%s)", o.NotRecorded, o.NotRecordedWhy)
+	}
+	degraded := problems
+	if pr := st.Problem(now); pr != "" {
+		// Served, but not recorded (a full disk): degraded while it lasts, and a while after.
+		degraded = append(append([]string(nil), degraded...), pr)
+	}
+	if o != nil {
+		if pr := o.Problem(now); pr != "" {
+			degraded = append(append([]string(nil), degraded...), pr)
+		}
+	}
+	return bus.Health{Component: "proxy", OK: true, LastEvent: last, Events: st.Turns, Detail: detail, Degraded: degraded}
 }
 
 // compressorOf makes the request compressor [compression] describes, or nil when it is off.

@@ -12,7 +12,10 @@
 //
 // The receiver answers as soon as a body is read and decoded, and maps and publishes it after, on
 // its own goroutine: an exporter that waits for its answer (Codex waits at exit) never waits for
-// the bus. A body must arrive whole within Config.BodyTimeout (408 otherwise: a trickled body does
+// the bus. Events that neither the bus nor its spool take (both on a full disk) are lost, since
+// the exporter has had its 200 and will not send them again: the receiver counts them
+// (Stats.NotRecorded, and Stats.Problem for a while after the last) and logs them at most every
+// 10 s. A body must arrive whole within Config.BodyTimeout (408 otherwise: a trickled body does
 // not hold its connection), and be at most Config.MaxBodyBytes; the rest of an oversized one is
 // read and dropped, within bounds, before the 413, so that an exporter that sends its whole body
 // before reading gets the answer and not a reset. Decoding uses
@@ -106,6 +109,8 @@ type Receiver struct {
 		requests, refused, rejected, logs, metricPoints, events, pubErrors atomic.Int64
 		last                                                               atomic.Int64
 	}
+	nr  notRecorded      // events neither published nor spooled (notrecorded.go)
+	now func() time.Time // the clock of the not-recorded counters; tests set it
 }
 
 // work is one decoded export.
@@ -117,7 +122,7 @@ type work struct {
 
 // New makes a receiver and starts its mapping goroutine; Close stops it after the queue drains.
 func New(cfg Config) *Receiver {
-	r := &Receiver{cfg: cfg, logger: cfg.Logger, done: make(chan struct{})}
+	r := &Receiver{cfg: cfg, logger: cfg.Logger, done: make(chan struct{}), now: time.Now}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,6 +144,12 @@ type Stats struct {
 	Events       int64     // events published
 	PubErrors    int64     // events the bus refused (spooled or lost)
 	LastExport   time.Time // zero before the first
+	// NotRecorded counts the events mapped from exports that neither the bus nor the spool took
+	// (a full disk): the exporter had its 200, the record is gone. NotRecordedAt is when the last
+	// was lost and NotRecordedWhy why ("disk full").
+	NotRecorded    int64
+	NotRecordedAt  time.Time
+	NotRecordedWhy string
 }
 
 // Stats returns the counters.
@@ -149,6 +160,7 @@ func (r *Receiver) Stats() Stats {
 	if ms := r.stats.last.Load(); ms > 0 {
 		s.LastExport = time.UnixMilli(ms)
 	}
+	r.nr.fill(&s)
 	return s
 }
 
@@ -202,9 +214,14 @@ func (r *Receiver) loop() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		spooled, err := r.cfg.Publisher.PublishBatch(ctx, evs)
 		cancel()
-		if err != nil || spooled > 0 {
-			r.stats.pubErrors.Add(int64(max(spooled, 1)))
-			r.logger.Warn("otlp: events not published to the bus", "events", len(evs), "spooled", spooled, "err", err)
+		switch {
+		case err != nil:
+			lost := lostOf(len(evs), err)
+			r.stats.pubErrors.Add(int64(spooled + lost))
+			r.lost(lost, len(evs), err)
+		case spooled > 0:
+			r.stats.pubErrors.Add(int64(spooled))
+			r.logger.Warn("otlp: events not published to the bus; spooled", "events", len(evs), "spooled", spooled)
 		}
 	}
 }
