@@ -88,7 +88,8 @@ func openJournal(dir string, logger *slog.Logger) (*journal, []*os.File, error) 
 }
 
 // orphanSegments returns the segments of dir no live process holds, oldest first, each open and
-// locked. A .partial file (a process killed between creating a segment and naming it) is removed.
+// locked. A .partial file over a minute old (a process killed between creating a segment and
+// naming it; a younger one may be a starting proxy's, not yet locked) is removed.
 func orphanSegments(dir string, logger *slog.Logger) ([]*os.File, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -99,6 +100,9 @@ func orphanSegments(dir string, logger *slog.Logger) ([]*os.File, error) {
 		name := e.Name()
 		partial := strings.HasSuffix(name, ".partial")
 		if !e.Type().IsRegular() || !(partial || strings.HasSuffix(name, ".jsonl")) {
+			continue
+		}
+		if info, err := e.Info(); partial && (err != nil || time.Since(info.ModTime()) < time.Minute) {
 			continue
 		}
 		path := filepath.Join(dir, name)

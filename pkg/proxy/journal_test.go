@@ -359,8 +359,9 @@ func TestProxy_JournalHoldsScrubbedEvents(t *testing.T) {
 }
 
 // TestProxy_JournalReplay: at start the proxy publishes the segments no live process holds, skips
-// a last line the kill cut short, removes them; a segment whose owner still holds its lock (a proxy
-// running beside it on the same home) is neither published nor removed.
+// a last line the kill cut short, removes them and an old .partial file; a segment whose owner
+// still holds its lock (a proxy running beside it on the same home) is neither published nor
+// removed, nor a .partial a starting proxy may be about to lock.
 func TestProxy_JournalReplay(t *testing.T) {
 	dir := t.TempDir()
 	line := func(id string) string {
@@ -384,7 +385,12 @@ func TestProxy_JournalReplay(t *testing.T) {
 	write("100-2000-1.jsonl", line("a")+line("b"))
 	write("100-2000-2.jsonl", line("c")+cut[:len(cut)/2])
 	write("99-3000-1.jsonl", line("d"))
-	write("98-1000-1.partial", "")
+	old := time.Now().Add(-2 * time.Minute)
+	for name, mtime := range map[string]time.Time{"98-1000-1.partial": old, "97-4000-1.partial": time.Now()} {
+		if err := os.Chtimes(write(name, ""), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
 	live := write("200-1500-1.jsonl", line("live"))
 	lf, err := os.Open(live)
 	if err != nil {
@@ -414,8 +420,10 @@ func TestProxy_JournalReplay(t *testing.T) {
 	}
 	cp.mu.Unlock()
 	files := journalFiles(t, dir)
-	if _, ok := files["200-1500-1.jsonl"]; !ok || len(files) != 1 {
-		t.Errorf("journal files after the replay: %v, want only the live proxy's", files)
+	_, kept := files["200-1500-1.jsonl"]
+	_, young := files["97-4000-1.partial"]
+	if !kept || !young || len(files) != 2 {
+		t.Errorf("journal files after the replay: %v, want only the live proxy's segment and the young .partial", files)
 	}
 }
 
