@@ -17,24 +17,42 @@ package pricing
 // and batch prices are not read.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
 )
+
+// MaxLiteLLMBytes is the size limit of a price file, read from a path or a URL alike: 64 MB
+// (LiteLLM's own is about 1.5 MB). A longer file is refused while it is read (ErrTooLarge), so
+// reading one never holds more than that, whatever it is (a 379 MB file, /dev/zero).
+const MaxLiteLLMBytes = 64 << 20
+
+// MaxPricePerMillion is the highest price (USD per million tokens, any field) taken from a price
+// file: $10,000, 0.01 per token, some 16 times the dearest model sold (o1-pro's output). A kept
+// model with a price above it is a mistake in the file (LiteLLM's own has a few, wandb/ models
+// priced per million as if per token): it is left out (Database.Absurd) and the built-in table,
+// or nothing, prices it. The rest of the file is kept.
+const MaxPricePerMillion = 10_000
+
+// ErrTooLarge is returned for a price file longer than MaxLiteLLMBytes.
+var ErrTooLarge = fmt.Errorf("larger than %d MB, the size limit of a price file", MaxLiteLLMBytes>>20)
 
 // Database is a price table read from LiteLLM's JSON.
 type Database struct {
 	// Prices are the kept models, keyed by their lower-case LiteLLM key.
 	Prices map[string]Price
-	// Providers is each kept key's litellm_provider.
-	Providers map[string]string
+	// Providers is each kept key's litellm_provider, Modes its mode.
+	Providers, Modes map[string]string
 	// Entries is the number of model keys in the file (sample_spec excluded); Skipped those not
-	// kept (another mode, or no token price).
+	// kept for another mode or no token price. Absurd lists the chat models left out for a price
+	// above MaxPricePerMillion ("key: field = value per token"), in the file's order.
 	Entries, Skipped int
+	Absurd           []string
 	// Updated is the file's own "last_updated" stamp, as written there; empty when it has none.
 	Updated string
 }
@@ -53,44 +71,88 @@ var litellmCostFields = []string{
 	"cache_read_input_token_cost_above_272k_tokens", "cache_creation_input_token_cost_above_272k_tokens",
 }
 
-// ReadLiteLLM reads a LiteLLM price file from path (see ParseLiteLLM).
+// ReadLiteLLM reads a LiteLLM price file from path (see DecodeLiteLLM).
 func ReadLiteLLM(path string) (*Database, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := ParseLiteLLM(b)
+	defer f.Close()
+	db, err := DecodeLiteLLM(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return db, nil
 }
 
-// ParseLiteLLM reads LiteLLM's model_prices_and_context_window.json. It fails on text that is not
-// a JSON object of objects, on a file none of whose entries carries litellm_provider and mode (not
-// LiteLLM's schema), on a cost field that is not a number >= 0, and on a file that keeps no model.
+// ParseLiteLLM reads LiteLLM's model_prices_and_context_window.json from data (see DecodeLiteLLM).
 func ParseLiteLLM(data []byte) (*Database, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("not a LiteLLM price file (a JSON object of models): %w", err)
+	return DecodeLiteLLM(bytes.NewReader(data))
+}
+
+// capped reads at most left bytes of r, then fails with ErrTooLarge if r has more.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left < 0 {
+		return 0, ErrTooLarge
 	}
-	db := &Database{Prices: map[string]Price{}, Providers: map[string]string{}}
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if int64(n) > c.left {
+		c.left = -1
+		return 0, ErrTooLarge
+	}
+	c.left -= int64(n)
+	return n, err
+}
+
+// DecodeLiteLLM reads LiteLLM's model_prices_and_context_window.json from r, one model at a time:
+// it holds the kept prices and one entry, never the file, and reads at most MaxLiteLLMBytes
+// (ErrTooLarge beyond). It fails on text that is not a JSON object of objects, on a file none of
+// whose entries carries litellm_provider and mode (not LiteLLM's schema), on a cost field that is
+// not a number >= 0 (or that overflows a float), and on a file that keeps no model; a chat model
+// priced above MaxPricePerMillion is left out (Database.Absurd). A key given twice keeps its last
+// entry.
+func DecodeLiteLLM(r io.Reader) (*Database, error) {
+	db := &Database{Prices: map[string]Price{}, Providers: map[string]string{}, Modes: map[string]string{}}
+	dec := json.NewDecoder(&capped{r: r, left: MaxLiteLLMBytes})
+	notObject := func(err error) error {
+		if errors.Is(err, ErrTooLarge) {
+			return err
+		}
+		return fmt.Errorf("not a LiteLLM price file (a JSON object of models): %w", err)
+	}
+	if tok, err := dec.Token(); err != nil {
+		return nil, notObject(err)
+	} else if tok != json.Delim('{') {
+		return nil, notObject(fmt.Errorf("starts with %v", tok))
+	}
 	schema := 0
 	var errs []string
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, notObject(err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, notObject(err)
+		}
 		if key == "sample_spec" {
 			continue
 		}
 		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(raw[key], &fields); err != nil || fields == nil {
+		if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 			// Metadata beside the models: "last_updated" is the file's date.
 			if key == "last_updated" {
-				_ = json.Unmarshal(raw[key], &db.Updated)
+				_ = json.Unmarshal(raw, &db.Updated)
 			}
 			continue
 		}
@@ -103,6 +165,7 @@ func ParseLiteLLM(data []byte) (*Database, error) {
 		}
 		costs := map[string]float64{}
 		bad := false
+		var absurd []string
 		for _, f := range litellmCostFields {
 			v, ok := fields[f]
 			if !ok || string(v) == "null" {
@@ -114,6 +177,10 @@ func ParseLiteLLM(data []byte) (*Database, error) {
 				bad = true
 				continue
 			}
+			if x*1e6 > MaxPricePerMillion {
+				absurd = append(absurd, fmt.Sprintf("%s = %s", f, v))
+				continue
+			}
 			costs[f] = perMillion(x)
 		}
 		if bad {
@@ -121,13 +188,28 @@ func ParseLiteLLM(data []byte) (*Database, error) {
 		}
 		_, hasIn := costs["input_cost_per_token"]
 		_, hasOut := costs["output_cost_per_token"]
-		if !litellmModes[mode] || (!hasIn && !hasOut) {
+		switch {
+		case !litellmModes[mode] || (!hasIn && !hasOut && len(absurd) == 0):
 			db.Skipped++
+			continue
+		case len(absurd) > 0:
+			db.Absurd = append(db.Absurd, fmt.Sprintf("%q: %s per token (above $%d per million tokens)",
+				key, strings.Join(absurd, ", "), MaxPricePerMillion))
 			continue
 		}
 		k := strings.ToLower(strings.TrimSpace(key))
 		db.Prices[k] = litellmPrice(costs)
 		db.Providers[k] = provider
+		db.Modes[k] = mode
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, notObject(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("more after the object")
+		}
+		return nil, notObject(err)
 	}
 	switch {
 	case len(errs) > 0:
@@ -141,6 +223,58 @@ func ParseLiteLLM(data []byte) (*Database, error) {
 		return nil, errors.New("no chat model with a token price in the file")
 	}
 	return db, nil
+}
+
+// MarshalLiteLLM writes db back as LiteLLM's JSON, holding only what DecodeLiteLLM reads of its
+// kept models (their cost fields, provider and mode) and the file's date: what an import installs,
+// so that the components that load it read a file of the size of what they keep, not of what was
+// imported. DecodeLiteLLM of the result gives the same Prices, Providers, Modes and Updated.
+func (db *Database) MarshalLiteLLM() ([]byte, error) {
+	out := make(map[string]any, len(db.Prices)+1)
+	if db.Updated != "" {
+		out["last_updated"] = db.Updated
+	}
+	for k, p := range db.Prices {
+		if !p.Valid() {
+			return nil, fmt.Errorf("%q: not a valid price %+v", k, p)
+		}
+		m := map[string]any{"litellm_provider": db.Providers[k], "mode": db.Modes[k]}
+		if m["mode"] == "" {
+			m["mode"] = "chat"
+		}
+		if m["litellm_provider"] == "" {
+			m["litellm_provider"] = "unknown"
+		}
+		set := func(f string, v float64) { m[f] = v / 1e6 }
+		set("input_cost_per_token", p.Input)
+		set("output_cost_per_token", p.Output)
+		set("cache_read_input_token_cost", p.CacheRead)
+		set("cache_creation_input_token_cost", p.CacheWrite5m)
+		set("cache_creation_input_token_cost_above_1hr", p.CacheWrite1h)
+		var tier string
+		switch p.LongContextThreshold {
+		case 0:
+		case 200_000:
+			tier = "200k"
+		case 272_000:
+			tier = "272k"
+		default:
+			return nil, fmt.Errorf("%q: a long-context threshold of %d is not one LiteLLM writes", k, p.LongContextThreshold)
+		}
+		if tier != "" {
+			set("input_cost_per_token_above_"+tier+"_tokens", p.LongInput)
+			set("output_cost_per_token_above_"+tier+"_tokens", p.LongOutput)
+			set("cache_read_input_token_cost_above_"+tier+"_tokens", p.LongCacheRead)
+			set("cache_creation_input_token_cost_above_"+tier+"_tokens", p.LongCacheWrite5m)
+			if tier == "200k" {
+				set("cache_creation_input_token_cost_above_1hr_above_200k_tokens", p.LongCacheWrite1h)
+			} else if p.LongCacheWrite1h != p.CacheWrite1h {
+				return nil, fmt.Errorf("%q: LiteLLM has no 1-hour cache write price above 272k tokens", k)
+			}
+		}
+		out[k] = m
+	}
+	return json.MarshalIndent(out, "", " ")
 }
 
 // perMillion turns USD per token into USD per million tokens.

@@ -1,6 +1,11 @@
 package pricing_test
 
 import (
+	"bufio"
+	"errors"
+	"io"
+	"maps"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,8 +19,24 @@ func TestReadLiteLLM_SharedCopy(t *testing.T) {
 	if err != nil {
 		t.Skipf("shared LiteLLM copy: %v", err)
 	}
-	if db.Entries != 2983 || len(db.Prices) != 2229 || db.Skipped != 754 || db.Updated == "" {
-		t.Errorf("entries %d, kept %d, skipped %d, date %q; want 2983, 2229, 754 and a date", db.Entries, len(db.Prices), db.Skipped, db.Updated)
+	if db.Entries != 2983 || len(db.Prices) != 2218 || db.Skipped != 754 || len(db.Absurd) != 11 || db.Updated == "" {
+		t.Errorf("entries %d, kept %d, skipped %d, absurd %d, date %q; want 2983, 2218, 754, 11 and a date",
+			db.Entries, len(db.Prices), db.Skipped, len(db.Absurd), db.Updated)
+	}
+	// What an import installs reads back as the same prices.
+	b, err := db.MarshalLiteLLM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := pricing.ParseLiteLLM(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(back.Prices, db.Prices) || !maps.Equal(back.Providers, db.Providers) || !maps.Equal(back.Modes, db.Modes) || back.Updated != db.Updated {
+		t.Errorf("MarshalLiteLLM does not read back as the same database")
+	}
+	if len(b) > 1<<20 {
+		t.Errorf("the installed form is %d bytes", len(b))
 	}
 	for _, skipped := range []string{"text-embedding-3-small", "dall-e-3", "whisper-1"} {
 		if _, ok := db.Prices[skipped]; ok {
@@ -77,5 +98,69 @@ func TestParseLiteLLM_Refuses(t *testing.T) {
 	}
 	if p := db.Prices["m"]; p != (pricing.Price{Input: 2, Output: 8, CacheRead: 2}) || !strings.Contains(db.Providers["m"], "x") {
 		t.Errorf("%+v", p)
+	}
+}
+
+// endless is a JSON object that never ends: one string value growing for ever.
+type endless struct{ head string }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.head != "" {
+		n := copy(p, e.head)
+		e.head = e.head[n:]
+		return n, nil
+	}
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+func TestDecodeLiteLLM_SizeLimit(t *testing.T) {
+	_, err := pricing.DecodeLiteLLM(&endless{head: `{"m": {"litellm_provider": "x", "mode": "chat", "note": "`})
+	if !errors.Is(err, pricing.ErrTooLarge) || !strings.Contains(err.Error(), "64 MB") {
+		t.Errorf("an endless value: %v, want the size limit", err)
+	}
+	// Whitespace after a valid object is read up to the limit too.
+	_, err = pricing.DecodeLiteLLM(io.MultiReader(strings.NewReader(`{"m": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e-6}}`),
+		bufio.NewReader(&endless{head: " "})))
+	if err == nil {
+		t.Errorf("trailing bytes accepted")
+	}
+	// /dev/zero: refused at once, without reading it all.
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if _, err := pricing.ReadLiteLLM("/dev/zero"); err == nil {
+		t.Errorf("/dev/zero accepted")
+	}
+	if _, err := pricing.DecodeLiteLLM(io.MultiReader(strings.NewReader("{"), strings.NewReader(`"k": `), f)); err == nil {
+		t.Errorf("/dev/zero after a key accepted")
+	}
+}
+
+func TestParseLiteLLM_AbsurdPrices(t *testing.T) {
+	db, err := pricing.ParseLiteLLM([]byte(`{
+		"huge": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e303, "output_cost_per_token": 1e-6},
+		"dear-cache": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e-6, "cache_read_input_token_cost": 0.5},
+		"ok": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 0.01, "output_cost_per_token": 2e-6},
+		"not-chat": {"litellm_provider": "x", "mode": "embedding", "input_cost_per_token": 5}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(db.Prices) != 1 || db.Prices["ok"].Input != pricing.MaxPricePerMillion {
+		t.Errorf("kept %v", db.Prices)
+	}
+	if len(db.Absurd) != 2 || !strings.Contains(db.Absurd[0], `"huge"`) || !strings.Contains(db.Absurd[0], "input_cost_per_token = 1e303") ||
+		!strings.Contains(db.Absurd[1], `"dear-cache"`) {
+		t.Errorf("absurd %q", db.Absurd)
+	}
+	for _, in := range []string{`1e400`, `-0.5`, `"NaN"`, `"Infinity"`} {
+		if _, err := pricing.ParseLiteLLM([]byte(`{"m": {"litellm_provider": "x", "mode": "chat", "output_cost_per_token": ` + in + `}}`)); err == nil ||
+			!strings.Contains(err.Error(), `"m"`) {
+			t.Errorf("%s: %v, want refused naming the model", in, err)
+		}
 	}
 }

@@ -136,6 +136,21 @@ func (p Price) Valid() bool {
 	return true
 }
 
+// Sane reports whether p is Valid and no price in it is above MaxPricePerMillion: what a price
+// database may hold.
+func (p Price) Sane() bool {
+	if !p.Valid() {
+		return false
+	}
+	for _, v := range []float64{p.Input, p.Output, p.CacheRead, p.CacheWrite5m, p.CacheWrite1h,
+		p.LongInput, p.LongOutput, p.LongCacheRead, p.LongCacheWrite5m, p.LongCacheWrite1h} {
+		if v > MaxPricePerMillion {
+			return false
+		}
+	}
+	return true
+}
+
 // Cost prices one request's tokens.
 func (p Price) Cost(tok event.Tokens) float64 {
 	in := nonNeg(tok.Input)
@@ -331,7 +346,16 @@ func (t *Table) CostAt(model string, tok event.Tokens, at time.Time) (usd float6
 	if !ok {
 		return 0, false
 	}
-	return p.Cost(tok), true
+	return finite(p.Cost(tok))
+}
+
+// finite is usd, known, or 0, unknown for a figure that is not a finite number (a price no check
+// let through must not make an event that cannot be encoded, nor a NaN in a sum).
+func finite(usd float64) (float64, bool) {
+	if math.IsNaN(usd) || math.IsInf(usd, 0) {
+		return 0, false
+	}
+	return usd, true
 }
 
 // Quote prices one request like CostAt and also says whether the price is only approximate: the
@@ -342,7 +366,8 @@ func (t *Table) Quote(model string, tok event.Tokens, at time.Time) (usd float64
 	if !ok {
 		return 0, false, false
 	}
-	return t.entries[m.Key].at(at).scaled(m.Factor).Cost(tok), m.Approximate, true
+	usd, known = finite(t.entries[m.Key].at(at).scaled(m.Factor).Cost(tok))
+	return usd, m.Approximate && known, known
 }
 
 // Tag returns the reliability of a figure priced with an approximate (family fallback) price: at

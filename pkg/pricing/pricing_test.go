@@ -689,3 +689,19 @@ func BenchmarkTable_Cost(b *testing.B) {
 		})
 	}
 }
+
+func TestTable_CostAt_NonFinite(t *testing.T) {
+	// A table built without checks (New takes any price): a cost that is not a number is unknown,
+	// never NaN or Inf.
+	tab := pricing.New(map[string]pricing.Price{"inf-model": {Input: math.Inf(1), Output: 1}})
+	tok := event.Tokens{Output: 10}
+	if usd, known := tab.Cost("inf-model", tok); known || usd != 0 {
+		t.Errorf("Cost = %v, %v; want 0, unknown", usd, known)
+	}
+	if usd, _, known := tab.Quote("inf-model", tok, time.Time{}); known || usd != 0 {
+		t.Errorf("Quote = %v, %v; want 0, unknown", usd, known)
+	}
+	if (pricing.Price{Input: 10_001, Output: 1}).Sane() || !(pricing.Price{Input: 10_000}).Sane() {
+		t.Errorf("Sane")
+	}
+}
