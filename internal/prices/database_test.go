@@ -56,7 +56,7 @@ func TestFollower_Database(t *testing.T) {
 		t.Errorf("changed %v", ch)
 	}
 	// The key round-trips, so the writer can tell what its stored rows carry.
-	if s, err := prices.ParseKey(f.Current().Key()); err != nil || s.Key() != f.Current().Key() {
+	if s, _, err := prices.ParseKey(f.Current().Key()); err != nil || s.Key() != f.Current().Key() {
 		t.Errorf("ParseKey: %v", err)
 	}
 	// An override wins over the database.

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,21 +107,41 @@ func Build(models map[string]pricing.Price) (*Set, error) {
 }
 
 // BuildWith validates the overrides and applies the database (which may be nil), then the
-// overrides, to the built-in table.
+// overrides, to the built-in table. A database price that is not pricing.Price.Sane (not a
+// number, negative, above pricing.MaxPricePerMillion: nothing an import lets in) is left out.
 func BuildWith(models map[string]pricing.Price, db *Database) (*Set, error) {
 	if err := Validate(models); err != nil {
 		return nil, err
 	}
-	s := &Set{Overrides: make(map[string]pricing.Price, len(models)), Database: db}
+	s := &Set{Overrides: make(map[string]pricing.Price, len(models)), Database: saneDatabase(db)}
 	for name, p := range models {
 		s.Overrides[strings.ToLower(strings.TrimSpace(name))] = p
 	}
 	t := pricing.Default()
-	if db != nil {
-		t = t.WithDatabase(db.Prices)
+	if s.Database != nil {
+		t = t.WithDatabase(s.Database.Prices)
 	}
 	s.Table = t.WithOverrides(s.Overrides)
 	return s, nil
+}
+
+// saneDatabase is db without the prices that are not pricing.Price.Sane (db itself when all are).
+func saneDatabase(db *Database) *Database {
+	if db == nil {
+		return nil
+	}
+	for _, p := range db.Prices {
+		if !p.Sane() {
+			clean := &Database{Prices: make(map[string]pricing.Price, len(db.Prices)), Date: db.Date}
+			for k, p := range db.Prices {
+				if p.Sane() {
+					clean.Prices[k] = p
+				}
+			}
+			return clean
+		}
+	}
+	return db
 }
 
 // dbKeyPrefix starts the Key of a Set with a price database; a Key without it is overrides only.
@@ -129,6 +150,7 @@ const dbKeyPrefix = "litellm:"
 // Key is the overrides (and the database, when there is one) in a canonical text form (JSON,
 // names sorted): two Sets price alike when their keys are equal. The writer stores it to remember
 // which prices its rows carry. Without a database it is the overrides' JSON, as before databases.
+// The prices of a Set from Build are finite numbers: their JSON cannot fail.
 func (s *Set) Key() string {
 	if s.Database != nil {
 		b, _ := json.Marshal(struct {
@@ -144,23 +166,51 @@ func (s *Set) Key() string {
 	return string(b)
 }
 
-// ParseKey reads a Key back into a Set.
-func ParseKey(key string) (*Set, error) {
+// ParseKey reads a Key back into a Set. One bad price in it (not JSON of a price, or not valid)
+// leaves that model out, named in skipped, and the rest is read: the error is for a key that is
+// not a Key at all.
+func ParseKey(key string) (set *Set, skipped []string, err error) {
+	var overrides map[string]json.RawMessage
+	var db *struct {
+		Prices map[string]json.RawMessage `json:"models"`
+		Date   string                     `json:"date"`
+	}
 	if rest, ok := strings.CutPrefix(key, dbKeyPrefix); ok {
 		var v struct {
-			Overrides map[string]pricing.Price `json:"overrides"`
-			Database  *Database                `json:"database"`
+			Overrides map[string]json.RawMessage `json:"overrides"`
+			Database  *struct {
+				Prices map[string]json.RawMessage `json:"models"`
+				Date   string                     `json:"date"`
+			} `json:"database"`
 		}
 		if err := json.Unmarshal([]byte(rest), &v); err != nil {
-			return nil, fmt.Errorf("recorded prices: %w", err)
+			return nil, nil, fmt.Errorf("recorded prices: %w", err)
 		}
-		return BuildWith(v.Overrides, v.Database)
+		overrides, db = v.Overrides, v.Database
+	} else if err := json.Unmarshal([]byte(key), &overrides); err != nil {
+		return nil, nil, fmt.Errorf("price overrides %q: %w", key, err)
 	}
-	var m map[string]pricing.Price
-	if err := json.Unmarshal([]byte(key), &m); err != nil {
-		return nil, fmt.Errorf("price overrides %q: %w", key, err)
+	read := func(what string, raw map[string]json.RawMessage, ok func(string, pricing.Price) bool) map[string]pricing.Price {
+		m := make(map[string]pricing.Price, len(raw))
+		for _, k := range slices.Sorted(maps.Keys(raw)) {
+			var p pricing.Price
+			if err := json.Unmarshal(raw[k], &p); err != nil || !ok(k, p) {
+				skipped = append(skipped, what+" "+strconv.Quote(k))
+				continue
+			}
+			m[k] = p
+		}
+		return m
 	}
-	return Build(m)
+	models := read("override", overrides, func(k string, p pricing.Price) bool {
+		return strings.TrimSpace(k) != "" && p.Valid()
+	})
+	var d *Database
+	if db != nil {
+		d = &Database{Date: db.Date, Prices: read("database", db.Prices, func(_ string, p pricing.Price) bool { return p.Sane() })}
+	}
+	set, err = BuildWith(models, d)
+	return set, skipped, err
 }
 
 // layered is every price a Set sets over the built-in table: the database's, then the overrides.

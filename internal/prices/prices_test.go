@@ -82,7 +82,7 @@ func TestSet_KeyAndChanged(t *testing.T) {
 	if got := prices.Changed(a, b); strings.Join(got, ",") != "three,two" {
 		t.Errorf("Changed = %v, want [three two]", got)
 	}
-	back, err := prices.ParseKey(b.Key())
+	back, _, err := prices.ParseKey(b.Key())
 	if err != nil || back.Key() != b.Key() || len(prices.Changed(back, b)) != 0 {
 		t.Errorf("ParseKey(Key()) = %v, %v", back, err)
 	}
@@ -231,5 +231,30 @@ func TestFollower_ProxyNextTurn(t *testing.T) {
 	}
 	if a := turn(); math.Abs(a.CostUSD-(1000*3+200*15)/1e6) > 1e-12 || a.Reliability != event.ReliabilityAccurate {
 		t.Fatalf("after the override: $%v (%s), want $%v", a.CostUSD, a.Reliability, (1000*3+200*15)/1e6)
+	}
+}
+
+// One bad price in a recorded key leaves that model out; the rest is read. A Set never holds a
+// price that is not finite, so its key always encodes.
+func TestParseKey_BadPrice(t *testing.T) {
+	set, skipped, err := prices.ParseKey(`{"bad": {"input": -1}, "weird": "x", "good": {"input": 2, "output": 3}}`)
+	if err != nil || len(skipped) != 2 || set.Overrides["good"].Input != 2 {
+		t.Fatalf("%v %v %v", set, skipped, err)
+	}
+	set, skipped, err = prices.ParseKey(`litellm:{"overrides": {}, "database": {"date": "d", "models": {"a": {"input": 1e300}, "b": {"input": 1, "output": 1}}}}`)
+	if err != nil || len(skipped) != 1 || !strings.Contains(skipped[0], `"a"`) || len(set.Database.Prices) != 1 {
+		t.Fatalf("%v %v %v", set, skipped, err)
+	}
+	withInf, err := prices.BuildWith(nil, &prices.Database{Date: "d", Prices: map[string]pricing.Price{
+		"inf": {Input: math.Inf(1), Output: 1}, "ok": {Input: 1, Output: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := withInf.Table.Exact("inf"); ok {
+		t.Errorf("a price that is not finite is in the table")
+	}
+	back, skipped, err := prices.ParseKey(withInf.Key())
+	if err != nil || len(skipped) != 0 || back.Key() != withInf.Key() {
+		t.Errorf("key of a set built with an Inf price: %.60q %v %v", withInf.Key(), skipped, err)
 	}
 }

@@ -146,10 +146,15 @@ func (w *Writer) applyPrices(ctx context.Context, set *prices.Set) error {
 	// Rows stored before any override was recorded were priced with the built-in table.
 	old, _ := prices.Build(nil)
 	if recorded {
-		if o, err := prices.ParseKey(storedKey); err == nil {
+		o, skipped, err := prices.ParseKey(storedKey)
+		if err == nil {
 			old = o
 		} else {
 			w.Logger.Warn("recorded price overrides unreadable; repricing every overridden model", "err", err)
+		}
+		if len(skipped) > 0 {
+			// Their rows are repriced as if those models had had no price.
+			w.Logger.Warn("recorded prices: bad prices left out", "models", strings.Join(skipped, ", "))
 		}
 	}
 	changed := prices.Changed(old, set)
