@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,9 +42,16 @@ Besides this command, only the writer goes to the network for prices: with [pric
 (on by default) it does the same at most once per update_every (24h), keeping the last good copy;
 auto_update = false leaves prices to this command.
 
-The file is refused, and nothing changed, when it is not JSON, is not LiteLLM's schema, has a bad
-price, or would take a model already priced (by the built-in table or the database in force) to $0
-or move its input or output price by more than 10x; --force imports it anyway.
+The file is read as a stream and refused, and nothing changed, when it is larger than 64 MB (the
+same size limit for a file and a URL), is not JSON, is not LiteLLM's schema, has a bad price (not
+a number, negative, too large for a float), or would take a model already priced to $0 or move one
+of its prices (input, output, cache read, cache writes, long-context input and output) by more
+than 10x, up or down; --force imports it anyway. A move is measured from the price in force and
+from the model's baseline: its built-in price, else the first price an import gave it, else the
+price a forced import set (kept in $OBSERVER_HOME/prices/baselines.json), so imports just under
+10x each cannot add up. A chat model priced above $10,000 per million tokens (0.01 per token, any
+field) is a mistake in the file: it is left out with a warning, even with --force, and the rest
+imported. What is kept is the file's chat and responses models only.
 
 Exit codes: 0 imported; 64 a bad flag; 65 the file is refused; 1 it could not be read, fetched or
 written.`,
@@ -70,27 +78,31 @@ written.`,
 			if prices.IsURL(from) {
 				fmt.Fprintf(e.stderr, "fetching %s\n", from)
 			}
-			data, err := prices.Read(c.Context, nil, from)
+			r, err := prices.Open(c.Context, nil, from)
 			if err != nil {
 				return withCode(ExitFailure, err)
 			}
-			rep, err := prices.Import(e.cfg.Home, data, c.Bool("force"), e.logger)
+			rep, err := prices.ImportFrom(e.cfg.Home, r, c.Bool("force"), e.logger)
+			r.Close()
 			rep.From = from
 			switch {
 			case errors.Is(err, prices.ErrRefused):
-				return withCode(ExitBadInput, fmt.Errorf("%s %w", from, err))
+				return withCode(ExitBadInput, fmt.Errorf("%s %s", printable(from), printableLines(err.Error())))
 			case err != nil:
-				return withCode(ExitFailure, err)
+				return withCode(ExitFailure, fmt.Errorf("%s: %w", from, err))
+			}
+			for _, a := range rep.Absurd {
+				fmt.Fprintf(e.stderr, "warning: left out: %s\n", printable(a))
 			}
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)
 				return nil
 			}
 			if rep.Identical {
-				fmt.Fprintf(e.stdout, "%s (dated %s) is already the database in force (%s); nothing changed\n", from, rep.Date, rep.Path)
+				fmt.Fprintf(e.stdout, "%s (dated %s) is already the database in force (%s); nothing changed\n", printable(from), printable(rep.Date), rep.Path)
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "imported %s (dated %s) as %s\n", from, rep.Date, rep.Path)
+			fmt.Fprintf(e.stdout, "imported %s (dated %s) as %s\n", printable(from), printable(rep.Date), rep.Path)
 			fmt.Fprintf(e.stdout, "%d models kept (chat, responses), %d entries skipped; against the prices in force: %d new, %d changed, %d unchanged, %d no longer in the database\n",
 				rep.Models, rep.Skipped, rep.Added, rep.Changed, rep.Unchanged, rep.Removed)
 			if len(rep.Suspect) > 0 {
@@ -142,7 +154,7 @@ Exit codes: 0 the model has a price; 1 it has none (unknown); 64 a bad flag or n
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)
 			} else if !rep.Known {
-				fmt.Fprintf(e.stdout, "%s: unknown price (counted as $0)\n", rep.Model)
+				fmt.Fprintf(e.stdout, "%s: unknown price (counted as $0)\n", printable(rep.Model))
 			} else {
 				src := rep.Source
 				if rep.DatabaseDate != "" {
@@ -152,11 +164,11 @@ Exit codes: 0 the model has a price; 1 it has none (unknown); 64 a bad flag or n
 				if rep.Approximate {
 					approx = ", approximate (family fallback)"
 				}
-				fmt.Fprintf(e.stdout, "%s: matched %s (%s%s)\n", rep.Model, rep.Key, src, approx)
+				fmt.Fprintf(e.stdout, "%s: matched %s (%s%s)\n", printable(rep.Model), printable(rep.Key), printable(src), approx)
 				printPrice(e.stdout, *rep.Price)
 			}
 			if !rep.Known {
-				return withCode(ExitFailure, errors.New(rep.Model+": unknown price"))
+				return withCode(ExitFailure, errors.New(printable(rep.Model)+": unknown price"))
 			}
 			return nil
 		},
@@ -259,7 +271,7 @@ Exit codes: 0 listed (also when empty); 69 no store yet.`,
 				if r.Approximate {
 					src += ", approximate"
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t$%.4f\t%s\t%s\n", r.Model, r.Turns, r.UnpricedTurns, r.CostUSD, key, src)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t$%.4f\t%s\t%s\n", printable(r.Model), r.Turns, r.UnpricedTurns, r.CostUSD, printable(key), printable(src))
 			}
 			tw.Flush()
 			return nil
@@ -350,12 +362,12 @@ does not load.`,
 				writeJSON(e.stdout, rep)
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "price database dated %s against the built-in table (USD per million tokens)\n", rep.DatabaseDate)
+			fmt.Fprintf(e.stdout, "price database dated %s against the built-in table (USD per million tokens)\n", printable(rep.DatabaseDate))
 			if len(rep.Differ) > 0 {
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 				fmt.Fprintln(tw, "MODEL\tBUILT-IN IN/OUT\tDATABASE IN/OUT\tDIFFER IN")
 				for _, d := range rep.Differ {
-					fmt.Fprintf(tw, "%s\t%g/%g\t%g/%g\t%s\n", d.Model, d.Builtin.Input, d.Builtin.Output,
+					fmt.Fprintf(tw, "%s\t%g/%g\t%g/%g\t%s\n", printable(d.Model), d.Builtin.Input, d.Builtin.Output,
 						d.Database.Input, d.Database.Output, strings.Join(priceFieldsDiffer(d.Builtin, d.Database), " "))
 				}
 				tw.Flush()
@@ -414,4 +426,46 @@ func sortedKeys(m map[string]pricing.Price) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// printableLines is printable for each line of s, keeping the line breaks.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// printable is s with its control characters (C0, DEL, C1), and bytes that are not UTF-8, written
+// as Go escapes (\x1b, \u009b): a model name or a date from a price file or the store is printed
+// to a terminal, which must not take it for a command. Tabs and newlines are escaped too, so that
+// a name stays on its row.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && r <= 0x9f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	return b.String()
 }

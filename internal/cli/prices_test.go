@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -183,7 +184,7 @@ func TestPricesUpdateThenShow(t *testing.T) {
 		t.Errorf("diff without a database: exit %d %s", code, errOut)
 	}
 	code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--from", litellmCopy)
-	if code != 0 || !strings.Contains(out, "2229 models") {
+	if code != 0 || !strings.Contains(out, "2218 models") || !strings.Contains(errOut, "left out: \"wandb/") {
 		t.Fatalf("update: exit %d: %s%s", code, out, errOut)
 	}
 	fi, err := os.Stat(filepath.Join(home, "prices", "litellm.json"))
@@ -257,5 +258,66 @@ func TestAutoUpdatePrices_OnByDefault(t *testing.T) {
 		if l := logs.String(); !strings.Contains(l, want) || !strings.Contains(l, "auto_update = false") {
 			t.Errorf("auto_update %v: the start log does not say %q and how to turn it off:\n%s", on, want, l)
 		}
+	}
+}
+
+// Model names and dates from a price file reach the terminal escaped: an escape sequence in them
+// is printed as text, never sent raw.
+func TestPrices_EscapesControlCharacters(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(t.TempDir(), "evil.json")
+	write(t, path, `{"last_updated": "2026-07-24\u001b[2J", "evil\u001b]0;owned\u0007-model\u009b31m": {"litellm_provider": "x", "mode": "chat",
+		"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6},
+		"claude-sonnet-4-5": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 3.3e-6, "output_cost_per_token": 1.5e-5,
+		"cache_read_input_token_cost": 3.3e-7}}`)
+	if code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--from", path); code != 0 {
+		t.Fatalf("update: exit %d: %s%s", code, out, errOut)
+	}
+	raw := func(s string) bool { return strings.ContainsAny(s, "\x1b\x07\u009b") }
+	code, out, errOut := runCtl(t, "--home", home, "prices", "show", "evil\x1b]0;owned\x07-model\u009b31m")
+	if code != 0 || raw(out+errOut) || !strings.Contains(out, `evil\x1b]0;owned\x07-model\u009b31m`) {
+		t.Errorf("show: exit %d: %q %q", code, out, errOut)
+	}
+	code, out, errOut = runCtl(t, "--home", home, "prices", "show", "nope\x1b[31m")
+	if code != ExitFailure || raw(out+errOut) {
+		t.Errorf("show unknown: exit %d: %q %q", code, out, errOut)
+	}
+	code, out, errOut = runCtl(t, "--home", home, "prices", "diff")
+	if code != 0 || raw(out+errOut) || !strings.Contains(out, `2026-07-24\x1b[2J`) || !strings.Contains(out, "claude-sonnet-4-5") {
+		t.Errorf("diff: exit %d: %q %q", code, out, errOut)
+	}
+	if got := printable("tab\there\u009bé\xff"); got != `tab\x09here\u009bé\xff` {
+		t.Errorf("printable = %q", got)
+	}
+}
+
+// --from /dev/zero fails on the first bytes, without reading on; a file over the size limit is
+// refused naming it.
+func TestPricesUpdate_Hostile(t *testing.T) {
+	home := t.TempDir()
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--from", "/dev/zero")
+		if code != ExitBadInput || !strings.Contains(errOut, "nothing changed") {
+			t.Errorf("/dev/zero: exit %d: %s%s", code, out, errOut)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, tail := `{"m": {"litellm_provider": "x", "mode": "chat", "input_cost_per_token": 1e-6, "pad": "`, `"}}`
+	f.WriteString(head)
+	pad := bytes.Repeat([]byte("a"), 1<<20)
+	for n := prices.MaxDatabaseBytes + 1 - len(head) - len(tail); n > 0; n -= len(pad) {
+		f.Write(pad[:min(n, len(pad))])
+	}
+	f.WriteString(tail)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCtl(t, "--home", home, "prices", "update", "--force", "--from", path)
+	if code != ExitBadInput || !strings.Contains(errOut, "larger than 64 MB") {
+		t.Errorf("a file over the limit: exit %d: %s%s", code, out, errOut)
 	}
 }
