@@ -45,8 +45,9 @@ import (
 // Ledgers and checks, after the load stops and the suite is quiet (bus drained, spool empty):
 //   - proxy: every model response the fake API served (its own request log) is exactly one api_turn
 //     (by message id). A served response without a turn is allowed only when the proxy (or the
-//     supervisor) was killed within 2 s after the fake served it: the proxy publishes from an
-//     in-memory queue, so a turn in flight dies with it. These are counted apart.
+//     supervisor) was killed within 2 s after the fake served it: a response the kill cut off
+//     before the proxy journaled its turn dies with it (a turn journaled is published by the next
+//     proxy). These are counted apart, with how many of them the client had read whole.
 //   - transcript writer: every prompt, tool call (with its result merged) and message usage it wrote
 //     is one action / token_usage row; the real Claude Code transcripts on disk are checked the same
 //     way (each assistant message's usage once, each tool call once).
