@@ -102,7 +102,7 @@ func buildStatus(ctx context.Context, e *env, srv *bus.Server, sup *supervisor.S
 		if stats.Full() {
 			busChild.Health = "degraded"
 			busChild.Problems = []string{fmt.Sprintf("stream full: %s of its %s ([bus] max_bytes); new events wait in the producers' spools until the writer makes room",
-				humanBytes(int64(stats.Bytes)), humanBytes(stats.MaxBytes))}
+				bus.HumanBytes(int64(stats.Bytes)), bus.HumanBytes(stats.MaxBytes))}
 			busChild.Detail = busChild.Problems[0] + "; " + busChild.Detail
 		}
 	}
@@ -439,18 +439,4 @@ func autoUpdatePrices(ctx context.Context, e *env) {
 		"(one GET, nothing sent, the last good copy kept); [pricing] auto_update = false turns it off",
 		"url", p.URL, "every", p.UpdateEvery.D().String())
 	go (&prices.AutoUpdater{Home: e.cfg.Home, URL: p.URL, Every: p.UpdateEvery.D(), Logger: e.logger}).Run(ctx)
-}
-
-// humanBytes prints n bytes in the largest binary unit that keeps it at 1 or more (1.5 MiB).
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n)/unit, 0
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }
