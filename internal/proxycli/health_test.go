@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/otlp"
 	"github.com/observerhq/observer/pkg/proxy"
 )
@@ -32,7 +33,7 @@ func TestProxyHealth_NotRecorded(t *testing.T) {
 	}
 
 	// A while later only the listener's problem is left; the detail keeps the totals.
-	later := at.Add(max(proxy.NotRecordedRecently, otlp.NotRecordedRecently) + time.Second)
+	later := at.Add(bus.LossRecently + time.Second)
 	h = proxyHealth(later, "127.0.0.1:8820", st, o, "http://127.0.0.1:4318", listen)
 	if !slices.Equal(h.Degraded, listen) || !strings.Contains(h.Detail, "7 otlp events not recorded") {
 		t.Errorf("later: degraded %q, detail %q; want only %q, and the totals", h.Degraded, h.Detail, listen)

@@ -70,7 +70,7 @@ func (s *syncBuffer) String() string {
 // TestReceiver_CountsEventsNotRecorded: on a full disk every export is answered 200, and the
 // receiver counts exactly the events neither the bus nor the spool took (recorded + not recorded
 // = mapped); Stats.Problem says how many and why for a while after the last, and the log says it
-// once per notRecordedLogEvery, not once per export. Another publish error loses the whole batch.
+// once per bus.LossLogEvery, not once per export. Another publish error loses the whole batch.
 func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		name, why string
@@ -117,7 +117,7 @@ func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 			send(exports)
 			published(exports)
 			// A second burst after the log's interval is logged once more.
-			clock.Add((notRecordedLogEvery + time.Second).Milliseconds())
+			clock.Add((bus.LossLogEvery + time.Second).Milliseconds())
 			send(exports)
 			published(2 * exports)
 			r.Close()
@@ -139,11 +139,11 @@ func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 			if st.NotRecordedWhy != tc.why || !st.NotRecordedAt.Equal(now) {
 				t.Errorf("NotRecordedWhy %q at %v, want %q at %v", st.NotRecordedWhy, st.NotRecordedAt, tc.why, now)
 			}
-			if pr, want := st.Problem(now.Add(NotRecordedRecently)), fmt.Sprintf("%d OTLP events not recorded: %s", st.NotRecorded, tc.why); pr != want {
+			if pr, want := st.Problem(now.Add(bus.LossRecently)), fmt.Sprintf("%d OTLP events not recorded: %s", st.NotRecorded, tc.why); pr != want {
 				t.Errorf("Problem = %q, want %q", pr, want)
 			}
-			if pr := st.Problem(now.Add(NotRecordedRecently + time.Second)); pr != "" {
-				t.Errorf("Problem after %v = %q, want none", NotRecordedRecently, pr)
+			if pr := st.Problem(now.Add(bus.LossRecently + time.Second)); pr != "" {
+				t.Errorf("Problem after %v = %q, want none", bus.LossRecently, pr)
 			}
 			if n := strings.Count(logs.String(), "otlp: events not recorded"); n != 2 {
 				t.Errorf("%d log lines about events not recorded for %d exports in two bursts, want 2:\n%s", n, 2*exports, logs.String())

@@ -47,6 +47,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -109,7 +110,7 @@ type Receiver struct {
 		requests, refused, rejected, logs, metricPoints, events, pubErrors atomic.Int64
 		last                                                               atomic.Int64
 	}
-	nr  notRecorded      // events neither published nor spooled (notrecorded.go)
+	nr  bus.LossCounter  // events neither published nor spooled
 	now func() time.Time // the clock of the not-recorded counters; tests set it
 }
 
@@ -126,6 +127,9 @@ func New(cfg Config) *Receiver {
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
+	r.nr.What, r.nr.Key, r.nr.Logger = "OTLP events", "events", r.logger
+	r.nr.Msg = "otlp: events not recorded: the exporter was answered, but neither the bus nor the spool took them"
+	r.nr.Now = func() time.Time { return r.now() }
 	r.cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	r.cfg.BodyTimeout = cmp.Or(max(cfg.BodyTimeout, 0), DefaultBodyTimeout)
 	r.queue = make(chan work, cmp.Or(max(cfg.QueueSize, 0), 1024))
@@ -160,7 +164,8 @@ func (r *Receiver) Stats() Stats {
 	if ms := r.stats.last.Load(); ms > 0 {
 		s.LastExport = time.UnixMilli(ms)
 	}
-	r.nr.fill(&s)
+	l := r.nr.Losses()
+	s.NotRecorded, s.NotRecordedAt, s.NotRecordedWhy = l.N, l.At, l.Why
 	return s
 }
 
@@ -218,7 +223,7 @@ func (r *Receiver) loop() {
 		case err != nil:
 			lost := lostOf(len(evs), err)
 			r.stats.pubErrors.Add(int64(spooled + lost))
-			r.lost(lost, len(evs), err)
+			r.nr.Add(lost, len(evs), err)
 		case spooled > 0:
 			r.stats.pubErrors.Add(int64(spooled))
 			r.logger.Warn("otlp: events not published to the bus; spooled", "events", len(evs), "spooled", spooled)

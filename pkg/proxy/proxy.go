@@ -135,7 +135,7 @@ type Proxy struct {
 	turns     atomic.Int64
 	pubErrors atomic.Int64
 	lastTurn  atomic.Int64
-	nr        notRecorded // turns served but not recorded (notrecorded.go)
+	nr        bus.LossCounter // turns served but not recorded (notrecorded.go)
 }
 
 // New makes a proxy and starts its publishing workers; Close stops them after the queue drains.
@@ -145,6 +145,8 @@ func New(cfg Config) (*Proxy, error) {
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
+	p.nr.What, p.nr.Key, p.nr.Logger = "turns", "turns", p.logger
+	p.nr.Msg = "api turns not recorded: the client was served, but neither the bus nor the spool took the record"
 	p.guard = newGuard(cfg.ListenAddr)
 	p.maxBody = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	p.timeouts = [2]time.Duration{cmp.Or(max(cfg.ConnectTimeout, 0), DefaultConnectTimeout),
@@ -820,7 +822,8 @@ func (p *Proxy) Stats() Stats {
 	if ms := p.lastTurn.Load(); ms > 0 {
 		s.LastTurn = time.UnixMilli(ms).UTC()
 	}
-	p.nr.fill(&s)
+	l := p.nr.Losses()
+	s.NotRecorded, s.NotRecordedAt, s.NotRecordedWhy = l.N, l.At, l.Why
 	return s
 }
 
