@@ -27,7 +27,7 @@ func TestProxyHealth_NotRecorded(t *testing.T) {
 			t.Errorf("detail %q lacks %q", h.Detail, want)
 		}
 	}
-	want := []string{listen[0], "3 turns not recorded: disk full", "7 OTLP events not recorded: disk full"}
+	want := []string{listen[0], "turns not recorded: disk full (count in detail)", "OTLP events not recorded: disk full (count in detail)"}
 	if !slices.Equal(h.Degraded, want) {
 		t.Errorf("degraded %q, want %q", h.Degraded, want)
 	}

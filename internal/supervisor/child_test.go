@@ -27,7 +27,7 @@ const (
 	envBusToken   = "SUPERVISOR_TEST_BUS_TOKEN"   //
 	envReadyDelay = "SUPERVISOR_TEST_READY_DELAY" // wait this long before the first heartbeat
 	envBeats      = "SUPERVISOR_TEST_BEATS"       // stop heartbeating after this many (0: never)
-	envDegraded   = "SUPERVISOR_TEST_DEGRADED"    // what its heartbeats say does not work
+	envDegraded   = "SUPERVISOR_TEST_DEGRADED"    // what its heartbeats say does not work (%d: the beat's number)
 )
 
 const testToken = "supervisor-test-token"
@@ -96,6 +96,9 @@ func runChild(mode string) int {
 			beats++
 			h := bus.Health{Component: name, PID: os.Getpid(), Time: time.Now(), OK: true, Events: int64(beats), Detail: "serving"}
 			if d := os.Getenv(envDegraded); d != "" {
+				if strings.Contains(d, "%d") { // a running count, as the proxy's was
+					d = fmt.Sprintf(d, beats)
+				}
 				h.Degraded = []string{d}
 			}
 			err := cl.PublishHealth(h)

@@ -205,7 +205,7 @@ func (s *Supervisor) onHealth(h bus.Health) {
 	if ch.cmd == nil || ch.cmd.Process == nil || ch.cmd.Process.Pid != h.PID {
 		return // a heartbeat from an older run or another process
 	}
-	if !slices.Equal(h.Degraded, ch.health.Degraded) && len(h.Degraded) > 0 {
+	if len(h.Degraded) > 0 && !sameProblems(h.Degraded, ch.health.Degraded) {
 		s.logger.Warn("component is degraded", "component", h.Component, "problems", strings.Join(h.Degraded, "; "))
 	}
 	ch.health, ch.healthAt = h, time.Now()
@@ -216,6 +216,35 @@ func (s *Supervisor) onHealth(h bus.Health) {
 			close(ch.ready)
 		}
 	}
+}
+
+// sameProblems reports whether two heartbeats' problem lists say the same but for their figures.
+// A component's problem may carry a running count or a size ("12 turns not recorded", "3.1 MB
+// free") that changes with nearly every heartbeat; logging each would write a warning a second,
+// on a full disk too. A problem that comes, goes or says something else is logged.
+func sameProblems(a, b []string) bool {
+	return slices.EqualFunc(a, b, func(x, y string) bool { return withoutDigits(x) == withoutDigits(y) })
+}
+
+// withoutDigits is s with each run of digits (and the points and commas inside one) as "#".
+func withoutDigits(s string) string {
+	var b strings.Builder
+	inNum := false
+	for i, r := range s {
+		digit := r >= '0' && r <= '9'
+		sep := inNum && (r == '.' || r == ',') && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9'
+		switch {
+		case digit || sep:
+			if !inNum {
+				b.WriteByte('#')
+			}
+			inNum = true
+		default:
+			inNum = false
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // keep runs one child until ctx ends, restarting it with backoff. firstReady is closed the first

@@ -1,10 +1,13 @@
 package supervisor_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -174,6 +177,42 @@ func TestSupervisor_Status_Degraded(t *testing.T) {
 	if want := problem + "; serving"; st.Detail != want {
 		t.Errorf("detail %q, want %q", st.Detail, want)
 	}
+}
+
+// A child whose problem says the same at every heartbeat but for a count (a running total of what
+// it could not record) is logged as degraded once, not at each heartbeat: on a full disk that was a
+// warning a second, written to the full disk.
+func TestSupervisor_Run_LogsDegradedOnce(t *testing.T) {
+	e := newEnv(t, true)
+	var logs syncBuffer
+	opts := e.options(e.spec(t, "p", "heartbeat", envDegraded+"=%d turns not recorded: disk full"))
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	r := start(t, opts)
+	st := r.waitStatus(t, "p", "ten heartbeats", 20*time.Second, func(st supervisor.ChildStatus) bool { return st.Events >= 10 })
+	if st.Health != "degraded" || len(st.Problems) != 1 || !strings.HasSuffix(st.Problems[0], " turns not recorded: disk full") {
+		t.Errorf("health %q problems %q, want degraded with the count", st.Health, st.Problems)
+	}
+	if n := strings.Count(logs.String(), "component is degraded"); n != 1 {
+		t.Errorf("%d log lines for %d heartbeats whose problem differed only in its count, want 1:\n%s", n, st.Events, logs.String())
+	}
+}
+
+// syncBuffer is a log sink the supervisor's goroutines and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // A child that exits with an error line on stderr, as every observer binary does, has that line in

@@ -88,11 +88,13 @@ type Losses struct {
 	Why  string
 }
 
-// Problem says, while a loss happened within LossRecently of now, how many in all and why
-// ("12 turns not recorded: disk full"); else "".
+// Problem says, while a loss happened within LossRecently of now, what was lost and why
+// ("turns not recorded: disk full (count in detail)"); else "". It holds no count: a heartbeat's
+// problems are compared from one beat to the next (the supervisor logs a change), and a running
+// total would change at nearly every beat. The count goes in the heartbeat's detail.
 func (l Losses) Problem(now time.Time) string {
 	if l.N == 0 || now.Sub(l.At) > LossRecently {
 		return ""
 	}
-	return fmt.Sprintf("%d %s not recorded: %s", l.N, l.What, l.Why)
+	return fmt.Sprintf("%s not recorded: %s (count in detail)", l.What, l.Why)
 }

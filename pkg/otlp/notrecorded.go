@@ -17,8 +17,8 @@ func lostOf(n int, err error) int {
 	return n
 }
 
-// Problem says, while events were lost within bus.LossRecently of now, how many in all and why
-// ("12 OTLP events not recorded: disk full"); else "".
+// Problem says, while events were lost within bus.LossRecently of now, that events were lost and
+// why ("OTLP events not recorded: disk full (count in detail)"); else "".
 func (s Stats) Problem(now time.Time) string {
 	return bus.Losses{What: "OTLP events", N: s.NotRecorded, At: s.NotRecordedAt, Why: s.NotRecordedWhy}.Problem(now)
 }

@@ -69,7 +69,7 @@ func (s *syncBuffer) String() string {
 
 // TestReceiver_CountsEventsNotRecorded: on a full disk every export is answered 200, and the
 // receiver counts exactly the events neither the bus nor the spool took (recorded + not recorded
-// = mapped); Stats.Problem says how many and why for a while after the last, and the log says it
+// = mapped); Stats.Problem says so and why for a while after the last, and the log says it
 // once per bus.LossLogEvery, not once per export. Another publish error loses the whole batch.
 func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 	for _, tc := range []struct {
@@ -139,7 +139,7 @@ func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 			if st.NotRecordedWhy != tc.why || !st.NotRecordedAt.Equal(now) {
 				t.Errorf("NotRecordedWhy %q at %v, want %q at %v", st.NotRecordedWhy, st.NotRecordedAt, tc.why, now)
 			}
-			if pr, want := st.Problem(now.Add(bus.LossRecently)), fmt.Sprintf("%d OTLP events not recorded: %s", st.NotRecorded, tc.why); pr != want {
+			if pr, want := st.Problem(now.Add(bus.LossRecently)), "OTLP events not recorded: "+tc.why+" (count in detail)"; pr != want {
 				t.Errorf("Problem = %q, want %q", pr, want)
 			}
 			if pr := st.Problem(now.Add(bus.LossRecently + time.Second)); pr != "" {

@@ -37,8 +37,8 @@ func (p *Proxy) lost(evs []event.Event, err error) {
 	p.nr.Add(turns, len(evs), err)
 }
 
-// Problem says, while turns were lost within bus.LossRecently of now, how many in all and why
-// ("12 turns not recorded: disk full"); else "".
+// Problem says, while turns were lost within bus.LossRecently of now, that turns were lost and
+// why ("turns not recorded: disk full (count in detail)"); else "".
 func (s Stats) Problem(now time.Time) string {
 	return bus.Losses{What: "turns", N: s.NotRecorded, At: s.NotRecordedAt, Why: s.NotRecordedWhy}.Problem(now)
 }

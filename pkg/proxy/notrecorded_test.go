@@ -45,7 +45,7 @@ func (f *fullDisk) PublishBatch(_ context.Context, evs []event.Event) (int, erro
 }
 
 // TestProxy_CountsTurnsNotRecorded: on a full disk the proxy answers every request, and counts
-// exactly the turns whose record was lost; Stats.Problem says how many and why while it lasts.
+// exactly the turns whose record was lost; Stats.Problem says so and why while it lasts.
 func TestProxy_CountsTurnsNotRecorded(t *testing.T) {
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -96,7 +96,7 @@ func TestProxy_CountsTurnsNotRecorded(t *testing.T) {
 	if st.NotRecorded == 0 {
 		t.Error("no turn counted as not recorded")
 	}
-	if pr := st.Problem(time.Now()); pr != fmt.Sprintf("%d turns not recorded: disk full", st.NotRecorded) {
+	if pr := st.Problem(time.Now()); pr != "turns not recorded: disk full (count in detail)" {
 		t.Errorf("Problem = %q", pr)
 	}
 	if pr := st.Problem(time.Now().Add(time.Hour)); pr != "" {
