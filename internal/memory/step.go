@@ -22,6 +22,9 @@ type Memory struct {
 	// of the epoch ([memory] model): it decides itself whether its gates and spend cap let it call.
 	Model ModelSummarizer
 
+	// observed holds when each project's observations were last recomputed, for the throttle; an
+	// entry older than ObserveEvery throttles nothing and is dropped, so it holds only the projects
+	// recomputed within the last ObserveEvery, not every project the writer has seen.
 	observed map[string]time.Time
 	waiting  map[string]bool // projects whose recomputation the throttle put off
 }
@@ -112,6 +115,11 @@ func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
 	}
 	for project := range m.waiting {
 		projects[project] = true
+	}
+	for project, t := range m.observed {
+		if time.Since(t) >= every {
+			delete(m.observed, project)
+		}
 	}
 	for project := range projects {
 		// The throttle is about the work, so it goes by the wall clock, not by Now.
