@@ -240,7 +240,8 @@ func (c *Client) toSpool(data []byte) (Result, error) {
 }
 
 // PublishBatch publishes many events without waiting for each ack in turn, then waits for all of
-// them. Events the stream did not ack are spooled. It returns how many were spooled.
+// them, Timeout in all. Events the stream did not ack by then are spooled; it returns how many.
+// Without a spool, those events are named in a NotRecordedError wrapping ErrUnavailable.
 func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error) {
 	datas := make([][]byte, len(evs))
 	for i := range evs {
@@ -289,14 +290,8 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 		futures[i] = f
 	}
 	if c.spool == nil {
-		for _, f := range futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
+		if lost, err := c.waitAcks(ctx, futures); len(lost) > 0 {
+			return 0, &NotRecordedError{Lost: lost, Err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
 		}
 		return 0, nil
 	}
@@ -346,6 +341,34 @@ func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFutu
 			if firstErr == nil {
 				firstErr = err
 			}
+		}
+	}
+	return lost, firstErr
+}
+
+// waitAcks is waitFutures without a spool: it waits for the acks of futures, Timeout in all, and
+// returns the indexes of the events not acknowledged by then and the first reason. The same
+// deadline holds: a silent stream must not hold a spool-less producer forever either.
+func (c *Client) waitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (lost []int, firstErr error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	for i, f := range futures {
+		var err error
+		select {
+		case <-f.Ok():
+			continue
+		default:
+		}
+		select {
+		case <-f.Ok():
+			continue
+		case err = <-f.Err():
+		case <-ctx.Done():
+			err = fmt.Errorf("no ack within %v: %w", c.opts.Timeout, ctx.Err())
+		}
+		lost = append(lost, i)
+		if firstErr == nil {
+			firstErr = err
 		}
 	}
 	return lost, firstErr

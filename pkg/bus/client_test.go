@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,49 +189,78 @@ func TestClient_DrainsAfterFailedPublish(t *testing.T) {
 func TestClient_PublishBatchStreamSilent(t *testing.T) {
 	srv := newServer(t)
 	c := connect(t, bus.Options{URL: srv.ClientURL(), SpoolDir: t.TempDir(), Timeout: 300 * time.Millisecond})
+	taken := silentStream(t, srv)
 
+	evs := []event.Event{hookEvent("silent-a", "c"), hookEvent("silent-b", "c"), hookEvent("silent-c", "c")}
+	r := publishBatchGuarded(t, c, evs, taken)
+	if r.err != nil || r.spooled != len(evs) {
+		t.Fatalf("PublishBatch on a silent stream = %d spooled, %v; want all %d spooled", r.spooled, r.err, len(evs))
+	}
+}
+
+// TestClient_PublishBatchStreamSilentNoSpool: without a spool, PublishBatch to a stream that never
+// answers returns after its timeout too, naming every event as not recorded, ErrUnavailable.
+func TestClient_PublishBatchStreamSilentNoSpool(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{URL: srv.ClientURL(), Timeout: 300 * time.Millisecond})
+	taken := silentStream(t, srv)
+
+	evs := []event.Event{hookEvent("silent-a", "c"), hookEvent("silent-b", "c"), hookEvent("silent-c", "c")}
+	r := publishBatchGuarded(t, c, evs, taken)
+	var nr *bus.NotRecordedError
+	if !errors.As(r.err, &nr) || !slices.Equal(nr.Lost, []int{0, 1, 2}) || !errors.Is(r.err, bus.ErrUnavailable) || r.spooled != 0 {
+		t.Fatalf("PublishBatch without a spool on a silent stream = %d spooled, %v; want all 3 named, ErrUnavailable", r.spooled, r.err)
+	}
+}
+
+// silentStream replaces the bus's stream with something that takes the events and never answers,
+// as a JetStream whose store failed a write does; it returns how many it took.
+func silentStream(tb testing.TB, srv *bus.Server) *atomic.Int64 {
+	tb.Helper()
 	nc, err := nats.Connect(srv.ClientURL(), nats.Token(testToken))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer nc.Close()
+	tb.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := js.DeleteStream(ctx, bus.StreamName); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	// Something takes the events and never answers.
-	var taken atomic.Int64
-	sub, err := nc.Subscribe(event.SubjectPrefix+".>", func(*nats.Msg) { taken.Add(1) })
-	if err != nil {
-		t.Fatal(err)
+	taken := new(atomic.Int64)
+	if _, err := nc.Subscribe(event.SubjectPrefix+".>", func(*nats.Msg) { taken.Add(1) }); err != nil {
+		tb.Fatal(err)
 	}
-	defer sub.Unsubscribe()
 	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return taken
+}
 
-	evs := []event.Event{hookEvent("silent-a", "c"), hookEvent("silent-b", "c"), hookEvent("silent-c", "c")}
-	type result struct {
-		spooled int
-		err     error
-	}
-	done := make(chan result, 1)
+type batchResult struct {
+	spooled int
+	err     error
+}
+
+// publishBatchGuarded runs PublishBatch and fails the test if it has not returned a minute later
+// (a hang guard: the tests' timeout is 300 ms).
+func publishBatchGuarded(tb testing.TB, c *bus.Client, evs []event.Event, taken *atomic.Int64) batchResult {
+	tb.Helper()
+	done := make(chan batchResult, 1)
 	go func() {
 		n, err := c.PublishBatch(context.Background(), evs)
-		done <- result{n, err}
+		done <- batchResult{n, err}
 	}()
 	select {
 	case r := <-done:
-		if r.err != nil || r.spooled != len(evs) {
-			t.Fatalf("PublishBatch on a silent stream = %d spooled, %v; want all %d spooled", r.spooled, r.err, len(evs))
-		}
-	case <-time.After(time.Minute): // a hang guard: the timeout is 300 ms
-		t.Fatalf("PublishBatch still waiting a minute after its 300 ms timeout (%d events taken)", taken.Load())
+		return r
+	case <-time.After(time.Minute):
+		tb.Fatalf("PublishBatch still waiting a minute after its 300 ms timeout (%d events taken)", taken.Load())
+		return batchResult{}
 	}
 }
 
