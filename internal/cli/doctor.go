@@ -813,21 +813,26 @@ func doctorTeam(ctx context.Context, cfg config.Config, busUp bool, add func(nam
 
 // doctorDisk checks the free space on the home's disk: below bus.DiskLow the bus, the writer and
 // the spool cannot write (what the proxy serves meanwhile is counted, not recorded); below what
-// [bus] max_bytes needs the next start is refused.
+// the stream's bound needs the next start is refused (bus.CheckReserve, the bus's own start check):
+// [bus] max_bytes, or [hub] max_bytes in a team hub's home.
 func doctorDisk(cfg config.Config, add func(name, status, detail, fix string)) {
 	free, err := bus.DiskFree(cfg.Home)
 	if err != nil {
 		add("disk", checkWarn, err.Error(), "")
 		return
 	}
-	switch {
-	case free < bus.DiskLow:
+	key, maxBytes := "[bus] max_bytes", cfg.Bus.MaxBytes
+	if isHubHome(cfg.Home) {
+		key, maxBytes = "[hub] max_bytes", cfg.Hub.MaxBytes
+	}
+	if free < bus.DiskLow {
 		add("disk", checkFail, bus.DiskFull(cfg.Home)+": the bus, the writer and the spool cannot write; turns the proxy serves meanwhile are counted, not recorded",
 			"free space on that disk: observer takes events again by itself once there is room (what it acknowledged is kept)")
-	case float64(cfg.Bus.MaxBytes) > float64(free)*0.75:
-		add("disk", checkWarn, fmt.Sprintf("%s free on %s: the next start cannot reserve [bus] max_bytes (%s) there", bus.HumanBytes(free), cfg.Home, bus.HumanBytes(cfg.Bus.MaxBytes)),
-			"free space on that disk, or lower [bus] max_bytes")
-	default:
-		add("disk", checkOK, fmt.Sprintf("%s free on %s", bus.HumanBytes(free), cfg.Home), "")
+		return
 	}
+	if err := bus.CheckReserve(cfg.BusDir(), key, maxBytes); err != nil {
+		add("disk", checkWarn, "the next start will be refused: "+err.Error(), "free space on that disk, or lower "+key)
+		return
+	}
+	add("disk", checkOK, fmt.Sprintf("%s free on %s", bus.HumanBytes(free), cfg.Home), "")
 }

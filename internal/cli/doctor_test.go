@@ -581,3 +581,42 @@ func (f captureFixture) events(now time.Time) []event.Event {
 	}
 	return evs
 }
+
+// TestDoctorDisk_Bound: the disk check warns when the next start cannot reserve the stream's bound,
+// in the bus's own words (bus.CheckReserve), naming [bus] max_bytes, or [hub] max_bytes in a team
+// hub's home, whose stream [bus] max_bytes does not bound.
+func TestDoctorDisk_Bound(t *testing.T) {
+	const huge = 1 << 60
+	run := func(t *testing.T, cfg config.Config) check {
+		t.Helper()
+		var got []check
+		doctorDisk(cfg, func(name, status, detail, fix string) {
+			got = append(got, check{Name: name, Status: status, Detail: detail, Fix: fix})
+		})
+		if len(got) != 1 || got[0].Name != "disk" {
+			t.Fatalf("checks %+v, want one disk check", got)
+		}
+		return got[0]
+	}
+	home := t.TempDir()
+	cfg := config.Default()
+	cfg.Home = home
+	cfg.Bus.MaxBytes = huge
+	if c := run(t, cfg); c.Status != checkWarn || !strings.Contains(c.Detail, "[bus] max_bytes is 1024.0 PiB") || !strings.Contains(c.Fix, "[bus] max_bytes") {
+		t.Errorf("member home, [bus] max_bytes 1 EiB: %+v, want a warning naming [bus] max_bytes", c)
+	}
+
+	if err := os.MkdirAll(filepath.Join(home, "hub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "hub", "ca.pem"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c := run(t, cfg); c.Status != checkOK {
+		t.Errorf("hub home, [bus] max_bytes 1 EiB, [hub] max_bytes default: %+v, want ok", c)
+	}
+	cfg.Bus.MaxBytes, cfg.Hub.MaxBytes = 1<<20, huge
+	if c := run(t, cfg); c.Status != checkWarn || !strings.Contains(c.Detail, "[hub] max_bytes is 1024.0 PiB") || !strings.Contains(c.Fix, "[hub] max_bytes") {
+		t.Errorf("hub home, [hub] max_bytes 1 EiB: %+v, want a warning naming [hub] max_bytes", c)
+	}
+}

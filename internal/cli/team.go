@@ -359,6 +359,8 @@ func hostHub(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	}
 	bc := busConfig(e, token, logger)
 	bc.Configure, bc.Setup, bc.Stream = h.Configure, h.Setup, team.TeamStream
+	// The hub's stream is bounded by [hub] max_bytes, not [bus] max_bytes: the start check says so.
+	bc.MaxBytes, bc.MaxBytesKey = e.cfg.Hub.MaxBytes, "[hub] max_bytes"
 	srv, err := bus.StartServer(ctx, bc)
 	if err != nil {
 		return nil, nil, err

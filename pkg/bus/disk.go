@@ -89,9 +89,10 @@ func reserveError(dir, key string, maxBytes, free int64) error {
 		key, HumanBytes(maxBytes), dir, HumanBytes(free), HumanBytes(can), key, HumanBytes(can&^(1<<20-1)), envOfKey(key))
 }
 
-// checkReserve fails, naming key, when the stream's bound does not fit in what JetStream will let it
-// reserve on dir's disk.
-func checkReserve(dir, key string, maxBytes int64) error {
+// CheckReserve fails, naming key (the setting, "[bus] max_bytes"), when a stream's bound maxBytes
+// does not fit in what JetStream will let it reserve on dir's disk: a start would be refused. The
+// bus checks it before it starts; doctor checks it for the next start.
+func CheckReserve(dir, key string, maxBytes int64) error {
 	if maxBytes <= 0 {
 		return nil
 	}

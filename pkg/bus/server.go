@@ -46,8 +46,9 @@ type ServerConfig struct {
 	Port     int    // -1 picks a free port (tests)
 	Token    string // required of every client
 	MaxAge   time.Duration
-	MaxBytes int64
-	// MaxBytesKey names MaxBytes's setting in messages; "[bus] max_bytes" when empty.
+	MaxBytes int64 // the stream's bound; with Setup (a hub), that of Setup's stream, for the start check
+	// MaxBytesKey names MaxBytes's setting in messages; "[bus] max_bytes" when empty (a hub's is
+	// "[hub] max_bytes").
 	MaxBytesKey string
 	AckWait     time.Duration // how long the stream waits for the writer's ack before redelivery
 	Logger      *slog.Logger
@@ -125,8 +126,8 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	// JetStream sizes its storage limit to 3/4 of the disk's free space and refuses a stream whose
 	// bound exceeds it ("insufficient storage resources available"): say so in our words first,
 	// naming the setting, its value and the free space.
-	if cfg.Setup == nil && opts.JetStreamMaxStore <= 0 {
-		if err := checkReserve(cfg.Dir, cfg.MaxBytesKey, cfg.MaxBytes); err != nil {
+	if opts.JetStreamMaxStore <= 0 {
+		if err := CheckReserve(cfg.Dir, cfg.MaxBytesKey, cfg.MaxBytes); err != nil {
 			return nil, err
 		}
 	}
