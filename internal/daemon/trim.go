@@ -27,14 +27,20 @@ func TrimMemory(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if trim() {
-			debug.FreeOSMemory()
-		}
+		TrimNow()
 	}
 }
 
-func trim() bool {
+// TrimNow gives the system back, now, the heap memory the process freed but still holds, when
+// that is more than 8 MiB: what TrimMemory does at each tick. A process that knows it has just
+// ended a burst (the watcher after a large pass) calls it so as not to wait up to TrimEvery.
+// It reports whether it gave memory back.
+func TrimNow() bool {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapIdle-ms.HeapReleased > trimAbove
+	if ms.HeapIdle-ms.HeapReleased <= trimAbove {
+		return false
+	}
+	debug.FreeOSMemory()
+	return true
 }

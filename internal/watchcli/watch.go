@@ -17,7 +17,7 @@
 // "<client>: cannot read <path>: <error>" until a pass reads it or it is gone, so `observerctl
 // status` and `doctor` show it, and it is logged once when it starts and when it ends. A database
 // pass streams its rows (package ingest); after a large pass the watcher returns the memory it
-// used to the system (debug.FreeOSMemory), since a watcher idles most of its life.
+// used to the system at once (daemon.TrimNow), since a watcher idles most of its life.
 // Usage is priced with config.toml's price overrides, followed while the watcher runs
 // (internal/prices); the writer reprices what was stored before a change.
 //
@@ -36,7 +36,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -145,7 +144,10 @@ func watch(c *cli.Context) error {
 		reportMalformed(logger, sum)
 		hs.afterPass(logger, s, sum)
 		if sum.Lines >= releaseAfter {
-			debug.FreeOSMemory()
+			// daemon.Start's TrimMemory gives a burst's peak back within TrimEvery anyway; a
+			// large pass is such a burst, and the watcher knows when it ends: give it back now,
+			// by the same rule (nothing when little is held), not 30 s later.
+			daemon.TrimNow()
 		}
 		if err != nil && ctx.Err() == nil {
 			logger.Warn("pass failed; retrying", "err", err)
@@ -169,7 +171,7 @@ func watch(c *cli.Context) error {
 }
 
 // releaseAfter is the rows or lines a pass reads from which the watcher returns its free memory
-// to the system after it.
+// to the system right after it (daemon.TrimNow) rather than at daemon.TrimMemory's next tick.
 const releaseAfter = 10000
 
 // healthState is what the watcher's heartbeat says: the loop writes it, the heartbeat reads it.
