@@ -324,6 +324,7 @@ func (a *Adapter) newParser(src transcript.Source, state []byte) (*Parser, error
 		if err := json.Unmarshal(state, &p.st); err != nil {
 			return nil, errors.New("claudecode: bad parser state for " + src.Path + ": " + err.Error())
 		}
+		p.recallTitle()
 	}
 	return p, nil
 }

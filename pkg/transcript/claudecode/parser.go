@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,11 +57,14 @@ type state struct {
 	Outputs []msgOut      `json:"out,omitempty"`
 }
 
-// pendingTitle is a title record waiting for a time.
+// pendingTitle is a title record waiting for a time. Another process, which has not its text,
+// reads it again from the file: the line at At, Len bytes long (see recallTitle).
 type pendingTitle struct {
 	Title  transcript.Memo `json:"s"`
 	ByUser bool            `json:"u,omitempty"`
 	Key    string          `json:"k"`
+	At     int64           `json:"at,omitempty"`
+	Len    int             `json:"len,omitempty"`
 }
 
 // pending is a tool call whose result may still come.
@@ -96,7 +101,7 @@ func malformed(format string, args ...any) error {
 // Record parses one complete line.
 func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 	p.stats.Lines++
-	evs, err := p.record(line)
+	evs, err := p.record(off, line)
 	if err != nil {
 		p.stats.Malformed++
 		return nil, err
@@ -233,7 +238,8 @@ var knownSystem = map[string]bool{
 	"away_summary": true, "init": true,
 }
 
-func (p *Parser) record(raw []byte) ([]event.Event, error) {
+func (p *Parser) record(off int64, raw []byte) ([]event.Event, error) {
+	n := len(raw)
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil, nil
@@ -257,7 +263,7 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 	switch typ {
 	case "user", "assistant", "system":
 	case "custom-title", "ai-title":
-		return p.title(&l, raw), nil
+		return p.title(&l, raw, off, n), nil
 	default:
 		if !knownRecords[typ] {
 			p.stats.CountUnknown(typ)
@@ -291,7 +297,7 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 		return nil, malformed("%s record has no timestamp", typ)
 	}
 	if p.st.Title != nil && hasTime {
-		if p.st.Title.Title != "" { // "": held by another process, whose memory is gone
+		if p.st.Title.Title != "" { // "": held by another process and not found again (recallTitle)
 			evs = append(evs, p.titleEvent(*p.st.Title, t))
 		}
 		p.st.Title = nil
@@ -302,9 +308,24 @@ func (p *Parser) record(raw []byte) ([]event.Event, error) {
 // title reads a custom-title record (the title the user gave with /rename) or an ai-title record
 // (the one Claude Code generated): the session's title, reported at the last time seen, or held
 // until the file gives one. A subagent's file names no title of the session.
-func (p *Parser) title(l *line, raw []byte) []event.Event {
-	if p.src.AgentID != "" || l.IsSidechain {
+func (p *Parser) title(l *line, raw []byte, off int64, n int) []event.Event {
+	pt, ok := p.titleOf(l, raw)
+	if !ok {
 		return nil
+	}
+	pt.At, pt.Len = off, n
+	if p.st.LastTime == 0 {
+		p.st.Title = &pt
+		return nil
+	}
+	return []event.Event{p.titleEvent(pt, time.Unix(0, p.st.LastTime).UTC())}
+}
+
+// titleOf reads the title of a custom-title or ai-title line; false when it names none of the
+// session.
+func (p *Parser) titleOf(l *line, raw []byte) (pendingTitle, bool) {
+	if p.src.AgentID != "" || l.IsSidechain {
+		return pendingTitle{}, false
 	}
 	title, byUser := l.CustomTitle, l.Type == "custom-title"
 	if !byUser {
@@ -312,15 +333,48 @@ func (p *Parser) title(l *line, raw []byte) []event.Event {
 	}
 	title, ok := event.CleanTitle(title)
 	if !ok {
-		return nil
+		return pendingTitle{}, false
 	}
-	pt := pendingTitle{Title: transcript.Memo(title), ByUser: byUser, Key: lineKey(l, raw)}
-	if p.st.LastTime == 0 {
-		p.st.Title = &pt
-		return nil
-	}
-	return []event.Event{p.titleEvent(pt, time.Unix(0, p.st.LastTime).UTC())}
+	return pendingTitle{Title: transcript.Memo(title), ByUser: byUser, Key: lineKey(l, raw)}, true
 }
+
+// recallTitle reads a pending title again from its line in the file, in a process that has not
+// its text (the state keeps none). A line that no longer gives the same title record (its key
+// differs: the file changed) gives nothing.
+func (p *Parser) recallTitle() {
+	pt := p.st.Title
+	if pt == nil || pt.Title != "" || pt.Len <= 0 || pt.Len > maxTitleLine || pt.At < 0 {
+		return
+	}
+	f, err := os.Open(p.src.Path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	raw := make([]byte, pt.Len)
+	if _, err := io.ReadFull(io.NewSectionReader(f, pt.At, int64(pt.Len)), raw); err != nil {
+		return
+	}
+	raw = bytes.TrimSpace(raw)
+	var l line
+	if len(raw) == 0 || raw[0] != '{' || !utf8.Valid(raw) {
+		return
+	}
+	if err := l.decode(raw); err != nil {
+		if _, ok := err.(errFieldType); !ok {
+			return
+		}
+	}
+	if l.Type != "custom-title" && l.Type != "ai-title" {
+		return
+	}
+	if again, ok := p.titleOf(&l, raw); ok && again.Key == pt.Key && again.ByUser == pt.ByUser {
+		pt.Title = again.Title
+	}
+}
+
+// maxTitleLine bounds the title line recallTitle reads again.
+const maxTitleLine = 1 << 20
 
 func (p *Parser) titleEvent(pt pendingTitle, t time.Time) event.Event {
 	ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.sessionID(), "title", pt.Key), t)

@@ -1,10 +1,15 @@
 package claudecode
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // A custom-title record (/rename) and an ai-title record become session events carrying the title;
@@ -45,4 +50,61 @@ func TestParser_Titles(t *testing.T) {
 	}); len(evs) != 0 {
 		t.Errorf("a subagent's title: %+v", evs)
 	}
+}
+
+// A title read before any timestamp is kept in the state as a memo, whose text only the process
+// that read it has. Another process resuming the file reads the title line again at its offset
+// and still reports it; a file whose line there changed reports none.
+func TestParser_TitleResumedElsewhere(t *testing.T) {
+	lines := [][]byte{
+		[]byte(`{"type":"summary","summary":"Another conversation","leafUuid":"x"}`),
+		[]byte(`{"type":"custom-title","customTitle":"  auth   refactor ","sessionId":"s1"}`),
+	}
+	path := filepath.Join(t.TempDir(), "s1.jsonl")
+	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := transcript.Source{Client: Client, Path: path, SessionID: "s1"}
+	p := newTestParser(t, src, nil)
+	if evs := run(t, p, lines); len(evs) != 0 {
+		t.Fatalf("before any time: %+v", evs)
+	}
+	state := withoutMemos(t, p.State())
+	if bytes.Contains(state, []byte("auth")) {
+		t.Fatalf("the state holds the title's text: %s", state)
+	}
+	next := []byte(`{"type":"user","uuid":"u1","sessionId":"s1","timestamp":"2026-11-30T10:00:00Z","message":{"role":"user","content":"fix the login"}}`)
+	titles := func(evs []event.Event) (out []string) {
+		for _, e := range evs {
+			if e.Session != nil {
+				out = append(out, e.Session.Title)
+			}
+		}
+		return out
+	}
+
+	p = newTestParser(t, src, state) // another process: no memo
+	evs := transcripttest.Feed(t, p, [][]byte{next}, transcripttest.CheckValid)
+	if got := titles(evs); len(got) != 1 || got[0] != "auth refactor" {
+		t.Errorf("titles after a resume without the memo: %q, want [auth refactor]", got)
+	}
+
+	// The file rewritten meanwhile: the line at the offset is another; no title is made up.
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 400), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = newTestParser(t, src, state)
+	if got := titles(transcripttest.Feed(t, p, [][]byte{next}, transcripttest.CheckValid)); len(got) != 0 {
+		t.Errorf("titles from a changed file: %q, want none", got)
+	}
+}
+
+// withoutMemos makes a state as another process reads it: its memo references name nothing.
+func withoutMemos(tb testing.TB, state []byte) []byte {
+	tb.Helper()
+	re := regexp.MustCompile(`\{"memo":"[^"]*"\}`)
+	if !re.Match(state) {
+		tb.Fatalf("no memo in the state %s", state)
+	}
+	return re.ReplaceAll(state, []byte(`{"memo":"gone"}`))
 }
