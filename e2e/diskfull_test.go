@@ -64,10 +64,10 @@ func fillDisk(tb testing.TB, dir string) string {
 }
 
 // proxyCounts reads what the proxy's heartbeat says in `status --json`: the turns it served and
-// those it could not record ("…, 400 requests, 400 turns; …; 300 turns not recorded (disk full)").
+// those it could not record ("…, 400 requests, 400 turns; …; 300 turns not confirmed recorded (disk full)").
 var (
 	proxyTurnsRE       = regexp.MustCompile(`\d+ requests, (\d+) turns`)
-	proxyNotRecordedRE = regexp.MustCompile(`(\d+) turns not recorded`)
+	proxyNotRecordedRE = regexp.MustCompile(`(\d+) turns not confirmed recorded`)
 )
 
 type diskFullStatus struct {

@@ -22,12 +22,12 @@ func TestProxyHealth_NotRecorded(t *testing.T) {
 
 	h := proxyHealth(at.Add(time.Second), "127.0.0.1:8820", st, o, "http://127.0.0.1:4318", listen)
 	for _, want := range []string{"127.0.0.1:8820, 9 requests, 9 turns", "otlp http://127.0.0.1:4318: 4 exports, 20 events",
-		"3 turns not recorded (disk full)", "7 otlp events not recorded (disk full)"} {
+		"3 turns not confirmed recorded (disk full)", "7 otlp events not confirmed recorded (disk full)"} {
 		if !strings.Contains(h.Detail, want) {
 			t.Errorf("detail %q lacks %q", h.Detail, want)
 		}
 	}
-	want := []string{listen[0], "turns not recorded: disk full (count in detail)", "OTLP events not recorded: disk full (count in detail)"}
+	want := []string{listen[0], "turns may not have been recorded: disk full (count in detail)", "OTLP events may not have been recorded: disk full (count in detail)"}
 	if !slices.Equal(h.Degraded, want) {
 		t.Errorf("degraded %q, want %q", h.Degraded, want)
 	}
@@ -35,7 +35,7 @@ func TestProxyHealth_NotRecorded(t *testing.T) {
 	// A while later only the listener's problem is left; the detail keeps the totals.
 	later := at.Add(bus.LossRecently + time.Second)
 	h = proxyHealth(later, "127.0.0.1:8820", st, o, "http://127.0.0.1:4318", listen)
-	if !slices.Equal(h.Degraded, listen) || !strings.Contains(h.Detail, "7 otlp events not recorded") {
+	if !slices.Equal(h.Degraded, listen) || !strings.Contains(h.Detail, "7 otlp events not confirmed recorded") {
 		t.Errorf("later: degraded %q, detail %q; want only %q, and the totals", h.Degraded, h.Detail, listen)
 	}
 

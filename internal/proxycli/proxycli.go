@@ -153,10 +153,10 @@ func proxyHealth(now time.Time, addr string, st proxy.Stats, o *otlp.Stats, otlp
 		}
 	}
 	if st.NotRecorded > 0 {
-		detail += fmt.Sprintf("; %d turns not recorded (%s)", st.NotRecorded, st.NotRecordedWhy)
+		detail += fmt.Sprintf("; %d turns not confirmed recorded (%s)", st.NotRecorded, st.NotRecordedWhy)
 	}
 	if o != nil && o.NotRecorded > 0 {
-		detail += fmt.Sprintf("; %d otlp events not recorded (%s)", o.NotRecorded, o.NotRecordedWhy)
+		detail += fmt.Sprintf("; %d otlp events not confirmed recorded (%s)", o.NotRecorded, o.NotRecordedWhy)
 	}
 	degraded := problems
 	if pr := st.Problem(now); pr != "" {

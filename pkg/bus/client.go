@@ -302,14 +302,17 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 }
 
 // NotRecordedError is PublishBatch's error when some events were neither acknowledged by the
-// stream nor spooled (the spool's disk is full): they are lost, and the caller counts them.
+// stream within Timeout nor spooled (the spool's disk is full, or there is no spool): they may
+// not have been recorded, and the caller counts them as such. The count may be too high: an event
+// whose ack did not come in time may still be stored by a slow stream, and nothing says so later.
+// It is never too low: an event not named here was acknowledged or spooled.
 type NotRecordedError struct {
-	Lost []int // indexes of the lost events in the batch
-	Err  error // the spool's error
+	Lost []int // indexes in the batch of the events not confirmed recorded
+	Err  error // the spool's error, or why the stream did not acknowledge (no spool)
 }
 
 func (e *NotRecordedError) Error() string {
-	return fmt.Sprintf("%d event(s) neither published nor spooled: %v", len(e.Lost), e.Err)
+	return fmt.Sprintf("%d event(s) neither acknowledged nor spooled, maybe not recorded: %v", len(e.Lost), e.Err)
 }
 
 func (e *NotRecordedError) Unwrap() error { return e.Err }

@@ -15,9 +15,11 @@ const LossLogEvery = 10 * time.Second
 const LossRecently = 30 * time.Second
 
 // LossCounter counts what a producer took from a client (a proxy's turns, an OTLP receiver's
-// events) but could not record: PublishBatch or Publish failed for it, neither the bus nor the
-// spool took it (a NotRecordedError, or another error for the whole batch). The client was
-// answered and will not send it again. The counter keeps the total, when the last was lost and
+// events) but could not confirm recorded: PublishBatch or Publish failed for it, neither the bus
+// acknowledged it nor the spool took it (a NotRecordedError, or another error for the whole
+// batch). The client was answered and will not send it again. The count may be too high (see
+// NotRecordedError: a slow stream may still store an event whose ack came too late), hence "may
+// not have been recorded" in what it says. The counter keeps the total, when the last was lost and
 // why, and logs at most once every LossLogEvery. Set its fields before the first Add; the zero
 // value is silent and counts.
 type LossCounter struct {
@@ -89,12 +91,12 @@ type Losses struct {
 }
 
 // Problem says, while a loss happened within LossRecently of now, what was lost and why
-// ("turns not recorded: disk full (count in detail)"); else "". It holds no count: a heartbeat's
+// ("turns may not have been recorded: disk full (count in detail)"); else "". It holds no count: a heartbeat's
 // problems are compared from one beat to the next (the supervisor logs a change), and a running
 // total would change at nearly every beat. The count goes in the heartbeat's detail.
 func (l Losses) Problem(now time.Time) string {
 	if l.N == 0 || now.Sub(l.At) > LossRecently {
 		return ""
 	}
-	return fmt.Sprintf("%s not recorded: %s (count in detail)", l.What, l.Why)
+	return fmt.Sprintf("%s may not have been recorded: %s (count in detail)", l.What, l.Why)
 }

@@ -38,7 +38,7 @@ func TestLossCounter_Add(t *testing.T) {
 		!strings.Contains(logs.String(), `why="disk full"`) {
 		t.Errorf("log lacks the count, the total or why:\n%s", logs.String())
 	}
-	if pr := l.Problem(now.Add(LossRecently)); pr != "turns not recorded: bus: unavailable (count in detail)" {
+	if pr := l.Problem(now.Add(LossRecently)); pr != "turns may not have been recorded: bus: unavailable (count in detail)" {
 		t.Errorf("Problem = %q", pr)
 	}
 	if pr := l.Problem(now.Add(LossRecently + time.Second)); pr != "" {

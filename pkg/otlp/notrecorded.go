@@ -18,7 +18,7 @@ func lostOf(n int, err error) int {
 }
 
 // Problem says, while events were lost within bus.LossRecently of now, that events were lost and
-// why ("OTLP events not recorded: disk full (count in detail)"); else "".
+// why ("OTLP events may not have been recorded: disk full (count in detail)"); else "".
 func (s Stats) Problem(now time.Time) string {
 	return bus.Losses{What: "OTLP events", N: s.NotRecorded, At: s.NotRecordedAt, Why: s.NotRecordedWhy}.Problem(now)
 }

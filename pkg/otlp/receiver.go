@@ -128,7 +128,7 @@ func New(cfg Config) *Receiver {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
 	r.nr.What, r.nr.Key, r.nr.Logger = "OTLP events", "events", r.logger
-	r.nr.Msg = "otlp: events not recorded: the exporter was answered, but neither the bus nor the spool took them"
+	r.nr.Msg = "otlp: events may not have been recorded: the exporter was answered, but the bus did not acknowledge them and the spool did not take them"
 	r.nr.Now = func() time.Time { return r.now() }
 	r.cfg.MaxBodyBytes = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	r.cfg.BodyTimeout = cmp.Or(max(cfg.BodyTimeout, 0), DefaultBodyTimeout)

@@ -38,7 +38,7 @@ func (p *Proxy) lost(evs []event.Event, err error) {
 }
 
 // Problem says, while turns were lost within bus.LossRecently of now, that turns were lost and
-// why ("turns not recorded: disk full (count in detail)"); else "".
+// why ("turns may not have been recorded: disk full (count in detail)"); else "".
 func (s Stats) Problem(now time.Time) string {
 	return bus.Losses{What: "turns", N: s.NotRecorded, At: s.NotRecordedAt, Why: s.NotRecordedWhy}.Problem(now)
 }

@@ -96,7 +96,7 @@ func TestProxy_CountsTurnsNotRecorded(t *testing.T) {
 	if st.NotRecorded == 0 {
 		t.Error("no turn counted as not recorded")
 	}
-	if pr := st.Problem(time.Now()); pr != "turns not recorded: disk full (count in detail)" {
+	if pr := st.Problem(time.Now()); pr != "turns may not have been recorded: disk full (count in detail)" {
 		t.Errorf("Problem = %q", pr)
 	}
 	if pr := st.Problem(time.Now().Add(time.Hour)); pr != "" {

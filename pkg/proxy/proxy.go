@@ -146,7 +146,7 @@ func New(cfg Config) (*Proxy, error) {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
 	p.nr.What, p.nr.Key, p.nr.Logger = "turns", "turns", p.logger
-	p.nr.Msg = "api turns not recorded: the client was served, but neither the bus nor the spool took the record"
+	p.nr.Msg = "api turns may not have been recorded: the client was served, but the bus did not acknowledge the record and the spool did not take it"
 	p.guard = newGuard(cfg.ListenAddr)
 	p.maxBody = cmp.Or(max(cfg.MaxBodyBytes, 0), DefaultMaxBodyBytes)
 	p.timeouts = [2]time.Duration{cmp.Or(max(cfg.ConnectTimeout, 0), DefaultConnectTimeout),
