@@ -21,8 +21,10 @@ import (
 // same process (the watcher's next pass over a growing file) has its memos whole; one read in
 // another process (after a restart, or by the next one-shot scan) has them empty, and a parser
 // must do without: a result event without its call's target (the store keeps the call's), a title
-// or a prompt found again in the file by its offset. A state written before memos holds the text
-// itself, which is read as such.
+// waiting for a time read again from its line (Claude Code, and Gemini CLI's and Qwen Code's
+// .jsonl: the state keeps the line's offset and length, and the title is kept only if that line
+// still gives it), aider's prompt read again from its offset. A state written before memos holds
+// the text itself, which is read as such.
 type Memo string
 
 // memoBytes bounds the text the process keeps for memos.

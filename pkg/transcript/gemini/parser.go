@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -47,6 +49,9 @@ type Parser struct {
 	seen      map[string]bool // st.Seen as a set
 	triedDisk bool            // the layout and the file's head were searched for the project root
 	tested    map[string]bool // directories whose hash was compared with the projectHash
+
+	recOff int64 // the record being read: its offset and length, for a pending title
+	recLen int
 }
 
 var _ transcript.Parser = (*Parser)(nil)
@@ -72,6 +77,10 @@ type state struct {
 	TitleH       string          `json:"title_h,omitempty"`
 	TitleByUser  bool            `json:"title_user,omitempty"`
 	TitlePending bool            `json:"title_pending,omitempty"`
+	// TitleAt and TitleLen locate the line of a pending title in a .jsonl: another process, which
+	// has not its text (Title is a memo), reads it again from there (see recallTitle).
+	TitleAt  int64 `json:"title_at,omitempty"`
+	TitleLen int   `json:"title_len,omitempty"`
 
 	Doc     *docMark  `json:"doc,omitempty"`
 	Seen    []string  `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
@@ -104,8 +113,37 @@ func (a *Adapter) newParser(src transcript.Source, st []byte) (*Parser, error) {
 		if err := json.Unmarshal(st, &p.st); err != nil {
 			return nil, errors.New("gemini: bad parser state for " + src.Path + ": " + err.Error())
 		}
+		p.recallTitle()
 	}
 	return p, nil
+}
+
+// maxTitleLine bounds the title line recallTitle reads again.
+const maxTitleLine = 1 << 20
+
+// recallTitle reads a pending title again from its line in a .jsonl, in a process that has not
+// its text (the state keeps its hash, TitleH, and where its line is). The line is read by a
+// parser of its own, with an empty state, so that this one's state is left as it was; the title
+// is taken only if its hash is TitleH (else the file changed there, and none is reported).
+func (p *Parser) recallTitle() {
+	st := &p.st
+	if !st.TitlePending || st.Title != "" || st.TitleH == "" || p.src.Document || st.TitleLen <= 0 || st.TitleLen > maxTitleLine || st.TitleAt < 0 {
+		return
+	}
+	f, err := os.Open(p.src.Path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	raw := make([]byte, st.TitleLen)
+	if _, err := io.ReadFull(io.NewSectionReader(f, st.TitleAt, int64(st.TitleLen)), raw); err != nil {
+		return
+	}
+	q := &Parser{a: p.a, src: p.src, client: p.client, prices: p.prices, triedDisk: true}
+	q.line(raw)
+	if q.st.Title != "" && q.st.TitleH == st.TitleH {
+		st.Title = q.st.Title
+	}
 }
 
 // State returns the parser's resume state.
@@ -124,6 +162,7 @@ func malformed(format string, args ...any) error {
 // Record parses one line of a .jsonl, or a whole document.
 func (p *Parser) Record(off int64, raw []byte) ([]event.Event, error) {
 	p.stats.Lines++
+	p.recOff, p.recLen = off, len(raw)
 	var evs []event.Event
 	var err error
 	if p.src.Document {
@@ -136,8 +175,8 @@ func (p *Parser) Record(off int64, raw []byte) ([]event.Event, error) {
 		return nil, err
 	}
 	if p.st.TitlePending && p.st.LastTime != 0 {
-		p.st.TitlePending = false
-		if p.st.Title != "" { // "": held by another process, whose memory is gone
+		p.st.TitlePending, p.st.TitleAt, p.st.TitleLen = false, 0, 0
+		if p.st.Title != "" { // "": held by another process and not found again (recallTitle)
 			evs = append(evs, p.titleEvent(time.Unix(0, p.st.LastTime).UTC()))
 		}
 	}
@@ -440,8 +479,12 @@ func (p *Parser) title(raw string, byUser bool, t time.Time) []event.Event {
 	if t.IsZero() && p.st.LastTime != 0 {
 		t = time.Unix(0, p.st.LastTime).UTC()
 	}
+	p.st.TitleAt, p.st.TitleLen = 0, 0
 	if t.IsZero() {
 		p.st.TitlePending = true
+		if !p.src.Document {
+			p.st.TitleAt, p.st.TitleLen = p.recOff, p.recLen
+		}
 		return nil
 	}
 	p.st.TitlePending = false

@@ -1,8 +1,10 @@
 package gemini
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -168,5 +170,47 @@ func TestParser_QwenCustomTitle(t *testing.T) {
 	}
 	if s := summarize(evs, p); len(s.Unknown) != 0 {
 		t.Errorf("unknown %v", s.Unknown)
+	}
+}
+
+// A summary read before any time is kept in the state as a memo, whose text only the process that
+// read it has. Another process resuming the .jsonl reads the line again at its offset and still
+// reports the title; a file whose line there changed reports none.
+func TestParser_TitleResumedElsewhere(t *testing.T) {
+	lines := [][]byte{[]byte(`{"$set":{"summary":"  Fix the   login bug "}}`)}
+	path := filepath.Join(t.TempDir(), "session-x.jsonl")
+	if err := os.WriteFile(path, append(lines[0], '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := transcript.Source{Client: Client, Path: path}
+	p, err := New(nil).newParser(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := run(t, p, lines); len(titles(evs)) != 0 {
+		t.Fatalf("before any time: %+v", evs)
+	}
+	re := regexp.MustCompile(`\{"memo":"[^"]*"\}`)
+	state := re.ReplaceAll(p.State(), []byte(`{"memo":"gone"}`)) // as another process reads it
+	if bytes.Contains(state, []byte("login")) || !bytes.Contains(state, []byte(`"gone"`)) {
+		t.Fatalf("state %s: want the title as a memo, no text", state)
+	}
+	header := []byte(`{"sessionId":"g1","projectHash":"ab","startTime":"2026-05-01T10:00:00.000Z","lastUpdated":"2026-05-01T10:00:00.000Z","kind":"main"}`)
+	resume := func() []event.Event {
+		t.Helper()
+		p, err := New(nil).newParser(src, state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return titles(transcripttest.Feed(t, p, [][]byte{header}, transcripttest.CheckValid))
+	}
+	if ts := resume(); len(ts) != 1 || ts[0].Session.Title != "Fix the login bug" {
+		t.Errorf("titles after a resume without the memo: %+v, want Fix the login bug", ts)
+	}
+	if err := os.WriteFile(path, []byte(`{"$set":{"summary":"Something else entirely"}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ts := resume(); len(ts) != 0 {
+		t.Errorf("titles from a changed file: %+v, want none", ts)
 	}
 }
