@@ -200,7 +200,8 @@ func (s *suite) waitHealthy(d time.Duration) statusJSON {
 		lines := strings.Split(strings.TrimSpace(s.readFile("logs/"+c+".log")), "\n")
 		fmt.Fprintf(&logs, "--- logs/%s.log (last lines):\n%s\n", c, strings.Join(lines[max(0, len(lines)-8):], "\n"))
 	}
-	s.tb.Fatalf("suite not healthy after %v:\n%s%s\n%s\n%s", d, out, errOut, s.readFile("logs/supervisor.log"), logs.String())
+	s.tb.Fatalf("suite not healthy after %v:\n%s%s\n%s\n%s--- up-stderr.log:\n%s", d, out, errOut, s.readFile("logs/supervisor.log"), logs.String(),
+		s.readFile("up-stderr.log"))
 	return statusJSON{}
 }
 

@@ -364,8 +364,13 @@ func (h *Hub) dropStaleMirrors(ctx context.Context, js jetstream.JetStream, ms [
 		key, registered := keys[name]
 		if registered {
 			str, err := js.Stream(ctx, name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				// Listed, then gone: in a cluster the list may be a step ahead of (or behind)
+				// the stream's own answer while the meta leader settles. Nothing to drop.
+				continue
+			}
 			if err != nil {
-				return err
+				return fmt.Errorf("hub: read mirror %s: %w", name, err)
 			}
 			if str.CachedInfo().Config.Metadata[mirrorKeyMeta] == key {
 				continue
