@@ -487,7 +487,7 @@ func TestTeam_HubCluster(t *testing.T) {
 		n.launch("hub", "up", "--grace", "5s")
 	}
 	for _, n := range nodes {
-		n.waitHealthy(5 * time.Minute)
+		n.waitHealthy(10 * time.Minute) // the hub waits as long for its cluster to form
 	}
 	var urls []string
 	for _, l := range leafs {

@@ -266,7 +266,7 @@ func (s *Server) ensureStream(ctx context.Context) error {
 	if s.cfg.Setup != nil {
 		// A team hub's cluster may take minutes to form (its nodes started one by one, a loaded
 		// machine): its streams wait for it.
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		return s.cfg.Setup(sctx, js)
 	}
