@@ -317,26 +317,12 @@ func (e *NotRecordedError) Error() string {
 
 func (e *NotRecordedError) Unwrap() error { return e.Err }
 
-// waitFutures waits for the acks of futures, Timeout in all, and spools the events not
+// waitFutures waits for the acks of futures, Timeout in all (waitAcks), and spools the events not
 // acknowledged by then. It returns the indexes of those it could not spool either, and the spool's
-// first error. The deadline holds for every future after it passes: a stream that takes events and
-// never answers (a JetStream whose store failed a write) must not hold the batch, or the producer's
-// publishing behind it, any longer.
+// first error.
 func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) (lost []int, firstErr error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
-	for i, f := range futures {
-		select {
-		case <-f.Ok():
-			continue
-		default:
-		}
-		select {
-		case <-f.Ok():
-			continue
-		case <-f.Err():
-		case <-ctx.Done():
-		}
+	unacked, _ := c.waitAcks(ctx, futures)
+	for _, i := range unacked {
 		if _, err := c.toSpool(datas[i]); err == nil {
 			*spooled++
 		} else {
@@ -349,10 +335,11 @@ func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFutu
 	return lost, firstErr
 }
 
-// waitAcks is waitFutures without a spool: it waits for the acks of futures, Timeout in all, and
-// returns the indexes of the events not acknowledged by then and the first reason. The same
-// deadline holds: a silent stream must not hold a spool-less producer forever either.
-func (c *Client) waitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (lost []int, firstErr error) {
+// waitAcks waits for the acks of futures, Timeout in all, and returns the indexes of the events
+// not acknowledged by then and the first reason. The deadline holds for every future after it
+// passes: a stream that takes events and never answers (a JetStream whose store failed a write)
+// must not hold the batch, or the producer's publishing behind it, any longer.
+func (c *Client) waitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (unacked []int, firstErr error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	for i, f := range futures {
@@ -369,12 +356,12 @@ func (c *Client) waitAcks(ctx context.Context, futures []jetstream.PubAckFuture)
 		case <-ctx.Done():
 			err = fmt.Errorf("no ack within %v: %w", c.opts.Timeout, ctx.Err())
 		}
-		lost = append(lost, i)
+		unacked = append(unacked, i)
 		if firstErr == nil {
 			firstErr = err
 		}
 	}
-	return lost, firstErr
+	return unacked, firstErr
 }
 
 func (c *Client) trigger() {
