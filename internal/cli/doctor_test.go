@@ -307,19 +307,8 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 			defer l.Close() // the previous subtest closed it: hold the port again
 		}
 		problem := "otlp/http listener " + addr + ": address already in use (another program holds the port (an OpenTelemetry collector?): stop it, or change [otlp] addr)"
-		cfg := config.Default()
-		cfg.Home = s.obs
-		ctrl := &supervisor.Control{Status: func() any {
-			return statusReport{Running: true, PID: 4242, Home: s.obs, Components: []supervisor.ChildStatus{
-				{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
-				{Name: "writer", PID: 4243, State: supervisor.StateRunning, Health: "ok"},
-				{Name: "proxy", PID: 4244, State: supervisor.StateRunning, Health: "degraded", Problems: []string{problem}, Detail: problem + "; 127.0.0.1:8820, 0 requests"},
-			}}
-		}}
-		if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
-			t.Fatal(err)
-		}
-		defer ctrl.Close()
+		defer degradedSupervisor(t, s.obs, supervisor.ChildStatus{Name: "proxy", PID: 4244, State: supervisor.StateRunning, Health: "degraded",
+			Problems: []string{problem}, Detail: problem + "; 127.0.0.1:8820, 0 requests"}).Close()
 		code, checks := doctor(t)
 		expect(t, checks, "supervisor", checkWarn, "proxy running/degraded", problem)
 		expect(t, checks, "otlp", checkFail, "not listening", problem, "observerctl restart proxy")
@@ -329,19 +318,8 @@ func TestDoctor_HealthyThenBroken(t *testing.T) {
 	})
 	t.Run("a reader cannot read its database", func(t *testing.T) {
 		problem := "opencode: cannot read /home/u/.local/share/opencode/opencode.db: file is not a database"
-		cfg := config.Default()
-		cfg.Home = s.obs
-		ctrl := &supervisor.Control{Status: func() any {
-			return statusReport{Running: true, PID: 4242, Home: s.obs, Components: []supervisor.ChildStatus{
-				{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
-				{Name: "writer", PID: 4243, State: supervisor.StateRunning, Health: "ok"},
-				{Name: "watch", PID: 4245, State: supervisor.StateRunning, Health: "degraded", Problems: []string{problem}, Detail: problem + "; 12 passes"},
-			}}
-		}}
-		if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
-			t.Fatal(err)
-		}
-		defer ctrl.Close()
+		defer degradedSupervisor(t, s.obs, supervisor.ChildStatus{Name: "watch", PID: 4245, State: supervisor.StateRunning, Health: "degraded",
+			Problems: []string{problem}, Detail: problem + "; 12 passes"}).Close()
 		_, checks := doctor(t)
 		expect(t, checks, "supervisor", checkWarn, "watch running/degraded", problem)
 	})
@@ -619,4 +597,23 @@ func TestDoctorDisk_Bound(t *testing.T) {
 	if c := run(t, cfg); c.Status != checkWarn || !strings.Contains(c.Detail, "[hub] max_bytes is 1024.0 PiB") || !strings.Contains(c.Fix, "[hub] max_bytes") {
 		t.Errorf("hub home, [hub] max_bytes 1 EiB: %+v, want a warning naming [hub] max_bytes", c)
 	}
+}
+
+// degradedSupervisor answers doctor's status request for home as a supervisor whose bus and writer
+// are healthy and whose other component is c; the caller closes it.
+func degradedSupervisor(tb testing.TB, home string, c supervisor.ChildStatus) *supervisor.Control {
+	tb.Helper()
+	cfg := config.Default()
+	cfg.Home = home
+	ctrl := &supervisor.Control{Status: func() any {
+		return statusReport{Running: true, PID: 4242, Home: home, Components: []supervisor.ChildStatus{
+			{Name: "bus", State: supervisor.StateRunning, Health: "ok"},
+			{Name: "writer", PID: 4243, State: supervisor.StateRunning, Health: "ok"},
+			c,
+		}}
+	}}
+	if err := ctrl.Listen(socketPath(&env{cfg: cfg})); err != nil {
+		tb.Fatal(err)
+	}
+	return ctrl
 }
