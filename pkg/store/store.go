@@ -62,14 +62,15 @@ type Store struct {
 
 // ReadDB is a read-only connection to the writer's own store, opened at the first call and closed
 // with the store: work that reads much and writes little (the analysis) reads there, so that it
-// does not hold the writer's only connection while it reads. It sees every committed write.
+// does not hold the writer's only connection while it reads. It sees every committed write. Its
+// page cache is ReadCacheKiB.
 func (s *Store) ReadDB() (*sql.DB, error) {
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
 	if s.read != nil {
 		return s.read, nil
 	}
-	db, err := sql.Open("sqlite3", dsn(s.path, true))
+	db, err := sql.Open("sqlite3", dsn(s.path, true, ReadCacheKiB))
 	if err != nil {
 		return nil, err
 	}
@@ -103,19 +104,53 @@ func (s *Store) CheckFile() error {
 // SQLite spills them to the WAL before the commit and writes them twice. Readers reuse what the
 // OS caches of the file. It was 64 MiB, which a connection fills as the store grows: most of a
 // cold scan's memory.
+//
+// A connection's cache grows with the pages it touches until it reaches its size, and then stays
+// there: on a store smaller than the cache, the process's RSS follows the store's size (a writer
+// under steady load grows for as long as its store is under the cache sizes), then levels off.
+// The writer's ceiling is CacheKiB on its connection plus ReadCacheKiB on ReadDB's, about 21 MiB
+// with SQLite's per-page overhead, above the binary's mapped code and the Go heap
+// (scripts/soak-writer.sh prints the curve).
 const CacheKiB = 16 << 10
 
-func dsn(path string, readOnly bool) string {
-	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-" + strconv.Itoa(CacheKiB)
+// ReadCacheKiB is the page cache of the writer's read connection (ReadDB). The analysis and the
+// session memory read there: each session's actions once per change, a project's file and
+// command actions once a minute: scans, which the OS's file cache serves as well. At CacheKiB the
+// writer's two caches could hold 32 MiB between them.
+const ReadCacheKiB = 4 << 10
+
+func dsn(path string, readOnly bool, cacheKiB int) string {
+	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-" + strconv.Itoa(cacheKiB)
 	if readOnly {
 		return "file:" + path + q + "&mode=ro&_query_only=true"
 	}
 	return "file:" + path + q + "&_txlock=immediate"
 }
 
+// MallocArenas is how many malloc arenas glibc may use in a process that opens the store for
+// writing (OpenWriter), unless MALLOC_ARENA_MAX says otherwise. SQLite allocates its page caches
+// and statements with malloc, from whichever OS thread the Go scheduler ran the call on, and glibc
+// gives each thread an arena of its own, up to 8 per core: every arena then grows to the high-water
+// mark of what was allocated in it and keeps it, so that the writer's RSS went on growing past its
+// caches' ceiling (86 MB after 8 minutes at 120 requests/s, 5 arenas of 8 to 11 MB each, against
+// 6 MB of Go heap). With two arenas the same memory is reused.
+const MallocArenas = 2
+
+var mallocOnce sync.Once
+
+// limitMallocArenas applies MallocArenas, once per process.
+func limitMallocArenas() {
+	mallocOnce.Do(func() {
+		if os.Getenv("MALLOC_ARENA_MAX") == "" {
+			setMallocArenas(MallocArenas)
+		}
+	})
+}
+
 // OpenWriter takes the writer lock, opens (creating) the database with mode 0600 and applies the
-// pending migrations.
+// pending migrations. It caps the process's malloc arenas (MallocArenas).
 func OpenWriter(ctx context.Context, path string) (*Store, error) {
+	limitMallocArenas()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -134,7 +169,7 @@ func OpenWriter(ctx context.Context, path string) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(path, false))
+	db, err := sql.Open("sqlite3", dsn(path, false, CacheKiB))
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -166,7 +201,7 @@ func OpenReader(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open store %s: %w (has the writer run yet? start observer with `observerctl up`)", path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(path, true))
+	db, err := sql.Open("sqlite3", dsn(path, true, CacheKiB))
 	if err != nil {
 		return nil, err
 	}

@@ -265,3 +265,31 @@ func TestOpenReader_ReadsCommittedRowsAndCannotWrite(t *testing.T) {
 		t.Error("the reader's INSERT landed in the database")
 	}
 }
+
+// The writer's page caches are bounded as documented at CacheKiB: its own connection's at
+// CacheKiB, the read connection's (ReadDB) at ReadCacheKiB.
+func TestStore_CacheSizes(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rdb, err := st.ReadDB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		db   *sql.DB
+		want int
+	}{{"writer", st.DB, -store.CacheKiB}, {"read", rdb, -store.ReadCacheKiB}} {
+		var got int
+		if err := c.db.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s connection: cache_size %d, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !linux || !cgo
+
+package store
+
+// setMallocArenas does nothing where the C library is not glibc's.
+func setMallocArenas(int) bool { return false }
