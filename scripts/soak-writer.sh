@@ -6,8 +6,10 @@
 # writer` child, found again after a restart) is sampled every SAMPLE seconds. With BASE=rev that
 # revision is built (in a /tmp worktree, kept under BENCH_DIR by commit, as scripts/bench-lib.sh
 # does) and runs its own suite at the same time, each with its own load and fake upstream, so both
-# see the same machine. It prints the RSS per minute (min / median / max MB) side by side, then
-# each tree's first and last minute, the store's size (database and WAL) and the turns stored.
+# see the same machine. It prints the RSS per minute (min / median / max MB) side by side, VmRSS
+# and RssAnon (the writer's own memory: VmRSS also counts the pages of the binary it has mapped,
+# which the kernel drops under pressure and reads back, so compare trees on RssAnon), then each
+# tree's first and last minute, the store's size (database and WAL) and the turns stored.
 #
 #   DURATION=10m RATE=30 SAMPLE=10   defaults
 #   BASE=rev                         also run that revision, at the same time
@@ -85,7 +87,7 @@ for tree in "${TREES[@]}"; do
 	bench_on_exit "kill -TERM ${LOAD[$tree]}"
 done
 
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
+rss_kb() { awk '/^VmRSS:/ {r=$2} /^RssAnon:/ {a=$2} END {if (r != "") print r "\t" a}' "/proc/$1/status" 2>/dev/null || true; }
 t0=$EPOCHREALTIME
 next=0
 while :; do
@@ -100,7 +102,7 @@ while :; do
 			kb=$(rss_kb "${WPID[$tree]}")
 		fi
 		db=${HOMEDIR[$tree]}/observer.db
-		printf '%s\t%.0f\t%s\t%s\t%s\t%s\n' "$tree" "$now" "${WPID[$tree]}" "${kb:-0}" \
+		printf '%s\t%.0f\t%s\t%s\t%s\t%s\n' "$tree" "$now" "${WPID[$tree]}" "${kb:-0	0}" \
 			"$(stat -c %s "$db" 2>/dev/null || echo 0)" "$(stat -c %s "$db-wal" 2>/dev/null || echo 0)" >>"$samples"
 	done
 	next=$((next + SAMPLE))
@@ -127,25 +129,26 @@ labels = dict(a.split("=", 1) for a in sys.argv[4:])
 trees = list(labels)
 rows = {t: [] for t in trees}
 for line in open(samples):
-    t, s, pid, kb, db, wal = line.split("\t")
-    rows[t].append((int(s), int(pid), int(kb) / 1024, int(db) / 1048576, int(wal) / 1048576))
+    t, s, pid, kb, anon, db, wal = line.split("\t")
+    rows[t].append((int(s), int(pid), int(kb) / 1024, int(db) / 1048576, int(wal) / 1048576, int(anon) / 1024))
 counts = {}
 for line in open(f"{work}/counts"):
     p = line.split()
     counts[p[0]] = f"{int(p[2]):,} turns, {int(p[4]):,} sessions stored"
-print(f"\nthe writer's RSS (MB) under `observerctl up`, sampled every {step} s; per minute min / median / max")
-head = ["minute"] + [labels[t] for t in trees]
-table = [head]
 minutes = sorted({s // 60 for t in trees for s, *_ in rows[t]})
 def cell(v):
     return f"{min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}" if v else "-"
-for m in minutes:
-    table.append([f"  {m:3d}"] + [cell([r[2] for r in rows[t] if r[0] // 60 == m and r[2] > 0]) for t in trees])
-w = [max(len(r[i]) for r in table) for i in range(len(head))]
-for i, r in enumerate(table):
-    print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
-    if i == 0:
-        print("  " + "  ".join("-" * x for x in w))
+for col, title in ((2, "RSS (VmRSS)"), (5, "anonymous RSS (RssAnon: the RSS less the mapped binary and libraries, which the kernel may drop and share)")):
+    print(f"\nthe writer's {title} in MB under `observerctl up`, sampled every {step} s; per minute min / median / max")
+    head = ["minute"] + [labels[t] for t in trees]
+    table = [head]
+    for m in minutes:
+        table.append([f"  {m:3d}"] + [cell([r[col] for r in rows[t] if r[0] // 60 == m and r[col] > 0]) for t in trees])
+    w = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for i, r in enumerate(table):
+        print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+        if i == 0:
+            print("  " + "  ".join("-" * x for x in w))
 for t in trees:
     r = [x for x in rows[t] if x[2] > 0]
     if not r:
@@ -162,7 +165,8 @@ for t in trees:
     except (OSError, ValueError, KeyError):
         ld = "load: no report"
     print(f"  {labels[t]}: first minute median {statistics.median(first) if first else 0:.1f} MB, "
-          f"last minute median {statistics.median(last):.1f} MB, max {max(x[2] for x in r):.1f} MB; "
+          f"last minute median {statistics.median(last):.1f} MB, max {max(x[2] for x in r):.1f} MB "
+          f"(anonymous: last minute median {statistics.median([x[5] for x in r if x[0] // 60 == last_m]):.1f}, max {max(x[5] for x in r):.1f}); "
           f"store {r[-1][3]:.1f} MB + WAL {r[-1][4]:.1f} MB; {ld}; {counts.get(t, '')}"
           + (f"; the writer restarted ({pids} pids)" if pids > 1 else ""))
 print("  The machine is shared: read the shape of the curve, not one figure.")
