@@ -46,9 +46,11 @@ type Spec struct {
 	Path string   // executable
 	Args []string // arguments after the executable
 	Env  []string // added to the supervisor's environment
-	// Nice lowers the child's CPU priority (0: the supervisor's own). The components that work in
-	// the background (writer, watcher, dashboard) run niced so that, on a small machine, their
-	// bursts do not delay the proxy, which sits on the path of every model request.
+	// Nice lowers the child's CPU priority by this much below the supervisor's own (0: the same;
+	// at most to nice 19), so a supervisor run under `nice` never raises a child above itself. The
+	// components that work in the background (writer, watcher, dashboard) run niced so that, on a
+	// small machine, their bursts do not delay the proxy, which sits on the path of every model
+	// request.
 	Nice int
 }
 
@@ -359,8 +361,9 @@ func (s *Supervisor) start(ch *child, ready chan struct{}) (exited chan struct{}
 	ch.started = time.Now()
 	ch.mu.Unlock()
 	if ch.spec.Nice != 0 {
-		if err := syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, ch.spec.Nice); err != nil {
-			s.logger.Warn("component priority not lowered", "component", ch.spec.Name, "nice", ch.spec.Nice, "err", err)
+		nice := min(ownNice()+ch.spec.Nice, 19)
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, nice); err != nil {
+			s.logger.Warn("component priority not lowered", "component", ch.spec.Name, "nice", nice, "err", err)
 		}
 	}
 	s.logger.Info("component started", "component", ch.spec.Name, "pid", cmd.Process.Pid)
@@ -577,4 +580,13 @@ func TailFile(w io.Writer, path string, n int) (int64, error) {
 	}
 	_, err = w.Write(buf)
 	return size, err
+}
+
+// ownNice is the supervisor's nice value (Linux's getpriority answers 20 - nice).
+func ownNice() int {
+	p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0
+	}
+	return 20 - p
 }

@@ -306,7 +306,14 @@ func TestSupervisor_Nice(t *testing.T) {
 		}
 		return n // Linux answers 20 - nice, other systems the nice value: compare the two children
 	}
-	if d := prio("low") - prio("normal"); d != 10 && d != -10 {
-		t.Errorf("the niced child's priority differs from the other's by %d, want 10", d)
+	// 10 below the supervisor's own, or as far as nice 19 allows when the test itself runs niced
+	// (`nice make test`).
+	own, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := min(10, 19-(20-own))
+	if d := prio("low") - prio("normal"); d != want && d != -want {
+		t.Errorf("the niced child's priority differs from the other's by %d, want %d", d, want)
 	}
 }
