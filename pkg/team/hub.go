@@ -355,15 +355,32 @@ func (h *Hub) dropStaleMirrors(ctx context.Context, js jetstream.JetStream, ms [
 	for _, m := range ms {
 		keys[MirrorStream(m.Name)] = m.NKey
 	}
-	names := js.StreamNames(ctx)
+	// Every JetStream call goes through retry: in a cluster a request sent before the meta leader
+	// is elected (or while it changes) is dropped, and would otherwise wait out the whole setup.
+	var listed []string
+	err := retry(ctx, func(ctx context.Context) error {
+		listed = listed[:0]
+		names := js.StreamNames(ctx)
+		for name := range names.Name() {
+			listed = append(listed, name)
+		}
+		return names.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("hub: list streams: %w", err)
+	}
 	var stale []string
-	for name := range names.Name() {
+	for _, name := range listed {
 		if !strings.HasPrefix(name, "TEAM_") {
 			continue
 		}
 		key, registered := keys[name]
 		if registered {
-			str, err := js.Stream(ctx, name)
+			var str jetstream.Stream
+			err := retry(ctx, func(ctx context.Context) (err error) {
+				str, err = js.Stream(ctx, name)
+				return err
+			})
 			if errors.Is(err, jetstream.ErrStreamNotFound) {
 				// Listed, then gone: in a cluster the list may be a step ahead of (or behind)
 				// the stream's own answer while the meta leader settles. Nothing to drop.
@@ -378,11 +395,8 @@ func (h *Hub) dropStaleMirrors(ctx context.Context, js jetstream.JetStream, ms [
 		}
 		stale = append(stale, name)
 	}
-	if err := names.Err(); err != nil {
-		return err
-	}
 	for _, name := range stale {
-		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		if err := retry(ctx, func(ctx context.Context) error { return js.DeleteStream(ctx, name) }); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("hub: drop mirror %s: %w", name, err)
 		}
 		h.cfg.Logger.Info("hub: dropped the mirror of a removed member or an old key", "stream", name)
