@@ -2,17 +2,16 @@ package proxycli
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/testlog"
 	"github.com/observerhq/observer/pkg/bus"
 )
 
@@ -52,7 +51,7 @@ func TestRun_OTLPPortTaken(t *testing.T) {
 
 // runProxy runs observer-proxy (Run) on a bus of its own with env set, until the test ends, and
 // returns its heartbeats, its exit code once it exits, and its log.
-func runProxy(t *testing.T, env map[string]string) (<-chan bus.Health, <-chan int, *syncBuffer) {
+func runProxy(t *testing.T, env map[string]string) (<-chan bus.Health, <-chan int, *testlog.Buffer) {
 	t.Helper()
 	home := t.TempDir()
 	token, err := bus.LoadOrCreateToken(filepath.Join(home, "bus.token"))
@@ -87,7 +86,7 @@ func runProxy(t *testing.T, env map[string]string) (<-chan bus.Health, <-chan in
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testlog.Buffer{}, &testlog.Buffer{}
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, []string{"observer-proxy", "--home", home}, out, errOut) }()
 	t.Cleanup(func() {
@@ -135,22 +134,4 @@ func TestRun_OTLPBodyTimeout(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestTimeout {
 		t.Fatalf("status %d, want 408", resp.StatusCode)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the proxy's logger and the test may use at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,18 +1,17 @@
 package supervisor_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/internal/testlog"
 	"github.com/observerhq/observer/pkg/bus"
 )
 
@@ -184,7 +183,7 @@ func TestSupervisor_Status_Degraded(t *testing.T) {
 // warning a second, written to the full disk.
 func TestSupervisor_Run_LogsDegradedOnce(t *testing.T) {
 	e := newEnv(t, true)
-	var logs syncBuffer
+	var logs testlog.Buffer
 	opts := e.options(e.spec(t, "p", "heartbeat", envDegraded+"=%d turns not recorded: disk full"))
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	r := start(t, opts)
@@ -195,24 +194,6 @@ func TestSupervisor_Run_LogsDegradedOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), "component is degraded"); n != 1 {
 		t.Errorf("%d log lines for %d heartbeats whose problem differed only in its count, want 1:\n%s", n, st.Events, logs.String())
 	}
-}
-
-// syncBuffer is a log sink the supervisor's goroutines and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A child that exits with an error line on stderr, as every observer binary does, has that line in

@@ -1,7 +1,6 @@
 package otlp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/testlog"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/proxy"
@@ -49,24 +49,6 @@ func (f *fullDisk) PublishBatch(_ context.Context, evs []event.Event) (int, erro
 	return 0, &bus.NotRecordedError{Lost: lost, Err: fmt.Errorf("spool: write x: %w", syscall.ENOSPC)}
 }
 
-// syncBuffer is a log sink the receiver's goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestReceiver_CountsEventsNotRecorded: on a full disk every export is answered 200, and the
 // receiver counts exactly the events neither the bus nor the spool took (recorded + not recorded
 // = mapped); Stats.Problem says so and why for a while after the last, and the log says it
@@ -80,7 +62,7 @@ func TestReceiver_CountsEventsNotRecorded(t *testing.T) {
 		{"OtherError", "bus: unavailable", errors.New("bus: unavailable")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testlog.Buffer
 			pub := &fullDisk{err: tc.err}
 			r := New(Config{Publisher: pub, Coster: flatCost{}, Refuse: proxy.Refuser("127.0.0.1:4318"),
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
