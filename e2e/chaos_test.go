@@ -142,13 +142,15 @@ func TestChaos(t *testing.T) {
 			t.Errorf("write report: %v", err)
 		}
 	}
-	for _, f := range rep.failures {
-		t.Error(f)
-	}
-	if t.Failed() {
+	if len(rep.failures) > 0 || t.Failed() {
 		for _, name := range []string{"supervisor", "writer", "proxy", "watch", "dash"} {
 			t.Logf("%s log (tail):\n%s", name, tailLog(s.readFile("logs/"+name+".log"), 15))
 		}
+	}
+	// The failures last, next to the FAIL line, where a CI summary that shows only the end of the
+	// output still has them (the logs above are long).
+	for _, f := range rep.failures {
+		t.Error(f)
 	}
 }
 
