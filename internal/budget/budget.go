@@ -3,7 +3,7 @@
 // Limits: daily is USD per local day and monthly USD per local calendar month, across every
 // client and project; projects maps a project's path to USD per local calendar month for that
 // project (a proxy turn counts under its session's project, as in `observerctl cost`). Spending
-// is cost.Run's total (cost.Spent): every model turn once, at its recorded dollars; turns of a
+// is query.Cost's total (query.Spent): every model turn once, at its recorded dollars; turns of a
 // model without a price count $0.
 //
 // Alerts: a budget alerts when its spending reaches 80% and again at 100% of its limit, once per
@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -92,7 +92,7 @@ func Check(ctx context.Context, db *sql.DB, b config.Budget, now time.Time, loc 
 	month := time.Date(y, m, 1, 0, 0, 0, 0, loc)
 	var out []Status
 	add := func(scope, project string, start, end time.Time, limit float64) error {
-		spent, err := cost.Spent(ctx, db, cost.Query{Since: start, Until: end, Project: project})
+		spent, err := query.Spent(ctx, db, query.CostQuery{Filter: query.Filter{Since: start, Until: end, Project: project}})
 		if err != nil {
 			return fmt.Errorf("budget %s: %w", scope, err)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/blocks"
 	"github.com/observerhq/observer/internal/clientconfig"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/internal/readers"
 )
 
@@ -61,7 +61,7 @@ no store yet.`,
 				return err
 			}
 			now := time.Now()
-			q := blocks.Query{Now: now}
+			q := query.BlocksQuery{Now: now}
 			if s := c.String("since"); s != "all" {
 				if q.Since, err = parseSince(s, now); err != nil {
 					return usageErr("--since: %v", err)
@@ -81,20 +81,20 @@ no store yet.`,
 			if q.Client, err = blocksClient(c.Context, st.DB, c.String("client")); err != nil {
 				return err
 			}
-			var rep *blocks.Report
+			var rep *query.BlocksReport
 			if c.Bool("active") {
 				// The blocks now is in, each client's.
-				all, err := blocks.Run(c.Context, st.DB, blocks.Query{Since: now, Now: now, Client: q.Client})
+				all, err := query.Blocks(c.Context, st.DB, query.BlocksQuery{Since: now, Now: now, Client: q.Client})
 				if err != nil {
 					return err
 				}
-				rep = &blocks.Report{Since: all.Since, Client: q.Client, Blocks: []blocks.Block{}}
+				rep = &query.BlocksReport{Since: all.Since, Client: q.Client, Blocks: []query.Block{}}
 				for _, b := range all.Blocks {
 					if b.Active {
 						rep.Blocks = append(rep.Blocks, b)
 					}
 				}
-			} else if rep, err = blocks.Run(c.Context, st.DB, q); err != nil {
+			} else if rep, err = query.Blocks(c.Context, st.DB, q); err != nil {
 				return err
 			}
 			if c.Bool("json") {
@@ -120,7 +120,7 @@ func blocksClient(ctx context.Context, db *sql.DB, name string) (string, error) 
 	if slices.Contains(clientconfig.Clients, name) {
 		return name, nil
 	}
-	have, err := blocks.Clients(ctx, db)
+	have, err := query.BlockClients(ctx, db)
 	if err != nil {
 		return "", err
 	}
@@ -139,7 +139,7 @@ func blocksClient(ctx context.Context, db *sql.DB, name string) (string, error) 
 	return "", usageErr("--client: no client %q: the store has %s (known clients: %s)", name, inStore, strings.Join(slices.Compact(known), ", "))
 }
 
-func printBlocks(e *env, rep *blocks.Report, activeOnly bool) {
+func printBlocks(e *env, rep *query.BlocksReport, activeOnly bool) {
 	if len(rep.Blocks) == 0 {
 		of := ""
 		if rep.Client != "" {
@@ -192,7 +192,7 @@ func printBlocks(e *env, rep *blocks.Report, activeOnly bool) {
 	}
 }
 
-func sumUnpriced(bs []blocks.Block) (t int64) {
+func sumUnpriced(bs []query.Block) (t int64) {
 	for _, b := range bs {
 		t += b.Unpriced
 	}

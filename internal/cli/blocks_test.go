@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/blocks"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -55,20 +55,20 @@ func blocksHome(t *testing.T) (home string, b time.Time) {
 // TestBlocks_PerClient: each client's chain of blocks, --client, --active per client, the table.
 func TestBlocks_PerClient(t *testing.T) {
 	home, b := blocksHome(t)
-	run := func(args ...string) blocks.Report {
+	run := func(args ...string) query.BlocksReport {
 		t.Helper()
 		code, out, errOut := runCtl(t, append([]string{"--home", home, "blocks", "--json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("blocks %v: exit %d: %s", args, code, errOut)
 		}
-		var rep blocks.Report
+		var rep query.BlocksReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("blocks %v: %v\n%s", args, err, out)
 		}
 		return rep
 	}
 	// desc is a report's blocks as client:start-offset-from-B/turns/dollars (idle: client:idle).
-	desc := func(rep blocks.Report) string {
+	desc := func(rep query.BlocksReport) string {
 		var parts []string
 		for _, bl := range rep.Blocks {
 			if bl.Idle {

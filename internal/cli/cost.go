@@ -15,17 +15,17 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
 func costCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cost",
-		Usage: "tokens and dollars, grouped by session, day, hour, model, project or client",
+		Usage: "tokens and dollars, grouped by session, day, hour, model, project, client or member",
 		Description: `Every model turn is counted once: from the proxy when it saw the turn (exact), else from the
 client's transcript. Days are in local time. The JSON has a "rows" array whose objects carry the
-group keys (session_id, client, day, hour, model, project) and input_tokens (net of cache),
+group keys (session_id, client, day, hour, model, project, member) and input_tokens (net of cache),
 output_tokens, cache_read_tokens, cache_creation_tokens (5m and 1h writes), cache_creation_1h_tokens,
 reasoning_tokens, cost_usd, turns, proxy_turns, unreliable_turns, unpriced_turns and reliability
 (the least trustworthy turn's: accurate = all measured by the proxy, approximate = some from
@@ -35,16 +35,18 @@ turns of a model without a price, whose dollars are 0); and a "total" object.
 --since and --until take a duration ago (24h, 7d), a local date (2026-11-01) or all (the default:
 every command reports all time unless narrowed); --until is exclusive. A window without turns says
 where the stored turns are. --project, --client and --session keep one of each (a proxy turn counts under its
-session's project).
+session's project). On a team hub's store, --member keeps one member's turns and --group-by member
+splits them by member (the hub's own turns under "-"); a single user's store has no members.
 
 Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no store yet.`,
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(cost.Keys, ", ")},
+			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(query.CostKeys, ", ")},
 			&cli.StringFlag{Name: "since", Value: "all", Usage: "only turns since a duration ago (24h, 7d), a date (2026-11-01) or all"},
 			&cli.StringFlag{Name: "until", Usage: "only turns before a duration ago or a date"},
 			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
 			&cli.StringFlag{Name: "session", Usage: "only this session (its id, or a unique prefix of it)"},
+			&cli.StringFlag{Name: "member", Usage: "only this team member's turns (a hub's store)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: func(c *cli.Context) error {
@@ -85,17 +87,17 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				}
 				session = ref.ID
 			}
-			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: groups, Since: since, Until: until,
-				Project: c.String("project"), Client: c.String("client"), SessionID: session})
+			rep, err := query.Cost(c.Context, st.DB, query.CostQuery{GroupBy: groups, Filter: query.Filter{Since: since, Until: until, Project: c.String("project"), Client: c.String("client"), SessionID: session, Member: c.String("member")}})
 			if err != nil {
 				if strings.Contains(err.Error(), "cannot group by") {
 					return withCode(ExitUsage, err)
 				}
 				return err
 			}
-			if rep.Compression, err = cost.Compression(c.Context, st.DB, cost.Query{Since: since, Until: until,
-				Client: c.String("client"), SessionID: session}); err != nil {
-				return err
+			if c.String("member") == "" { // request compression is the local proxy's, not a member's
+				if rep.Compression, err = query.Compression(c.Context, st.DB, query.CostQuery{Filter: query.Filter{Since: since, Until: until, Client: c.String("client"), SessionID: session}}); err != nil {
+					return err
+				}
 			}
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)
@@ -154,10 +156,10 @@ func windowHint(ctx context.Context, db *sql.DB, since, until time.Time) string 
 	if since.IsZero() && until.IsZero() {
 		return ""
 	}
-	if in, err := cost.Run(ctx, db, cost.Query{Since: since, Until: until}); err != nil || in.Total.Turns > 0 {
+	if in, err := query.Cost(ctx, db, query.CostQuery{Filter: query.Filter{Since: since, Until: until}}); err != nil || in.Total.Turns > 0 {
 		return "" // the window has turns: not the reason the answer is empty
 	}
-	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"day"}})
+	rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"day"}})
 	if err != nil || rep.Total.Turns == 0 {
 		return "no model turns stored yet"
 	}
@@ -179,7 +181,7 @@ func plural(count int64, what string) string {
 	return n(count) + " " + what + "s"
 }
 
-func printCost(e *env, rep *cost.Report) {
+func printCost(e *env, rep *query.CostReport) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	bySession := slices.Contains(rep.GroupBy, "session")
 	var head []string
@@ -192,7 +194,7 @@ func printCost(e *env, rep *cost.Report) {
 	head = append(head, "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "REASONING", "TURNS", "COST $", "RELIABILITY")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	unpriced := false
-	line := func(keys []string, r cost.Row) {
+	line := func(keys []string, r query.CostRow) {
 		usd := fmt.Sprintf("%.4f", r.CostUSD)
 		if r.UnpricedTurns > 0 {
 			usd += " *"
@@ -205,7 +207,7 @@ func printCost(e *env, rep *cost.Report) {
 	for _, r := range rep.Rows {
 		var keys []string
 		for _, g := range rep.GroupBy {
-			v := map[string]string{"session": r.SessionID, "day": r.Day, "hour": r.Hour, "model": r.Model, "project": r.Project, "client": r.Client}[g]
+			v := map[string]string{"session": r.SessionID, "day": r.Day, "hour": r.Hour, "model": r.Model, "project": r.Project, "client": r.Client, "member": r.Member}[g]
 			if v == "" {
 				v = "-"
 			}

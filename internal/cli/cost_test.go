@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -49,13 +49,13 @@ func costHome(t *testing.T) string {
 
 func TestCost_FiltersAndJSON(t *testing.T) {
 	home := costHome(t)
-	run := func(args ...string) cost.Report {
+	run := func(args ...string) query.CostReport {
 		t.Helper()
 		code, out, errOut := runCtl(t, append([]string{"--home", home, "cost", "--json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("cost %v: exit %d: %s", args, code, errOut)
 		}
-		var rep cost.Report
+		var rep query.CostReport
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("cost %v: %v\n%s", args, err, out)
 		}
@@ -67,12 +67,12 @@ func TestCost_FiltersAndJSON(t *testing.T) {
 		turns int64
 		rel   string
 	}{
-		{nil, 2.25, 3, cost.Approximate},
-		{[]string{"--since", "1d"}, 0.75, 2, cost.Approximate},
-		{[]string{"--until", "1d"}, 1.5, 1, cost.Approximate},
-		{[]string{"--client", "codex"}, 0.5, 1, cost.Approximate},
-		{[]string{"--project", "/work/a"}, 1.75, 2, cost.Approximate}, // the proxy turn takes its session's project
-		{[]string{"--session", "c1", "--since", "2h"}, 0.25, 1, cost.Accurate},
+		{nil, 2.25, 3, query.Approximate},
+		{[]string{"--since", "1d"}, 0.75, 2, query.Approximate},
+		{[]string{"--until", "1d"}, 1.5, 1, query.Approximate},
+		{[]string{"--client", "codex"}, 0.5, 1, query.Approximate},
+		{[]string{"--project", "/work/a"}, 1.75, 2, query.Approximate}, // the proxy turn takes its session's project
+		{[]string{"--session", "c1", "--since", "2h"}, 0.25, 1, query.Accurate},
 		{[]string{"--client", "nobody"}, 0, 0, ""},
 	} {
 		rep := run(c.args...)
@@ -131,7 +131,7 @@ func TestCost_TitlesOrderAndMarks(t *testing.T) {
 	}
 	st.Close()
 	code, out, errOut := runCtl(t, "--home", home, "cost", "--json", "--group-by", "session")
-	var rep cost.Report
+	var rep query.CostReport
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("cost: exit %d %s%s", code, out, errOut)
 	}
@@ -149,7 +149,7 @@ func TestCost_TitlesOrderAndMarks(t *testing.T) {
 	}
 	// --session takes a unique prefix.
 	code, out, errOut = runCtl(t, "--home", home, "cost", "--json", "--session", "c")
-	rep = cost.Report{}
+	rep = query.CostReport{}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Total.Turns != 2 {
 		t.Errorf("--session c: exit %d %s%s", code, out, errOut)
 	}
@@ -157,7 +157,7 @@ func TestCost_TitlesOrderAndMarks(t *testing.T) {
 		t.Errorf("--session zz: exit %d %s", code, errOut)
 	}
 	code, out, _ = runCtl(t, "--home", home, "cost", "--json", "--group-by", "day")
-	rep = cost.Report{}
+	rep = query.CostReport{}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Rows) < 3 {
 		t.Fatalf("by day: %s", out)
 	}

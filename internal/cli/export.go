@@ -17,11 +17,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
 var (
-	exportTables  = []string{"actions", "turns", "sessions", "usage"}
+	exportTables  = query.ExportTables
 	exportFormats = []string{"json", "jsonl", "csv"}
 )
 
@@ -140,134 +141,14 @@ func runExport(c *cli.Context) error {
 // exportTimeCols are the columns holding Unix ms, written as RFC 3339.
 var exportTimeCols = map[string]bool{"ts": true, "first_seen": true, "last_seen": true, "state_at": true}
 
-// exportSQL builds the query of q.
-func exportSQL(ctx context.Context, db *sql.DB, q exportQuery) (string, []any, error) {
-	var conds []string
-	var args []any
-	add := func(cond string, arg any) {
-		conds = append(conds, cond)
-		args = append(args, arg)
-	}
-	timeCol := "ts"
-	switch q.table {
-	case "usage":
-		// The filters go inside both parts of the turn list, where the indexes serve them (as
-		// cost does); a proxy turn's project is its session's.
-		var proxy, trans []string
-		args = []any{sql.Named("window", store.JoinWindowMs)}
-		part := func(name string, v any, pc, tc string) {
-			proxy, trans = append(proxy, pc), append(trans, tc)
-			args = append(args, sql.Named(name, v))
-		}
-		if !q.since.IsZero() {
-			part("since", q.since.UnixMilli(), "api_turns.ts >= :since", "t.ts >= :since")
-		}
-		if !q.until.IsZero() {
-			part("until", q.until.UnixMilli(), "api_turns.ts < :until", "t.ts < :until")
-		}
-		if q.client != "" {
-			part("client", q.client, "api_turns.client = :client", "t.client = :client")
-		}
-		if q.project != "" {
-			part("project", q.project, store.ProxyProject+" = :project", "t.project = :project")
-		}
-		where := func(c []string) string {
-			if len(c) == 0 {
-				return "1"
-			}
-			return strings.Join(c, " AND ")
-		}
-		query := "SELECT * FROM (" + fmt.Sprintf(store.TurnsSQL, where(proxy), where(trans)) + ")"
-		return query + " ORDER BY ts, proxy DESC", args, nil
-	case "sessions":
-		if !q.since.IsZero() {
-			add("last_seen >= ?", q.since.UnixMilli())
-		}
-		if !q.until.IsZero() {
-			add("first_seen < ?", q.until.UnixMilli())
-		}
-		timeCol = "first_seen"
-	default:
-		if !q.since.IsZero() {
-			add("ts >= ?", q.since.UnixMilli())
-		}
-		if !q.until.IsZero() {
-			add("ts < ?", q.until.UnixMilli())
-		}
-	}
-	table := map[string]string{"actions": "actions", "turns": "api_turns", "sessions": "sessions"}[q.table]
-	cols, err := tableColumns(ctx, db, table)
-	if err != nil {
-		return "", nil, err
-	}
-	project := "project"
-	if table == "api_turns" {
-		project = store.ProxyProject
-	}
-	var sel []string
-	for _, c := range cols {
-		switch {
-		case c == "id":
-			continue // the row's storage key; event_id identifies it
-		case c == "project":
-			sel = append(sel, project+" AS project")
-		default:
-			sel = append(sel, c)
-		}
-	}
-	if q.project != "" {
-		add(project+" = ?", q.project)
-	}
-	if q.client != "" {
-		add("client = ?", q.client)
-	}
-	query := "SELECT " + strings.Join(sel, ", ") + " FROM " + table
-	if len(conds) > 0 {
-		query += " WHERE " + strings.Join(conds, " AND ")
-	}
-	order := timeCol
-	if table != "sessions" {
-		order += ", id"
-	}
-	return query + " ORDER BY " + order, args, nil
-}
-
-// tableColumns lists a table's columns in their order.
-func tableColumns(ctx context.Context, db *sql.DB, table string) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?) ORDER BY cid", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	if len(cols) == 0 && rows.Err() == nil {
-		return nil, fmt.Errorf("the store has no table %s", table)
-	}
-	return cols, rows.Err()
-}
-
 // exportRows writes q's rows to w in format, one at a time, and returns how many it wrote.
 func exportRows(ctx context.Context, db *sql.DB, q exportQuery, format string, w io.Writer) (int64, error) {
-	query, args, err := exportSQL(ctx, db, q)
-	if err != nil {
-		return 0, err
-	}
-	rows, err := db.QueryContext(ctx, query, args...)
+	rows, err := query.Export(ctx, db, q.table, query.Filter{Since: q.since, Until: q.until, Project: q.project, Client: q.client})
 	if err != nil {
 		return 0, err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return 0, err
-	}
+	cols := rows.Columns()
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var cw *csv.Writer
 	keys := make([][]byte, len(cols))
@@ -283,16 +164,12 @@ func exportRows(ctx context.Context, db *sql.DB, q exportQuery, format string, w
 	case "json":
 		bw.WriteString("[")
 	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
 	rec := make([]string, len(cols))
 	var count int64
 	var line []byte
 	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := rows.Values()
+		if err != nil {
 			return count, err
 		}
 		for i, v := range vals {

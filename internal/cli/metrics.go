@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/metrics"
+	"github.com/observerhq/observer/internal/query"
 )
 
 func metricsCommand() *cli.Command {
@@ -35,10 +38,11 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 				return err
 			}
 			defer st.Close()
-			fams, err := metrics.Collect(c.Context, st.DB, st.Path())
+			counts, err := query.StoreCounts(c.Context, st.DB)
 			if err != nil {
-				return err
+				return fmt.Errorf("metrics: %w", err)
 			}
+			fams := metrics.Collect(counts, st.Path())
 			if c.Bool("json") {
 				writeJSON(e.stdout, fams)
 				return nil

@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/pricing"
 )
 
@@ -241,7 +241,7 @@ Exit codes: 0 listed (also when empty); 69 no store yet.`,
 				return err
 			}
 			defer st.Close()
-			rep, err := cost.Run(c.Context, st.DB, cost.Query{GroupBy: []string{"model"}})
+			rep, err := query.Cost(c.Context, st.DB, query.CostQuery{GroupBy: []string{"model"}})
 			if err != nil {
 				return err
 			}
@@ -281,7 +281,7 @@ Exit codes: 0 listed (also when empty); 69 no store yet.`,
 
 // listPrices says how set prices each model of rows (cost rows grouped by model), keeping only the
 // unpriced ones when unpriced: no price now, or turns still stored without one.
-func listPrices(set *prices.Set, rows []cost.Row, unpriced bool) []priceListRow {
+func listPrices(set *prices.Set, rows []query.CostRow, unpriced bool) []priceListRow {
 	out := []priceListRow{}
 	for _, r := range rows {
 		if r.Model == "" {

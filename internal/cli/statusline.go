@@ -13,9 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/blocks"
 	"github.com/observerhq/observer/internal/budget"
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
@@ -46,7 +45,7 @@ type statusLine struct {
 	SessionCostUSD float64         `json:"session_cost_usd"`
 	SessionSource  string          `json:"session_source,omitempty"` // observer, or claude-code: its own estimate
 	TodayCostUSD   float64         `json:"today_cost_usd"`
-	Block          *blocks.Block   `json:"block"`          // Claude Code's active block (client "claude-code"), or null
+	Block          *query.Block    `json:"block"`          // Claude Code's active block (client "claude-code"), or null
 	BudgetPercent  float64         `json:"budget_percent"` // the fullest budget that applies, 0 without one
 	Budgets        []budget.Status `json:"budgets"`
 	// DiskFull says the home's disk is full ("disk full: 0 B free on ..."): what is spent meanwhile
@@ -160,7 +159,7 @@ func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p stat
 	sl := &statusLine{SessionID: p.SessionID, Budgets: []budget.Status{}}
 	parts := []string{"observer"}
 	if p.SessionID != "" {
-		spent, err := cost.Spent(ctx, st.DB, cost.Query{SessionID: p.SessionID})
+		spent, err := query.Spent(ctx, st.DB, query.CostQuery{Filter: query.Filter{SessionID: p.SessionID}})
 		if err != nil {
 			return nil, err
 		}
@@ -188,14 +187,14 @@ func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p stat
 	}
 	if today < 0 {
 		y, m, d := now.Date()
-		if today, err = cost.Spent(ctx, st.DB, cost.Query{Since: time.Date(y, m, d, 0, 0, 0, 0, time.Local)}); err != nil {
+		if today, err = query.Spent(ctx, st.DB, query.CostQuery{Filter: query.Filter{Since: time.Date(y, m, d, 0, 0, 0, 0, time.Local)}}); err != nil {
 			return nil, err
 		}
 	}
 	sl.TodayCostUSD = today
 	parts = append(parts, fmt.Sprintf("%s today", usd(today)))
 	// Claude Code runs the status line: its own block, never another client's (each has its own).
-	if sl.Block, err = blocks.Active(ctx, st.DB, claudecode.Client, now); err != nil {
+	if sl.Block, err = query.ActiveBlock(ctx, st.DB, claudecode.Client, now); err != nil {
 		return nil, err
 	}
 	if blk := sl.Block; blk != nil {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -38,7 +38,7 @@ func costSince(t *testing.T, home string, since time.Time, project string) float
 		t.Fatal(err)
 	}
 	defer st.Close()
-	rep, err := cost.Run(context.Background(), st.DB, cost.Query{Since: since, Project: project})
+	rep, err := query.Cost(context.Background(), st.DB, query.CostQuery{Filter: query.Filter{Since: since, Project: project}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var actionCursorRe = regexp.MustCompile(`^([0-9]{1,15})\.([0-9]{1,18})$`)
 
 // actions answers /api/actions: the actions of the window, newest first, filtered by session,
 // type, tool and failure, limit at a time through next_cursor.
-func (s *Server) actions(ctx context.Context, q *query) (any, error) {
+func (s *Server) actions(ctx context.Context, q *reqParams) (any, error) {
 	f := q.teamFilters()
 	session := q.str("session")
 	typ := q.name("type")

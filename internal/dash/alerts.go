@@ -20,7 +20,7 @@ import (
 
 // alertsAPI answers /api/alerts: the alerts of the last days (1 to 365, default 7), newest first,
 // at most limit (default 50).
-func (s *Server) alertsAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) alertsAPI(ctx context.Context, q *reqParams) (any, error) {
 	days := q.intParam("days", 7, 1, 365)
 	limit := q.intParam("limit", 50, 1, maxPageSize)
 	if err := q.done(); err != nil {

@@ -2,10 +2,10 @@ package dash
 
 // Analysis (/api/analysis): where the money went and what it bought.
 //
-// Every dollar and token figure comes from cost.Run over the window's filters (see the package
+// Every dollar and token figure comes from query.Cost over the window's filters (see the package
 // doc), grouped as each figure needs, so the totals here equal the Cost tab's. Choices:
 //   - The prior period is the window of the same length that ends where this one starts
-//     (cost.Run with Until); "all" has none.
+//     (query.Cost with Until); "all" has none.
 //   - An active hour is a local clock hour with at least one model turn; burn rate is the window's
 //     cost over its active hours.
 //   - Cache savings price each model's cache-read tokens at its input price minus its cache-read
@@ -28,7 +28,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -96,7 +96,7 @@ type CheaperCandidate struct {
 	SavingUSD    float64 `json:"saving_usd"`
 }
 
-func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) analysisAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	if err := q.done(); err != nil {
 		return nil, err
@@ -107,10 +107,10 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 		return a, err
 	}
 	a.Store = true
-	base := cost.Query{Since: f.Since, Project: f.Project, Client: f.Client}
+	base := query.CostQuery{Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}}
 
 	// The three cost queries are independent reads: run side by side on the reader's connections.
-	var byHour, bySession, prior *cost.Report
+	var byHour, bySession, prior *query.CostReport
 	var errs [3]error
 	var wg sync.WaitGroup
 	wg.Go(func() { byHour, errs[0] = s.runCost(ctx, db, base, "hour") })
@@ -173,13 +173,13 @@ func (s *Server) analysisAPI(ctx context.Context, q *query) (any, error) {
 	return a, nil
 }
 
-func (s *Server) runCost(ctx context.Context, db *sql.DB, q cost.Query, keys ...string) (*cost.Report, error) {
+func (s *Server) runCost(ctx context.Context, db *sql.DB, q query.CostQuery, keys ...string) (*query.CostReport, error) {
 	q.GroupBy = keys
-	return cost.Run(ctx, db, q)
+	return query.Cost(ctx, db, q)
 }
 
 // cacheSavings is what the cache reads would have cost at the input price, less what they cost.
-func (s *Server) cacheSavings(rows []cost.Row) float64 {
+func (s *Server) cacheSavings(rows []query.CostRow) float64 {
 	var saved float64
 	for _, r := range rows {
 		if p, _, ok := s.lookup(r.Model); ok && p.Input > p.CacheRead {
@@ -190,7 +190,7 @@ func (s *Server) cacheSavings(rows []cost.Row) float64 {
 }
 
 // expensiveSessions sums (session, client, model) rows per session and keeps the costliest.
-func (s *Server) expensiveSessions(rows []cost.Row) []ExpensiveSess {
+func (s *Server) expensiveSessions(rows []query.CostRow) []ExpensiveSess {
 	type key struct{ client, id string }
 	idx := map[key]int{}
 	out := []ExpensiveSess{}
@@ -279,7 +279,7 @@ func cheaperRule() string {
 }
 
 // cheaperCandidates applies the rule to (session, client, model) rows.
-func (s *Server) cheaperCandidates(rows []cost.Row, tools map[[2]string]int64) []CheaperCandidate {
+func (s *Server) cheaperCandidates(rows []query.CostRow, tools map[[2]string]int64) []CheaperCandidate {
 	out := []CheaperCandidate{}
 	for _, r := range rows {
 		if r.Turns == 0 || r.CostUSD <= 0 {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
@@ -31,7 +31,7 @@ type analysisJSON struct {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
 
-// TestAPI_Analysis: the Analysis figures recomputed from cost.Run on the corpus store.
+// TestAPI_Analysis: the Analysis figures recomputed from query.Cost on the corpus store.
 func TestAPI_Analysis(t *testing.T) {
 	path := corpusStore(t)
 	st := openReader(t, path)
@@ -47,7 +47,7 @@ func TestAPI_Analysis(t *testing.T) {
 
 	var all analysisJSON
 	mustGet(t, srv.URL, "/api/analysis?window=all", &all)
-	want, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"hour"}})
+	want, err := query.Cost(ctx, st.DB, query.CostQuery{GroupBy: []string{"hour"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestAPI_Analysis(t *testing.T) {
 		t.Errorf("$/turn %v, want %v", all.PerTurnUSD, want.Total.CostUSD/float64(want.Total.Turns))
 	}
 	if all.ActiveHours != int64(len(want.Rows)) || !near(all.BurnPerHour, want.Total.CostUSD/float64(len(want.Rows))) {
-		t.Errorf("active hours %d burn %v; cost.Run has %d hours", all.ActiveHours, all.BurnPerHour, len(want.Rows))
+		t.Errorf("active hours %d burn %v; query.Cost has %d hours", all.ActiveHours, all.BurnPerHour, len(want.Rows))
 	}
 	if all.Prior != nil || all.ChangePct != nil {
 		t.Errorf("all time has no prior period: %+v", all.Prior)
@@ -83,13 +83,13 @@ func TestAPI_Analysis(t *testing.T) {
 		t.Errorf("cache reads %d but no savings", tot.CacheReadTokens)
 	}
 
-	// Top sessions: the costliest session per cost.Run, its reason a bucket and a share.
-	bySess, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"session", "client"}})
+	// Top sessions: the costliest session per query.Cost, its reason a bucket and a share.
+	bySess, err := query.Cost(ctx, st.DB, query.CostQuery{GroupBy: []string{"session", "client"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all.TopSessions) == 0 || all.TopSessions[0].SessionID != bySess.Rows[0].SessionID || !near(all.TopSessions[0].CostUSD, bySess.Rows[0].CostUSD) {
-		t.Fatalf("top session %+v, cost.Run's costliest %+v", all.TopSessions, bySess.Rows[0])
+		t.Fatalf("top session %+v, query.Cost's costliest %+v", all.TopSessions, bySess.Rows[0])
 	}
 	if all.TopSessions[0].Title == "" || all.TopSessions[0].Title != bySess.Rows[0].Title {
 		t.Errorf("the costliest session's title %q, the store's %q", all.TopSessions[0].Title, bySess.Rows[0].Title)
@@ -105,11 +105,11 @@ func TestAPI_Analysis(t *testing.T) {
 		}
 	}
 
-	// A 30-day window: the prior period is cost.Run over the 30 days before it.
+	// A 30-day window: the prior period is query.Cost over the 30 days before it.
 	var w analysisJSON
 	mustGet(t, srv.URL, "/api/analysis?window=30d", &w)
 	since := now.AddDate(0, 0, -30)
-	prior, err := cost.Run(ctx, st.DB, cost.Query{Since: since.Add(-now.Sub(since)), Until: since})
+	prior, err := query.Cost(ctx, st.DB, query.CostQuery{Filter: query.Filter{Since: since.Add(-now.Sub(since)), Until: since}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestAPI_Analysis(t *testing.T) {
 		t.Fatal("a 30-day window has a prior period")
 	}
 	sameTotals(t, "prior period", *w.Prior, prior.Total)
-	cur, _ := cost.Run(ctx, st.DB, cost.Query{Since: since})
+	cur, _ := query.Cost(ctx, st.DB, query.CostQuery{Filter: query.Filter{Since: since}})
 	sameTotals(t, "30d total", w.Total, cur.Total)
 	if prior.Total.CostUSD > 0 {
 		if w.ChangePct == nil || !near(*w.ChangePct, 100*(cur.Total.CostUSD-prior.Total.CostUSD)/prior.Total.CostUSD) {

@@ -19,12 +19,12 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
 // The browser tests drive the real page in headless Chromium (chromedp): every tab renders
-// without a console error, the totals on screen are cost.Run's, an event published on the bus
+// without a console error, the totals on screen are query.Cost's, an event published on the bus
 // shows on the Live tab within a second. Screenshots of every tab go to $OBSERVER_ARTIFACTS/dash
 // when set, else to the test's temporary directory. Without Chromium the tests skip, unless
 // OBSERVER_REQUIRE_CLIENTS=1 (CI), where they fail.
@@ -491,7 +491,7 @@ func TestBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			if f.Client == "" {
-				rep, err := cost.Run(context.Background(), st.DB, cost.Query{Since: f.Since})
+				rep, err := query.Cost(context.Background(), st.DB, query.CostQuery{Filter: query.Filter{Since: f.Since}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -506,12 +506,12 @@ func TestBrowser(t *testing.T) {
 			} {
 				got := run(t, b, metric, chromedp.Text(fmt.Sprintf(`[data-metric="%s"] .value`, metric)))
 				if got != w {
-					t.Errorf("%s %s: %s shows %q, cost.Run says %q", c.tab, c.query, metric, got, w)
+					t.Errorf("%s %s: %s shows %q, query.Cost says %q", c.tab, c.query, metric, got, w)
 				}
 			}
 			raw := run(t, b, "raw cost", chromedp.Evaluate[string](`document.querySelector('[data-metric="cost"] .value').dataset.value`))
 			if v, err := strconv.ParseFloat(raw, 64); err != nil || math.Abs(v-want.CostUSD) > 1e-6 {
-				t.Errorf("%s %s: cost %q, cost.Run says %.9f", c.tab, c.query, raw, want.CostUSD)
+				t.Errorf("%s %s: cost %q, query.Cost says %.9f", c.tab, c.query, raw, want.CostUSD)
 			}
 		}
 	})

@@ -8,38 +8,38 @@ import (
 	"sync"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/pricing"
 )
 
-// costRows runs cost.Run over the filters' window, project and client, grouped by keys. cost.Run
+// costRows runs query.Cost over the filters' window, project and client, grouped by keys. query.Cost
 // applies the filters itself (in SQL, before its proxy/transcript join), so each turn is counted
 // once and total is exactly what `observerctl cost --json` reports for the same selection.
-func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []cost.Row, total cost.Row, err error) {
-	return runCost(ctx, db, f, cost.Query{GroupBy: keys, Since: f.Since, Project: f.Project, Client: f.Client})
+func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []query.CostRow, total query.CostRow, err error) {
+	return runCost(ctx, db, f, query.CostQuery{GroupBy: keys, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}})
 }
 
-// runCost is cost.Run's rows and total for q; with a member filter, memberCost's: the same turns,
-// of that member alone, read from the raw tables (the rollups cost.Run reads have no member).
-func runCost(ctx context.Context, db *sql.DB, f filters, q cost.Query) (rows []cost.Row, total cost.Row, err error) {
+// runCost is query.Cost's rows and total for q; with a member filter, memberCost's: the same turns,
+// of that member alone, read from the raw tables (the rollups query.Cost reads have no member).
+func runCost(ctx context.Context, db *sql.DB, f filters, q query.CostQuery) (rows []query.CostRow, total query.CostRow, err error) {
 	if f.Member != "" {
 		return memberCost(ctx, db, q, f.Member, "")
 	}
-	rep, err := cost.Run(ctx, db, q)
+	rep, err := query.Cost(ctx, db, q)
 	if err != nil {
 		return nil, total, err
 	}
 	return rep.Rows, rep.Total, nil
 }
 
-// timeKey is the cost.Run grouping key of cost over time: hours up to two days (as the activity
+// timeKey is the query.Cost grouping key of cost over time: hours up to two days (as the activity
 // chart), days beyond.
 func timeKey(f filters, now time.Time) string {
 	return activityUnit(f, now)
 }
 
 // bucketOf is a row's cost-over-time label: its local hour or its local day.
-func bucketOf(r cost.Row) string {
+func bucketOf(r query.CostRow) string {
 	if r.Hour != "" {
 		return r.Hour
 	}
@@ -64,7 +64,7 @@ func (b *Buckets) add(o Buckets) {
 // split shares a group's recorded dollars among the billing buckets in the proportions of its
 // tokens at the model's list price (see the package doc). A model without a price has no dollars
 // to share; a group whose weights are all zero is shared by token counts.
-func (s *Server) split(r cost.Row) Buckets {
+func (s *Server) split(r query.CostRow) Buckets {
 	if r.CostUSD == 0 {
 		return Buckets{}
 	}
@@ -96,12 +96,12 @@ type Totals struct {
 	ProxyTurns       int64   `json:"proxy_turns"`
 }
 
-func totalsOf(r cost.Row) Totals {
+func totalsOf(r query.CostRow) Totals {
 	return Totals{r.InputTokens, r.OutputTokens, r.CacheReadTokens, r.CacheCreationTokens, r.CacheCreation1hTokens,
 		r.ReasoningTokens, r.CostUSD, r.Turns, r.ProxyTurns}
 }
 
-// bucketStart turns cost.Run's local day ("2006-01-02") or hour ("2006-01-02T15") label into the
+// bucketStart turns query.Cost's local day ("2006-01-02") or hour ("2006-01-02T15") label into the
 // Unix time of its start.
 func bucketStart(label string) int64 {
 	layout := "2006-01-02"
@@ -134,7 +134,7 @@ type ModelCost struct {
 	PriceKey    string `json:"price_key,omitempty"` // the price table entry the model matched
 }
 
-func (s *Server) modelCost(r cost.Row) ModelCost {
+func (s *Server) modelCost(r query.CostRow) ModelCost {
 	mc := ModelCost{Model: r.Model, Totals: totalsOf(r), Buckets: s.split(r)}
 	_, key, ok := s.lookup(r.Model)
 	mc.PriceKnown, mc.PriceKey = ok, key
@@ -155,7 +155,7 @@ func (s *Server) modelCost(r cost.Row) ModelCost {
 
 // costAPI answers /api/cost: per model, the four buckets in tokens and dollars, the cost and
 // how far to trust it; per project and per client, the totals.
-func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) costAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.teamFilters()
 	if err := q.done(); err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		return nil, err
 	}
 	out.Total = totalsOf(total)
-	byModel, modelBuckets := map[string]*cost.Row{}, map[string]*Buckets{}
+	byModel, modelBuckets := map[string]*query.CostRow{}, map[string]*Buckets{}
 	byProject, byClient := map[string]*groupCost{}, map[string]*groupCost{}
 	days := map[string]*dayCost{}
 	for _, r := range rows {
@@ -191,7 +191,7 @@ func (s *Server) costAPI(ctx context.Context, q *query) (any, error) {
 		out.Buckets.add(b)
 		m := byModel[r.Model]
 		if m == nil {
-			m = &cost.Row{Model: r.Model}
+			m = &query.CostRow{Model: r.Model}
 			byModel[r.Model] = m
 			modelBuckets[r.Model] = &Buckets{}
 		}
@@ -227,10 +227,10 @@ type groupCost struct {
 	Key string `json:"key"`
 	Totals
 	Buckets
-	row cost.Row
+	row query.CostRow
 }
 
-func groupInto(m map[string]*groupCost, key string, r cost.Row, b Buckets) {
+func groupInto(m map[string]*groupCost, key string, r query.CostRow, b Buckets) {
 	g := m[key]
 	if g == nil {
 		g = &groupCost{Key: key}
@@ -271,7 +271,7 @@ type dayCost struct {
 	Buckets
 }
 
-func dayInto(m map[string]*dayCost, day string, r cost.Row, b Buckets) {
+func dayInto(m map[string]*dayCost, day string, r query.CostRow, b Buckets) {
 	d := m[day]
 	if d == nil {
 		d = &dayCost{Day: day, T: bucketStart(day)}

@@ -291,7 +291,7 @@ func cacheFor(d time.Duration, h http.Handler) http.Handler {
 }
 
 // status answers /api/status: whether the store and the bus are there.
-func (s *Server) status(ctx context.Context, q *query) (any, error) {
+func (s *Server) status(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -183,17 +183,17 @@ func count(tb testing.TB, st *store.Store, q string, args ...any) int64 {
 	return n
 }
 
-// sameTotals compares API totals with a cost.Run row: tokens exactly, dollars to the micro-dollar
+// sameTotals compares API totals with a query.Cost row: tokens exactly, dollars to the micro-dollar
 // (the sums run in another order).
-func sameTotals(tb testing.TB, what string, got Totals, want cost.Row) {
+func sameTotals(tb testing.TB, what string, got Totals, want query.CostRow) {
 	tb.Helper()
 	w := totalsOf(want)
 	if math.Abs(got.CostUSD-w.CostUSD) > 1e-6 {
-		tb.Errorf("%s: cost %.9f, cost.Run says %.9f", what, got.CostUSD, w.CostUSD)
+		tb.Errorf("%s: cost %.9f, query.Cost says %.9f", what, got.CostUSD, w.CostUSD)
 	}
 	got.CostUSD, w.CostUSD = 0, 0
 	if got != w {
-		tb.Errorf("%s: totals %+v, cost.Run says %+v", what, got, w)
+		tb.Errorf("%s: totals %+v, query.Cost says %+v", what, got, w)
 	}
 }
 
@@ -228,7 +228,7 @@ type costJSON struct {
 
 func bucketSum(b Buckets) float64 { return b.Input + b.Output + b.CacheRead + b.CacheWrite }
 
-// TestAPI_TotalsEqualCostRun: the Overview and Cost figures for a window are cost.Run's, the
+// TestAPI_TotalsEqualCostRun: the Overview and Cost figures for a window are query.Cost's, the
 // computation of `observerctl cost --json`, with and without project and client filters; the
 // billing-bucket split adds up to the cost; the counts are the store's.
 func TestAPI_TotalsEqualCostRun(t *testing.T) {
@@ -242,7 +242,7 @@ func TestAPI_TotalsEqualCostRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := cost.Run(ctx, st.DB, cost.Query{Since: since})
+		want, err := query.Cost(ctx, st.DB, query.CostQuery{Filter: query.Filter{Since: since}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,8 +303,8 @@ func TestAPI_TotalsEqualCostRun(t *testing.T) {
 		}
 	}
 
-	// Filters: a project's and a client's figures are cost.Run's rows for them.
-	byProject, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"project"}})
+	// Filters: a project's and a client's figures are query.Cost's rows for them.
+	byProject, err := query.Cost(ctx, st.DB, query.CostQuery{GroupBy: []string{"project"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestAPI_TotalsEqualCostRun(t *testing.T) {
 			t.Errorf("project %s: %d actions, the store has %d", r.Project, ov.Counts.Actions, want)
 		}
 	}
-	byClient, err := cost.Run(ctx, st.DB, cost.Query{GroupBy: []string{"client"}})
+	byClient, err := query.Cost(ctx, st.DB, query.CostQuery{GroupBy: []string{"client"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestAPI_Sessions(t *testing.T) {
 	path := corpusStore(t)
 	srv := startServer(t, Options{StorePath: path})
 	st := openReader(t, path)
-	total, err := cost.Run(context.Background(), st.DB, cost.Query{})
+	total, err := query.Cost(context.Background(), st.DB, query.CostQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -878,7 +878,7 @@ func compressionStore(t *testing.T) string {
 }
 
 // TestAPI_CostOverTimeByHour: windows up to two days chart cost by local hour, longer ones by
-// local day, and either way the buckets add up to cost.Run's total for the same filters; a proxy
+// local day, and either way the buckets add up to query.Cost's total for the same filters; a proxy
 // turn, which carries no project, counts under its session's project; a session's detail is that
 // session's turns only.
 func TestAPI_CostOverTimeByHour(t *testing.T) {

@@ -25,7 +25,7 @@ func (f filters) analysis() analysis.Filter {
 	return analysis.Filter{Since: f.Since, Project: f.Project, Client: f.Client}
 }
 
-func (s *Server) discoveryAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) discoveryAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	if err := q.done(); err != nil {
 		return nil, err

@@ -384,7 +384,7 @@ func (s *Server) liveSSE(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "malformed query string: "+err.Error())
 		return
 	}
-	q := &query{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
+	q := &reqParams{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
 	sub := &liveSub{ch: make(chan []byte, liveBuffer), client: q.name("client"), project: q.str("project"), kind: q.name("kind")}
 	if sub.kind != "" && !event.Kind(sub.kind).Valid() {
 		q.fail(badParam("kind", "%q is not an event kind", sub.kind))

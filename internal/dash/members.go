@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -23,29 +23,29 @@ import (
 // has no session row and would belong to nobody, and a session id two members' clients both used
 // has one session row, whose member is the first one seen, and would take the other's turns.
 //
-// Dollars and tokens are store.TurnsSQL's turns, each counted once exactly as cost.Run counts them
-// (cost.Run reads the rollups that the writer computes from the same TurnsSQL): the member
-// condition goes into both of its parts, beside the time, client and project conditions cost.Run
+// Dollars and tokens are store.TurnsSQL's turns, each counted once exactly as query.Cost counts them
+// (query.Cost reads the rollups that the writer computes from the same TurnsSQL): the member
+// condition goes into both of its parts, beside the time, client and project conditions query.Cost
 // puts there, so a member's figures plus the other members' plus the unattributed rows add up to
-// cost.Run's total.
+// query.Cost's total.
 
-// memberCost is cost.Run's report for q restricted to one member's turns (and to one model when
-// model is set), computed from the raw turns: rows ordered as cost.Run orders them (by the time
+// memberCost is query.Cost's report for q restricted to one member's turns (and to one model when
+// model is set), computed from the raw turns: rows ordered as query.Cost orders them (by the time
 // key first when it leads, else highest cost first, then by the keys), and their total.
-func memberCost(ctx context.Context, db *sql.DB, q cost.Query, member, model string) ([]cost.Row, cost.Row, error) {
-	var total cost.Row
+func memberCost(ctx context.Context, db *sql.DB, q query.CostQuery, member, model string) ([]query.CostRow, query.CostRow, error) {
+	var total query.CostRow
 	groups, err := memberTurns(ctx, db, q, member, model)
 	if err != nil {
 		return nil, total, err
 	}
-	rows := make([]cost.Row, len(groups))
+	rows := make([]query.CostRow, len(groups))
 	for i, g := range groups {
-		rows[i] = g.Row
+		rows[i] = g.CostRow
 	}
 	byTime := len(q.GroupBy) > 0 && (q.GroupBy[0] == "day" || q.GroupBy[0] == "hour")
-	slices.SortFunc(rows, func(a, b cost.Row) int {
+	slices.SortFunc(rows, func(a, b query.CostRow) int {
 		if byTime {
-			if c := strings.Compare(*cost.KeyField(&a, q.GroupBy[0]), *cost.KeyField(&b, q.GroupBy[0])); c != 0 {
+			if c := strings.Compare(*query.KeyField(&a, q.GroupBy[0]), *query.KeyField(&b, q.GroupBy[0])); c != 0 {
 				return c
 			}
 		}
@@ -53,7 +53,7 @@ func memberCost(ctx context.Context, db *sql.DB, q cost.Query, member, model str
 			return cmpCost(a.CostUSD, b.CostUSD, "", "")
 		}
 		for _, k := range q.GroupBy {
-			if c := strings.Compare(*cost.KeyField(&a, k), *cost.KeyField(&b, k)); c != 0 {
+			if c := strings.Compare(*query.KeyField(&a, k), *query.KeyField(&b, k)); c != 0 {
 				return c
 			}
 		}
@@ -67,13 +67,13 @@ func memberCost(ctx context.Context, db *sql.DB, q cost.Query, member, model str
 
 // turnGroup is one group of a member's turns and the time (ms) of its latest turn.
 type turnGroup struct {
-	cost.Row
+	query.CostRow
 	Last int64
 }
 
 // memberTurns groups one member's turns (store.TurnsSQL's, of model when set) under q's filters
 // by q's keys, in no particular order.
-func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model string) ([]turnGroup, error) {
+func memberTurns(ctx context.Context, db *sql.DB, q query.CostQuery, member, model string) ([]turnGroup, error) {
 	p := []string{"api_turns.member = :member"}
 	t := []string{"t.member = :member"}
 	add := func(pc, tc string) { p, t = append(p, pc), append(t, tc) }
@@ -109,7 +109,7 @@ func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model st
 		add("api_turns.model = :model", "t.model = :model")
 		args = append(args, sql.Named("model", model))
 	}
-	// The keys as cost.Run groups raw turns (local days and hours by SQLite's localtime).
+	// The keys as query.Cost groups raw turns (local days and hours by SQLite's localtime).
 	exprs := map[string]string{
 		"session": "session_id", "model": "model", "project": "project", "client": "client",
 		"day":  "date(ts / 1000, 'unixepoch', 'localtime')",
@@ -119,11 +119,11 @@ func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model st
 	for _, k := range q.GroupBy {
 		e, ok := exprs[k]
 		if !ok {
-			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(cost.Keys, ", "))
+			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(query.CostKeys, ", "))
 		}
 		sel = append(sel, e)
 	}
-	// The measures as cost.Run sums its raw part: a turn each, proxy the proxy's.
+	// The measures as query.Cost sums its raw part: a turn each, proxy the proxy's.
 	stmt := "SELECT " + strings.Join(append(slices.Clone(sel),
 		"sum(input_tokens)", "sum(output_tokens)", "sum(cache_read_tokens)", "sum(cache_creation_tokens)",
 		"sum(cache_creation_1h_tokens)", "sum(reasoning_tokens)", "sum(cost_usd)", "count(*)", "sum(proxy)",
@@ -151,11 +151,11 @@ func memberTurns(ctx context.Context, db *sql.DB, q cost.Query, member, model st
 			return nil, err
 		}
 		if turns.Int64 == 0 {
-			continue // no group row when there is nothing at all, as cost.Run
+			continue // no group row when there is nothing at all, as query.Cost
 		}
-		r := &g.Row
+		r := &g.CostRow
 		for i, k := range q.GroupBy {
-			*cost.KeyField(r, k) = keys[i]
+			*query.KeyField(r, k) = keys[i]
 		}
 		r.InputTokens, r.OutputTokens, r.CacheReadTokens = in.Int64, o.Int64, cr.Int64
 		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
@@ -178,7 +178,7 @@ type memberFigures struct {
 	LastSeen int64  `json:"last_seen"` // ms: the latest session, action or turn under the filters
 	Totals
 	Buckets
-	row cost.Row
+	row query.CostRow
 	key string
 }
 
@@ -224,7 +224,7 @@ var memberBy = map[string]bool{"project": true, "client": true, "model": true}
 // by=project|client|model, also one row per member and key. The model filter keeps the turns and
 // the actions of that model and the sessions whose main model it is. Rows without a member (a
 // single user's store, the hub's own events) are in no row: such a store answers empty lists.
-func (s *Server) membersAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) membersAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.teamFilters()
 	model := q.str("model")
 	by := q.str("by")
@@ -371,18 +371,18 @@ func (s *Server) memberFigures(ctx context.Context, db *sql.DB, f filters, model
 		keys = append(keys, by)
 	}
 	for _, member := range members {
-		turns, err := memberTurns(ctx, db, cost.Query{GroupBy: keys, Since: f.Since, Project: f.Project, Client: f.Client}, member, model)
+		turns, err := memberTurns(ctx, db, query.CostQuery{GroupBy: keys, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}}, member, model)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, t := range turns {
 			key := ""
 			if by != "" {
-				key = *cost.KeyField(&t.Row, by)
+				key = *query.KeyField(&t.CostRow, by)
 			}
 			g := group(member, key)
-			g.row.Add(t.Row)
-			g.Buckets.add(s.split(t.Row))
+			g.row.Add(t.CostRow)
+			g.Buckets.add(s.split(t.CostRow))
 			g.LastSeen = max(g.LastSeen, t.Last)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -136,8 +136,8 @@ func (w want) check(tb testing.TB, what string, g memberFigures) {
 }
 
 // TestAPI_Members: /api/members lists each member of a hub's store once with its sessions,
-// actions, failures, turns and dollars, each turn counted once as cost.Run counts it (so the
-// members and the unattributed rows add up to cost.Run's total); by=project splits them per
+// actions, failures, turns and dollars, each turn counted once as query.Cost counts it (so the
+// members and the unattributed rows add up to query.Cost's total); by=project splits them per
 // project; the window, client and model filters apply; a single user's store has no members.
 func TestAPI_Members(t *testing.T) {
 	path := teamStore(t)
@@ -174,14 +174,14 @@ func TestAPI_Members(t *testing.T) {
 		}
 		sum += r.CostUSD
 	}
-	// The members and the unattributed $8 are cost.Run's total: no turn lost, none twice.
+	// The members and the unattributed $8 are query.Cost's total: no turn lost, none twice.
 	since, _ := parseWindow("7d", time.Now())
-	rep, err := cost.Run(context.Background(), st.DB, cost.Query{Since: since})
+	rep, err := query.Cost(context.Background(), st.DB, query.CostQuery{Filter: query.Filter{Since: since}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(sum+8-rep.Total.CostUSD) > 1e-9 {
-		t.Errorf("members' $%v + $8 unattributed, cost.Run says $%v", sum, rep.Total.CostUSD)
+		t.Errorf("members' $%v + $8 unattributed, query.Cost says $%v", sum, rep.Total.CostUSD)
 	}
 
 	t.Run("AllTime", func(t *testing.T) {

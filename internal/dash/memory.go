@@ -115,7 +115,7 @@ func hasMemory(ctx context.Context, db *sql.DB) (bool, error) {
 
 // memoryAPI answers /api/memory: the observations of the project (of every project without one),
 // and the last sessions' summaries.
-func (s *Server) memoryAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) memoryAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	kind := q.name("kind")
 	limit := q.intParam("limit", 50, 1, maxPageSize)

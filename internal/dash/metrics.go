@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/observerhq/observer/internal/metrics"
+	"github.com/observerhq/observer/internal/query"
 )
 
 // metricsText serves GET /metrics: the store's counters and gauges in the Prometheus text format
@@ -20,14 +21,17 @@ func (s *Server) metricsText(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	fams, err := metrics.Collect(r.Context(), db, s.opts.StorePath)
+	var counts *query.Counts // nil: no store yet
+	if db != nil {
+		counts, err = query.StoreCounts(r.Context(), db)
+	}
 	if err != nil {
 		s.logger.Error("metrics failed", "err", err)
 		http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	var b bytes.Buffer
-	metrics.Write(&b, fams)
+	metrics.Write(&b, metrics.Collect(counts, s.opts.StorePath))
 	w.Header().Set("Content-Type", metrics.ContentType)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write(b.Bytes())

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -84,7 +84,7 @@ type clientActivity struct {
 }
 
 // overview answers /api/overview.
-func (s *Server) overview(ctx context.Context, q *query) (any, error) {
+func (s *Server) overview(ctx context.Context, q *reqParams) (any, error) {
 	f := q.teamFilters()
 	if err := q.done(); err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 	// The proxy's turns, under their sessions' projects (each is in the cost figures once).
 	out.Counts.APITurns = total.ProxyTurns
 	days := map[string]*dayCost{}
-	byModel := map[string]*cost.Row{}
+	byModel := map[string]*query.CostRow{}
 	modelBuckets := map[string]*Buckets{}
 	clients := map[string]*clientActivity{}
 	for _, r := range rows {
@@ -126,7 +126,7 @@ func (s *Server) overview(ctx context.Context, q *query) (any, error) {
 		out.Buckets.add(b)
 		dayInto(days, bucketOf(r), r, b)
 		if byModel[r.Model] == nil {
-			byModel[r.Model], modelBuckets[r.Model] = &cost.Row{Model: r.Model}, &Buckets{}
+			byModel[r.Model], modelBuckets[r.Model] = &query.CostRow{Model: r.Model}, &Buckets{}
 		}
 		byModel[r.Model].Add(r)
 		modelBuckets[r.Model].add(b)
@@ -254,7 +254,7 @@ func clientCounts(ctx context.Context, db *sql.DB, f filters, m map[string]*clie
 }
 
 // filtersAPI answers /api/filters: the projects and clients to choose from.
-func (s *Server) filtersAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) filtersAPI(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}

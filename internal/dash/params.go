@@ -61,9 +61,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.Encode(v)
 }
 
-// query reads a request's parameters, each checked once, and remembers which it read so that an
+// reqParams reads a request's parameters, each checked once, and remembers which it read so that an
 // unknown one is reported rather than ignored (a typo would otherwise silently show everything).
-type query struct {
+type reqParams struct {
 	r    *http.Request
 	vals url.Values
 	used map[string]bool
@@ -71,7 +71,7 @@ type query struct {
 	err  *apiError
 }
 
-type apiFunc func(ctx context.Context, q *query) (any, error)
+type apiFunc func(ctx context.Context, q *reqParams) (any, error)
 
 // api turns fn into a handler: parameters parsed and limited, errors as JSON with their status.
 func (s *Server) api(fn apiFunc) http.HandlerFunc {
@@ -89,7 +89,7 @@ func (s *Server) api(fn apiFunc) http.HandlerFunc {
 		// answer holds every change up to it, so the page knows whether a tick it hears of later
 		// is news.
 		w.Header().Set("X-Observer-Changes", strconv.FormatInt(s.live.seq.Load(), 10))
-		q := &query{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
+		q := &reqParams{r: r, vals: vals, used: map[string]bool{}, now: s.opts.Now()}
 		res, err := fn(r.Context(), q)
 		if err == nil {
 			err = q.done()
@@ -110,7 +110,7 @@ func (s *Server) api(fn apiFunc) http.HandlerFunc {
 }
 
 // done reports the first bad parameter, or an unknown one.
-func (q *query) done() error {
+func (q *reqParams) done() error {
 	if q.err != nil {
 		return q.err
 	}
@@ -122,7 +122,7 @@ func (q *query) done() error {
 	return nil
 }
 
-func (q *query) fail(e *apiError) {
+func (q *reqParams) fail(e *apiError) {
 	if q.err == nil {
 		q.err = e
 	}
@@ -130,7 +130,7 @@ func (q *query) fail(e *apiError) {
 
 // str returns the single value of name ("" when absent), checked for size, UTF-8 and control
 // characters.
-func (q *query) str(name string) string {
+func (q *reqParams) str(name string) string {
 	q.used[name] = true
 	vs := q.vals[name]
 	if len(vs) == 0 {
@@ -143,7 +143,7 @@ func (q *query) str(name string) string {
 	return q.checkText(name, vs[0])
 }
 
-func (q *query) checkText(name, v string) string {
+func (q *reqParams) checkText(name, v string) string {
 	switch {
 	case len(v) > maxValueBytes:
 		q.fail(badParam(name, "longer than %d bytes", maxValueBytes))
@@ -161,7 +161,7 @@ func (q *query) checkText(name, v string) string {
 var clientRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // name returns a value that must look like an identifier (a client, a kind, a type).
-func (q *query) name(param string) string {
+func (q *reqParams) name(param string) string {
 	v := q.str(param)
 	if v != "" && !clientRe.MatchString(v) {
 		q.fail(badParam(param, "%q is not a name (lower-case letters, digits, '.', '_', '-')", v))
@@ -171,7 +171,7 @@ func (q *query) name(param string) string {
 }
 
 // intParam returns an integer in [lo, hi], def when absent.
-func (q *query) intParam(name string, def, lo, hi int) int {
+func (q *reqParams) intParam(name string, def, lo, hi int) int {
 	v := q.str(name)
 	if v == "" {
 		return def
@@ -185,7 +185,7 @@ func (q *query) intParam(name string, def, lo, hi int) int {
 }
 
 // boolParam reads 1/0/true/false.
-func (q *query) boolParam(name string) bool {
+func (q *reqParams) boolParam(name string) bool {
 	v := q.str(name)
 	switch v {
 	case "", "0", "false":
@@ -198,7 +198,7 @@ func (q *query) boolParam(name string) bool {
 }
 
 // pathID returns the {id} path segment, checked like any parameter.
-func (q *query) pathID() string {
+func (q *reqParams) pathID() string {
 	id := q.r.PathValue("id")
 	if id == "" {
 		q.fail(badParam("id", "empty"))
@@ -260,7 +260,7 @@ func parseWindow(v string, now time.Time) (time.Time, error) {
 }
 
 // filters reads window, project and client.
-func (q *query) filters() filters {
+func (q *reqParams) filters() filters {
 	f := filters{Window: q.str("window"), Project: q.str("project"), Client: q.name("client")}
 	if f.Window == "" {
 		f.Window = DefaultWindow
@@ -276,7 +276,7 @@ func (q *query) filters() filters {
 // teamFilters reads the filters and member, the team member whose rows alone count (see
 // members.go). Only the endpoints that apply it read it: elsewhere it is an unknown parameter,
 // not a filter silently ignored.
-func (q *query) teamFilters() filters {
+func (q *reqParams) teamFilters() filters {
 	f := q.filters()
 	f.Member = q.name("member")
 	return f

@@ -22,7 +22,7 @@ type Patterns struct {
 
 const patternLimit = 25
 
-func (s *Server) patternsAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) patternsAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	kind := q.name("kind")
 	if err := q.done(); err != nil {

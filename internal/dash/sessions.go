@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -51,8 +51,8 @@ func sessionKey(client, id string) string { return client + "\x00" + id }
 
 // sessions answers /api/sessions: the sessions seen in the window, newest first (sort=last_seen)
 // or by their cost in the window (sort=cost), a page at a time; tokens and dollars are the
-// window's, from cost.Run.
-func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
+// window's, from query.Cost.
+func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 	f := q.teamFilters()
 	page := q.intParam("page", 1, 1, maxOffset)
 	limit := q.intParam("limit", 50, 1, maxPageSize)
@@ -89,7 +89,7 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 	}
 	offset := (page - 1) * limit
 	var list []Session
-	costs := map[string]cost.Row{}
+	costs := map[string]query.CostRow{}
 	if sort == "last_seen" {
 		// The page first, then the cost of its sessions only.
 		args := append(c.args, sql.Named("limit", limit), sql.Named("offset", offset))
@@ -101,7 +101,7 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 			for i, s := range list {
 				ids[i] = s.SessionID
 			}
-			rows, _, err := runCost(ctx, db, f, cost.Query{GroupBy: []string{"session", "client"}, Since: f.Since, Project: f.Project, Client: f.Client, SessionIDs: ids})
+			rows, _, err := runCost(ctx, db, f, query.CostQuery{GroupBy: []string{"session", "client"}, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client, SessionIDs: ids}})
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +116,7 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		var page []cost.Row
+		var page []query.CostRow
 		for _, r := range rows {
 			costs[sessionKey(r.Client, r.SessionID)] = r
 		}
@@ -163,7 +163,7 @@ func (s *Server) sessions(ctx context.Context, q *query) (any, error) {
 }
 
 // sessionsByKey reads the sessions of rows, in their order, among those c selects.
-func sessionsByKey(ctx context.Context, db *sql.DB, c *conds, rows []cost.Row) ([]Session, error) {
+func sessionsByKey(ctx context.Context, db *sql.DB, c *conds, rows []query.CostRow) ([]Session, error) {
 	if len(rows) == 0 {
 		return []Session{}, nil
 	}
@@ -327,9 +327,9 @@ func countWhere(ctx context.Context, db *sql.DB, col, cond string, s Session, li
 }
 
 // sessionDetail answers /api/sessions/{id}: the session, its action breakdown by type and tool,
-// its tokens and dollars per model (all its turns, from cost.Run), its lifecycle and subagents,
+// its tokens and dollars per model (all its turns, from query.Cost), its lifecycle and subagents,
 // and the summaries of its ended epochs (memory.go).
-func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
+func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 	id, client := q.pathID(), q.name("client")
 	if err := q.done(); err != nil {
 		return nil, err
@@ -372,7 +372,7 @@ func (s *Server) sessionDetail(ctx context.Context, q *query) (any, error) {
 		out.Session.Failures += t.Failures
 	}
 	// The session's turns of all time, per model.
-	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"model"}, SessionID: sess.SessionID, Client: sess.Client})
+	rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"model"}, Filter: query.Filter{SessionID: sess.SessionID, Client: sess.Client}})
 	if err != nil {
 		return nil, err
 	}
@@ -499,7 +499,7 @@ func afterCursor(p string, kind int64) string {
 
 // timeline answers /api/sessions/{id}/timeline: the session's actions and model turns in time
 // order, limit at a time; next_cursor continues, and is empty at the end.
-func (s *Server) timeline(ctx context.Context, q *query) (any, error) {
+func (s *Server) timeline(ctx context.Context, q *reqParams) (any, error) {
 	id, client := q.pathID(), q.name("client")
 	limit := q.intParam("limit", 100, 1, maxPageSize)
 	cur := timelineCursor{-1, 0, 0}

@@ -46,8 +46,8 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 
 	"github.com/observerhq/observer/internal/atomicfile"
-	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/pricing"
 )
@@ -115,7 +115,7 @@ func (s *Server) configPath() string {
 	return config.Path(filepath.Dir(s.opts.StorePath))
 }
 
-func (s *Server) settingsAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) settingsAPI(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *Server) unpriced(ctx context.Context, ps *PricingState) error {
 	if err != nil || db == nil {
 		return err
 	}
-	rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"model"}})
+	rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"model"}})
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func configOverrides(path string) (models map[string]pricing.Price, source strin
 }
 
 // saveSettings answers POST /api/settings.
-func (s *Server) saveSettings(ctx context.Context, q *query) (any, error) {
+func (s *Server) saveSettings(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ const maxMixTypes = 8
 
 // toolsAPI answers /api/tools: per client, each tool's volume, failures and success rate, and
 // the mix of action types per hour or day.
-func (s *Server) toolsAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) toolsAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	if err := q.done(); err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ type compressionEvent struct {
 
 // compressionAPI answers /api/compression: what the proxy's request compression saved, by
 // mechanism and model, and the latest events.
-func (s *Server) compressionAPI(ctx context.Context, q *query) (any, error) {
+func (s *Server) compressionAPI(ctx context.Context, q *reqParams) (any, error) {
 	f := q.filters()
 	if err := q.done(); err != nil {
 		return nil, err

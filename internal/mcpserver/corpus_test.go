@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 )
 
 // corpusEnv is the corpus store, the project with the most actions (the server's own project in
@@ -71,11 +71,11 @@ func TestTools_Corpus(t *testing.T) {
 		}
 		// The cost equals the session's row of an all-time report (the tool reads only the turns
 		// since the session began).
-		rep, err := cost.Run(context.Background(), db, cost.Query{GroupBy: []string{"session"}})
+		rep, err := query.Cost(context.Background(), db, query.CostQuery{GroupBy: []string{"session"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkCost(t, got.Cost, rep, func(r cost.Row) bool { return r.SessionID == latest })
+		checkCost(t, got.Cost, rep, func(r query.CostRow) bool { return r.SessionID == latest })
 
 		var byPrefix summaryAnswer
 		callJSON(t, cs, toolSessionSummary, map[string]any{"session": short(latest)}, &byPrefix)
@@ -332,37 +332,37 @@ func TestTools_Corpus(t *testing.T) {
 	})
 
 	t.Run("CostSummary", func(t *testing.T) {
-		rep, err := cost.Run(context.Background(), db, cost.Query{GroupBy: []string{"project"}})
+		rep, err := query.Cost(context.Background(), db, query.CostQuery{GroupBy: []string{"project"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got costAnswer
 		callJSON(t, cs, toolCost, map[string]any{"days": 100000}, &got)
-		checkCost(t, &got.costFig, rep, func(r cost.Row) bool { return r.Project == e.proj })
+		checkCost(t, &got.costFig, rep, func(r query.CostRow) bool { return r.Project == e.proj })
 
-		week, err := cost.Run(context.Background(), db, cost.Query{GroupBy: []string{"project"}, Since: e.now.Add(-7 * 24 * time.Hour)})
+		week, err := query.Cost(context.Background(), db, query.CostQuery{GroupBy: []string{"project"}, Filter: query.Filter{Since: e.now.Add(-7 * 24 * time.Hour)}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		text, _ := call(t, cs, toolCost, nil)
-		if w := rowOf(week, func(r cost.Row) bool { return r.Project == e.proj }); w.Turns == 0 {
+		if w := rowOf(week, func(r query.CostRow) bool { return r.Project == e.proj }); w.Turns == 0 {
 			if !strings.HasPrefix(text, "no model turn") {
 				t.Errorf("default week without turns: %q", text)
 			}
 		} else {
 			var def costAnswer
 			callJSON(t, cs, toolCost, nil, &def)
-			checkCost(t, &def.costFig, week, func(r cost.Row) bool { return r.Project == e.proj })
+			checkCost(t, &def.costFig, week, func(r query.CostRow) bool { return r.Project == e.proj })
 		}
 
-		sess, err := cost.Run(context.Background(), db, cost.Query{GroupBy: []string{"session"}})
+		sess, err := query.Cost(context.Background(), db, query.CostQuery{GroupBy: []string{"session"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		top := sess.Rows[0].SessionID // the most expensive session of the corpus
 		var bySess costAnswer
 		callJSON(t, cs, toolCost, map[string]any{"session": top}, &bySess)
-		checkCost(t, &bySess.costFig, sess, func(r cost.Row) bool { return r.SessionID == top })
+		checkCost(t, &bySess.costFig, sess, func(r query.CostRow) bool { return r.SessionID == top })
 	})
 
 	t.Run("RedundancyReport", func(t *testing.T) {
@@ -422,8 +422,8 @@ func mapsEqual(a, b map[string]int) bool {
 	return true
 }
 
-func rowOf(rep *cost.Report, keep func(cost.Row) bool) cost.Row {
-	var t cost.Row
+func rowOf(rep *query.CostReport, keep func(query.CostRow) bool) query.CostRow {
+	var t query.CostRow
 	for _, r := range rep.Rows {
 		if keep(r) {
 			t.CostUSD += r.CostUSD
@@ -437,7 +437,7 @@ func rowOf(rep *cost.Report, keep func(cost.Row) bool) cost.Row {
 	return t
 }
 
-func checkCost(t *testing.T, got *costFig, rep *cost.Report, keep func(cost.Row) bool) {
+func checkCost(t *testing.T, got *costFig, rep *query.CostReport, keep func(query.CostRow) bool) {
 	t.Helper()
 	want := rowOf(rep, keep)
 	if want.Turns == 0 {

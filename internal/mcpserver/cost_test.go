@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// scopedCost must count exactly what cost.Run counts (see scopedCost): for every session,
+// scopedCost must count exactly what query.Cost counts (see scopedCost): for every session,
 // and for every project over all time and over a recent window, on the corpus and on a store that
 // exercises each accounting rule.
 func TestScopedCost_EqualsCostRun(t *testing.T) {
@@ -72,7 +72,7 @@ func compareCosts(t *testing.T, path string) {
 	h := &dbh{DB: db}
 	ctx := context.Background()
 	newest := time.UnixMilli(queryInt(t, db, `SELECT max(ts) FROM (SELECT ts FROM token_usage UNION ALL SELECT ts FROM api_turns)`))
-	all, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"session"}})
+	all, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"session"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func compareCosts(t *testing.T, path string) {
 		sessions++
 	}
 	for _, since := range []time.Time{{}, newest.Add(-3 * 24 * time.Hour)} {
-		rep, err := cost.Run(ctx, db, cost.Query{GroupBy: []string{"project"}, Since: since})
+		rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"project"}, Filter: query.Filter{Since: since}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,10 +112,10 @@ func compareCosts(t *testing.T, path string) {
 	t.Logf("%d sessions and the projects compared", sessions)
 }
 
-func sameCost(t *testing.T, what string, got costFig, want cost.Row) {
+func sameCost(t *testing.T, what string, got costFig, want query.CostRow) {
 	t.Helper()
 	if got.Turns != want.Turns || got.In != want.InputTokens || got.Out != want.OutputTokens || got.CacheRead != want.CacheReadTokens ||
 		got.CacheWrite != want.CacheCreationTokens || got.Proxy != want.ProxyTurns || math.Abs(got.USD-want.CostUSD) > 0.00005 {
-		t.Errorf("%s: %+v, cost.Run says %+v", what, got, want)
+		t.Errorf("%s: %+v, query.Cost says %+v", what, got, want)
 	}
 }

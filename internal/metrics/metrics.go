@@ -1,10 +1,9 @@
 // Package metrics describes the store as Prometheus metrics, for `observerctl metrics` and the
 // dashboard's GET /metrics.
 //
-// Counters are all-time totals read from the writer's rollups (actions_daily, or actions_hourly
-// where the writer keeps no daily rollup; usage_hourly), so a scrape reads thousands of rows, not
-// millions; a store without the rollups is read raw. Tokens and dollars count each model turn once
-// (store.TurnsSQL: from the proxy when it saw the turn); the token buckets are input (net of
+// Counters are all-time totals from the read model (query.StoreCounts: the writer's rollups, so a
+// scrape reads thousands of rows, not millions; a store without the rollups is read raw). Tokens
+// and dollars are query.Cost's, each model turn once (from the proxy when it saw the turn); the token buckets are input (net of
 // cache), output (reasoning included), cache_read and cache_creation (5-minute and 1-hour
 // writes), so they add up to the turns' tokens. A counter can go down when rows are pruned or
 // repriced; Prometheus treats that as a reset. Gauges: the store's size on disk (database, WAL
@@ -16,8 +15,6 @@
 package metrics
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"math"
@@ -26,7 +23,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/internal/query"
 )
 
 // ContentType is the media type of Write's output.
@@ -52,9 +49,10 @@ type Family struct {
 	Samples []Sample `json:"samples"`
 }
 
-// Collect reads the metrics. db may be nil (no store yet): the counters are then empty and the
-// gauges 0. storePath is the database file, for its size.
-func Collect(ctx context.Context, db *sql.DB, storePath string) ([]Family, error) {
+// Collect turns the store's counts (query.StoreCounts) into the metrics. counts may be nil (no
+// store yet): the counters are then empty and the gauges 0. storePath is the database file, for
+// its size.
+func Collect(counts *query.Counts, storePath string) []Family {
 	fams := []Family{
 		{Name: "observer_actions_total", Type: "counter", Help: "Actions (tool calls, prompts, errors) stored, by client and action type."},
 		{Name: "observer_action_failures_total", Type: "counter", Help: "Actions whose result reported an error, by client and action type."},
@@ -77,70 +75,29 @@ func Collect(ctx context.Context, db *sql.DB, storePath string) ([]Family, error
 		}
 	}
 	byName["observer_store_size_bytes"].add(float64(size))
-	if db == nil {
-		byName["observer_quarantined_messages"].add(0)
-		byName["observer_analysis_pending_sessions"].add(0)
-		return fams, nil
+	if counts == nil {
+		counts = &query.Counts{}
 	}
-	tables, err := tableSet(ctx, db)
-	if err != nil {
-		return nil, err
+	for _, a := range counts.Actions {
+		byName["observer_actions_total"].add(float64(a.Actions), "client", a.Client, "type", a.Type)
+		byName["observer_action_failures_total"].add(float64(a.Failures), "client", a.Client, "type", a.Type)
 	}
-	// Actions.
-	actions := "SELECT client, type, count(*), coalesce(sum(success = 0), 0) FROM actions GROUP BY client, type"
-	var zone string
-	if tables["actions_daily"] {
-		db.QueryRowContext(ctx, "SELECT value FROM rollup_state WHERE key = 'zone'").Scan(&zone)
-	}
-	switch {
-	case zone != "":
-		actions = "SELECT client, type, sum(actions), sum(failures) FROM actions_daily GROUP BY client, type"
-	case tables["actions_hourly"]:
-		actions = "SELECT client, type, sum(actions), sum(failures) FROM actions_hourly GROUP BY client, type"
-	}
-	err = scan(ctx, db, actions, func(k []string, v []float64) {
-		byName["observer_actions_total"].add(v[0], "client", k[0], "type", k[1])
-		byName["observer_action_failures_total"].add(v[1], "client", k[0], "type", k[1])
-	}, 2, 2)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: actions: %w", err)
-	}
-	// Model turns.
-	sums := "sum(turns), sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens), sum(cost_usd)"
-	turns := "SELECT client, model, " + sums + " FROM usage_hourly GROUP BY client, model"
-	if !tables["usage_hourly"] {
-		turns = "SELECT client, model, count(*) AS turns, " + strings.TrimPrefix(sums, "sum(turns), ") +
-			" FROM (" + fmt.Sprintf(store.TurnsSQL, "1", "1") + ") GROUP BY client, model"
-	}
-	err = scan(ctx, db, turns, func(k []string, v []float64) {
-		byName["observer_turns_total"].add(v[0], "client", k[0], "model", k[1])
-		for i, b := range []string{"input", "output", "cache_read", "cache_creation"} {
-			byName["observer_tokens_total"].add(v[1+i], "client", k[0], "model", k[1], "bucket", b)
+	for _, t := range counts.Turns {
+		byName["observer_turns_total"].add(float64(t.Turns), "client", t.Client, "model", t.Model)
+		for i, v := range []int64{t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheCreationTokens} {
+			byName["observer_tokens_total"].add(float64(v), "client", t.Client, "model", t.Model, "bucket", []string{"input", "output", "cache_read", "cache_creation"}[i])
 		}
-		byName["observer_cost_usd_total"].add(v[5], "client", k[0], "model", k[1])
-	}, 2, 6, sql.Named("window", store.JoinWindowMs))
-	if err != nil {
-		return nil, fmt.Errorf("metrics: turns: %w", err)
+		byName["observer_cost_usd_total"].add(t.CostUSD, "client", t.Client, "model", t.Model)
 	}
-	err = scan(ctx, db, "SELECT client, count(*) FROM sessions GROUP BY client", func(k []string, v []float64) {
-		byName["observer_sessions_total"].add(v[0], "client", k[0])
-	}, 1, 1)
-	if err != nil {
-		return nil, fmt.Errorf("metrics: sessions: %w", err)
+	for client, n := range counts.Sessions {
+		byName["observer_sessions_total"].add(float64(n), "client", client)
 	}
-	for name, table := range map[string]string{"observer_quarantined_messages": "quarantine", "observer_analysis_pending_sessions": "analysis_dirty"} {
-		var n int64
-		if tables[table] {
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
-				return nil, fmt.Errorf("metrics: %s: %w", table, err)
-			}
-		}
-		byName[name].add(float64(n))
-	}
+	byName["observer_quarantined_messages"].add(float64(counts.Quarantined))
+	byName["observer_analysis_pending_sessions"].add(float64(counts.AnalysisPending))
 	for i := range fams {
 		slices.SortFunc(fams[i].Samples, func(a, b Sample) int { return compareLabels(a.Labels, b.Labels) })
 	}
-	return fams, nil
+	return fams
 }
 
 func (f *Family) add(v float64, kv ...string) {
@@ -158,53 +115,6 @@ func compareLabels(a, b []Label) int {
 		}
 	}
 	return len(a) - len(b)
-}
-
-// tableSet lists the store's tables.
-func tableSet(ctx context.Context, db *sql.DB) (map[string]bool, error) {
-	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table'")
-	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out[n] = true
-	}
-	return out, rows.Err()
-}
-
-// scan runs q, whose rows are nk text keys then nv numbers, and hands each row to fn.
-func scan(ctx context.Context, db *sql.DB, q string, fn func(keys []string, vals []float64), nk, nv int, args ...any) error {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		keys := make([]string, nk)
-		vals := make([]sql.NullFloat64, nv)
-		dest := make([]any, 0, nk+nv)
-		for i := range keys {
-			dest = append(dest, &keys[i])
-		}
-		for i := range vals {
-			dest = append(dest, &vals[i])
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
-		out := make([]float64, nv)
-		for i, v := range vals {
-			out[i] = v.Float64
-		}
-		fn(keys, out)
-	}
-	return rows.Err()
 }
 
 // Write writes fams in the text exposition format.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -179,10 +180,11 @@ func TestCollect_EqualsRawRowsWhateverTheRollups(t *testing.T) {
 	}
 	check := func(name string) {
 		t.Helper()
-		fams, err := Collect(ctx, st.DB, path)
+		counts, err := query.StoreCounts(ctx, st.DB)
 		if err != nil {
 			t.Fatal(err)
 		}
+		fams := Collect(counts, path)
 		var buf bytes.Buffer
 		if err := Write(&buf, fams); err != nil {
 			t.Fatal(err)
@@ -222,14 +224,40 @@ func TestCollect_EqualsRawRowsWhateverTheRollups(t *testing.T) {
 }
 
 func TestCollect_NoStore(t *testing.T) {
-	fams, err := Collect(context.Background(), nil, filepath.Join(t.TempDir(), "none.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	fams := Collect(nil, filepath.Join(t.TempDir(), "none.db"))
 	var buf bytes.Buffer
 	Write(&buf, fams)
 	got := parse(t, buf.String())
 	if len(got.values) != 3 || got.values["observer_store_size_bytes"] != 0 || len(got.types) != len(fams) {
 		t.Errorf("without a store: %v", got.values)
 	}
+}
+
+// scan runs q, whose rows are nk text keys then nv numbers, and hands each row to fn.
+func scan(ctx context.Context, db *sql.DB, q string, fn func(keys []string, vals []float64), nk, nv int, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		keys := make([]string, nk)
+		vals := make([]sql.NullFloat64, nv)
+		dest := make([]any, 0, nk+nv)
+		for i := range keys {
+			dest = append(dest, &keys[i])
+		}
+		for i := range vals {
+			dest = append(dest, &vals[i])
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		out := make([]float64, nv)
+		for i, v := range vals {
+			out[i] = v.Float64
+		}
+		fn(keys, out)
+	}
+	return rows.Err()
 }

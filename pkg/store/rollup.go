@@ -51,11 +51,18 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
 // without an id by session and time within :window ms). %[1]s and %[2]s
 // are the filter conditions of the proxy part (table api_turns) and of the transcript part (alias
 // t). Columns: ts, client, session_id, project, model, the six token counts, cost_usd, proxy (1
-// for the proxy's turns) and reliability.
-const TurnsSQL = `
+// for the proxy's turns) and reliability. (It runs in migrations too, on tables of any version
+// since 0005: it names no later column.)
+var TurnsSQL = strings.NewReplacer("{{member}}", "", "{{t.member}}", "").Replace(turnsTemplate)
+
+// MemberTurnsSQL is TurnsSQL with one more column, member: the row's own (the team member a hub
+// received it from, '' on a member's own store; migration 0015).
+var MemberTurnsSQL = strings.NewReplacer("{{member}}", ", api_turns.member", "{{t.member}}", ", t.member").Replace(turnsTemplate)
+
+const turnsTemplate = `
 SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
        model, input_tokens, output_tokens, cache_read_tokens,
-       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, api_turns.origin = '' AS proxy, reliability
+       cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd, api_turns.origin = '' AS proxy, reliability{{member}}
   FROM api_turns WHERE %[1]s
    AND (api_turns.origin = ''
         OR (api_turns.request_id != '' AND NOT EXISTS (SELECT 1 FROM api_turns p WHERE p.request_id = api_turns.request_id
@@ -66,7 +73,7 @@ SELECT ts, client, session_id, ` + ProxyProject + ` AS project,
             AND p.input_tokens = api_turns.input_tokens AND p.output_tokens = api_turns.output_tokens))))
 UNION ALL
 SELECT t.ts, t.client, t.session_id, t.project, t.model, t.input_tokens, t.output_tokens, t.cache_read_tokens,
-       t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability
+       t.cache_creation_tokens, t.cache_creation_1h_tokens, t.reasoning_tokens, t.cost_usd, 0, t.reliability{{t.member}}
   FROM token_usage t
  WHERE %[2]s
    AND NOT (t.request_id != '' AND EXISTS (SELECT 1 FROM api_turns a WHERE a.request_id = t.request_id AND a.request_id != ''))

@@ -1,4 +1,4 @@
-package blocks
+package query
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -123,7 +122,7 @@ func TestRun_Corpus(t *testing.T) {
 	if len(turns) < 2 || len(want) < 3 {
 		t.Fatalf("the corpus gave %d turns of %d clients in %d blocks; expected more", n, len(turns), len(want))
 	}
-	rep := runBoth(t, st, Query{Now: time.Now()})
+	rep := runBoth(t, st, BlocksQuery{Now: time.Now()})
 	var got []Block
 	for _, b := range rep.Blocks {
 		if !b.Idle {
@@ -137,23 +136,23 @@ func TestRun_Corpus(t *testing.T) {
 	for i, w := range want {
 		g := got[i]
 		if g.Client != w.Client || !g.Start.Equal(w.Start) || !g.End.Equal(w.End) || !g.FirstTurn.Equal(w.FirstTurn) || !g.LastTurn.Equal(w.LastTurn) ||
-			g.Turns != w.Turns || g.Tokens != w.Tokens || !near(g.CostUSD, w.CostUSD) {
+			g.Turns != w.Turns || g.Tokens != w.Tokens || !nearUSD(g.CostUSD, w.CostUSD) {
 			t.Errorf("block %d:\n got %s %v..%v turns %d (%v..%v) %+v $%.6f\nwant %s %v..%v turns %d (%v..%v) %+v $%.6f", i,
 				g.Client, g.Start, g.End, g.Turns, g.FirstTurn, g.LastTurn, g.Tokens, g.CostUSD,
 				w.Client, w.Start, w.End, w.Turns, w.FirstTurn, w.LastTurn, w.Tokens, w.CostUSD)
 		}
 		usd += g.CostUSD
 	}
-	total, err := cost.Run(ctx, st.DB, cost.Query{})
+	total, err := Cost(ctx, st.DB, CostQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !near(usd, total.Total.CostUSD) {
+	if !nearUSD(usd, total.Total.CostUSD) {
 		t.Errorf("blocks add up to $%.6f, cost to $%.6f", usd, total.Total.CostUSD)
 	}
 	// One client's report is its chain of the whole report.
 	for c := range turns {
-		one := runBoth(t, st, Query{Now: time.Now(), Client: c})
+		one := runBoth(t, st, BlocksQuery{Now: time.Now(), Client: c})
 		var mine []Block
 		for _, b := range rep.Blocks {
 			if b.Client == c {

@@ -1,4 +1,4 @@
-package cost
+package query
 
 import (
 	"context"
@@ -51,9 +51,9 @@ func TestRun_EachTurnOnceWhateverTheGrouping(t *testing.T) {
 	if _, err := st.WriteBatch(ctx, evs, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := Row{InputTokens: 100 + 7 + 200 + 5, OutputTokens: 50 + 3 + 20 + 5, CacheReadTokens: 40, CostUSD: 1.0 + 0.1 + 2.0 + 0.5, Turns: 4, ProxyTurns: 2, Reliability: Approximate}
+	want := CostRow{InputTokens: 100 + 7 + 200 + 5, OutputTokens: 50 + 3 + 20 + 5, CacheReadTokens: 40, CostUSD: 1.0 + 0.1 + 2.0 + 0.5, Turns: 4, ProxyTurns: 2, Reliability: Approximate}
 	for _, g := range [][]string{nil, {"session"}, {"day"}, {"model"}, {"project"}, {"client"}, {"client", "model"}} {
-		rep, err := Run(ctx, st.DB, Query{GroupBy: g})
+		rep, err := Cost(ctx, st.DB, CostQuery{GroupBy: g})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,22 +63,22 @@ func TestRun_EachTurnOnceWhateverTheGrouping(t *testing.T) {
 			t.Errorf("group by %v: total %+v, want %+v", g, got, want)
 		}
 	}
-	rep, _ := Run(ctx, st.DB, Query{GroupBy: []string{"client"}})
+	rep, _ := Cost(ctx, st.DB, CostQuery{GroupBy: []string{"client"}})
 	if len(rep.Rows) != 2 || rep.Rows[0].Client != "codex" || rep.Rows[0].Turns != 2 {
 		t.Errorf("rows by client: %+v", rep.Rows)
 	}
 	// A proxy turn has no project: it counts under its session's.
-	rep, _ = Run(ctx, st.DB, Query{GroupBy: []string{"project"}})
+	rep, _ = Cost(ctx, st.DB, CostQuery{GroupBy: []string{"project"}})
 	for _, r := range rep.Rows {
 		if r.Project == "" || r.Project == "/p" && r.Turns != 2 || r.Project == "/q" && r.Turns != 2 {
 			t.Errorf("rows by project: %+v", rep.Rows)
 		}
 	}
-	rep, _ = Run(ctx, st.DB, Query{Since: t0.Add(30 * time.Minute)})
+	rep, _ = Cost(ctx, st.DB, CostQuery{Filter: Filter{Since: t0.Add(30 * time.Minute)}})
 	if rep.Total.Turns != 2 {
 		t.Errorf("since: %+v", rep.Total)
 	}
-	if _, err := Run(ctx, st.DB, Query{GroupBy: []string{"color"}}); err == nil {
+	if _, err := Cost(ctx, st.DB, CostQuery{GroupBy: []string{"color"}}); err == nil {
 		t.Error("grouping by an unknown key was accepted")
 	}
 }
@@ -110,29 +110,29 @@ func TestRun_Filters(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		q    Query
+		q    CostQuery
 		usd  float64 // the sum of the selected turns' dollars: each turn's is a distinct power of 2
 	}{
-		{"all", Query{}, 31},
-		{"since", Query{Since: t0.Add(time.Hour)}, 2 + 4 + 8 + 16},
-		{"until", Query{Until: t0.Add(2 * time.Hour)}, 1 + 2},
-		{"until is exclusive", Query{Until: t0.Add(3 * time.Hour)}, 1 + 2 + 16},
-		{"since and until", Query{Since: t0.Add(time.Hour), Until: t0.Add(4 * time.Hour)}, 2 + 4 + 16},
-		{"project takes the proxy turn's from its session", Query{Project: "/p"}, 1 + 2 + 16},
-		{"project", Query{Project: "/q"}, 4 + 8},
-		{"client", Query{Client: "codex"}, 16},
-		{"session", Query{SessionID: "c1"}, 1 + 2},
-		{"session and client", Query{SessionID: "c1", Client: "codex"}, 0},
-		{"project and client", Query{Project: "/p", Client: "claude-code"}, 1 + 2},
-		{"everything", Query{Since: t0, Until: t0.Add(2 * time.Hour), Project: "/p", Client: "claude-code", SessionID: "c1"}, 1 + 2},
-		{"unknown project", Query{Project: "/nowhere"}, 0},
+		{"all", CostQuery{}, 31},
+		{"since", CostQuery{Filter: Filter{Since: t0.Add(time.Hour)}}, 2 + 4 + 8 + 16},
+		{"until", CostQuery{Filter: Filter{Until: t0.Add(2 * time.Hour)}}, 1 + 2},
+		{"until is exclusive", CostQuery{Filter: Filter{Until: t0.Add(3 * time.Hour)}}, 1 + 2 + 16},
+		{"since and until", CostQuery{Filter: Filter{Since: t0.Add(time.Hour), Until: t0.Add(4 * time.Hour)}}, 2 + 4 + 16},
+		{"project takes the proxy turn's from its session", CostQuery{Filter: Filter{Project: "/p"}}, 1 + 2 + 16},
+		{"project", CostQuery{Filter: Filter{Project: "/q"}}, 4 + 8},
+		{"client", CostQuery{Filter: Filter{Client: "codex"}}, 16},
+		{"session", CostQuery{Filter: Filter{SessionID: "c1"}}, 1 + 2},
+		{"session and client", CostQuery{Filter: Filter{SessionID: "c1", Client: "codex"}}, 0},
+		{"project and client", CostQuery{Filter: Filter{Project: "/p", Client: "claude-code"}}, 1 + 2},
+		{"everything", CostQuery{Filter: Filter{Since: t0, Until: t0.Add(2 * time.Hour), Project: "/p", Client: "claude-code", SessionID: "c1"}}, 1 + 2},
+		{"unknown project", CostQuery{Filter: Filter{Project: "/nowhere"}}, 0},
 	}
 	for _, c := range cases {
-		var first *Row
+		var first *CostRow
 		for _, g := range [][]string{nil, {"session"}, {"day"}, {"hour"}, {"model"}, {"project"}, {"client"}, {"hour", "model", "project"}} {
 			q := c.q
 			q.GroupBy = g
-			rep, err := Run(ctx, st.DB, q)
+			rep, err := Cost(ctx, st.DB, q)
 			if err != nil {
 				t.Fatalf("%s by %v: %v", c.name, g, err)
 			}
@@ -154,7 +154,7 @@ func TestRun_Filters(t *testing.T) {
 		}
 	}
 	// Hours are local, labelled like days with the hour appended.
-	rep, err := Run(ctx, st.DB, Query{GroupBy: []string{"hour"}, Client: "claude-code"})
+	rep, err := Cost(ctx, st.DB, CostQuery{GroupBy: []string{"hour"}, Filter: Filter{Client: "claude-code"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,14 +251,14 @@ func compareWindows(t *testing.T, st *store.Store, windows [][2]time.Time, zone 
 	for _, w := range windows {
 		for _, g := range [][]string{nil, {"session"}, {"hour"}, {"day", "model"}, {"project"}, {"client"}, {"day", "hour"},
 			{"model", "client"}, {"session", "client", "model"}, {"day", "model", "project", "client"}} {
-			for _, f := range []Query{{}, {Client: "codex"}, {Project: "/p1"}, {SessionID: "c1"}} {
+			for _, f := range []CostQuery{{}, {Filter: Filter{Client: "codex"}}, {Filter: Filter{Project: "/p1"}}, {Filter: Filter{SessionID: "c1"}}} {
 				f.GroupBy, f.Since, f.Until = g, w[0], w[1]
-				withRollup, err := Run(ctx, st.DB, f)
+				withRollup, err := Cost(ctx, st.DB, f)
 				if err != nil {
 					t.Fatal(err)
 				}
 				useRollups = false
-				raw, err := Run(ctx, st.DB, f)
+				raw, err := Cost(ctx, st.DB, f)
 				useRollups = true
 				if err != nil {
 					t.Fatal(err)
@@ -276,7 +276,7 @@ func compareWindows(t *testing.T, st *store.Store, windows [][2]time.Time, zone 
 }
 
 // firstDiff shows the first row that differs.
-func firstDiff(a, b *Report) string {
+func firstDiff(a, b *CostReport) string {
 	for i := range min(len(a.Rows), len(b.Rows)) {
 		if a.Rows[i] != b.Rows[i] {
 			return fmt.Sprintf("row %d: %+v\n    vs %+v", i, a.Rows[i], b.Rows[i])
@@ -285,11 +285,11 @@ func firstDiff(a, b *Report) string {
 	return ""
 }
 
-func sameReport(a, b *Report) bool {
+func sameReport(a, b *CostReport) bool {
 	if len(a.Rows) != len(b.Rows) {
 		return false
 	}
-	round := func(r Row) Row { r.CostUSD = math.Round(r.CostUSD * 1e9); return r }
+	round := func(r CostRow) CostRow { r.CostUSD = math.Round(r.CostUSD * 1e9); return r }
 	for i := range a.Rows {
 		if round(a.Rows[i]) != round(b.Rows[i]) {
 			return false

@@ -1,4 +1,4 @@
-// Package blocks splits model turns into 5-hour billing blocks, the windows in which a Claude
+// Blocks splits model turns into 5-hour billing blocks, the windows in which a Claude
 // subscription (and a ChatGPT plan's Codex) counts usage, by the rule ccusage's `blocks` report
 // uses: a block starts at its first turn's time floored to the UTC hour and lasts five hours; the
 // first turn at or after a block's end starts the next block. Time between two blocks is an idle
@@ -6,7 +6,7 @@
 //
 // Clients: each client has its own limit, so each has its own chain of blocks, drawn from its
 // turns only: a Codex turn never starts, extends or splits a Claude Code block. A report lists
-// the chains one after the other, by client name, each oldest first; Query.Client picks one.
+// the chains one after the other, by client name, each oldest first; BlocksQuery.Client picks one.
 // ccusage's `blocks` report reads Claude Code's transcripts only: its blocks are the claude-code
 // chain's.
 //
@@ -37,7 +37,8 @@
 // one turn, or of turns in the same millisecond); the active block's projection extends it to
 // the block's end. Tokens are the four billing buckets: input (net of cache), output (reasoning
 // included), cache read and cache write.
-package blocks
+
+package query
 
 import (
 	"context"
@@ -101,16 +102,16 @@ type Forecast struct {
 	CostUSD     float64 `json:"cost_usd"`
 }
 
-// Query selects the blocks to report.
-type Query struct {
+// BlocksQuery selects the blocks to report.
+type BlocksQuery struct {
 	Since  time.Time // zero: from the first turn
 	Until  time.Time // exclusive; zero: no end
 	Now    time.Time // zero: time.Now(); decides which block is active
 	Client string    // only this client's blocks (its full name: claude-code); "": every client's
 }
 
-// Report is the answer.
-type Report struct {
+// BlocksReport is the answer.
+type BlocksReport struct {
 	Since  string  `json:"since,omitempty"`
 	Until  string  `json:"until,omitempty"`
 	Client string  `json:"client,omitempty"` // the client asked for, when one was
@@ -118,7 +119,7 @@ type Report struct {
 }
 
 // Active returns client's active block ("": the first client's with one), or nil.
-func (r *Report) Active(client string) *Block {
+func (r *BlocksReport) Active(client string) *Block {
 	for i := range r.Blocks {
 		if b := &r.Blocks[i]; b.Active && (client == "" || b.Client == client) {
 			return b
@@ -136,17 +137,14 @@ type hour struct {
 	models          map[string]bool
 }
 
-// useRollups is false only in tests that compare with raw rows.
-var useRollups = true
-
 // Run computes the blocks that overlap the query's range, each client's from its own turns. It
 // finds the blocks' bounds from the hours that hold turns (an index seek per hour and client),
 // then sums the hours of those blocks only.
-func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
+func Blocks(ctx context.Context, db *sql.DB, q BlocksQuery) (*BlocksReport, error) {
 	if q.Now.IsZero() {
 		q.Now = time.Now()
 	}
-	rep := &Report{Client: q.Client, Blocks: []Block{}}
+	rep := &BlocksReport{Client: q.Client, Blocks: []Block{}}
 	var to int64 // the end of the hours to read, ms; 0 for no bound
 	if !q.Until.IsZero() {
 		rep.Until = q.Until.UTC().Format(time.RFC3339)
@@ -235,8 +233,8 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 
 // Active returns the block of client (its full name) that now is in, or nil when its last turn's
 // block has ended. The status line asks for Claude Code's.
-func Active(ctx context.Context, db *sql.DB, client string, now time.Time) (*Block, error) {
-	rep, err := Run(ctx, db, Query{Since: now, Now: now, Client: client})
+func ActiveBlock(ctx context.Context, db *sql.DB, client string, now time.Time) (*Block, error) {
+	rep, err := Blocks(ctx, db, BlocksQuery{Since: now, Now: now, Client: client})
 	if err != nil {
 		return nil, err
 	}
@@ -499,7 +497,7 @@ func readHours(ctx context.Context, db *sql.DB, rolled bool, from, to int64, cli
 }
 
 // Clients returns the clients that have turns in the store, sorted.
-func Clients(ctx context.Context, db *sql.DB) ([]string, error) {
+func BlockClients(ctx context.Context, db *sql.DB) ([]string, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_sessions'").Scan(&n); err != nil {
 		return nil, fmt.Errorf("blocks: %w", err)

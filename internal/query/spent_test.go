@@ -1,4 +1,4 @@
-package cost
+package query
 
 import (
 	"context"
@@ -47,9 +47,9 @@ func TestSpent_EqualsRunsTotal(t *testing.T) {
 	for _, rollups := range []bool{true, false} {
 		useRollups = rollups
 		for _, w := range windows {
-			for _, f := range []Query{{}, {Client: "codex"}, {Project: "/p1"}, {SessionID: "c1"}, {SessionIDs: []string{"c0", "x1"}}, {GroupBy: []string{"day"}}} {
+			for _, f := range []CostQuery{{}, {Filter: Filter{Client: "codex"}}, {Filter: Filter{Project: "/p1"}}, {Filter: Filter{SessionID: "c1"}}, {Filter: Filter{SessionIDs: []string{"c0", "x1"}}}, {GroupBy: []string{"day"}}} {
 				f.Since, f.Until = w[0], w[1]
-				rep, err := Run(ctx, st.DB, f)
+				rep, err := Cost(ctx, st.DB, f)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package blocks
+package query
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/cost"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -22,14 +21,14 @@ func proxyTurn(id, session, model, msg string, at time.Time, tok event.Tokens, u
 	return ev
 }
 
-func usage(id, client, session, model, msg string, at time.Time, tok event.Tokens, usd float64) event.Event {
+func blockUsage(id, client, session, model, msg string, at time.Time, tok event.Tokens, usd float64) event.Event {
 	ev := event.New(event.KindTokenUsage, "test")
 	ev.ID, ev.Client, ev.SessionID, ev.Project, ev.Time = id, client, session, "/p", at
 	ev.TokenUsage = &event.TokenUsage{Tokens: tok, Model: model, MessageID: msg, CostUSD: usd}
 	return ev
 }
 
-func newStore(tb testing.TB, evs []event.Event) *store.Store {
+func newBlockStore(tb testing.TB, evs []event.Event) *store.Store {
 	tb.Helper()
 	ctx := context.Background()
 	st, err := store.OpenWriter(ctx, filepath.Join(tb.TempDir(), "observer.db"))
@@ -44,14 +43,14 @@ func newStore(tb testing.TB, evs []event.Event) *store.Store {
 }
 
 // runBoth runs q from the rollups and from the raw rows, and fails unless both agree.
-func runBoth(t *testing.T, st *store.Store, q Query) *Report {
+func runBoth(t *testing.T, st *store.Store, q BlocksQuery) *BlocksReport {
 	t.Helper()
-	rolled, err := Run(context.Background(), st.DB, q)
+	rolled, err := Blocks(context.Background(), st.DB, q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	useRollups = false
-	raw, err := Run(context.Background(), st.DB, q)
+	raw, err := Blocks(context.Background(), st.DB, q)
 	useRollups = true
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +61,7 @@ func runBoth(t *testing.T, st *store.Store, q Query) *Report {
 	return rolled
 }
 
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a)) }
+func nearUSD(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a)) }
 
 // TestRun_BlockEdges lays turns on a block's edges: a turn 4h59m after the block's first (same
 // block), one exactly at the block's end (next block), one exactly 5 h after the previous turn
@@ -76,18 +75,18 @@ func TestRun_BlockEdges(t *testing.T) {
 	}
 	evs := []event.Event{
 		proxyTurn("a", "s1", "claude-sonnet-4-5", "m-a", at(10, 0), tok(100, 10), 1.0),
-		usage("a-transcript", "claude-code", "s1", "claude-sonnet-4-5", "m-a", at(10, 0).Add(time.Second), tok(90, 1), 0.9),
-		usage("b", "claude-code", "s1", "claude-opus-4-5", "m-b", at(14, 59), tok(200, 20), 2.0),
-		usage("c", "claude-code", "s1", "claude-haiku-4-5", "m-c", at(15, 0), tok(300, 30), 3.0), // exactly at the end
-		usage("d", "claude-code", "s1", "claude-haiku-4-5", "m-d", at(20, 0), tok(400, 40), 4.0), // exactly 5 h after c
-		usage("e", "claude-code", "s2", "claude-sonnet-4-5", "m-e", at(23, 50), tok(500, 50), 5.0),
-		usage("f", "claude-code", "s2", "claude-sonnet-4-5", "m-f", at(24, 40), tok(600, 60), 6.0), // after midnight
-		usage("g", "claude-code", "s3", "claude-sonnet-4-5", "m-g", at(32, 30), tok(700, 70), 7.0),
-		usage("h", "claude-code", "s3", "claude-sonnet-4-5", "m-h", at(33, 0), tok(800, 80), 8.0),
+		blockUsage("a-transcript", "claude-code", "s1", "claude-sonnet-4-5", "m-a", at(10, 0).Add(time.Second), tok(90, 1), 0.9),
+		blockUsage("b", "claude-code", "s1", "claude-opus-4-5", "m-b", at(14, 59), tok(200, 20), 2.0),
+		blockUsage("c", "claude-code", "s1", "claude-haiku-4-5", "m-c", at(15, 0), tok(300, 30), 3.0), // exactly at the end
+		blockUsage("d", "claude-code", "s1", "claude-haiku-4-5", "m-d", at(20, 0), tok(400, 40), 4.0), // exactly 5 h after c
+		blockUsage("e", "claude-code", "s2", "claude-sonnet-4-5", "m-e", at(23, 50), tok(500, 50), 5.0),
+		blockUsage("f", "claude-code", "s2", "claude-sonnet-4-5", "m-f", at(24, 40), tok(600, 60), 6.0), // after midnight
+		blockUsage("g", "claude-code", "s3", "claude-sonnet-4-5", "m-g", at(32, 30), tok(700, 70), 7.0),
+		blockUsage("h", "claude-code", "s3", "claude-sonnet-4-5", "m-h", at(33, 0), tok(800, 80), 8.0),
 	}
-	st := newStore(t, evs)
+	st := newBlockStore(t, evs)
 	now := at(33, 30)
-	rep := runBoth(t, st, Query{Now: now})
+	rep := runBoth(t, st, BlocksQuery{Now: now})
 	type want struct {
 		start, end   time.Time
 		first, last  time.Time
@@ -109,7 +108,7 @@ func TestRun_BlockEdges(t *testing.T) {
 	for i, w := range wants {
 		b := rep.Blocks[i]
 		if b.Client != "claude-code" || !b.Start.Equal(w.start) || !b.End.Equal(w.end) || !b.FirstTurn.Equal(w.first) || !b.LastTurn.Equal(w.last) ||
-			b.Idle != w.idle || b.Active != w.active || b.Turns != w.turns || !near(b.CostUSD, w.usd) || !reflect.DeepEqual(b.Models, w.models) {
+			b.Idle != w.idle || b.Active != w.active || b.Turns != w.turns || !nearUSD(b.CostUSD, w.usd) || !reflect.DeepEqual(b.Models, w.models) {
 			t.Errorf("block %d: %+v\nwant %+v", i, b, w)
 		}
 	}
@@ -119,7 +118,7 @@ func TestRun_BlockEdges(t *testing.T) {
 		t.Errorf("block 0 tokens %+v", b0)
 	}
 	// Burn rate over the first to the last turn: 299 minutes in block 0; none for one turn.
-	if br := rep.Blocks[0].Burn; br == nil || !near(br.TokensPerMinute, 360.0/299) || !near(br.CostPerHourUSD, 3.0/299*60) {
+	if br := rep.Blocks[0].Burn; br == nil || !nearUSD(br.TokensPerMinute, 360.0/299) || !nearUSD(br.CostPerHourUSD, 3.0/299*60) {
 		t.Errorf("block 0 burn %+v", br)
 	}
 	if rep.Blocks[1].Burn != nil || rep.Blocks[1].Projected != nil {
@@ -131,12 +130,12 @@ func TestRun_BlockEdges(t *testing.T) {
 		t.Fatalf("active block %+v", act)
 	}
 	tokens := int64(1500 + 150 + 20 + 10)
-	if act.Remaining != 210 || act.Burn == nil || !near(act.Burn.CostPerHourUSD, 30) || act.Projected == nil ||
-		!near(act.Projected.CostUSD, 15+30*3.5) || act.Projected.TotalTokens != tokens+int64(float64(tokens)/30*210) {
+	if act.Remaining != 210 || act.Burn == nil || !nearUSD(act.Burn.CostPerHourUSD, 30) || act.Projected == nil ||
+		!nearUSD(act.Projected.CostUSD, 15+30*3.5) || act.Projected.TotalTokens != tokens+int64(float64(tokens)/30*210) {
 		t.Errorf("active block: remaining %d, burn %+v, projection %+v", act.Remaining, act.Burn, act.Projected)
 	}
 	// The blocks add up to what `observerctl cost` counts.
-	total, err := cost.Run(context.Background(), st.DB, cost.Query{})
+	total, err := Cost(context.Background(), st.DB, CostQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,30 +144,30 @@ func TestRun_BlockEdges(t *testing.T) {
 	for _, b := range rep.Blocks {
 		turns, usd = turns+b.Turns, usd+b.CostUSD
 	}
-	if turns != total.Total.Turns || !near(usd, total.Total.CostUSD) {
+	if turns != total.Total.Turns || !nearUSD(usd, total.Total.CostUSD) {
 		t.Errorf("blocks hold %d turns, $%.4f; cost counts %d, $%.4f", turns, usd, total.Total.Turns, total.Total.CostUSD)
 	}
 
 	t.Run("ranges select whole blocks", func(t *testing.T) {
-		r := runBoth(t, st, Query{Since: at(21, 0), Until: at(32, 1), Now: now})
+		r := runBoth(t, st, BlocksQuery{Since: at(21, 0), Until: at(32, 1), Now: now})
 		if len(r.Blocks) != 3 || !reflect.DeepEqual(r.Blocks[0], rep.Blocks[2]) || !reflect.DeepEqual(r.Blocks[2], rep.Blocks[4]) {
 			t.Errorf("since 21:00 until 08:01: %+v", r.Blocks)
 		}
-		r = runBoth(t, st, Query{Since: at(15, 30), Until: at(20, 0), Now: now})
+		r = runBoth(t, st, BlocksQuery{Since: at(15, 30), Until: at(20, 0), Now: now})
 		if len(r.Blocks) != 1 || !reflect.DeepEqual(r.Blocks[0], rep.Blocks[1]) {
 			t.Errorf("since 15:30 until 20:00: %+v", r.Blocks)
 		}
-		r = runBoth(t, st, Query{Since: at(37, 0), Now: now})
+		r = runBoth(t, st, BlocksQuery{Since: at(37, 0), Now: now})
 		if len(r.Blocks) != 0 {
 			t.Errorf("after the last block: %+v", r.Blocks)
 		}
 	})
 	t.Run("no active block after the last block's end", func(t *testing.T) {
-		b, err := Active(context.Background(), st.DB, "claude-code", at(37, 0))
+		b, err := ActiveBlock(context.Background(), st.DB, "claude-code", at(37, 0))
 		if err != nil || b != nil {
 			t.Errorf("at the last block's end: %+v, %v", b, err)
 		}
-		b, err = Active(context.Background(), st.DB, "claude-code", at(36, 59))
+		b, err = ActiveBlock(context.Background(), st.DB, "claude-code", at(36, 59))
 		if err != nil || b == nil || !b.Start.Equal(at(32, 0)) || b.Remaining != 1 {
 			t.Errorf("a minute before its end: %+v, %v", b, err)
 		}
@@ -183,18 +182,18 @@ func TestRun_ChainDoesNotDependOnTheRange(t *testing.T) {
 	d := time.Date(2026, 11, 2, 0, 30, 0, 0, time.UTC)
 	var evs []event.Event
 	for i := range 36 {
-		evs = append(evs, usage(fmt.Sprint("u", i), "claude-code", "s", "claude-sonnet-4-5", fmt.Sprint("m", i),
+		evs = append(evs, blockUsage(fmt.Sprint("u", i), "claude-code", "s", "claude-sonnet-4-5", fmt.Sprint("m", i),
 			d.Add(time.Duration(i)*2*time.Hour), event.Tokens{Input: 10, Output: 1}, 0.01))
 	}
 	for i := range 22 {
-		evs = append(evs, usage(fmt.Sprint("x", i), "codex", "x", "gpt-5.2-codex", "",
+		evs = append(evs, blockUsage(fmt.Sprint("x", i), "codex", "x", "gpt-5.2-codex", "",
 			d.Add(3*time.Hour+time.Duration(i)*3*time.Hour), event.Tokens{Input: 20, Output: 2}, 0.02))
 	}
 	// Two days before, an early turn with a long gap after it.
-	evs = append(evs, usage("early", "claude-code", "s0", "claude-sonnet-4-5", "early", d.Add(-47*time.Hour), event.Tokens{Input: 1}, 0.01))
-	st := newStore(t, evs)
+	evs = append(evs, blockUsage("early", "claude-code", "s0", "claude-sonnet-4-5", "early", d.Add(-47*time.Hour), event.Tokens{Input: 1}, 0.01))
+	st := newBlockStore(t, evs)
 	now := d.Add(100 * time.Hour)
-	all := runBoth(t, st, Query{Now: now})
+	all := runBoth(t, st, BlocksQuery{Now: now})
 	if len(all.Blocks) < 10 || !all.Blocks[1].Idle || !all.Blocks[2].Start.Equal(d.Add(-30*time.Minute)) {
 		t.Fatalf("all blocks: %+v", all.Blocks)
 	}
@@ -210,12 +209,12 @@ func TestRun_ChainDoesNotDependOnTheRange(t *testing.T) {
 			t.Errorf("block %d does not follow the previous one: %v after %v", i, b.Start, all.Blocks[i-1].End)
 		}
 		for _, since := range []time.Time{b.Start, b.Start.Add(time.Minute), b.End.Add(-time.Minute)} {
-			r := runBoth(t, st, Query{Since: since, Now: now})
+			r := runBoth(t, st, BlocksQuery{Since: since, Now: now})
 			i := slices.IndexFunc(r.Blocks, func(o Block) bool { return o.Client == b.Client })
 			if i < 0 || !reflect.DeepEqual(r.Blocks[i], b) {
 				t.Errorf("since %v: first %s block of %+v, want %+v", since, b.Client, r.Blocks, b)
 			}
-			if one := runBoth(t, st, Query{Since: since, Now: now, Client: b.Client}); len(one.Blocks) == 0 || !reflect.DeepEqual(one.Blocks[0], b) {
+			if one := runBoth(t, st, BlocksQuery{Since: since, Now: now, Client: b.Client}); len(one.Blocks) == 0 || !reflect.DeepEqual(one.Blocks[0], b) {
 				t.Errorf("since %v, %s only: %+v, want %+v", since, b.Client, one.Blocks, b)
 			}
 		}
@@ -235,10 +234,10 @@ func TestRun_PerClient(t *testing.T) {
 	at := func(h, m int) time.Time { return d.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
 	tok := event.Tokens{Input: 100, Output: 10}
 	claude := func(id string, t time.Time, usd float64) event.Event {
-		return usage(id, "claude-code", "s1", "claude-sonnet-4-5", "m-"+id, t, tok, usd)
+		return blockUsage(id, "claude-code", "s1", "claude-sonnet-4-5", "m-"+id, t, tok, usd)
 	}
 	codex := func(id string, t time.Time, usd float64) event.Event {
-		return usage(id, "codex", "x1", "gpt-5.2-codex", "", t, tok, usd)
+		return blockUsage(id, "codex", "x1", "gpt-5.2-codex", "", t, tok, usd)
 	}
 	evs := []event.Event{
 		claude("a", at(10, 5), 1), claude("b", at(12, 0), 1), claude("c", at(14, 30), 1), // 10:00-15:00
@@ -247,7 +246,7 @@ func TestRun_PerClient(t *testing.T) {
 		codex("y", at(16, 50), 10), // still codex's 12:00 block
 		codex("z", at(17, 0), 20),  // codex's block ended at 17:00: the next one
 	}
-	st := newStore(t, evs)
+	st := newBlockStore(t, evs)
 	now := at(16, 55)
 	type want struct {
 		client       string
@@ -265,7 +264,7 @@ func TestRun_PerClient(t *testing.T) {
 		for i, w := range wants {
 			b := bs[i]
 			if b.Client != w.client || !b.Start.Equal(w.start) || !b.End.Equal(w.start.Add(Length)) || !b.FirstTurn.Equal(w.first) ||
-				!b.LastTurn.Equal(w.last) || b.Turns != w.turns || !near(b.CostUSD, w.usd) || b.Active != w.active || b.Idle {
+				!b.LastTurn.Equal(w.last) || b.Turns != w.turns || !nearUSD(b.CostUSD, w.usd) || b.Active != w.active || b.Idle {
 				t.Errorf("%s: block %d: %+v\nwant %+v", name, i, b, w)
 			}
 		}
@@ -278,45 +277,45 @@ func TestRun_PerClient(t *testing.T) {
 		{"codex", at(12, 0), at(12, 10), at(16, 50), 2, 20, true},
 		{"codex", at(17, 0), at(17, 0), at(17, 0), 1, 20, false},
 	}
-	all := runBoth(t, st, Query{Now: now})
+	all := runBoth(t, st, BlocksQuery{Now: now})
 	check(t, "all", all.Blocks, append(slices.Clone(claudes), codexes...))
-	if b := all.Blocks[1]; b.Remaining != 3*60+5 || b.Burn == nil || !near(b.Burn.CostPerHourUSD, 4.0/50*60) {
+	if b := all.Blocks[1]; b.Remaining != 3*60+5 || b.Burn == nil || !nearUSD(b.Burn.CostPerHourUSD, 4.0/50*60) {
 		t.Errorf("claude-code's active block: %+v", b)
 	}
-	if b := all.Blocks[2]; b.Remaining != 5 || b.Burn == nil || !near(b.Burn.CostPerHourUSD, 20.0/280*60) {
+	if b := all.Blocks[2]; b.Remaining != 5 || b.Burn == nil || !nearUSD(b.Burn.CostPerHourUSD, 20.0/280*60) {
 		t.Errorf("codex's active block: %+v", b)
 	}
-	one := runBoth(t, st, Query{Now: now, Client: "codex"})
+	one := runBoth(t, st, BlocksQuery{Now: now, Client: "codex"})
 	check(t, "codex", one.Blocks, codexes)
 	if one.Client != "codex" || !reflect.DeepEqual(one.Blocks, all.Blocks[2:]) {
 		t.Errorf("codex alone differs from its chain in the whole report: %+v", one)
 	}
-	one = runBoth(t, st, Query{Now: now, Client: "claude-code"})
+	one = runBoth(t, st, BlocksQuery{Now: now, Client: "claude-code"})
 	check(t, "claude-code", one.Blocks, claudes)
-	if r := runBoth(t, st, Query{Now: now, Client: "cursor"}); len(r.Blocks) != 0 {
+	if r := runBoth(t, st, BlocksQuery{Now: now, Client: "cursor"}); len(r.Blocks) != 0 {
 		t.Errorf("a client without turns: %+v", r.Blocks)
 	}
 	// From 16:55 on: each client's block of that time, each anchored in its own chain.
-	since := runBoth(t, st, Query{Since: now, Now: now})
+	since := runBoth(t, st, BlocksQuery{Since: now, Now: now})
 	check(t, "since 16:55", since.Blocks, []want{claudes[1], codexes[0], codexes[1]})
 	for _, c := range []struct {
 		client string
 		want   *Block
 	}{{"claude-code", &all.Blocks[1]}, {"codex", &all.Blocks[2]}, {"cursor", nil}} {
-		b, err := Active(context.Background(), st.DB, c.client, now)
+		b, err := ActiveBlock(context.Background(), st.DB, c.client, now)
 		if err != nil || (b == nil) != (c.want == nil) || (b != nil && !reflect.DeepEqual(*b, *c.want)) {
-			t.Errorf("Active(%s): %+v, %v; want %+v", c.client, b, err, c.want)
+			t.Errorf("ActiveBlock(%s): %+v, %v; want %+v", c.client, b, err, c.want)
 		}
 		if got := all.Active(c.client); (got == nil) != (c.want == nil) {
-			t.Errorf("Report.Active(%s): %+v", c.client, got)
+			t.Errorf("BlocksReport.Active(%s): %+v", c.client, got)
 		}
 	}
-	clients, err := Clients(context.Background(), st.DB)
+	clients, err := BlockClients(context.Background(), st.DB)
 	if err != nil || !reflect.DeepEqual(clients, []string{"claude-code", "codex"}) {
 		t.Errorf("Clients: %v, %v", clients, err)
 	}
 	useRollups = false
-	clients, err = Clients(context.Background(), st.DB)
+	clients, err = BlockClients(context.Background(), st.DB)
 	useRollups = true
 	if err != nil || !reflect.DeepEqual(clients, []string{"claude-code", "codex"}) {
 		t.Errorf("Clients from raw rows: %v, %v", clients, err)

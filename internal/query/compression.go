@@ -1,4 +1,4 @@
-package cost
+package query
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type CompressionReport struct {
 // Compression reports what request compression saved in q's window, client and session (a
 // compression decision belongs to no project of its own, so q.Project is not applied). It
 // returns nil when there was none.
-func Compression(ctx context.Context, db *sql.DB, q Query) (*CompressionReport, error) {
+func Compression(ctx context.Context, db *sql.DB, q CostQuery) (*CompressionReport, error) {
 	var where []string
 	var args []any
 	if !q.Since.IsZero() {

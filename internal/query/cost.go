@@ -1,4 +1,4 @@
-// Package cost answers "what did it cost" from the store: token figures and dollars grouped by
+// Cost answers "what did it cost" from the store: token figures and dollars grouped by
 // session, day, hour, model, project or client, over a time range and optionally one project,
 // client or session.
 //
@@ -13,7 +13,8 @@
 // time range or session condition can use the ts and session_id indexes of both tables. The project
 // a proxy turn is filtered on is the one it is reported under: its session's (see store.TurnsSQL). Days
 // and hours are local, as `observerctl cost` prints them.
-package cost
+
+package query
 
 import (
 	"context"
@@ -27,8 +28,8 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// Keys that rows can be grouped by.
-var Keys = []string{"session", "day", "hour", "model", "project", "client"}
+// CostKeys that rows can be grouped by.
+var CostKeys = []string{"session", "day", "hour", "model", "project", "client", "member"}
 
 // column is the JSON field of each grouping key.
 var column = map[string]string{
@@ -38,10 +39,11 @@ var column = map[string]string{
 	"model":   "model",
 	"project": "project",
 	"client":  "client",
+	"member":  "member",
 }
 
-// Row is one group. The JSON is the contract `observerctl cost --json` keeps for later tools.
-type Row struct {
+// CostRow is one group. The JSON is the contract `observerctl cost --json` keeps for later tools.
+type CostRow struct {
 	SessionID             string  `json:"session_id,omitempty"`
 	Title                 string  `json:"title,omitempty"` // the session's title, grouped by session
 	Client                string  `json:"client,omitempty"`
@@ -49,6 +51,7 @@ type Row struct {
 	Hour                  string  `json:"hour,omitempty"` // local, "2026-11-30T14"
 	Model                 string  `json:"model,omitempty"`
 	Project               string  `json:"project,omitempty"`
+	Member                string  `json:"member,omitempty"` // a hub's team member ("": the hub's own rows)
 	InputTokens           int64   `json:"input_tokens"`
 	OutputTokens          int64   `json:"output_tokens"`
 	CacheReadTokens       int64   `json:"cache_read_tokens"`
@@ -63,25 +66,19 @@ type Row struct {
 	Reliability           string  `json:"reliability,omitempty"`
 }
 
-// Query selects what to report.
-type Query struct {
-	GroupBy   []string  // among Keys; empty means one total row
-	Since     time.Time // zero: from the start
-	Until     time.Time // exclusive; zero: up to now and beyond
-	Project   string    // empty: every project; a proxy turn's project is its session's
-	Client    string    // empty: every client
-	SessionID string    // empty: every session
-	// SessionIDs, when set, keeps only these sessions (a dashboard page of them).
-	SessionIDs []string
+// CostQuery selects what to report.
+type CostQuery struct {
+	GroupBy []string // among CostKeys; empty means one total row
+	Filter
 }
 
-// Report is the answer: the rows, and their total.
-type Report struct {
-	GroupBy []string `json:"group_by"`
-	Since   string   `json:"since,omitempty"`
-	Until   string   `json:"until,omitempty"`
-	Rows    []Row    `json:"rows"`
-	Total   Row      `json:"total"`
+// CostReport is the answer: the rows, and their total.
+type CostReport struct {
+	GroupBy []string  `json:"group_by"`
+	Since   string    `json:"since,omitempty"`
+	Until   string    `json:"until,omitempty"`
+	Rows    []CostRow `json:"rows"`
+	Total   CostRow   `json:"total"`
 	// Compression is what the proxy's request compression saved in the same window (nil: none).
 	Compression *CompressionReport `json:"compression,omitempty"`
 }
@@ -90,7 +87,7 @@ type Report struct {
 // turns between from and to (ms; 0 for no bound), and the same filters on usage_hourly's rows.
 // No condition at all is "1": for all time, reading the whole table beats walking the time index
 // row by row (17 ms against 46 ms for 21,000 turns).
-func conds(q Query, from, to int64) (proxy, transcript string) {
+func conds(q CostQuery, from, to int64) (proxy, transcript string) {
 	var p, t []string
 	add := func(on bool, pc, tc string) {
 		if on {
@@ -103,6 +100,7 @@ func conds(q Query, from, to int64) (proxy, transcript string) {
 	add(len(q.SessionIDs) > 0, "api_turns.session_id IN ("+idList(q)+")", "t.session_id IN ("+idList(q)+")")
 	add(q.Client != "", "api_turns.client = :client", "t.client = :client")
 	add(q.Project != "", store.ProxyProject+" = :project", "t.project = :project")
+	add(q.Member != "", "api_turns.member = :member", "t.member = :member")
 	if len(p) == 0 {
 		return "1", "1"
 	}
@@ -110,7 +108,7 @@ func conds(q Query, from, to int64) (proxy, transcript string) {
 }
 
 // idList is the placeholders of q.SessionIDs (arguments from idArgs).
-func idList(q Query) string {
+func idList(q CostQuery) string {
 	ph := make([]string, len(q.SessionIDs))
 	for i := range ph {
 		ph[i] = fmt.Sprintf(":sid%d", i)
@@ -119,12 +117,12 @@ func idList(q Query) string {
 }
 
 // queryArgs are the named arguments of the parts' filters.
-func queryArgs(q Query) []any {
+func queryArgs(q CostQuery) []any {
 	return append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
-		sql.Named("project", q.Project), sql.Named("window", store.JoinWindowMs))
+		sql.Named("project", q.Project), sql.Named("member", q.Member), sql.Named("window", store.JoinWindowMs))
 }
 
-func idArgs(q Query) []any {
+func idArgs(q CostQuery) []any {
 	var args []any
 	for i, id := range q.SessionIDs {
 		args = append(args, sql.Named(fmt.Sprintf("sid%d", i), id))
@@ -133,22 +131,22 @@ func idArgs(q Query) []any {
 }
 
 // rawPart is the raw turns between from and to (ms, 0 for no bound) in the columns of rollupPart.
-func rawPart(q Query, from, to int64) string {
+func rawPart(q CostQuery, from, to int64) string {
 	pc, tc := conds(q, from, to)
 	return `SELECT ts, client, session_id, project, model, 1 AS turns, proxy AS proxy_turns,
        reliability = 'unreliable' AS unreliable_turns, reliability = 'unknown' AS unpriced_turns,
        input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens,
-       reasoning_tokens, cost_usd FROM (` + fmt.Sprintf(store.TurnsSQL, pc, tc) + ")"
+       reasoning_tokens, cost_usd, member FROM (` + fmt.Sprintf(store.MemberTurnsSQL, pc, tc) + ")"
 }
 
 // rollupPart is usage_hourly's hours from from to to (ms, whole hours, 0 for no bound).
-func rollupPart(q Query, from, to int64) string {
+func rollupPart(q CostQuery, from, to int64) string {
 	return levelPart(q, "usage_hourly", "hour", "session_id", from, to)
 }
 
 // levelPart reads a usage rollup (usage_hourly, usage_daily by day, usage_sessions without time)
 // in the columns of rawPart: its time column as ts (0 without one), "" for a session it lacks.
-func levelPart(q Query, table, timeCol, sessionCol string, from, to int64) string {
+func levelPart(q CostQuery, table, timeCol, sessionCol string, from, to int64) string {
 	var c []string
 	if from != 0 {
 		c = append(c, fmt.Sprintf("%s >= %d", timeCol, from))
@@ -174,7 +172,7 @@ func levelPart(q Query, table, timeCol, sessionCol string, from, to int64) strin
 	}
 	return `SELECT ` + timeCol + ` AS ts, client, ` + sessionCol + ` AS session_id, project, model, turns, proxy_turns,
        unreliable_turns, unpriced_turns, input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens,
-       cache_creation_1h_tokens, reasoning_tokens, cost_usd FROM ` + table + where
+       cache_creation_1h_tokens, reasoning_tokens, cost_usd, '' AS member FROM ` + table + where
 }
 
 // useRollups is false only in tests that compare with raw rows.
@@ -188,7 +186,7 @@ var useRollups = true
 // day or hour key; usage_daily for the whole local days of a window grouped by day, model,
 // project or client only (kept in this zone); usage_hourly for whole hours; raw rows for the
 // partial hours at the edges.
-func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bool, only string, err error) {
+func levels(ctx context.Context, db *sql.DB, q CostQuery) (parts []string, rolled bool, only string, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -197,7 +195,9 @@ func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bo
 		to = q.Until.UnixMilli()
 	}
 	raw := rawPart(q, from, to)
-	if !useRollups {
+	// The rollups have no member column: a member's figures, or figures by member, are read raw
+	// (on migration 0015's partial indexes when one member is asked for).
+	if !useRollups || q.Member != "" || slices.Contains(q.GroupBy, "member") {
 		return []string{raw}, false, "", nil
 	}
 	timed := slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour")
@@ -259,7 +259,7 @@ func levels(ctx context.Context, db *sql.DB, q Query) (parts []string, rolled bo
 }
 
 // hourlyParts reads whole hours from usage_hourly and the partial hours at the edges raw.
-func hourlyParts(q Query, from, to int64) []string {
+func hourlyParts(q CostQuery, from, to int64) []string {
 	h1, h2 := from, to
 	if from != 0 {
 		h1 = store.HourOf(from + store.HourMs - 1)
@@ -280,16 +280,17 @@ func hourlyParts(q Query, from, to int64) []string {
 	return parts
 }
 
-// Run computes the report.
-func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
+// Cost computes the report: q's turns, each once, grouped by q.GroupBy. The groups add up to
+// the total whatever the grouping.
+func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
 	var keys []string
 	for _, k := range q.GroupBy {
 		if _, ok := column[k]; !ok {
-			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(Keys, ", "))
+			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(CostKeys, ", "))
 		}
 		keys = append(keys, k)
 	}
-	rep := &Report{GroupBy: keys, Rows: []Row{}}
+	rep := &CostReport{GroupBy: keys, Rows: []CostRow{}}
 	if !q.Since.IsZero() {
 		rep.Since = q.Since.UTC().Format(time.RFC3339)
 	}
@@ -324,7 +325,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	}
 	// GROUP BY in the order of the rollup's primary key, which lets SQLite group along it instead
 	// of sorting; the result is the same in any order.
-	keyOrder := []string{"day", "hour", "client", "session", "project", "model"}
+	keyOrder := []string{"day", "hour", "client", "session", "project", "model", "member"}
 	if only == "usage_sessions" {
 		keyOrder = []string{"client", "session", "model", "project"}
 	}
@@ -347,12 +348,12 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		return nil, fmt.Errorf("cost query: %w", err)
 	}
 	defer rows.Close()
-	groups := map[string]*Row{}
-	var order []*Row
+	groups := map[string]*CostRow{}
+	var order []*CostRow
 	labels := map[int64][2]string{} // hour start -> local day, local hour
 	keyVals := make([]any, len(keys))
 	for rows.Next() {
-		var r Row
+		var r CostRow
 		ts := make([]int64, len(keys))
 		dest := make([]any, 0, len(keys)+11)
 		for i, k := range keys {
@@ -401,7 +402,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 		}
 		g := groups[gk.String()]
 		if g == nil {
-			g = &Row{SessionID: r.SessionID, Client: r.Client, Day: r.Day, Hour: r.Hour, Model: r.Model, Project: r.Project}
+			g = &CostRow{SessionID: r.SessionID, Client: r.Client, Day: r.Day, Hour: r.Hour, Model: r.Model, Project: r.Project, Member: r.Member}
 			groups[gk.String()] = g
 			order = append(order, g)
 		}
@@ -413,7 +414,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 	// Grouped first by day or hour: in time order. Otherwise highest cost first. Ties go by the
 	// keys in order (unique per group: a total order).
 	byTime := len(keys) > 0 && (keys[0] == "day" || keys[0] == "hour")
-	slices.SortFunc(order, func(a, b *Row) int {
+	slices.SortFunc(order, func(a, b *CostRow) int {
 		if byTime {
 			if c := strings.Compare(*KeyField(a, keys[0]), *KeyField(b, keys[0])); c != 0 {
 				return c
@@ -448,7 +449,7 @@ func Run(ctx context.Context, db *sql.DB, q Query) (*Report, error) {
 }
 
 // addTitles gives each row its session's title (sessions.title).
-func addTitles(ctx context.Context, db *sql.DB, rows []Row) error {
+func addTitles(ctx context.Context, db *sql.DB, rows []CostRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -482,8 +483,8 @@ func addTitles(ctx context.Context, db *sql.DB, rows []Row) error {
 	return nil
 }
 
-// KeyField is the field of r that holds group key k (session, day, hour, model, project, client).
-func KeyField(r *Row, k string) *string {
+// KeyField is the field of r that holds group key k (session, day, hour, model, project, client, member).
+func KeyField(r *CostRow, k string) *string {
 	switch k {
 	case "session":
 		return &r.SessionID
@@ -495,12 +496,14 @@ func KeyField(r *Row, k string) *string {
 		return &r.Model
 	case "project":
 		return &r.Project
+	case "member":
+		return &r.Member
 	}
 	return &r.Client
 }
 
 // Add adds r's figures into t; t's group keys stay.
-func (t *Row) Add(r Row) {
+func (t *CostRow) Add(r CostRow) {
 	t.InputTokens += r.InputTokens
 	t.OutputTokens += r.OutputTokens
 	t.CacheReadTokens += r.CacheReadTokens
@@ -522,7 +525,7 @@ const (
 	UnknownPrice = "unknown price" // some turns of a model without a price: their dollars are 0
 )
 
-func (r Row) reliability() string {
+func (r CostRow) reliability() string {
 	switch {
 	case r.Turns == 0:
 		return ""

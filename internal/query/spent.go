@@ -1,4 +1,4 @@
-package cost
+package query
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // over its one cost column. Summed over the UNION of the parts, SQLite would build every part's
 // sixteen columns row by row (an aggregate over a compound subquery is not flattened). Budgets and
 // the status line, which want one figure, use it.
-func Spent(ctx context.Context, db *sql.DB, q Query) (float64, error) {
+func Spent(ctx context.Context, db *sql.DB, q CostQuery) (float64, error) {
 	q.GroupBy = nil
 	parts, _, _, err := levels(ctx, db, q)
 	if err != nil {
