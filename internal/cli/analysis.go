@@ -52,7 +52,7 @@ func analysisFilter(c *cli.Context) (*env, analysis.Filter, error) {
 
 // emptyWindowNote says, after an empty answer for a window, where the stored turns are.
 func emptyWindowNote(c *cli.Context, e *env, st *store.Store, since time.Time) {
-	if hint := windowHint(c.Context, st.DB, since, time.Time{}); hint != "" {
+	if hint := windowHint(c.Context, st, since, time.Time{}); hint != "" {
 		fmt.Fprintln(e.stdout, hint)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/observerhq/observer/internal/clientconfig"
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/internal/readers"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 func blocksCommand() *cli.Command {
@@ -78,7 +78,7 @@ no store yet.`,
 				return err
 			}
 			defer st.Close()
-			if q.Client, err = blocksClient(c.Context, st.DB, c.String("client")); err != nil {
+			if q.Client, err = blocksClient(c.Context, st, c.String("client")); err != nil {
 				return err
 			}
 			var rep *query.BlocksReport
@@ -110,7 +110,7 @@ no store yet.`,
 // blocksClient returns the client --client names (an alias such as claude resolved), "" for
 // every client. A name is an error (exit 64) unless the store has turns of it or a reader or
 // `init` knows it.
-func blocksClient(ctx context.Context, db *sql.DB, name string) (string, error) {
+func blocksClient(ctx context.Context, st *store.Store, name string) (string, error) {
 	if name == "" {
 		return "", nil
 	}
@@ -120,7 +120,7 @@ func blocksClient(ctx context.Context, db *sql.DB, name string) (string, error) 
 	if slices.Contains(clientconfig.Clients, name) {
 		return name, nil
 	}
-	have, err := query.BlockClients(ctx, db)
+	have, err := query.BlockClients(ctx, st.DB)
 	if err != nil {
 		return "", err
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -104,7 +103,7 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				return nil
 			}
 			if rep.Total.Turns == 0 {
-				if hint := windowHint(c.Context, st.DB, since, until); hint != "" {
+				if hint := windowHint(c.Context, st, since, until); hint != "" {
 					fmt.Fprintln(e.stdout, hint)
 					return nil
 				}
@@ -152,14 +151,14 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // windowHint says where the turns are when a window holds none: "" when the window is all time.
-func windowHint(ctx context.Context, db *sql.DB, since, until time.Time) string {
+func windowHint(ctx context.Context, st *store.Store, since, until time.Time) string {
 	if since.IsZero() && until.IsZero() {
 		return ""
 	}
-	if in, err := query.Cost(ctx, db, query.CostQuery{Filter: query.Filter{Since: since, Until: until}}); err != nil || in.Total.Turns > 0 {
+	if in, err := query.Cost(ctx, st.DB, query.CostQuery{Filter: query.Filter{Since: since, Until: until}}); err != nil || in.Total.Turns > 0 {
 		return "" // the window has turns: not the reason the answer is empty
 	}
-	rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: []string{"day"}})
+	rep, err := query.Cost(ctx, st.DB, query.CostQuery{GroupBy: []string{"day"}})
 	if err != nil || rep.Total.Turns == 0 {
 		return "no model turns stored yet"
 	}

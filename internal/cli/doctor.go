@@ -408,8 +408,7 @@ func doctorStore(ctx context.Context, cfg config.Config, add func(name, status, 
 	st, err := store.OpenReader(ctx, path)
 	if err == nil {
 		defer st.Close()
-		var n int
-		err = st.DB.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n) // reads the schema pages
+		err = st.ReadSchema(ctx)
 	}
 	if err != nil {
 		add("store", checkFail, fmt.Sprintf("%s does not open read-only: %v", path, err),
@@ -430,8 +429,7 @@ func doctorStore(ctx context.Context, cfg config.Config, add func(name, status, 
 		add("schema", checkFail, fmt.Sprintf("version %d was written by a newer observer (this one knows %d)", v, latest), "install the newer observer, the one that wrote it")
 	}
 
-	var q int64
-	if err := st.DB.QueryRowContext(ctx, "SELECT count(*) FROM quarantine").Scan(&q); err != nil {
+	if q, err := st.QuarantineCount(ctx); err != nil {
 		add("quarantine", checkFail, err.Error(), "")
 	} else if q > 0 {
 		add("quarantine", checkWarn, fmt.Sprintf("%d message(s) the writer could not decode are kept in the quarantine table", q),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/clientconfig"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
@@ -87,12 +88,7 @@ const (
 )
 
 // captureSession is one recent session in the capture check's JSON.
-type captureSession struct {
-	Client    string   `json:"client"`
-	SessionID string   `json:"session_id"`
-	LastSeen  int64    `json:"last_seen"` // ms
-	Paths     []string `json:"paths"`     // store.Paths order: proxy, records, hooks, otlp
-}
+type captureSession = query.CaptureSession
 
 // doctorCapture says which capture paths saw each recent session (store.PathBitsSQL), and hints
 // at the usual gaps: a client whose records came without a proxy turn is not pointed at the
@@ -113,23 +109,8 @@ func doctorCapture(ctx context.Context, cfg config.Config, home string, now time
 		return nil // the schema check tells; the paths need the OTLP columns
 	}
 	c := &check{Name: "capture", Status: checkOK}
-	rows, err := st.DB.QueryContext(ctx, `SELECT client, session_id, last_seen, `+store.PathBitsSQL("s")+`
-		FROM sessions s WHERE last_seen >= ? ORDER BY last_seen DESC, session_id LIMIT ?`, now.Add(-captureWindow).UnixMilli(), captureMax)
-	if err == nil {
-		defer rows.Close()
-		for rows.Next() {
-			var s captureSession
-			var bits int64
-			if err = rows.Scan(&s.Client, &s.SessionID, &s.LastSeen, &bits); err != nil {
-				break
-			}
-			s.Paths = store.PathNames(bits)
-			c.Sessions = append(c.Sessions, s)
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-	}
+	sessions, err := query.RecentCapture(ctx, st.DB, now.Add(-captureWindow), captureMax)
+	c.Sessions = append(c.Sessions, sessions...)
 	if err != nil {
 		c.Status, c.Detail = checkWarn, "the capture paths of the recent sessions cannot be read: "+err.Error()
 		c.Fix = "see the store check; `observerctl doctor` again once the writer runs"

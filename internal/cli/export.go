@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -117,7 +116,7 @@ func runExport(c *cli.Context) error {
 		}
 		out = f
 	}
-	rows, err := exportRows(c.Context, st.DB, q, format, out)
+	rows, err := exportRows(c.Context, st, q, format, out)
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -142,8 +141,8 @@ func runExport(c *cli.Context) error {
 var exportTimeCols = map[string]bool{"ts": true, "first_seen": true, "last_seen": true, "state_at": true}
 
 // exportRows writes q's rows to w in format, one at a time, and returns how many it wrote.
-func exportRows(ctx context.Context, db *sql.DB, q exportQuery, format string, w io.Writer) (int64, error) {
-	rows, err := query.Export(ctx, db, q.table, query.Filter{Since: q.since, Until: q.until, Project: q.project, Client: q.client})
+func exportRows(ctx context.Context, st *store.Store, q exportQuery, format string, w io.Writer) (int64, error) {
+	rows, err := query.Export(ctx, st.DB, q.table, query.Filter{Since: q.since, Until: q.until, Project: q.project, Client: q.client})
 	if err != nil {
 		return 0, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -60,9 +61,8 @@ func runSummary(c *cli.Context) error {
 		if ref, err = store.ResolveSession(ctx, st.DB, id); err != nil {
 			return withCode(ExitFailure, err)
 		}
-	} else if err := st.DB.QueryRowContext(ctx, `SELECT client, session_id, title FROM sessions ORDER BY last_seen DESC LIMIT 1`).
-		Scan(&ref.Client, &ref.ID, &ref.Title); err != nil {
-		return withCode(ExitFailure, errors.New("no session stored yet"))
+	} else if ref, err = query.LatestSession(ctx, st.DB); err != nil {
+		return withCode(ExitFailure, query.ErrNoSession)
 	}
 	out, err := sessionSummaries(ctx, st, ref)
 	if err != nil {
@@ -136,12 +136,11 @@ func sessionSummaries(ctx context.Context, st *store.Store, ref store.SessionRef
 	if err != nil {
 		return nil, err
 	}
-	var project, state string
-	var epoch int
-	if err := st.DB.QueryRowContext(ctx, `SELECT project, state, epoch FROM sessions WHERE client = ? AND session_id = ?`,
-		ref.Client, ref.ID).Scan(&project, &state, &epoch); err != nil {
+	place, err := query.SessionPlaceOf(ctx, st.DB, ref.Client, ref.ID)
+	if err != nil {
 		return nil, err
 	}
+	project, state, epoch := place.Project, place.State, place.Epoch
 	have := map[int]bool{}
 	var out []summaryOut
 	for _, s := range stored {
@@ -260,9 +259,8 @@ func runMemoryList(c *cli.Context) error {
 		fmt.Fprintf(e.stdout, ", last %s)\n", time.UnixMilli(o.LastSeen).Local().Format("2006-01-02"))
 		if c.Bool("evidence") {
 			for _, ev := range o.Evidence {
-				var typ, target string
-				var ts int64
-				st.DB.QueryRowContext(c.Context, `SELECT type, target, ts FROM actions WHERE event_id = ?`, ev.EventID).Scan(&typ, &target, &ts)
+				a, _ := query.ActionByEvent(c.Context, st.DB, ev.EventID)
+				typ, target, ts := a.Type, a.Target, a.TS
 				fmt.Fprintf(e.stdout, "        %s %s %s: %s %s\n", time.UnixMilli(ts).Local().Format("2006-01-02 15:04"), ev.Client,
 					shortID(ev.SessionID), typ, clipLine(target, 100))
 			}

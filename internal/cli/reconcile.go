@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/ingest"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -80,13 +80,6 @@ type reconcileReport struct {
 	Seconds float64         `json:"seconds"`
 }
 
-// eventTables are the tables holding each kind's events, by event id.
-var eventTables = map[event.Kind]string{
-	event.KindAction: "actions", event.KindTokenUsage: "token_usage", event.KindAPITurn: "api_turns",
-	event.KindCompression: "compression_events", event.KindSession: "session_events",
-	event.KindHook: "hook_events", event.KindMCPCall: "mcp_calls",
-}
-
 func runReconcile(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usageErr("reconcile takes no arguments, got %q", c.Args().First())
@@ -115,7 +108,7 @@ func runReconcile(c *cli.Context) error {
 	}
 	defer st.Close()
 
-	r := &reconciler{ctx: c.Context, e: e, db: st.DB, dryRun: c.Bool("dry-run"), stmts: map[event.Kind]*sql.Stmt{}}
+	r := &reconciler{ctx: c.Context, e: e, have: query.NewEventChecker(st.DB), dryRun: c.Bool("dry-run")}
 	defer r.closeStmts()
 	start := time.Now()
 	rep := reconcileReport{DryRun: r.dryRun, Since: since.UTC().Truncate(time.Second), Files: []reconcileFile{}}
@@ -170,40 +163,16 @@ var errPublish = errors.New("publish")
 type reconciler struct {
 	ctx    context.Context
 	e      *env
-	db     *sql.DB
+	have   *query.EventChecker
 	dryRun bool
-	stmts  map[event.Kind]*sql.Stmt
 	pub    ingest.Publisher
 	done   func() error
 }
 
-func (r *reconciler) closeStmts() {
-	for _, s := range r.stmts {
-		s.Close()
-	}
-}
+func (r *reconciler) closeStmts() { r.have.Close() }
 
 // stored reports whether the store holds an event with ev's id.
-func (r *reconciler) stored(ev *event.Event) (bool, error) {
-	st := r.stmts[ev.Kind]
-	if st == nil {
-		table, ok := eventTables[ev.Kind]
-		if !ok {
-			return false, fmt.Errorf("event kind %q has no table", ev.Kind)
-		}
-		var err error
-		if st, err = r.db.PrepareContext(r.ctx, "SELECT 1 FROM "+table+" WHERE event_id = ?"); err != nil {
-			return false, err
-		}
-		r.stmts[ev.Kind] = st
-	}
-	var one int
-	err := st.QueryRowContext(r.ctx, ev.ID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
+func (r *reconciler) stored(ev *event.Event) (bool, error) { return r.have.Stored(r.ctx, ev) }
 
 // file reads one transcript from its start and handles its events.
 func (r *reconciler) file(ad transcript.Adapter, src transcript.Source) (reconcileFile, error) {

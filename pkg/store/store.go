@@ -325,6 +325,19 @@ func hasColumn(ctx context.Context, tx *sql.Tx, table, column string) bool {
 	return n > 0
 }
 
+// ReadSchema reads the schema's pages: an error says the file does not open as a database.
+func (s *Store) ReadSchema(ctx context.Context) error {
+	var n int
+	return s.DB.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n)
+}
+
+// QuarantineCount is how many bus messages the writer could not decode and kept.
+func (s *Store) QuarantineCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM quarantine").Scan(&n)
+	return n, err
+}
+
 // SchemaVersion returns the newest applied migration.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v sql.NullInt64
