@@ -305,7 +305,15 @@ func (r *chaosRun) transcriptLoop(ctx context.Context) {
 type hookLedger struct {
 	mu     sync.Mutex
 	ok     []string // tool_use ids of the calls that exited 0
-	failed []string
+	failed []hookFailure
+}
+
+// hookFailure is one `observerctl hook` call that did not exit 0.
+type hookFailure struct {
+	id       string // its tool_use id
+	msg      string
+	from, to time.Time
+	code     int // its exit code; -1 when it did not exit
 }
 
 // hookLoop calls `observerctl hook` cfg.hookRate times per second (two at a time at most).
@@ -335,8 +343,13 @@ func (r *chaosRun) hookLoop(ctx context.Context) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if err != nil {
-				l.failed = append(l.failed, fmt.Sprintf("hook %d at +%v (%v): %v %s", i, start.Sub(r.start).Round(time.Millisecond),
-					time.Since(start).Round(time.Millisecond), err, strings.TrimSpace(errb.String())))
+				code := -1
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+				l.failed = append(l.failed, hookFailure{id: fmt.Sprintf("chaos-%d", i), from: start, to: time.Now(), code: code,
+					msg: fmt.Sprintf("hook %d at +%v (%v): %v %s", i, start.Sub(r.start).Round(time.Millisecond),
+						time.Since(start).Round(time.Millisecond), err, strings.TrimSpace(errb.String()))})
 				return
 			}
 			l.ok = append(l.ok, fmt.Sprintf("chaos-%d", i))
@@ -350,6 +363,40 @@ type mcpLedger struct {
 	wraps    int
 	answered []mcpKey // calls that got an answer
 	failed   []string
+	runs     map[string]mcpRun // by session
+}
+
+// mcpRun is one `observer-mcp wrap` process: when it ran, and how many mcp_call events it said it
+// could not record (its log: "mcp_call event lost", neither published nor spooled; "events still
+// queued at exit were not published"; "mcp_call events dropped" from a full queue).
+type mcpRun struct {
+	from, to time.Time
+	lost     int
+}
+
+// mcpLost counts the mcp_call events a wrap process's log (its stderr, JSON lines) says it could
+// not record.
+func mcpLost(stderr string) int {
+	lost, dropped := 0, 0
+	for _, line := range strings.Split(stderr, "\n") {
+		var l struct {
+			Msg     string `json:"msg"`
+			Queued  int    `json:"queued"`
+			Dropped int    `json:"dropped"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		switch l.Msg {
+		case "mcp_call event lost":
+			lost++
+		case "events still queued at exit were not published":
+			lost += l.Queued
+		case "bus too slow; mcp_call events dropped":
+			dropped = max(dropped, l.Dropped) // a running total, logged every 100
+		}
+	}
+	return lost + dropped
 }
 
 type mcpKey struct{ session, request string }
@@ -382,6 +429,7 @@ func (r *chaosRun) mcpLoop(ctx context.Context) {
 			fail("start wrap: %v", err)
 			return
 		}
+		from := time.Now()
 		l.mu.Lock()
 		l.wraps++
 		l.mu.Unlock()
@@ -450,6 +498,12 @@ func (r *chaosRun) mcpLoop(ctx context.Context) {
 			<-done
 			fail("%s: wrap did not exit within 30 s of its input closing", session)
 		}
+		l.mu.Lock()
+		if l.runs == nil {
+			l.runs = map[string]mcpRun{}
+		}
+		l.runs[session] = mcpRun{from: from, to: time.Now(), lost: mcpLost(stderr.String())}
+		l.mu.Unlock()
 	}
 }
 

@@ -69,7 +69,8 @@ import (
 // _CLIENT_PAUSE, _CLIENTS (0: no real clients) override a mode's defaults; OBSERVER_CHAOS_REPORT
 // names a file to which the report is also written. scripts/chaos wraps it with flags.
 // The real clients are used when found (OBSERVER_CLAUDE_BIN / OBSERVER_CODEX_BIN, else PATH) and
-// are mandatory under OBSERVER_REQUIRE_CLIENTS=1.
+// are mandatory under OBSERVER_REQUIRE_CLIENTS=1. TestChaos_DiskAndBus (chaos_fault_test.go) is the
+// same run with a full disk and a full stream injected beside the killer.
 func TestChaos(t *testing.T) {
 	cfg, ok := chaosConfigFromEnv(t)
 	if !ok {
@@ -77,17 +78,27 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos: mode %s, load %v, %.0f proxy req/s, kill every %v %v (supervisor every %d kills), seed %d",
 		cfg.mode, cfg.load, cfg.rate, cfg.killEvery, cfg.targets, cfg.supervisorEvery, cfg.seed)
+	runChaos(t, cfg, nil)
+}
 
+// runChaos is one chaos run: the suite started, the load and the killer until the load time is
+// over, the suite left to settle, then the checks and the report. faults, when not nil, also
+// injects a full disk and a full stream (chaos_fault_test.go): it may put the suite's home on a
+// tmpfs, and it holds the load until it has injected each of its faults once.
+func runChaos(t *testing.T, cfg chaosConfig, faults *faultRun) {
 	fake := fakeapi.New(fakeapi.Config{Usage: fakeapi.Usage{Input: 120, Output: 45, CacheRead: 900, CacheWrite5m: 30, CacheWrite1h: 10, Reasoning: 5}})
 	upstream := httptest.NewServer(fake)
 	defer upstream.Close()
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr,
-		"OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+upstream.URL, "OBSERVER_PROXY_OPENAI_UPSTREAM="+upstream.URL)
+	env := []string{"OBSERVER_PROXY_ADDR=" + proxyAddr,
+		"OBSERVER_PROXY_ANTHROPIC_UPSTREAM=" + upstream.URL, "OBSERVER_PROXY_OPENAI_UPSTREAM=" + upstream.URL}
+	s := newSuite(t, append(env, faults.suiteEnv(t)...)...)
+	// The clients' HOME stays in the suite's temporary directory, off a fault's tmpfs.
 	clientHome := filepath.Join(s.home, "clienthome")
 	if err := os.MkdirAll(filepath.Join(clientHome, ".claude", "projects"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	faults.adopt(s)
 	s.start()
 
 	r := &chaosRun{
@@ -96,11 +107,15 @@ func TestChaos(t *testing.T) {
 		restartsPrev: map[string]int{},
 		killsBy:      map[string]int{},
 		start:        time.Now(),
+		faults:       faults,
 	}
 	r.claude, r.codex = chaosClientBin(t, cfg, "OBSERVER_CLAUDE_BIN", "claude"), chaosClientBin(t, cfg, "OBSERVER_CODEX_BIN", "codex")
 
 	r.sample("start")
 	loadCtx, stopLoad := context.WithTimeout(context.Background(), cfg.load)
+	if faults != nil {
+		loadCtx, stopLoad = faults.loadContext(r)
+	}
 	defer stopLoad()
 	samplerCtx, stopSampler := context.WithCancel(context.Background())
 	defer stopSampler()
@@ -120,10 +135,15 @@ func TestChaos(t *testing.T) {
 		_, repo := realclient.Dirs(t)
 		load.Go(func() { r.clientLoop(loadCtx, "codex", repo) })
 	}
+	var injector sync.WaitGroup
+	if faults != nil {
+		injector.Go(func() { faults.inject(loadCtx, r) })
+	}
 
 	r.killer(loadCtx) // returns when the load time is over
 	t.Logf("load over after %v; waiting for the producers to finish", time.Since(r.start).Round(time.Second))
 	load.Wait()
+	injector.Wait() // a fault still under way ends, and the suite recovers from it
 	loadEnd := time.Now()
 	r.waitProxyUp(30 * time.Second)
 	s.waitHealthy(60 * time.Second)
@@ -135,6 +155,7 @@ func TestChaos(t *testing.T) {
 
 	rep := r.check()
 	r.checkNoCrashLoop(rep)
+	faults.check(r, rep)
 	out := rep.String(r)
 	t.Log("\n" + out)
 	if cfg.report != "" {
@@ -269,6 +290,11 @@ type chaosRun struct {
 	codex      string
 	rng        *rand.Rand // the killer's; used from the test goroutine only
 	start      time.Time
+	faults     *faultRun // nil: no faults (TestChaos)
+	// faultMu is held by the killer for a kill until the component is back, and by the fault
+	// injector for a fault until the suite is healthy again: one at a time, so that what each
+	// causes is told apart.
+	faultMu sync.Mutex
 
 	mu           sync.Mutex
 	downs        []interval // proxy unreachable: from a kill until it accepted connections again
@@ -366,41 +392,49 @@ func (r *chaosRun) killer(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		if r.cfg.supervisorEvery > 0 && (n+1)%r.cfg.supervisorEvery == 0 {
-			r.killSupervisor()
-			n++
-			continue
+		r.faultMu.Lock()
+		if ctx.Err() == nil {
+			n = r.killOne(n)
 		}
-		st, _ := r.status()
-		// Among those running and healthy, one of the least killed so far, so that every
-		// component gets its share even in a short run.
-		var eligible []string
-		fewest := -1
-		for _, c := range st.Components {
-			if !slices.Contains(r.cfg.targets, c.Name) || c.State != "running" || c.Health != "ok" || c.PID == 0 || r.recentKills(c.Name) >= 4 {
-				continue
-			}
-			r.mu.Lock()
-			k := r.killsBy[c.Name]
-			r.mu.Unlock()
-			switch {
-			case fewest < 0 || k < fewest:
-				eligible, fewest = []string{c.Name}, k
-			case k == fewest:
-				eligible = append(eligible, c.Name)
-			}
-		}
-		if len(eligible) == 0 {
-			continue
-		}
-		name := eligible[r.rng.IntN(len(eligible))]
-		for _, c := range st.Components {
-			if c.Name == name {
-				r.killComponent(name, c.PID)
-			}
-		}
-		n++
+		r.faultMu.Unlock()
 	}
+}
+
+// killOne makes the killer's n-th kill (counting from 0) and returns the count of kills after it.
+func (r *chaosRun) killOne(n int) int {
+	if r.cfg.supervisorEvery > 0 && (n+1)%r.cfg.supervisorEvery == 0 {
+		r.killSupervisor()
+		return n + 1
+	}
+	st, _ := r.status()
+	// Among those running and healthy, one of the least killed so far, so that every
+	// component gets its share even in a short run.
+	var eligible []string
+	fewest := -1
+	for _, c := range st.Components {
+		if !slices.Contains(r.cfg.targets, c.Name) || c.State != "running" || c.Health != "ok" || c.PID == 0 || r.recentKills(c.Name) >= 4 {
+			continue
+		}
+		r.mu.Lock()
+		k := r.killsBy[c.Name]
+		r.mu.Unlock()
+		switch {
+		case fewest < 0 || k < fewest:
+			eligible, fewest = []string{c.Name}, k
+		case k == fewest:
+			eligible = append(eligible, c.Name)
+		}
+	}
+	if len(eligible) == 0 {
+		return n
+	}
+	name := eligible[r.rng.IntN(len(eligible))]
+	for _, c := range st.Components {
+		if c.Name == name {
+			r.killComponent(name, c.PID)
+		}
+	}
+	return n + 1
 }
 
 // recentKills counts the kills of name in the last two minutes under the running supervisor.

@@ -25,28 +25,49 @@ import (
 // after the suite has stopped. It skips the test, saying why, where mounting is not allowed.
 func mountTmpfs(tb testing.TB, size int64) string {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("needs root to mount a small tmpfs (a full disk)")
+	dir, why := tryMountTmpfs(tb, size)
+	if why != "" {
+		tb.Skip(why)
 	}
-	dir := tb.TempDir()
+	return dir
+}
+
+// tryMountTmpfs is mountTmpfs for a test that goes on without the tmpfs: it returns why it could
+// not mount one ("" when it did) instead of skipping.
+func tryMountTmpfs(tb testing.TB, size int64) (dir, why string) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		return "", "needs root to mount a small tmpfs (a full disk)"
+	}
+	dir = tb.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0700", size), "tmpfs", dir).CombinedOutput(); err != nil {
-		tb.Skipf("cannot mount a tmpfs here: %v: %s", err, strings.TrimSpace(string(out)))
+		return "", fmt.Sprintf("cannot mount a tmpfs here: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	tb.Cleanup(func() {
 		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
 			tb.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	return dir
+	return dir, ""
 }
 
 // fillDisk writes a file in dir until its disk is full, to the last 512 bytes, and returns its path.
 func fillDisk(tb testing.TB, dir string) string {
 	tb.Helper()
+	path, err := fillDiskErr(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// fillDiskErr is fillDisk for a goroutine other than the test's: it returns its error. The file
+// may exist (and hold some of the disk) on an error.
+func fillDiskErr(dir string) (string, error) {
 	path := filepath.Join(dir, "filler")
 	f, err := os.Create(path)
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	defer f.Close()
 	for _, size := range []int{64 << 10, 512} {
@@ -54,13 +75,13 @@ func fillDisk(tb testing.TB, dir string) string {
 		for {
 			if _, err := f.Write(buf); err != nil {
 				if !errors.Is(err, syscall.ENOSPC) {
-					tb.Fatalf("fill %s: %v", path, err)
+					return path, fmt.Errorf("fill %s: %w", path, err)
 				}
 				break
 			}
 		}
 	}
-	return path
+	return path, nil
 }
 
 // proxyCounts reads what the proxy's heartbeat says in `status --json`: the turns it served and

@@ -27,6 +27,7 @@ import (
 	"github.com/observerhq/observer/internal/clientconfig"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -811,7 +812,7 @@ func doctorTeam(ctx context.Context, cfg config.Config, busUp bool, add func(nam
 
 // doctorDisk checks the free space on the home's disk: below bus.DiskLow the bus, the writer and
 // the spool cannot write (what the proxy serves meanwhile is counted, not recorded); below what
-// the stream's bound needs the next start is refused (bus.CheckReserve, the bus's own start check):
+// the stream's bound needs the next start is refused (busserver.CheckReserve, the bus's own start check):
 // [bus] max_bytes, or [hub] max_bytes in a team hub's home.
 func doctorDisk(cfg config.Config, add func(name, status, detail, fix string)) {
 	free, err := bus.DiskFree(cfg.Home)
@@ -828,7 +829,7 @@ func doctorDisk(cfg config.Config, add func(name, status, detail, fix string)) {
 			"free space on that disk: observer takes events again by itself once there is room (what it acknowledged is kept)")
 		return
 	}
-	if err := bus.CheckReserve(cfg.BusDir(), key, maxBytes); err != nil {
+	if err := busserver.CheckReserve(cfg.BusDir(), key, maxBytes); err != nil {
 		add("disk", checkWarn, "the next start will be refused: "+err.Error(), "free space on that disk, or lower "+key)
 		return
 	}

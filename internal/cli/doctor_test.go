@@ -16,6 +16,7 @@ import (
 
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -27,7 +28,7 @@ import (
 // set up with observer's hooks (Codex and Cursor absent).
 type doctorSetup struct {
 	*ctlEnv
-	srv      *bus.Server
+	srv      *busserver.Server
 	proxy    net.Listener
 	otlp     net.Listener // the OTLP/HTTP address
 	settings string
@@ -51,7 +52,7 @@ func newDoctorSetup(t *testing.T) *doctorSetup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(e.obs, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(e.obs, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +562,7 @@ func (f captureFixture) events(now time.Time) []event.Event {
 }
 
 // TestDoctorDisk_Bound: the disk check warns when the next start cannot reserve the stream's bound,
-// in the bus's own words (bus.CheckReserve), naming [bus] max_bytes, or [hub] max_bytes in a team
+// in the bus's own words (busserver.CheckReserve), naming [bus] max_bytes, or [hub] max_bytes in a team
 // hub's home, whose stream [bus] max_bytes does not bound.
 func TestDoctorDisk_Bound(t *testing.T) {
 	const huge = 1 << 60

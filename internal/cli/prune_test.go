@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -243,7 +244,7 @@ func TestWriter_AppliesRetentionAtStart(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token})
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -289,7 +290,7 @@ func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error,
 		st.Close()
 		return nil, nil, err
 	}
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: e.cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token,
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: e.cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token,
 		MaxAge: e.cfg.Bus.MaxAge.D(), MaxBytes: e.cfg.Bus.MaxBytes, AckWait: e.cfg.Writer.AckWait.D()})
 	if err != nil {
 		st.Close()

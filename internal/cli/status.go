@@ -21,6 +21,7 @@ import (
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/store"
 	"github.com/observerhq/observer/pkg/team"
 )
@@ -83,7 +84,7 @@ func (s *statusReport) degraded() []string {
 	return out
 }
 
-func buildStatus(ctx context.Context, e *env, srv *bus.Server, sup *supervisor.Supervisor, started time.Time) statusReport {
+func buildStatus(ctx context.Context, e *env, srv *busserver.Server, sup *supervisor.Supervisor, started time.Time) statusReport {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	now := time.Now()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/team"
 )
@@ -334,7 +335,7 @@ func hubMembers(c *cli.Context) error {
 }
 
 // hostHub starts a hub's NATS server in this process (with its team streams) and connects to it.
-func hostHub(ctx context.Context, e *env, logger *slog.Logger, name string) (*bus.Server, *bus.Client, error) {
+func hostHub(ctx context.Context, e *env, logger *slog.Logger, name string) (*busserver.Server, *bus.Client, error) {
 	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
 	if err != nil {
 		return nil, nil, err
@@ -361,7 +362,7 @@ func hostHub(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	bc.Configure, bc.Setup, bc.Stream = h.Configure, h.Setup, team.TeamStream
 	// The hub's stream is bounded by [hub] max_bytes, not [bus] max_bytes: the start check says so.
 	bc.MaxBytes, bc.MaxBytesKey = e.cfg.Hub.MaxBytes, "[hub] max_bytes"
-	srv, err := bus.StartServer(ctx, bc)
+	srv, err := busserver.Start(ctx, bc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -396,7 +397,7 @@ func teamMember(e *env, logger *slog.Logger) (*team.MemberConfig, error) {
 }
 
 // startSharing starts the sharer of a member, or removes a former member's sharer consumer.
-func startSharing(ctx context.Context, e *env, srv *bus.Server, m *team.MemberConfig, logger *slog.Logger) error {
+func startSharing(ctx context.Context, e *env, srv *busserver.Server, m *team.MemberConfig, logger *slog.Logger) error {
 	if m == nil {
 		return team.StopSharing(ctx, srv)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 )
 
 // backgroundNice is the CPU priority of the components off the request path (writer, watcher,
@@ -186,7 +187,7 @@ func runSuite(c *cli.Context, hub bool) error {
 // (the hook, the proxy, the watcher, whose cursors move only past what was published or spooled),
 // and the next start stores what they spooled. The returned func gives the error to exit with,
 // once the home was lost.
-func guardHome(ctx context.Context, e *env, logger *slog.Logger, srv *bus.Server, cancel func()) func() error {
+func guardHome(ctx context.Context, e *env, logger *slog.Logger, srv *busserver.Server, cancel func()) func() error {
 	var lost atomic.Pointer[error]
 	paths := []string{e.cfg.Home, e.cfg.BusDir(), e.cfg.StorePath(), e.cfg.RunDir()}
 	go supervisor.GuardPaths(ctx, paths, 250*time.Millisecond, func(path, what string) {
@@ -207,7 +208,7 @@ func guardHome(ctx context.Context, e *env, logger *slog.Logger, srv *bus.Server
 
 // hostBus starts the bus in this process (making its token on first start) and connects to it in
 // process; the client drains the spool every 2 s, the hook calls' and everyone else's.
-func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bus.Server, *bus.Client, error) {
+func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*busserver.Server, *bus.Client, error) {
 	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
 	if err != nil {
 		return nil, nil, err
@@ -217,7 +218,7 @@ func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	if err != nil {
 		return nil, nil, withCode(ExitUsage, err)
 	}
-	srv, err := bus.StartServer(ctx, bc)
+	srv, err := busserver.Start(ctx, bc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,8 +236,8 @@ func hostBus(ctx context.Context, e *env, logger *slog.Logger, name string) (*bu
 	return srv, cl, nil
 }
 
-func busConfig(e *env, token string, logger *slog.Logger) bus.ServerConfig {
-	return bus.ServerConfig{
+func busConfig(e *env, token string, logger *slog.Logger) busserver.Config {
+	return busserver.Config{
 		Dir: e.cfg.BusDir(), Host: e.cfg.Bus.Host, Port: e.cfg.Bus.Port, Token: token,
 		MaxAge: e.cfg.Bus.MaxAge.D(), MaxBytes: e.cfg.Bus.MaxBytes, AckWait: e.cfg.Writer.AckWait.D(), Logger: logger,
 	}
@@ -364,7 +365,7 @@ or a bad config.toml.`,
 			}
 			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			ctx, cancel := supervisor.WatchParent(ctx)
+			ctx, cancel := daemon.WatchParent(ctx)
 			defer cancel()
 			if c.Bool("team") {
 				return runWriterOpts(ctx, e, true)

@@ -16,7 +16,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/logging"
-	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/config"
 )
 
@@ -68,7 +67,7 @@ func Start(c *cli.Context) (context.Context, context.CancelFunc, config.Config, 
 		logger.Warn(w)
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	ctx, cancel := supervisor.WatchParent(ctx)
+	ctx, cancel := WatchParent(ctx)
 	go TrimMemory(ctx)
 	return ctx, func() { cancel(); stop() }, cfg, logger, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -36,7 +37,7 @@ func liveSuite(tb testing.TB) (*bus.Client, *testServer, *store.Store) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	b, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: busToken, AckWait: 30 * time.Second})
+	b, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(dir, "bus"), Port: -1, Token: busToken, AckWait: 30 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}

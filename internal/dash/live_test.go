@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -21,7 +22,7 @@ const busToken = "dash-test-token"
 func liveBus(tb testing.TB, srv *Server) *bus.Client {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	b, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(tb.TempDir(), "bus"), Port: -1, Token: busToken, AckWait: 30 * time.Second})
+	b, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(tb.TempDir(), "bus"), Port: -1, Token: busToken, AckWait: 30 * time.Second})
 	if err != nil {
 		tb.Fatal(err)
 	}

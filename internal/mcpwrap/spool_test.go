@@ -13,6 +13,7 @@ import (
 	"github.com/observerhq/observer/internal/mcpwrap"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -72,7 +73,7 @@ func TestProxy_SpoolsWhileBusDown(t *testing.T) {
 		t.Fatalf("%d events in the spool, want 5", n)
 	}
 
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(home, "bus"), Port: port, Token: token, AckWait: 2 * time.Second})
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(home, "bus"), Port: port, Token: token, AckWait: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

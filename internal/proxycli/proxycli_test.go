@@ -13,6 +13,7 @@ import (
 
 	"github.com/observerhq/observer/internal/testlog"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 )
 
 // TestRun_OTLPPortTaken: when another program holds the OTLP/HTTP port, the proxy serves on, but
@@ -58,7 +59,7 @@ func runProxy(t *testing.T, env map[string]string) (<-chan bus.Health, <-chan in
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(home, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
+	srv, err := busserver.Start(context.Background(), busserver.Config{Dir: filepath.Join(home, "bus"), Host: "127.0.0.1", Port: -1, Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 )
 
 // The test binary doubles as the supervised child: with SUPERVISOR_TEST_CHILD set it runs one of
@@ -58,7 +60,7 @@ func runChild(mode string) int {
 	}
 	// Die with the test process even when SIGTERM is ignored: the supervisor sets
 	// OBSERVER_SUPERVISOR_PID, so this notices being orphaned.
-	ctx, cancel := supervisor.WatchParent(context.Background())
+	ctx, cancel := daemon.WatchParent(context.Background())
 	defer cancel()
 
 	var cl *bus.Client
@@ -177,7 +179,7 @@ func names(recs []rec) []string {
 type testEnv struct {
 	dir    string
 	record string
-	srv    *bus.Server
+	srv    *busserver.Server
 	cl     *bus.Client // the supervisor's in-process connection
 }
 
@@ -189,7 +191,7 @@ func newEnv(tb testing.TB, withBus bool) *testEnv {
 	if !withBus {
 		return e
 	}
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: testToken})
+	srv, err := busserver.Start(context.Background(), busserver.Config{Dir: filepath.Join(dir, "bus"), Port: -1, Token: testToken})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -87,7 +88,7 @@ func pipelineRate(b *testing.B, n, publishers, chunk int) float64 {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	dir := b.TempDir()
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: port, Token: "t",
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(dir, "bus"), Port: port, Token: "t",
 		MaxBytes: 4 << 30, MaxAge: time.Hour})
 	if err != nil {
 		b.Fatal(err)

@@ -11,13 +11,14 @@ import (
 
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
-func startBus(tb testing.TB) *bus.Server {
+func startBus(tb testing.TB) *busserver.Server {
 	tb.Helper()
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+	srv, err := busserver.Start(context.Background(), busserver.Config{
 		Dir: filepath.Join(tb.TempDir(), "bus"), Port: -1, Token: "secret", AckWait: 2 * time.Second,
 	})
 	if err != nil {
@@ -39,7 +40,7 @@ func hookEvent(i int) event.Event {
 
 // rig starts a bus, opens a fresh store and connects a client to the bus, each closed when the test
 // ends; cancel ends ctx (the tests' writers run on it).
-func rig(t *testing.T) (ctx context.Context, cancel context.CancelFunc, srv *bus.Server, st *store.Store, c *bus.Client) {
+func rig(t *testing.T) (ctx context.Context, cancel context.CancelFunc, srv *busserver.Server, st *store.Store, c *bus.Client) {
 	t.Helper()
 	ctx, cancel = context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -1,5 +1,7 @@
-// Package bus is how observer processes talk: an embedded NATS server with one JetStream stream,
-// and the client every producer, the writer and the live views use.
+// Package bus is how observer processes talk: the client every producer, the writer and the live
+// views use to reach the bus, a NATS server with one JetStream stream. The server itself is hosted
+// by package busserver (observerctl up, observerctl bus, a hub); this package does not import it,
+// so a binary that only talks to the bus (observer-dash, observer-mcp) does not link nats-server.
 //
 // Guarantees:
 //   - Publish returns once the stream has stored the event (the stream's ack) or the event is in the
@@ -23,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,10 +42,34 @@ var ErrUnavailable = errors.New("bus unavailable")
 // ErrTooLarge reports an event larger than MaxPayload.
 var ErrTooLarge = errors.New("event larger than the bus carries")
 
+// Stream and consumer names, and the stream's limits, which the bus host (package busserver) sets
+// up and every client relies on. The writer's durable consumer is created with the stream, so
+// events published before the writer first connects are kept for it.
+const (
+	StreamName     = "OBSERVER"
+	WriterConsumer = "writer"
+	// MaxPayload is the largest event the bus carries. Producers truncate tool outputs well below it.
+	MaxPayload = 8 << 20
+	// DuplicateWindow is how long the stream remembers event ids to drop re-publications. The writer
+	// is idempotent beyond it. The bus host holds every id of the window in memory (a history of
+	// 200,000 events kept it tens of MB above idle for the whole window): two minutes cover a
+	// publisher's retries after a lost ack.
+	DuplicateWindow = 2 * time.Minute
+	// MaxAckPending is how many events the writer may hold unacknowledged.
+	MaxAckPending = 50000
+)
+
+// InProcess is a bus hosted in this process (a *busserver.Server) that a client can connect to
+// without a socket. It is an interface so that this package, and every binary that only talks to
+// the bus, does not link the NATS server.
+type InProcess interface {
+	InProcessConn() (net.Conn, error)
+}
+
 // Options configures a client.
 type Options struct {
-	URL    string  // nats://127.0.0.1:4247
-	Server *Server // connect in-process to this server instead of URL
+	URL    string    // nats://127.0.0.1:4247
+	Server InProcess // connect in-process to this server instead of URL
 	Token  string
 	// TokenFile, instead of Token, names the bus token file, read again at every connection
 	// attempt: a long-running producer may start before the bus has created it.
@@ -157,7 +184,7 @@ func Connect(ctx context.Context, opts Options) (*Client, error) {
 	}
 	url := opts.URL
 	if opts.Server != nil {
-		nopts = append(nopts, nats.InProcessServer(opts.Server.ns))
+		nopts = append(nopts, nats.InProcessServer(opts.Server))
 		url = ""
 	}
 	nc, err := nats.Connect(url, nopts...)

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -215,7 +216,7 @@ func TestClient_PublishBatchStreamSilentNoSpool(t *testing.T) {
 
 // silentStream replaces the bus's stream with something that takes the events and never answers,
 // as a JetStream whose store failed a write does; it returns how many it took.
-func silentStream(tb testing.TB, srv *bus.Server) *atomic.Int64 {
+func silentStream(tb testing.TB, srv *busserver.Server) *atomic.Int64 {
 	tb.Helper()
 	nc, err := nats.Connect(srv.ClientURL(), nats.Token(testToken))
 	if err != nil {
@@ -344,22 +345,6 @@ func TestConnect_WrongToken(t *testing.T) {
 	}
 }
 
-func TestStartServer(t *testing.T) {
-	t.Run("NeedsToken", func(t *testing.T) {
-		if _, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: t.TempDir(), Port: -1}); err == nil {
-			t.Error("StartServer without a token succeeded")
-		}
-	})
-	t.Run("PortInUse", func(t *testing.T) {
-		p := freePort(t)
-		startServer(t, filepath.Join(t.TempDir(), "bus"), p)
-		_, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: t.TempDir(), Port: p, Token: testToken})
-		if err == nil || !strings.Contains(err.Error(), "cannot listen") {
-			t.Errorf("StartServer on a busy port = %v, want a cannot-listen error", err)
-		}
-	})
-}
-
 func TestLoadOrCreateToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bus.token")
 	tok, err := bus.LoadOrCreateToken(path)
@@ -476,7 +461,7 @@ func TestClient_NothingStrandedWhileDrainCatchesUp(t *testing.T) {
 // max_bytes, a new event is refused and its producer spools it; no event the stream acknowledged
 // is dropped to make room. Once the writer takes events again, every one of them arrives.
 func TestServer_FullStreamRefusesNewEvents(t *testing.T) {
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+	srv, err := busserver.Start(context.Background(), busserver.Config{
 		Dir: filepath.Join(t.TempDir(), "bus"), Port: -1, Token: testToken, AckWait: 30 * time.Second,
 		MaxBytes: 64 << 10,
 	})
@@ -517,41 +502,5 @@ func TestServer_FullStreamRefusesNewEvents(t *testing.T) {
 	}
 	if len(seen) != n {
 		t.Errorf("the writer got %d distinct events of %d", len(seen), n)
-	}
-}
-
-// TestServer_UpdatesAnOlderStreamToRefuse: a store made by a version whose stream dropped its
-// oldest events when full is set to refuse new ones when the bus starts on it.
-func TestServer_UpdatesAnOlderStreamToRefuse(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "bus")
-	srv := startServer(t, dir, -1)
-	discard := func(srv *bus.Server) jetstream.DiscardPolicy {
-		nc, err := srv.Conn("test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		js, _ := jetstream.New(nc)
-		str, err := js.Stream(context.Background(), bus.StreamName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return str.CachedInfo().Config.Discard
-	}
-	nc, err := srv.Conn("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := jetstream.New(nc)
-	str, _ := js.Stream(context.Background(), bus.StreamName)
-	cfg := str.CachedInfo().Config
-	cfg.Discard = jetstream.DiscardOld
-	if _, err := js.UpdateStream(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	nc.Close()
-	srv.Close()
-	if got := discard(startServer(t, dir, -1)); got != jetstream.DiscardNew {
-		t.Errorf("discard policy after a restart: %v, want DiscardNew", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -68,7 +69,7 @@ func fillDisk(t *testing.T, dir string) string {
 // events again, without a restart, and every event it acknowledged reaches the writer's consumer.
 func TestServerRecoversAfterDiskFull(t *testing.T) {
 	home := mountTmpfs(t, 8<<20)
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+	srv, err := busserver.Start(context.Background(), busserver.Config{
 		Dir: filepath.Join(home, "bus"), Port: -1, Token: testToken, AckWait: 30 * time.Second, MaxBytes: 2 << 20,
 	})
 	if err != nil {

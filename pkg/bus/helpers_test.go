@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -27,9 +28,9 @@ func freePort(tb testing.TB) int {
 }
 
 // startServer starts a bus on dir and port (-1 picks one) and closes it when the test ends.
-func startServer(tb testing.TB, dir string, port int) *bus.Server {
+func startServer(tb testing.TB, dir string, port int) *busserver.Server {
 	tb.Helper()
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{
+	srv, err := busserver.Start(context.Background(), busserver.Config{
 		Dir: dir, Port: port, Token: testToken, AckWait: 30 * time.Second,
 	})
 	if err != nil {
@@ -40,7 +41,7 @@ func startServer(tb testing.TB, dir string, port int) *bus.Server {
 }
 
 // newServer starts a bus on a fresh temp dir and a free port.
-func newServer(tb testing.TB) *bus.Server {
+func newServer(tb testing.TB) *busserver.Server {
 	tb.Helper()
 	return startServer(tb, filepath.Join(tb.TempDir(), "bus"), -1)
 }
@@ -93,7 +94,7 @@ func waitFor(tb testing.TB, what string, cond func() bool) {
 	}
 }
 
-func stats(tb testing.TB, srv *bus.Server) bus.Stats {
+func stats(tb testing.TB, srv *busserver.Server) busserver.Stats {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -129,7 +129,7 @@ func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx 
 	if o.BulkBatchSize <= 0 {
 		o.BulkBatchSize = 5 * o.BatchSize
 	}
-	o.BulkBatchSize = min(max(o.BulkBatchSize, o.BatchSize), maxAckPending)
+	o.BulkBatchSize = min(max(o.BulkBatchSize, o.BatchSize), MaxAckPending)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		err := c.consumeOnce(ctx, o, handle)

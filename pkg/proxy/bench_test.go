@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 )
 
 const benchJSON = `{"id":"msg_bench","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hello there, this is a short answer."}],"stop_reason":"end_turn","usage":{"input_tokens":120,"output_tokens":45,"cache_read_input_tokens":1000,"cache_creation_input_tokens":300,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":100}}}`
@@ -52,7 +53,7 @@ func BenchmarkProxy(b *testing.B) {
 	defer bare.Close()
 
 	ctx := context.Background()
-	srv, err := bus.StartServer(ctx, bus.ServerConfig{Dir: filepath.Join(b.TempDir(), "bus"), Port: -1, Token: "t"})
+	srv, err := busserver.Start(ctx, busserver.Config{Dir: filepath.Join(b.TempDir(), "bus"), Port: -1, Token: "t"})
 	if err != nil {
 		b.Fatal(err)
 	}

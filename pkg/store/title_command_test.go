@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/corpusstore"
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
@@ -85,7 +86,7 @@ func TestStore_SessionTitleFromCommand_Corpus(t *testing.T) {
 		}
 		transcripttest.WriteFile(t, filepath.Join(root, "-corpus", id(name)+".jsonl"), string(data))
 	}
-	scan := transcripttest.NewScan(t, claudecode.New([]string{root}))
+	scan := ingesttest.NewScan(t, claudecode.New([]string{root}))
 	scan.Run()
 	s := newWriter(t)
 	write(t, s, scan.Published, nil)

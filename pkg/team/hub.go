@@ -24,6 +24,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 )
 
 // Member is one entry of the hub's registry.
@@ -133,7 +134,7 @@ func NewHub(cfg HubConfig) (*Hub, error) {
 	return h, nil
 }
 
-// Configure sets a hub's options on the embedded server (bus.ServerConfig.Configure).
+// Configure sets a hub's options on the embedded server (busserver.Config.Configure).
 func (h *Hub) Configure(o *server.Options) error {
 	o.ServerName = cmp.Or(h.cfg.NodeName, "hub")
 	o.JetStreamDomain = HubDomain
@@ -178,7 +179,7 @@ func (h *Hub) Configure(o *server.Options) error {
 }
 
 // Setup creates the team stream and the writer's consumer, then each member's mirror
-// (bus.ServerConfig.Setup). It keeps js to add members that join later (Watch).
+// (busserver.Config.Setup). It keeps js to add members that join later (Watch).
 func (h *Hub) Setup(ctx context.Context, js jetstream.JetStream) error {
 	// In a cluster the meta leader must be elected before streams can be made.
 	// A request sent before there is a leader goes unanswered: ask again every 2 s.
@@ -203,7 +204,7 @@ func (h *Hub) Members() []Member { return h.auth.list() }
 
 // Watch reads the registry again whenever it changes, until ctx ends: a member added with
 // `observerctl hub add-member` can connect without a restart, and one removed cannot any more.
-func (h *Hub) Watch(ctx context.Context, srv *bus.Server, every time.Duration) {
+func (h *Hub) Watch(ctx context.Context, srv *busserver.Server, every time.Duration) {
 	nc, err := srv.Conn("observer-hub-members")
 	if err != nil {
 		h.cfg.Logger.Error("hub members are not followed", "err", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -97,7 +98,7 @@ const StatusSubject = "observer.ctl.team.status"
 
 // StartMember starts the share server in dir (its JetStream files), joined to the hub, and the
 // sharer between the main bus and it, until ctx ends.
-func StartMember(ctx context.Context, main *bus.Server, cfg MemberConfig, dir string) (*Sharing, error) {
+func StartMember(ctx context.Context, main *busserver.Server, cfg MemberConfig, dir string) (*Sharing, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -113,7 +114,7 @@ func StartMember(ctx context.Context, main *bus.Server, cfg MemberConfig, dir st
 	if err != nil {
 		return nil, fmt.Errorf("team: share server: %w", err)
 	}
-	bus.SetLogger(ns, cfg.Logger)
+	busserver.SetLogger(ns, cfg.Logger)
 	ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
 		ns.Shutdown()
@@ -218,7 +219,7 @@ type Sharer struct {
 
 // startSharer makes the share stream (checking what it was bound to) and the sharer's durable
 // consumer on the observer stream, then copies events until ctx ends.
-func startSharer(ctx context.Context, main *bus.Server, share *server.Server, cfg MemberConfig) (*Sharer, error) {
+func startSharer(ctx context.Context, main *busserver.Server, share *server.Server, cfg MemberConfig) (*Sharer, error) {
 	if cfg.Share == "" {
 		cfg.Share = Usage
 	}
@@ -346,7 +347,7 @@ func (s *Sharer) ensure(ctx context.Context) error {
 
 // StopSharing removes the sharer's consumer when team mode is off, so the observer stream does
 // not keep events for it. It is a no-op when there is none.
-func StopSharing(ctx context.Context, srv *bus.Server) error {
+func StopSharing(ctx context.Context, srv *busserver.Server) error {
 	nc, err := srv.Conn("observer-team-off")
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/team"
 )
@@ -36,7 +37,7 @@ func freeAddr(t *testing.T) string {
 }
 
 type testHub struct {
-	srv     *bus.Server
+	srv     *busserver.Server
 	dir     string
 	members string
 	leaf    string
@@ -60,7 +61,7 @@ func startHubLogged(t *testing.T, dir, leaf string, logger *slog.Logger) *testHu
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "hub-token",
+	srv, err := busserver.Start(context.Background(), busserver.Config{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "hub-token",
 		Configure: h.Configure, Setup: h.Setup, Stream: team.TeamStream})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func (h *testHub) add(t *testing.T, name string) team.Credentials {
 }
 
 type testMember struct {
-	srv   *bus.Server
+	srv   *busserver.Server
 	cl    *bus.Client
 	m     *team.Sharing
 	close func()
@@ -653,7 +654,7 @@ func startMemberCarry(t *testing.T, dir string, creds team.Credentials, carry bo
 // earlier with close).
 func startMemberWith(t *testing.T, dir string, mc team.MemberConfig) *testMember {
 	t.Helper()
-	srv, err := bus.StartServer(context.Background(), bus.ServerConfig{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token"})
+	srv, err := busserver.Start(context.Background(), busserver.Config{Dir: filepath.Join(dir, "bus"), Port: -1, Token: "m-token"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/transcript"
-	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // TestAdapter_Discover lays out repositories as aider leaves them: the two files at the root of
@@ -66,7 +66,7 @@ func TestDefaultFiles(t *testing.T) {
 // appends is read once, dated by the input history appended with it.
 func TestIngest_Scan(t *testing.T) {
 	path := copyRepo(t)
-	scan := transcripttest.NewScan(t, New([]string{filepath.Dir(path)}))
+	scan := ingesttest.NewScan(t, New([]string{filepath.Dir(path)}))
 	sum := scan.Run()
 	if sum.Files != 1 || sum.Events != 17 || sum.Malformed != 0 {
 		t.Fatalf("first scan %+v", sum)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
@@ -169,7 +170,7 @@ func TestScan_NothingTwice(t *testing.T) {
 	vsLines := transcripttest.ReadLines(t, fixVSCode)
 	transcripttest.WriteFile(t, vsLog, string(version(vsLines, 4)))
 
-	scan := transcripttest.NewScan(t, New([]string{cliRoot}), NewVSCode([]string{user}))
+	scan := ingesttest.NewScan(t, New([]string{cliRoot}), NewVSCode([]string{user}))
 	scan.Run()
 	first := len(scan.Published)
 	if first == 0 {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -176,7 +176,7 @@ func TestIngest_Scan(t *testing.T) {
 	db := newDB(t, path, false)
 	execT(t, db, insSession, rootID, nil, "t", t0, t0)
 	execT(t, db, insMessage, "m1", rootID, "user", parts(t, pText{Text: "hello"}, pFinish{Reason: "stop"}), nil, nil, t0, t0)
-	scan := transcripttest.NewScan(t, New([]string{global}))
+	scan := ingesttest.NewScan(t, New([]string{global}))
 	if sum := scan.Run(); sum.Events != 2 || len(scan.Published) != 2 {
 		t.Fatalf("first scan: %+v, published %d; want a session and a prompt", sum, len(scan.Published))
 	}

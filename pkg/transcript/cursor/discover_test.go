@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
-	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func TestDefaultDirs(t *testing.T) {
@@ -67,7 +67,7 @@ func TestAdapter_Discover(t *testing.T) {
 func TestIngest_Scan(t *testing.T) {
 	user := t.TempDir()
 	db, _ := writeDemo(t, user, "DELETE")
-	scan := transcripttest.NewScan(t, New([]string{user}))
+	scan := ingesttest.NewScan(t, New([]string{user}))
 	if sum := scan.Run(); sum.Files != 1 || sum.Events != 12 || sum.Malformed != 1 {
 		t.Fatalf("first scan %+v", sum)
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/transcript"
-	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 func TestDefaultRoots(t *testing.T) {
@@ -74,7 +74,7 @@ func TestIngest_Scan(t *testing.T) {
 	dir := t.TempDir()
 	db := writeDemo(t, filepath.Join(dir, DBName))
 	writeFile(t, filepath.Join(dir, "20260105_1.jsonl"), legacyLines)
-	scan := transcripttest.NewScan(t, New([]string{dir}))
+	scan := ingesttest.NewScan(t, New([]string{dir}))
 	if sum := scan.Run(); sum.Files != 2 || sum.Events == 0 || sum.Malformed != 0 {
 		t.Fatalf("first scan %+v", sum)
 	}

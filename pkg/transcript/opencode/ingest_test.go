@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/observerhq/observer/internal/ingest/ingesttest"
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // TestIngest_Scan drives the database through internal/ingest as `observerctl scan` and
@@ -18,7 +18,7 @@ func TestIngest_Scan(t *testing.T) {
 	db := newDB(t, mkdirAll(t, data, "opencode.db"))
 	execT(t, db, insSession, "ses_1", nil, 1, 1)
 	execT(t, db, insMessage, "msg_1", "ses_1", 10, 10, assistant(3, 2))
-	scan := transcripttest.NewScan(t, New([]string{data}))
+	scan := ingesttest.NewScan(t, New([]string{data}))
 	if sum := scan.Run(); sum.Events != 2 || len(scan.Published) != 2 {
 		t.Fatalf("first scan: %+v, published %d; want a session and a usage", sum, len(scan.Published))
 	}

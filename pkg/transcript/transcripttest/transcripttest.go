@@ -2,8 +2,8 @@
 // shared corpus of real transcripts (skipping loudly when it is absent), reading a file's lines
 // and feeding them to a parser (in one pass or resumed at every line), folding events the way
 // the writer does, summaries and views of events for golden files, the checks of a fuzzed
-// parser, polling a database reader's parsers and scanning through internal/ingest. Only tests
-// import it.
+// parser, and polling a database reader's parsers. Only tests import it. It imports nothing
+// outside pkg: a scan through internal/ingest is internal/ingest/ingesttest.
 package transcripttest
 
 import (

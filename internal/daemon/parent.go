@@ -1,4 +1,4 @@
-package supervisor
+package daemon
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// WatchParent cancels when the process was started by a supervisor (OBSERVER_SUPERVISOR_PID is
-// set) and that supervisor is no longer its parent: the child was orphaned and must not linger.
-// Outside a supervisor it returns ctx unchanged.
+// WatchParent cancels when the process was started by a supervisor (package supervisor sets
+// OBSERVER_SUPERVISOR_PID) and that supervisor is no longer its parent: the child was orphaned
+// and must not linger. Outside a supervisor it returns ctx unchanged. It lives here, not in
+// package supervisor, so that the children (observer-dash, observer-mcp, ...) do not link the
+// supervisor.
 func WatchParent(ctx context.Context) (context.Context, context.CancelFunc) {
 	want, err := strconv.Atoi(os.Getenv("OBSERVER_SUPERVISOR_PID"))
 	if err != nil || want <= 0 {

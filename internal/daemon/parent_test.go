@@ -1,4 +1,4 @@
-package supervisor_test
+package daemon_test
 
 import (
 	"context"
@@ -7,21 +7,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/internal/daemon"
 )
 
 func TestWatchParent(t *testing.T) {
 	t.Setenv("OBSERVER_SUPERVISOR_PID", "")
-	unset, cancel := supervisor.WatchParent(context.Background())
+	unset, cancel := daemon.WatchParent(context.Background())
 	defer cancel()
 
 	t.Setenv("OBSERVER_SUPERVISOR_PID", strconv.Itoa(os.Getppid()))
-	ours, cancel := supervisor.WatchParent(context.Background())
+	ours, cancel := daemon.WatchParent(context.Background())
 	defer cancel()
 
 	// Our own pid is certainly not our parent's: as if the supervisor had died and we were adopted.
 	t.Setenv("OBSERVER_SUPERVISOR_PID", strconv.Itoa(os.Getpid()))
-	orphaned, cancel := supervisor.WatchParent(context.Background())
+	orphaned, cancel := daemon.WatchParent(context.Background())
 	defer cancel()
 
 	select {

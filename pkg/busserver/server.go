@@ -1,15 +1,23 @@
-package bus
+// Package busserver hosts the bus: an embedded NATS server (nats-server/v2) with JetStream on,
+// the observer stream and the writer's durable consumer. observerctl up, observerctl bus, a team
+// hub and a one-shot scan with nothing running start it; everything else reaches it through
+// package bus, whose client does not import this package or nats-server.
+//
+// Guarantees:
+//   - Start returns once clients can connect and the stream and the writer's consumer exist: events
+//     published before the writer first connects are kept for it.
+//   - A full stream refuses new events (bus.Client spools them); it never drops acknowledged ones.
+//   - A write error (a full disk) is reported by StoreError and recovered from without a restart
+//     once the disk has room again.
+package busserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,28 +27,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
 )
 
-// Stream and consumer names. The writer's durable consumer is created with the stream, so events
-// published before the writer first connects are kept for it.
-const (
-	StreamName     = "OBSERVER"
-	WriterConsumer = "writer"
-	// MaxPayload is the largest event the bus carries. Producers truncate tool outputs well below it.
-	MaxPayload = 8 << 20
-	// DuplicateWindow is how long the stream remembers event ids to drop re-publications. The writer
-	// is idempotent beyond it. The bus host holds every id of the window in memory (a history of
-	// 200,000 events kept it tens of MB above idle for the whole window): two minutes cover a
-	// publisher's retries after a lost ack.
-	DuplicateWindow = 2 * time.Minute
-)
-
-// maxAckPending is how many events the writer may hold unacknowledged.
-const maxAckPending = 50000
-
-// ServerConfig configures the embedded bus.
-type ServerConfig struct {
+// Config configures the embedded bus.
+type Config struct {
 	Dir      string // JetStream file store
 	Host     string // listen host; 127.0.0.1 unless the user says otherwise
 	Port     int    // -1 picks a free port (tests)
@@ -67,7 +59,7 @@ type ServerConfig struct {
 // Server is the embedded NATS server with the observer stream.
 type Server struct {
 	ns    *server.Server
-	cfg   ServerConfig
+	cfg   Config
 	token string
 	jsc   server.JetStreamConfig // JetStream's limits as sized at start, to enable it again with
 
@@ -77,9 +69,9 @@ type Server struct {
 	done      chan struct{}
 }
 
-// StartServer starts the embedded NATS server with JetStream on cfg.Dir and makes sure the
-// observer stream and the writer's durable consumer exist. It returns once clients can connect.
-func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
+// Start starts the embedded NATS server with JetStream on cfg.Dir and makes sure the observer
+// stream and the writer's durable consumer exist. It returns once clients can connect.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("bus: a token is required")
 	}
@@ -106,7 +98,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		JetStream:             true,
 		StoreDir:              cfg.Dir,
 		NoSigs:                true,
-		MaxPayload:            MaxPayload,
+		MaxPayload:            bus.MaxPayload,
 		DisableShortFirstPing: true,
 	}
 	if cfg.Configure != nil {
@@ -115,7 +107,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		}
 	}
 	if cfg.Stream == "" {
-		cfg.Stream = StreamName
+		cfg.Stream = bus.StreamName
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("bus: create store dir: %w", err)
@@ -164,9 +156,9 @@ var storeCheckEvery = 2 * time.Second
 // watchStore recovers the stream from a write error. A JetStream file store that failed a write
 // (ENOSPC on a full disk) keeps the error and refuses every later publish until the server
 // restarts, even once space is freed. While it has one, StoreError reports it; once the bus's disk
-// has DiskLow free again, JetStream is shut down and enabled again with the limits it started with:
-// it reloads the stream and the writer's consumer from disk (what was acknowledged is there), and
-// publishes are taken again without restarting observer.
+// has bus.DiskLow free again, JetStream is shut down and enabled again with the limits it started
+// with: it reloads the stream and the writer's consumer from disk (what was acknowledged is
+// there), and publishes are taken again without restarting observer.
 func (s *Server) watchStore(ctx context.Context) {
 	defer close(s.done)
 	t := time.NewTicker(storeCheckEvery)
@@ -183,7 +175,7 @@ func (s *Server) watchStore(ctx context.Context) {
 			continue
 		}
 		s.storeErr.Store(&werr)
-		if free, err := DiskFree(s.cfg.Dir); err != nil || free < DiskLow {
+		if free, err := bus.DiskFree(s.cfg.Dir); err != nil || free < bus.DiskLow {
 			continue
 		}
 		if err := s.restartJetStream(ctx); err != nil {
@@ -250,6 +242,12 @@ func (s *Server) Conn(name string) (*nats.Conn, error) {
 	return nats.Connect("", nats.InProcessServer(s.ns), nats.Token(s.token), nats.Name(name))
 }
 
+// InProcessConn opens a connection to the server without a socket: it makes *Server a
+// bus.InProcess, for bus.Options.Server.
+func (s *Server) InProcessConn() (net.Conn, error) { return s.ns.InProcessConn() }
+
+var _ bus.InProcess = (*Server)(nil)
+
 // NATS returns the embedded server, for team mode's checks (leafnode connections).
 func (s *Server) NATS() *server.Server { return s.ns }
 
@@ -273,7 +271,7 @@ func (s *Server) ensureStream(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        StreamName,
+		Name:        bus.StreamName,
 		Description: "observer events, kept until the writer has stored them",
 		Subjects:    []string{event.SubjectPrefix + ".>"},
 		Storage:     jetstream.FileStorage,
@@ -284,28 +282,28 @@ func (s *Server) ensureStream(ctx context.Context) error {
 		// once the writer has made room) rather than drop the oldest, which it had acknowledged
 		// and the writer has not stored.
 		Discard:    jetstream.DiscardNew,
-		Duplicates: DuplicateWindow,
-		MaxMsgSize: MaxPayload,
+		Duplicates: bus.DuplicateWindow,
+		MaxMsgSize: bus.MaxPayload,
 	})
 	if err != nil {
-		if IsNoSpace(err) {
-			if free, ferr := DiskFree(s.cfg.Dir); ferr == nil {
+		if bus.IsNoSpace(err) {
+			if free, ferr := bus.DiskFree(s.cfg.Dir); ferr == nil {
 				return reserveError(s.cfg.Dir, s.cfg.MaxBytesKey, s.cfg.MaxBytes, free)
 			}
 		}
-		return fmt.Errorf("bus: create stream %s: %w", StreamName, err)
+		return fmt.Errorf("bus: create stream %s: %w", bus.StreamName, err)
 	}
-	_, err = js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable:       WriterConsumer,
+	_, err = js.CreateOrUpdateConsumer(ctx, bus.StreamName, jetstream.ConsumerConfig{
+		Durable:       bus.WriterConsumer,
 		Description:   "the store writer",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       s.cfg.AckWait,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxAckPending: maxAckPending,
+		MaxAckPending: bus.MaxAckPending,
 		MaxWaiting:    16,
 	})
 	if err != nil {
-		return fmt.Errorf("bus: create consumer %s: %w", WriterConsumer, err)
+		return fmt.Errorf("bus: create consumer %s: %w", bus.WriterConsumer, err)
 	}
 	return nil
 }
@@ -351,7 +349,7 @@ func (s *Server) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, err
 	}
 	st := Stats{Published: si.State.LastSeq, LastEvent: si.State.LastTime, Bytes: si.State.Bytes, MaxBytes: si.Config.MaxBytes}
-	c, err := str.Consumer(ctx, WriterConsumer)
+	c, err := str.Consumer(ctx, bus.WriterConsumer)
 	if err != nil {
 		return st, err
 	}
@@ -371,67 +369,6 @@ func (s *Server) Close() {
 	}
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
-}
-
-// LoadOrCreateToken reads the bus token from path, creating it with a fresh random token and
-// mode 0600 when it does not exist. A token file readable by others is refused.
-func LoadOrCreateToken(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err == nil {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode().Perm()&0o077 != 0 {
-			return "", fmt.Errorf("bus token %s is readable by others (mode %v): run chmod 600 %s", path, fi.Mode().Perm(), path)
-		}
-		tok := strings.TrimSpace(string(data))
-		if tok == "" {
-			return "", fmt.Errorf("bus token %s is empty: delete it and restart observer to make a new one", path)
-		}
-		return tok, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("read bus token: %w", err)
-	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	tok := hex.EncodeToString(b[:])
-	// The token is written to a private temp file first and linked into place whole, so a reader
-	// (another process starting at the same time) never sees the file empty.
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*") // mode 0600
-	if err != nil {
-		return "", fmt.Errorf("create bus token: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(tok + "\n"); err != nil {
-		f.Close()
-		return "", fmt.Errorf("create bus token: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("create bus token: %w", err)
-	}
-	if err := os.Link(f.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return LoadOrCreateToken(path) // another process made it first
-		}
-		return "", fmt.Errorf("create bus token: %w", err)
-	}
-	return tok, nil
-}
-
-// ReadToken reads an existing token without creating one.
-func ReadToken(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%w: no bus token at %s (start observer with `observerctl up`)", ErrUnavailable, path)
-		}
-		return "", err
-	}
-	return strings.TrimSpace(string(data)), nil
 }
 
 // SetLogger sends another embedded server's log lines (team mode's share server) to l, as the
