@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,10 +31,9 @@ const (
 var surfaces = []string{"cmd/observer-dash", "cmd/observer-mcp"}
 
 // readModel lists the packages of the read model, the one package the CLI, the dashboard and the
-// MCP server read the store through (STYLE.md, issue 30). It does not exist yet: list it here when
-// it lands, and the rules below hold it (no writer side, no bus host, never store.OpenWriter;
-// database/sql allowed).
-var readModel = []string{}
+// MCP server read the store through (STYLE.md, issue 30). The rules below hold it (no writer side,
+// no bus host, never store.OpenWriter; database/sql allowed).
+var readModel = []string{"internal/query"}
 
 // writerSide are the packages that store events, or hold code only the writer runs: the writer,
 // the transcript ingestion that feeds it, the budget alerts it raises, and the analysis and
@@ -65,13 +65,51 @@ func TestOnlyStoreSideImportsSQL(t *testing.T) {
 	allowed := matcher(slices.Concat([]string{"pkg/store"}, readModel, writerSide, []string{"pkg/transcript/..."})...)
 	checkImports(t, g, func(p string) bool { return !allowed(p) }, matcher("database/sql"), []exception{
 		// Today's queries, which the read model takes over.
-		{"internal/blocks", "database/sql", "5-hour billing blocks, queried by observerctl blocks"},
-		{"internal/cost", "database/sql", "what it cost, queried by observerctl cost, the dashboard and the budget"},
-		{"internal/metrics", "database/sql", "the store as Prometheus metrics (observerctl metrics, the dashboard)"},
-		{"internal/cli", "database/sql", "observerctl blocks, cost, export and reconcile query the store themselves"},
 		{"internal/dash", "database/sql", "the dashboard's pages query the store themselves"},
 		{"internal/mcpserver", "database/sql", "the MCP tools query the store themselves"},
 	})
+}
+
+// sqlText finds SQL in Go source: a string that starts a statement (keywords in capitals, as this
+// code base writes them), or a call that runs one.
+var sqlText = regexp.MustCompile(`(?:^|[^\\])["\x60]\s*(SELECT\s+[\w*(]|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|PRAGMA\s+\w+|WITH\s+RECURSIVE\s)|\.(QueryContext|QueryRowContext|ExecContext|PrepareContext)\(`)
+
+// TestNoSQLOutsideTheStoreSide: a package may run SQL on observer's store without importing
+// database/sql (st.DB.QueryRowContext on a *store.Store's handle): the source of every package
+// outside the store, the read model, the writer side and the transcript readers holds no SQL
+// statement and no call that runs one.
+func TestNoSQLOutsideTheStoreSide(t *testing.T) {
+	g := load(t)
+	allowed := matcher(slices.Concat([]string{"pkg/store"}, readModel, writerSide, []string{"pkg/transcript/..."})...)
+	exceptions := map[string]string{
+		// Today's queries, which the read model takes over.
+		"internal/dash":      "the dashboard's pages query the store themselves",
+		"internal/mcpserver": "the MCP tools query the store themselves",
+	}
+	for _, p := range sortedKeys(g.pkgs) {
+		if !g.ours(p) || allowed(p) {
+			continue
+		}
+		var hits []string
+		for _, f := range slices.Concat(g.pkgs[p].GoFiles, g.pkgs[p].CgoFiles) {
+			data, err := os.ReadFile(filepath.Join(g.pkgs[p].Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, line := range strings.Split(string(data), "\n") {
+				if trimmed := strings.TrimSpace(line); !strings.HasPrefix(trimmed, "//") && sqlText.MatchString(line) {
+					hits = append(hits, fmt.Sprintf("%s/%s:%d: %s", p, f, i+1, trimmed))
+				}
+			}
+		}
+		_, excepted := exceptions[p]
+		switch {
+		case len(hits) > 0 && !excepted:
+			t.Errorf("%s runs SQL on the store itself; read through the read model (internal/query) or the store's API:\n\t%s", p, strings.Join(hits, "\n\t"))
+		case len(hits) == 0 && excepted:
+			t.Errorf("%s holds no SQL any more: remove its exception (%s) from this test", p, exceptions[p])
+		}
+	}
 }
 
 // TestSurfacesDoNotHostTheBus: observer-dash, observer-mcp and the read model talk to the bus, if

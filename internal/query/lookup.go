@@ -132,3 +132,21 @@ func (c *EventChecker) Close() {
 		s.Close()
 	}
 }
+
+// Projects lists the distinct projects of the stored sessions, sorted, at most max.
+func Projects(ctx context.Context, db *sql.DB, max int) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT DISTINCT project FROM sessions WHERE project != '' ORDER BY project LIMIT ?`, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -103,17 +104,15 @@ func readProjects(path string) []string {
 		return nil
 	}
 	defer st.Close()
-	rows, err := st.DB.QueryContext(ctx, `SELECT DISTINCT project FROM sessions WHERE project != '' ORDER BY project LIMIT 5000`)
+	projects, err := query.Projects(ctx, st.DB, 5000)
 	if err != nil {
 		return nil
 	}
-	defer rows.Close()
 	var out []string
-	for rows.Next() {
-		var p string
+	for _, p := range projects {
 		// Only the projects Aider ran in: watching every project's folder would wake the watcher
 		// at every file an agent writes there.
-		if rows.Scan(&p) == nil && filepath.IsAbs(p) {
+		if filepath.IsAbs(p) {
 			if _, err := os.Stat(filepath.Join(p, aider.ChatHistoryFile)); err == nil {
 				out = append(out, p)
 			}
