@@ -13,36 +13,10 @@ import (
 	"github.com/observerhq/observer/internal/clientconfig"
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/internal/readers"
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/store"
 )
-
-// clientInfo is what doctor tells about one AI client: the commands that run it and how its API
-// traffic reaches observer-proxy.
-type clientInfo struct {
-	bins  []string
-	proxy string // how to point it at the proxy; %s is the proxy's address
-}
-
-// clientInfos is keyed by the client name the readers and the proxy record.
-var clientInfos = map[string]clientInfo{
-	"claude-code": {[]string{"claude"}, "ANTHROPIC_BASE_URL=http://%s"},
-	"codex":       {[]string{"codex"}, `-c 'model_providers.observer={name="observer",base_url="http://%s/v1",env_key="OPENAI_API_KEY",wire_api="responses"}' -c model_provider=observer`},
-	"gemini-cli":  {[]string{"gemini"}, "GOOGLE_GEMINI_BASE_URL=http://%s (with an API-key login)"},
-	"qwen-code":   {[]string{"qwen"}, "OPENAI_BASE_URL=http://%s/v1 (OpenAI-compatible provider)"},
-	"pi":          {[]string{"pi"}, `a provider with "baseUrl": "http://%s/v1" in ~/.pi/agent/models.json`},
-	"opencode":    {[]string{"opencode"}, `a provider with "options": {"baseURL": "http://%s/v1"} in opencode.json`},
-	"kilo":        {[]string{"kilo", "kilocode"}, `a provider with "options": {"baseURL": "http://%s/v1"} in its config`},
-	"cline":       {[]string{"cline"}, "cline auth -p openai-compatible -b http://%s/v1 ..."},
-	"crush":       {[]string{"crush"}, `a provider with "type": "openai-compat", "base_url": "http://%s/v1" in crush.json`},
-	// Copilot talks to GitHub's own API: no proxy recipe.
-	"copilot-cli":    {[]string{"copilot"}, ""},
-	"copilot-vscode": {[]string{"code", "code-insiders", "codium"}, ""},
-	"goose":          {[]string{"goose"}, "its provider's host setting pointing at http://%s (not tested)"},
-	"cursor":         {[]string{"cursor", "cursor-agent"}, ""},
-	"aider":          {[]string{"aider"}, "--openai-api-base http://%s/v1 (not tested)"},
-	"openclaw":       {[]string{"openclaw"}, `a provider with "baseUrl": "http://%s/v1" under models.providers in ~/.openclaw/openclaw.json`},
-}
 
 // doctorClients reports, for each client observer reads, whether it is installed and whether its
 // records are where the reader looks (so observer-watch and `observerctl scan` capture them), and
@@ -51,9 +25,9 @@ var clientInfos = map[string]clientInfo{
 func doctorClients(cfg config.Config, add func(name, status, detail, fix string)) {
 	for _, ad := range readers.All() {
 		name := ad.Client()
-		info := clientInfos[name]
+		info, _ := client.Lookup(name)
 		bin := ""
-		for _, b := range info.bins {
+		for _, b := range info.Bins {
 			if p, err := exec.LookPath(b); err == nil {
 				bin = p
 				break
@@ -61,8 +35,8 @@ func doctorClients(cfg config.Config, add func(name, status, detail, fix string)
 		}
 		srcs, err := ad.Discover()
 		proxy := ""
-		if info.proxy != "" {
-			proxy = "; meter its API calls: " + fmt.Sprintf(info.proxy, cfg.Proxy.Addr)
+		if info.Proxy != "" {
+			proxy = "; meter its API calls: " + fmt.Sprintf(info.Proxy, cfg.Proxy.Addr)
 		}
 		check := "client:" + name
 		switch {
@@ -138,14 +112,14 @@ func doctorCapture(ctx context.Context, cfg config.Config, home string, now time
 	}
 	c.Detail = fmt.Sprintf("the %d newest session(s) of the last 24 h: %s", len(c.Sessions), strings.Join(lines, "; "))
 	var hints []string
-	for _, client := range clients {
-		ids := noProxy[client]
-		recipe := clientInfos[client].proxy
-		if len(ids) == 0 || recipe == "" {
+	for _, name := range clients {
+		ids := noProxy[name]
+		info, _ := client.Lookup(name)
+		if len(ids) == 0 || info.Proxy == "" {
 			continue
 		}
-		hints = append(hints, fmt.Sprintf("%s is not pointed at the proxy (%s: records but no proxy turn): %s", client,
-			strings.Join(ids, ", "), fmt.Sprintf(recipe, cfg.Proxy.Addr)))
+		hints = append(hints, fmt.Sprintf("%s is not pointed at the proxy (%s: records but no proxy turn): %s", name,
+			strings.Join(ids, ", "), fmt.Sprintf(info.Proxy, cfg.Proxy.Addr)))
 	}
 	if cfg.OTLP.Addr != "" || cfg.OTLP.GRPCAddr != "" {
 		var silent []string

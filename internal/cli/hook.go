@@ -16,6 +16,7 @@ import (
 
 	"github.com/observerhq/observer/internal/lifecycle"
 	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/scrub"
@@ -254,9 +255,9 @@ func hookSession(h *event.Event) (event.Event, bool) {
 func guessClient(transcript string) string {
 	switch {
 	case strings.Contains(transcript, "/.codex/"):
-		return "codex"
+		return client.Codex
 	default:
-		return "claude-code"
+		return client.ClaudeCode
 	}
 }
 

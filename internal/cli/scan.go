@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/busserver"
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -28,33 +30,14 @@ import (
 func scanCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "scan",
-		Usage: "ingest the existing Claude Code, Codex, Gemini CLI, Qwen Code, Pi, OpenCode, Kilo, Cline, Roo Code, Kilo Code, Crush, Copilot, Goose, Cursor, Aider and OpenClaw history (resumable; a second run changes nothing)",
+		Usage: "ingest the existing " + clientProducts() + " history (resumable; a second run changes nothing)",
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, its observer-watch (which owns the reading position of every file) does the reading
 for this command and streams its progress back, and the events go through its bus; otherwise scan
 hosts a bus and a writer itself for the run. --dry-run counts from a snapshot of the reading
-positions, whether observer runs or not. Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in
-CLAUDE_CONFIG_DIR. Codex: $CODEX_HOME (default ~/.codex) sessions and archived_sessions. Gemini
-CLI: ~/.gemini/tmp/*/chats (and ~/.cache/.gemini, macOS's sandbox), or $GEMINI_CLI_HOME/.gemini.
-Qwen Code: ~/.qwen (or $QWEN_HOME, and $QWEN_RUNTIME_DIR) projects/*/chats and tmp/*/chats.
-Pi: ~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions, and $PI_CODING_AGENT_SESSION_DIR).
-OpenCode and Kilo CLI: their SQLite databases $XDG_DATA_HOME/opencode/opencode.db and
-$XDG_DATA_HOME/kilo/kilo.db ($XDG_DATA_HOME defaults to ~/.local/share), read read-only.
-Cline CLI: ~/.cline/data/sessions (or $CLINE_SESSION_DATA_DIR, $CLINE_DATA_DIR/sessions,
-$CLINE_DIR/data/sessions). The Cline, Roo Code and Kilo Code VS Code extensions: tasks under each
-editor's User/globalStorage (Code, Code - Insiders, VSCodium, Cursor, Windsurf), or under the
-directories in $OBSERVER_VSCODE_GLOBALSTORAGE. Crush: the crush.db of every project its
-projects.json lists (in $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush;
-a project's database is <project>/.crush/crush.db by default), read read-only; or the directories
-in $OBSERVER_CRUSH_DIRS. GitHub Copilot CLI: ~/.copilot/session-state (or $COPILOT_HOME). VS Code
-Copilot Chat: each editor's User/workspaceStorage/*/chatSessions and globalStorage/
-emptyWindowChatSessions (or the User directories in $OBSERVER_VSCODE_USER_DIRS). Goose:
-~/.local/share/goose/sessions (sessions.db, and older *.jsonl; $GOOSE_PATH_ROOT, $XDG_DATA_HOME).
-Cursor: ~/.config/Cursor/User/globalStorage/state.vscdb (macOS: ~/Library/Application
-Support/Cursor/User), read read-only. Aider: .aider.chat.history.md in every project observer
-already knows, in the directories of $OBSERVER_AIDER_DIRS, and $AIDER_CHAT_HISTORY_FILE.
-OpenClaw: each agent's openclaw-agent.sqlite under ~/.openclaw/agents (and older sessions/*.jsonl;
-$OPENCLAW_STATE_DIR, $OPENCLAW_HOME, $OPENCLAW_AGENT_DIR, profiles ~/.openclaw-*), read read-only.
+positions, whether observer runs or not.
+
+` + clientLocations() + `
 
 Exit codes: 0 done; 1 some files could not be read (listed); 64 bad flags; 69 the store is held by a
 writer whose bus cannot be reached.`,
@@ -356,5 +339,64 @@ func scanPrices(e *env) *prices.Follower {
 }
 
 // clientFlagUsage is the --client flag's help of scan, backfill and reconcile.
-const clientFlagUsage = "only this client: claude-code, codex, gemini-cli (gemini), qwen-code (qwen), pi, opencode, kilo, cline, " +
-	"cline-vscode, roo-code (roo), kilo-code, crush, copilot-cli (copilot), copilot-vscode, goose, cursor, aider or openclaw"
+var clientFlagUsage = func() string {
+	var names []string
+	for _, c := range client.All() {
+		n := c.Name
+		if len(c.Aliases) > 0 {
+			n += " (" + strings.Join(c.Aliases, ", ") + ")"
+		}
+		names = append(names, n)
+	}
+	return "only this client: " + andList(names, "or")
+}()
+
+// clientProducts lists the products of the registry's clients (pkg/client), each once.
+func clientProducts() string {
+	var out []string
+	for _, c := range client.All() {
+		if !slices.Contains(out, c.Product) {
+			out = append(out, c.Product)
+		}
+	}
+	return andList(out, "and")
+}
+
+// clientLocations says where each client's records are read, from the registry (pkg/client):
+// clients read from the same place share a sentence. It is wrapped at 100 columns.
+func clientLocations() string {
+	var sentences []string
+	cs := client.All()
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && cs[j].Where == cs[i].Where {
+			j++
+		}
+		var titles []string
+		for _, c := range cs[i:j] {
+			titles = append(titles, c.Title)
+		}
+		sentences = append(sentences, andList(titles, "and")+": "+cs[i].Where+".")
+		i = j
+	}
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(strings.Join(sentences, " ")) {
+		if line != "" && len(line)+1+len(w) > 100 {
+			lines, line = append(lines, line), ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// andList joins items as a sentence does: "a, b and c".
+func andList(items []string, and string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " " + and + " " + items[len(items)-1]
+}

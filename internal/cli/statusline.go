@@ -165,7 +165,7 @@ func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p stat
 		}
 		sl.SessionCostUSD, sl.SessionSource = spent, "observer"
 		if spent == 0 && p.Cost.TotalCostUSD > 0 {
-			sl.SessionCostUSD, sl.SessionSource = p.Cost.TotalCostUSD, "claude-code" // observer has not seen it yet
+			sl.SessionCostUSD, sl.SessionSource = p.Cost.TotalCostUSD, claudecode.Client // observer has not seen it yet
 		}
 		parts = append(parts, fmt.Sprintf("%s session", usd(sl.SessionCostUSD)))
 	}

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/observerhq/observer/pkg/client"
 )
 
-// Client names, as --client takes them.
+// Client names, as --client takes them (pkg/client).
 const (
-	ClaudeCode = "claude-code"
-	Codex      = "codex"
-	Cursor     = "cursor"
+	ClaudeCode = client.ClaudeCode
+	Codex      = client.Codex
+	Cursor     = client.Cursor
 )
 
 // Clients lists the supported clients.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/observerhq/observer/pkg/client"
 )
 
 // Hooks. `observerctl init --hooks` registers `observerctl hook --client NAME` for a fixed set of
@@ -46,20 +48,15 @@ var HookEvents = map[string][]string{
 		"preCompact", "subagentStop", "stop", "sessionEnd"},
 }
 
-// clientBinaries are the commands whose presence on PATH means a client is installed.
-var clientBinaries = map[string][]string{
-	ClaudeCode: {"claude"},
-	Codex:      {"codex"},
-	Cursor:     {"cursor", "cursor-agent"},
-}
-
 // LocateHooks returns each client's user-wide hooks file for the user whose home directory is
 // home. A client is Found when its config directory or hooks file exists or its command is on
 // PATH (lookPath). getenv reads CLAUDE_CONFIG_DIR and CODEX_HOME.
 func LocateHooks(home string, getenv func(string) string, lookPath func(string) (string, error)) []Location {
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
-	onPath := func(client string) bool {
-		return slices.ContainsFunc(clientBinaries[client], func(b string) bool { _, err := lookPath(b); return err == nil })
+	// A client is on PATH when one of its commands (pkg/client's Bins) is.
+	onPath := func(name string) bool {
+		c, _ := client.Lookup(name)
+		return slices.ContainsFunc(c.Bins, func(b string) bool { _, err := lookPath(b); return err == nil })
 	}
 	claudeDir := filepath.Join(home, ".claude")
 	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {

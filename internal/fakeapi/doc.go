@@ -38,9 +38,10 @@
 //   - OpenAI (both APIs) and Gemini (functionDeclarations): exec_command with its required string
 //     parameter, read from the tool's JSON schema (Codex calls it cmd), set to "ls"; else shell
 //     with {"command":["ls"]} ("ls" when the schema says command is a string); else a shell tool
-//     that takes the command line as a string or a list (bash: OpenCode, Kilo, Pi;
-//     run_shell_command: Gemini CLI, Qwen Code; run_commands: Cline) with "ls", every other
-//     required parameter a value of its schema; else the first function tool with {}. Gemini's
+//     that takes the command line as a string or a list, the first of pkg/client's registry that
+//     is offered (run_shell_command: Gemini CLI, Qwen Code; bash: Pi, OpenCode, Kilo;
+//     run_commands: Cline; exec: OpenClaw), with "ls", every other required parameter a value of
+//     its schema; else the first function tool with {}. Gemini's
 //     answer is a text part followed by the functionCall part.
 //
 // Otherwise the answer is final text: TextAfterTool once the conversation holds a tool result

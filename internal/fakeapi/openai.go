@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/observerhq/observer/pkg/client"
 )
 
 // fnTool is a function tool offered in an OpenAI request, from either the Responses shape
@@ -108,13 +110,11 @@ func (q *chatRequest) hasToolResult() bool {
 	return false
 }
 
-// commandTools are shell tools and the parameter that takes the command line (a string, or a list
-// of command lines): OpenCode's, Kilo's and Pi's bash, Gemini CLI's and Qwen Code's
-// run_shell_command, Cline's run_commands (its older execute_command).
-var commandTools = []struct{ tool, param string }{
-	{"bash", "command"}, {"run_shell_command", "command"}, {"run_commands", "commands"}, {"execute_command", "command"},
-	{"exec", "command"}, // OpenClaw
-}
+// commandTools are the clients' shell tools and the parameter that takes the command line (a
+// string, or a list of command lines), as pkg/client's registry lists them: Gemini CLI's and Qwen
+// Code's run_shell_command, Pi's, OpenCode's and Kilo's bash, Cline's run_commands (its older
+// execute_command), OpenClaw's exec.
+var commandTools = client.ShellTools()
 
 // pickFunctionTool chooses the function tool to call and its JSON arguments: exec_command with its
 // required string parameter (Codex names it cmd) set to "ls", else shell with ["ls"], else one of
@@ -149,16 +149,16 @@ func pickFunctionTool(tools []fnTool, cmd string) (name, args string, ok bool) {
 		return t.Name, marshalArgs(obj{"command": argv}), true
 	}
 	for _, c := range commandTools {
-		if t, ok := find(c.tool); ok {
+		if t, ok := find(c.Name); ok {
 			var schema any
 			json.Unmarshal(t.Parameters, &schema)
 			a, _ := schemaExample(schema, "value", 0).(map[string]any)
 			if a == nil {
 				a = obj{}
 			}
-			a[c.param] = cmd
-			if paramType(t.Parameters, c.param) == "array" {
-				a[c.param] = []string{cmd}
+			a[c.Param] = cmd
+			if paramType(t.Parameters, c.Param) == "array" {
+				a[c.Param] = []string{cmd}
 			}
 			return t.Name, marshalArgs(a), true
 		}

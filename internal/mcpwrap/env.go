@@ -2,8 +2,8 @@ package mcpwrap
 
 import (
 	"os"
-	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/project"
 )
 
@@ -33,16 +33,6 @@ func ProjectFromEnv(getenv func(string) string) string {
 }
 
 // ClientName maps the clientInfo.name of an initialize request to observer's client names where
-// it knows the client; any other name is kept as the client gave it.
-func ClientName(info string) string {
-	n := strings.ToLower(info)
-	switch {
-	case n == "claude-code" || strings.HasPrefix(n, "claude-code"):
-		return "claude-code"
-	case strings.HasPrefix(n, "codex"): // codex-mcp-client
-		return "codex"
-	case strings.HasPrefix(n, "cursor"): // cursor-vscode
-		return "cursor"
-	}
-	return info
-}
+// it knows the client (pkg/client's registry: claude-code, codex-mcp-client, cursor-vscode); any
+// other name is kept as the client gave it.
+func ClientName(info string) string { return client.FromMCP(info) }

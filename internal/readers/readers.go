@@ -1,5 +1,6 @@
-// Package readers lists the transcript adapters observer-watch and `observerctl scan` use, each on
-// its default roots.
+// Package readers opens the transcript adapters observer-watch and `observerctl scan` use, each on
+// its default roots: one per client of the registry (pkg/client), opened by its line in
+// registry.go.
 package readers
 
 import (
@@ -12,32 +13,22 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/query"
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/store"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/aider"
-	"github.com/observerhq/observer/pkg/transcript/claudecode"
-	"github.com/observerhq/observer/pkg/transcript/cline"
-	"github.com/observerhq/observer/pkg/transcript/codex"
-	"github.com/observerhq/observer/pkg/transcript/copilot"
-	"github.com/observerhq/observer/pkg/transcript/crush"
-	"github.com/observerhq/observer/pkg/transcript/cursor"
-	"github.com/observerhq/observer/pkg/transcript/gemini"
-	"github.com/observerhq/observer/pkg/transcript/goose"
-	"github.com/observerhq/observer/pkg/transcript/openclaw"
-	"github.com/observerhq/observer/pkg/transcript/opencode"
-	"github.com/observerhq/observer/pkg/transcript/pi"
 )
 
-// All returns every adapter on its default roots.
+// All returns every client's adapter on its default roots, in registry order (pkg/client).
 func All() []transcript.Adapter {
-	return []transcript.Adapter{claudecode.New(claudecode.DefaultRoots()), codex.New(codex.DefaultHome()),
-		gemini.New(gemini.DefaultRoots()), gemini.NewQwen(gemini.DefaultQwenRoots()), pi.New(pi.DefaultRoots()),
-		opencode.New(opencode.DefaultDirs()), opencode.NewKilo(opencode.DefaultKiloDirs()),
-		cline.New(cline.DefaultRoots()), cline.NewVSCode(cline.ClientVSCode, cline.DefaultGlobalStorage()),
-		cline.NewVSCode(cline.ClientRoo, cline.DefaultGlobalStorage()), cline.NewVSCode(cline.ClientKilo, cline.DefaultGlobalStorage()),
-		crush.New(crush.DefaultDirs()), copilot.New(copilot.DefaultRoots()), copilot.NewVSCode(copilot.DefaultVSCodeUserDirs()),
-		goose.New(goose.DefaultRoots()), cursor.New(cursor.DefaultDirs()), aiderAdapter(), openclaw.NewDefault()}
+	var out []transcript.Adapter
+	for _, c := range client.All() {
+		if open, ok := registry[c.Name]; ok {
+			out = append(out, open())
+		}
+	}
+	return out
 }
 
 // EnvAiderDirs lists directories (separated by the OS's path list separator, : or ;) whose
@@ -121,81 +112,42 @@ func readProjects(path string) []string {
 	return out
 }
 
-// aliases are the short names --client also accepts.
-var aliases = map[string]string{"claude": claudecode.Client, "gemini": gemini.Client, "qwen": gemini.QwenClient, "roo": cline.ClientRoo,
-	"copilot": copilot.ClientCLI}
-
-// Select returns every adapter, or only the one for client (its name or its alias: claude, gemini,
-// qwen, roo, copilot).
-func Select(client string) ([]transcript.Adapter, error) {
+// Select returns every adapter, or only the one for name (a client's name or one of its aliases:
+// claude, gemini, qwen, roo, copilot).
+func Select(name string) ([]transcript.Adapter, error) {
 	all := All()
-	if client == "" {
+	if name == "" {
 		return all, nil
 	}
-	if full, ok := aliases[client]; ok {
-		client = full
-	}
+	name = client.Resolve(name)
 	var names []string
 	for _, a := range all {
-		if a.Client() == client {
+		if a.Client() == name {
 			return []transcript.Adapter{a}, nil
 		}
 		names = append(names, a.Client())
 	}
-	return nil, fmt.Errorf("no transcript reader for client %q: choose among %s", client, strings.Join(names, ", "))
+	return nil, fmt.Errorf("no transcript reader for client %q: choose among %s", name, strings.Join(names, ", "))
 }
 
-// WithPrices makes the adapters among ads price usage with the table prices returns when each
-// line is read (internal/prices.Follower.Table), and returns ads.
+// WithPrices makes the adapters among ads that price usage (transcript.Priced) price it with the
+// table prices returns when each line is read (internal/prices.Follower.Table), and returns ads.
 func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transcript.Adapter {
 	for _, a := range ads {
-		switch a := a.(type) {
-		case *claudecode.Adapter:
-			a.CurrentPrices = prices
-		case *codex.Adapter:
-			a.CurrentPrices = prices
-		case *gemini.Adapter:
-			a.CurrentPrices = prices
-		case *pi.Adapter:
-			a.CurrentPrices = prices
-		case *opencode.Adapter:
-			a.CurrentPrices = prices
-		case *cline.Adapter:
-			a.CurrentPrices = prices
-		case *crush.Adapter:
-			a.CurrentPrices = prices
-		case *copilot.Adapter:
-			a.CurrentPrices = prices
-		case *goose.Adapter:
-			a.CurrentPrices = prices
-		case *aider.Adapter:
-			a.CurrentPrices = prices
-		case *cursor.Adapter:
-			a.CurrentPrices = prices
-		case *openclaw.Adapter:
-			a.CurrentPrices = prices
+		if p, ok := a.(transcript.Priced); ok {
+			p.UsePrices(prices)
 		}
 	}
 	return ads
 }
 
-// Roots lists the directories the adapters read, for watching.
+// Roots lists the directories the adapters read, for watching (transcript.Watched).
 func Roots() []string {
-	roots := append(claudecode.DefaultRoots(), codex.DefaultHome()+"/sessions", codex.DefaultHome()+"/archived_sessions")
-	roots = append(roots, gemini.New(gemini.DefaultRoots()).WatchDirs()...)
-	roots = append(roots, gemini.NewQwen(gemini.DefaultQwenRoots()).WatchDirs()...)
-	roots = append(roots, opencode.DefaultDirs()...)
-	roots = append(roots, opencode.DefaultKiloDirs()...)
-	roots = append(roots, cline.New(cline.DefaultRoots()).WatchDirs()...)
-	for _, a := range cline.VSCodeAdapters() {
-		roots = append(roots, a.WatchDirs()...)
+	var roots []string
+	for _, a := range All() {
+		if w, ok := a.(transcript.Watched); ok {
+			roots = append(roots, w.WatchDirs()...)
+		}
 	}
-	roots = append(roots, crush.New(crush.DefaultDirs()).WatchDirs()...)
-	roots = append(roots, copilot.New(copilot.DefaultRoots()).WatchDirs()...)
-	roots = append(roots, copilot.NewVSCode(copilot.DefaultVSCodeUserDirs()).WatchDirs()...)
-	roots = append(roots, goose.New(goose.DefaultRoots()).WatchDirs()...)
-	roots = append(roots, cursor.New(cursor.DefaultDirs()).WatchDirs()...)
-	roots = append(roots, aiderAdapter().WatchDirs()...)
-	roots = append(roots, openclaw.NewDefault().WatchDirs()...)
-	return append(roots, pi.New(pi.DefaultRoots()).WatchDirs()...)
+	return roots
 }

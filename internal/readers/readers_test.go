@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/observerhq/observer/pkg/client"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // --client takes a client's name or its alias, and names the choices when it matches none.
@@ -46,5 +49,32 @@ func TestRoots(t *testing.T) {
 		if !slices.Contains(roots, want) {
 			t.Errorf("roots %v lack %s", roots, want)
 		}
+	}
+}
+
+// Every client of the registry has a reader line, every line a client, and the reader names the
+// client it is opened for, in registry order; every reader names what the watcher watches.
+func TestRegistry(t *testing.T) {
+	var want []string
+	for _, c := range client.All() {
+		want = append(want, c.Name)
+		if registry[c.Name] == nil {
+			t.Errorf("client %s has no reader line in registry.go", c.Name)
+		}
+	}
+	for name := range registry {
+		if _, ok := client.Lookup(name); !ok {
+			t.Errorf("reader line %q names no client of pkg/client", name)
+		}
+	}
+	var got []string
+	for _, a := range All() {
+		got = append(got, a.Client())
+		if _, ok := a.(transcript.Watched); !ok {
+			t.Errorf("%s's reader has no WatchDirs", a.Client())
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("readers %v, want the registry's %v", got, want)
 	}
 }

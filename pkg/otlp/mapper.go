@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
@@ -21,11 +22,14 @@ import (
 // Source is the Source of every event the receiver makes, and APITurn.Origin of its turns.
 const Source = "otlp"
 
-// Client names, as the rest of observer spells them.
+// Client names, as the rest of observer spells them (pkg/client).
 const (
-	ClientClaude = "claude-code"
-	ClientCodex  = "codex"
+	ClientClaude = client.ClaudeCode
+	ClientCodex  = client.Codex
 )
+
+// claudeService is the service.name of Claude Code's telemetry.
+const claudeService = "claude-code"
 
 // Bounds of the texts kept, as the transcript readers keep them.
 const (
@@ -92,7 +96,7 @@ func readRecord(service string, lr plog.LogRecord) (record, bool) {
 		rec.client, rec.name = ClientClaude, strings.TrimPrefix(name, "claude_code.")
 	case strings.HasPrefix(name, "codex."):
 		rec.client, rec.name = ClientCodex, strings.TrimPrefix(name, "codex.")
-	case service == "claude-code":
+	case service == claudeService:
 		// Claude Code's event.name attribute drops the prefix its body keeps.
 		rec.client, rec.name = ClientClaude, name
 	default:
@@ -143,15 +147,15 @@ func (m *mapper) record(rec record) []event.Event {
 	}
 	var ev *event.Event
 	switch rec.client + "/" + rec.name {
-	case "claude-code/api_request", "claude-code/api_error":
+	case ClientClaude + "/api_request", ClientClaude + "/api_error":
 		ev = m.claudeTurn(rec)
-	case "claude-code/tool_result", "claude-code/tool_decision":
+	case ClientClaude + "/tool_result", ClientClaude + "/tool_decision":
 		ev = m.claudeTool(rec)
-	case "codex/sse_event":
+	case ClientCodex + "/sse_event":
 		ev = m.codexTurn(rec)
-	case "codex/api_request":
+	case ClientCodex + "/api_request":
 		ev = m.codexError(rec)
-	case "codex/tool_result", "codex/tool_decision":
+	case ClientCodex + "/tool_result", ClientCodex + "/tool_decision":
 		ev = m.codexTool(rec)
 	}
 	if ev != nil {

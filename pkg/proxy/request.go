@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/jsonscan"
 )
 
@@ -205,48 +206,14 @@ func sessionFromUserID(uid string) string {
 	return ""
 }
 
-// clientOf names the AI client from its headers. The marks, as each client sent them to the fake
-// API (internal/fakeapi):
-//
-//	claude-code  X-Claude-Code-Session-Id; User-Agent claude-cli/2.1.197 (external, sdk-cli)
-//	codex        originator codex_exec; User-Agent codex_exec/0.171.0 (...)
-//	kilo         User-Agent Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14,
-//	             X-Title Kilo Code, HTTP-Referer https://kilocode.ai, X-Session-Id ses_...
-//	opencode     User-Agent opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14,
-//	             X-Session-Id ses_...
-//	gemini-cli   User-Agent GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64; terminal)
-//	             (GeminiCLI[-<surface>]/<version>/<model> ...), x-goog-api-client google-genai-sdk/...
-//	qwen-code    User-Agent QwenCode/0.24.4 (linux; x64)
-//	cline        User-Agent ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30
-//	             runtime/bun/1.3.13 (Cline 3.0.65's OpenAI-compatible provider; the bare AI SDK
-//	             agent, which other apps built on the AI SDK may send too)
-//	crush        User-Agent Charm-Crush/<version> (https://charm.land/crush): the agent's requests
-//	             in Crush's public source (internal/agent); not seen through the fake API (Crush
-//	             cannot be installed offline); no session id
-//
-// Pi 0.73.1 sends only the OpenAI SDK's own marks (User-Agent OpenAI/JS 6.26.0, x-stainless-*):
-// it stays unknown, like any client without a mark (the writer names such a turn pi when Pi's
-// record of the same response id links it to its session: see pkg/store/write.go).
+// clientOf names the AI client from its headers: the first whose marks they carry (pkg/client's
+// registry says each client's marks, as each sent them to the fake API), else "unknown". A client
+// without a mark of its own (Pi, OpenClaw: only the OpenAI SDK's) stays unknown here; the writer
+// names such a turn when the client's record of the same response id links it to its session
+// (see pkg/store/write.go).
 func clientOf(h http.Header) string {
-	ua := strings.ToLower(h.Get("User-Agent"))
-	orig := strings.ToLower(h.Get("Originator"))
-	switch {
-	case h.Get("X-Claude-Code-Session-Id") != "" || strings.HasPrefix(ua, "claude-cli") || strings.Contains(ua, "claude-code"):
-		return "claude-code"
-	case strings.HasPrefix(orig, "codex") || strings.HasPrefix(ua, "codex"):
-		return "codex"
-	case strings.HasPrefix(ua, "kilo-code/") || h.Get("X-Title") == "Kilo Code":
-		return "kilo"
-	case strings.HasPrefix(ua, "opencode/") || strings.Contains(ua, "opencode"):
-		return "opencode"
-	case strings.HasPrefix(ua, "geminicli"):
-		return "gemini-cli"
-	case strings.HasPrefix(ua, "qwencode/"):
-		return "qwen-code"
-	case strings.HasPrefix(ua, "ai-sdk/openai-compatible/"):
-		return "cline"
-	case strings.HasPrefix(ua, "charm-crush/"):
-		return "crush"
+	if c := client.FromHeaders(h); c != "" {
+		return c
 	}
 	return "unknown"
 }

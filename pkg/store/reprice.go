@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -30,17 +31,14 @@ const repriceChunk = 1000
 const pricingStateKey = "pricing_overrides"
 
 // PricedReliability is the reliability of a priced row of table (token_usage or api_turns) and
-// client: the proxy's figures are accurate; Claude Code's transcripts log streaming placeholders
-// (unreliable); other transcripts log final usage (approximate).
-func PricedReliability(table, client string) event.Reliability {
-	switch {
-	case table == "api_turns":
+// client: the proxy's figures are accurate; a transcript's are as its client's registry entry says
+// (pkg/client: Claude Code's log streaming placeholders, unreliable; others final usage,
+// approximate).
+func PricedReliability(table, name string) event.Reliability {
+	if table == "api_turns" {
 		return event.ReliabilityAccurate
-	case client == "claude-code":
-		return event.ReliabilityUnreliable
-	default:
-		return event.ReliabilityApproximate
 	}
+	return client.UsageReliability(name)
 }
 
 // Reprice sets cost_usd, from the row's token columns and price at the row's time, on every

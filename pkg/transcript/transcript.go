@@ -53,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // ErrMalformed marks a line that could not be read; the line is skipped and counted.
@@ -117,6 +118,22 @@ type Adapter interface {
 	// NewParser returns a parser for one file. state is what State returned after the last
 	// acknowledged line, or nil to start at the beginning of the file.
 	NewParser(src Source, state []byte) (Parser, error)
+}
+
+// Priced is an Adapter whose parsers price the usage they read.
+type Priced interface {
+	Adapter
+	// UsePrices makes the parsers price usage with the table prices returns when each line is
+	// read, so that a long-lived parser follows price changes (internal/prices.Follower.Table).
+	UsePrices(prices func() *pricing.Table)
+}
+
+// Watched is an Adapter that names the directories a watcher must watch to see its files appear
+// and change: its roots, and any directory below them a new file appears in that a watch on the
+// roots alone would miss.
+type Watched interface {
+	Adapter
+	WatchDirs() []string
 }
 
 // Parser turns one file's lines into events.

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/compress/validate"
 	"github.com/observerhq/observer/pkg/jsonscan"
 )
@@ -201,8 +202,8 @@ func Build(dir string) ([]Session, *Report, error) {
 		sub   string
 		build func(name string, data []byte, fr *FileReport) []Session
 	}{
-		{"claude-code", buildClaudeCode},
-		{"codex", buildCodex},
+		{client.ClaudeCode, buildClaudeCode}, // the corpus keeps one folder per client, by its name
+		{client.Codex, buildCodex},
 	} {
 		names, err := filepath.Glob(filepath.Join(dir, src.sub, "*.jsonl"))
 		if err != nil {

@@ -103,12 +103,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name Aider events carry.
-const Client = "aider"
+const Client = client.Aider
 
 // Component is the producing component these events name in their source field.
 const Component = "observer-watch"
@@ -136,7 +137,10 @@ type Adapter struct {
 	inputs inputCache
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter looking for chat history files in the given directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }

@@ -113,12 +113,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name Claude Code events carry.
-const Client = "claude-code"
+const Client = client.ClaudeCode
 
 // Adapter finds and reads Claude Code transcripts under its roots.
 type Adapter struct {
@@ -132,7 +133,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given projects directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }
@@ -161,6 +165,9 @@ func DefaultRoots() []string {
 
 // Client returns "claude-code".
 func (a *Adapter) Client() string { return Client }
+
+// WatchDirs lists the directories to watch: the roots.
+func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...) }
 
 // Discover lists the session files and subagent files under every root, sorted by path. A missing
 // root is not an error; a root that cannot be read is reported after the others are listed, and a

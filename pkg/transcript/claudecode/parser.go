@@ -95,7 +95,7 @@ func (p *Parser) State() []byte {
 func (p *Parser) Stats() transcript.Stats { return p.stats.Clone() }
 
 func malformed(format string, args ...any) error {
-	return transcript.Malformed("claude-code", format, args...)
+	return transcript.Malformed(Client, format, args...)
 }
 
 // Record parses one complete line.

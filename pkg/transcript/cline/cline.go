@@ -125,16 +125,17 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Clients the adapters name.
 const (
-	Client       = "cline"        // Cline CLI
-	ClientVSCode = "cline-vscode" // the Cline VS Code extension
-	ClientRoo    = "roo-code"
-	ClientKilo   = "kilo-code"
+	Client       = client.Cline       // Cline CLI
+	ClientVSCode = client.ClineVSCode // the Cline VS Code extension
+	ClientRoo    = client.RooCode
+	ClientKilo   = client.KiloCode
 )
 
 // Extension ids of the VS Code extensions, the directories under globalStorage.
@@ -159,7 +160,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns the Cline CLI adapter reading the given sessions directories.
 func New(roots []string) *Adapter { return &Adapter{client: Client, Roots: roots} }

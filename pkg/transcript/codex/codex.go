@@ -137,12 +137,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name codex events carry.
-const Client = "codex"
+const Client = client.Codex
 
 // Adapter finds and reads the rollouts under one Codex home.
 type Adapter struct {
@@ -156,7 +157,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter for the Codex home directory home.
 func New(home string) *Adapter { return &Adapter{Home: home} }
@@ -174,6 +178,11 @@ func DefaultHome() string {
 
 // Client returns "codex".
 func (a *Adapter) Client() string { return Client }
+
+// WatchDirs lists the directories to watch: the home's sessions and archived_sessions.
+func (a *Adapter) WatchDirs() []string {
+	return []string{a.Home + "/sessions", a.Home + "/archived_sessions"}
+}
 
 // Discover lists the rollout files under <home>/sessions (dated directories, or flat in the
 // oldest versions) and <home>/archived_sessions (flat or dated), oldest first by the time in the

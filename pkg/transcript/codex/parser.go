@@ -133,7 +133,7 @@ type envelope struct {
 }
 
 func malformed(format string, args ...any) error {
-	return transcript.Malformed("codex", format, args...)
+	return transcript.Malformed(Client, format, args...)
 }
 
 // Record parses one complete line.

@@ -9,14 +9,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client names.
 const (
-	ClientCLI    = "copilot-cli"
-	ClientVSCode = "copilot-vscode"
+	ClientCLI    = client.CopilotCLI
+	ClientVSCode = client.CopilotVSCode
 )
 
 // Component is the producing component these events name in their source field.
@@ -39,7 +40,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given session-state directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }

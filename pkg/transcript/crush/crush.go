@@ -141,12 +141,13 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name Crush events carry.
-const Client = "crush"
+const Client = client.Crush
 
 // Component is the producing component these events name in their source field.
 const Component = "observer-watch"
@@ -175,7 +176,10 @@ type Adapter struct {
 	projects map[string]string // project directory by database path, from projects.json
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given directories.
 func New(dirs []string) *Adapter { return &Adapter{Dirs: dirs} }

@@ -104,12 +104,13 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name Cursor events carry.
-const Client = "cursor"
+const Client = client.Cursor
 
 // Component is the producing component these events name in their source field.
 const Component = "observer-watch"
@@ -126,7 +127,10 @@ type Adapter struct {
 	workspaces workspaceCache
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given Cursor user directories.
 func New(dirs []string) *Adapter { return &Adapter{Dirs: dirs} }

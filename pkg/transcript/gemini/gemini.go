@@ -198,14 +198,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client names the clients these events carry.
 const (
-	Client     = "gemini-cli"
-	QwenClient = "qwen-code"
+	Client     = client.GeminiCLI
+	QwenClient = client.QwenCode
 )
 
 // Adapter finds and reads one client's recordings under its runtime directories.
@@ -220,7 +221,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns a Gemini CLI adapter reading the given runtime directories (~/.gemini).
 func New(roots []string) *Adapter { return &Adapter{client: Client, Roots: roots} }

@@ -118,12 +118,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name goose events carry.
-const Client = "goose"
+const Client = client.Goose
 
 // Component is the producing component these events name in their source field.
 const Component = "observer-watch"
@@ -145,7 +146,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given sessions directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }

@@ -145,6 +145,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/pi"
@@ -152,7 +153,7 @@ import (
 )
 
 // Client is the client name OpenClaw events carry.
-const Client = "openclaw"
+const Client = client.OpenClaw
 
 // Environment variables OpenClaw reads for its directories.
 const (
@@ -177,7 +178,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given state directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }

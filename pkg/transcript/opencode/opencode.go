@@ -109,14 +109,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client names.
 const (
-	Client     = "opencode"
-	KiloClient = "kilo"
+	Client     = client.OpenCode
+	KiloClient = client.Kilo
 )
 
 // Component is the producing component these events name in their source field.
@@ -134,7 +135,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns the OpenCode adapter reading the given data directories.
 func New(dirs []string) *Adapter { return &Adapter{client: Client, name: "opencode", Dirs: dirs} }

@@ -167,13 +167,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/jsonscan"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // Client is the client name Pi events carry.
-const Client = "pi"
+const Client = client.Pi
 
 // Environment variables pi reads for its directories.
 const (
@@ -193,7 +194,10 @@ type Adapter struct {
 	CurrentPrices func() *pricing.Table
 }
 
-var _ transcript.Adapter = (*Adapter)(nil)
+var _ transcript.Priced = (*Adapter)(nil)
+
+// UsePrices sets CurrentPrices (transcript.Priced).
+func (a *Adapter) UsePrices(prices func() *pricing.Table) { a.CurrentPrices = prices }
 
 // New returns an adapter reading the given session directories.
 func New(roots []string) *Adapter { return &Adapter{Roots: roots} }

@@ -1,0 +1,40 @@
+package readers
+
+import (
+	"github.com/observerhq/observer/pkg/client"
+	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/claudecode"
+	"github.com/observerhq/observer/pkg/transcript/cline"
+	"github.com/observerhq/observer/pkg/transcript/codex"
+	"github.com/observerhq/observer/pkg/transcript/copilot"
+	"github.com/observerhq/observer/pkg/transcript/crush"
+	"github.com/observerhq/observer/pkg/transcript/cursor"
+	"github.com/observerhq/observer/pkg/transcript/gemini"
+	"github.com/observerhq/observer/pkg/transcript/goose"
+	"github.com/observerhq/observer/pkg/transcript/openclaw"
+	"github.com/observerhq/observer/pkg/transcript/opencode"
+	"github.com/observerhq/observer/pkg/transcript/pi"
+)
+
+// registry opens each client's reader on its default locations, by the client's name: one line
+// per client of pkg/client's registry, which says everything else about it.
+var registry = map[string]func() transcript.Adapter{
+	client.ClaudeCode:    func() transcript.Adapter { return claudecode.New(claudecode.DefaultRoots()) },
+	client.Codex:         func() transcript.Adapter { return codex.New(codex.DefaultHome()) },
+	client.GeminiCLI:     func() transcript.Adapter { return gemini.New(gemini.DefaultRoots()) },
+	client.QwenCode:      func() transcript.Adapter { return gemini.NewQwen(gemini.DefaultQwenRoots()) },
+	client.Pi:            func() transcript.Adapter { return pi.New(pi.DefaultRoots()) },
+	client.OpenCode:      func() transcript.Adapter { return opencode.New(opencode.DefaultDirs()) },
+	client.Kilo:          func() transcript.Adapter { return opencode.NewKilo(opencode.DefaultKiloDirs()) },
+	client.Cline:         func() transcript.Adapter { return cline.New(cline.DefaultRoots()) },
+	client.ClineVSCode:   func() transcript.Adapter { return cline.NewVSCode(client.ClineVSCode, cline.DefaultGlobalStorage()) },
+	client.RooCode:       func() transcript.Adapter { return cline.NewVSCode(client.RooCode, cline.DefaultGlobalStorage()) },
+	client.KiloCode:      func() transcript.Adapter { return cline.NewVSCode(client.KiloCode, cline.DefaultGlobalStorage()) },
+	client.Crush:         func() transcript.Adapter { return crush.New(crush.DefaultDirs()) },
+	client.CopilotCLI:    func() transcript.Adapter { return copilot.New(copilot.DefaultRoots()) },
+	client.CopilotVSCode: func() transcript.Adapter { return copilot.NewVSCode(copilot.DefaultVSCodeUserDirs()) },
+	client.Goose:         func() transcript.Adapter { return goose.New(goose.DefaultRoots()) },
+	client.Cursor:        func() transcript.Adapter { return cursor.New(cursor.DefaultDirs()) },
+	client.Aider:         func() transcript.Adapter { return aiderAdapter() },
+	client.OpenClaw:      func() transcript.Adapter { return openclaw.NewDefault() },
+}

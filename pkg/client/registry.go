@@ -1,0 +1,129 @@
+package client
+
+import "github.com/observerhq/observer/pkg/event"
+
+// The clients' names: the only place each is typed.
+const (
+	ClaudeCode    = "claude-code"
+	Codex         = "codex"
+	GeminiCLI     = "gemini-cli"
+	QwenCode      = "qwen-code"
+	Pi            = "pi"
+	OpenCode      = "opencode"
+	Kilo          = "kilo" // Kilo CLI
+	Cline         = "cline"
+	ClineVSCode   = "cline-vscode"
+	RooCode       = "roo-code"
+	KiloCode      = "kilo-code"
+	Crush         = "crush"
+	CopilotCLI    = "copilot-cli"
+	CopilotVSCode = "copilot-vscode"
+	Goose         = "goose"
+	Cursor        = "cursor"
+	Aider         = "aider"
+	OpenClaw      = "openclaw"
+)
+
+// registry is every client, one entry each, in the order listings show them. A new client is an
+// entry here and its reader (a package under pkg/transcript, opened by its line in
+// internal/readers/registry.go).
+//
+// The proxy marks are those each client sent the fake API (internal/fakeapi) unless said
+// otherwise.
+var registry = []Client{
+	{Name: ClaudeCode, Title: "Claude Code", Product: "Claude Code", Aliases: []string{"claude"},
+		Where: "~/.claude/projects (and ~/.config/claude/projects), or every directory in CLAUDE_CONFIG_DIR",
+		Bins:  []string{"claude"}, Proxy: "ANTHROPIC_BASE_URL=http://%s",
+		// X-Claude-Code-Session-Id; User-Agent claude-cli/2.1.197 (external, sdk-cli).
+		Marks: []Mark{{Header: "X-Claude-Code-Session-Id"}, {Prefix: "claude-cli"}, {Contains: "claude-code"}},
+		// Its transcripts log streaming placeholders.
+		Usage: event.ReliabilityUnreliable, MCPNames: []string{"claude-code"}},
+	{Name: Codex, Title: "Codex", Product: "Codex",
+		Where: "$CODEX_HOME (default ~/.codex) sessions and archived_sessions",
+		Bins:  []string{"codex"},
+		Proxy: `-c 'model_providers.observer={name="observer",base_url="http://%s/v1",env_key="OPENAI_API_KEY",wire_api="responses"}' -c model_provider=observer`,
+		// originator codex_exec; User-Agent codex_exec/0.171.0 (...).
+		Marks:    []Mark{{Header: "Originator", Prefix: "codex"}, {Prefix: "codex"}},
+		MCPNames: []string{"codex"}}, // codex-mcp-client
+	{Name: GeminiCLI, Title: "Gemini CLI", Product: "Gemini CLI", Aliases: []string{"gemini"},
+		Where: "~/.gemini/tmp/*/chats (and ~/.cache/.gemini, macOS's sandbox), or $GEMINI_CLI_HOME/.gemini",
+		Bins:  []string{"gemini"}, Proxy: "GOOGLE_GEMINI_BASE_URL=http://%s (with an API-key login)",
+		// User-Agent GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64; terminal)
+		// (GeminiCLI[-<surface>]/<version>/<model> ...), x-goog-api-client google-genai-sdk/...
+		Marks: []Mark{{Prefix: "geminicli"}},
+		Shell: []Tool{{"run_shell_command", "command"}}},
+	{Name: QwenCode, Title: "Qwen Code", Product: "Qwen Code", Aliases: []string{"qwen"},
+		Where: "~/.qwen (or $QWEN_HOME, and $QWEN_RUNTIME_DIR) projects/*/chats and tmp/*/chats",
+		Bins:  []string{"qwen"}, Proxy: "OPENAI_BASE_URL=http://%s/v1 (OpenAI-compatible provider)",
+		Marks: []Mark{{Prefix: "qwencode/"}}, // User-Agent QwenCode/0.24.4 (linux; x64)
+		Shell: []Tool{{"run_shell_command", "command"}}},
+	// Pi 0.73.1 sends only the OpenAI SDK's own marks (User-Agent OpenAI/JS 6.26.0, x-stainless-*):
+	// the proxy names it unknown (the writer names such a turn pi when Pi's record of the same
+	// response id links it to its session: see pkg/store/write.go).
+	{Name: Pi, Title: "Pi", Product: "Pi",
+		Where: "~/.pi/agent/sessions (or $PI_CODING_AGENT_DIR/sessions, and $PI_CODING_AGENT_SESSION_DIR)",
+		Bins:  []string{"pi"}, Proxy: `a provider with "baseUrl": "http://%s/v1" in ~/.pi/agent/models.json`,
+		Shell: []Tool{{"bash", "command"}}},
+	{Name: OpenCode, Title: "OpenCode", Product: "OpenCode",
+		Where: "its SQLite database $XDG_DATA_HOME/opencode/opencode.db ($XDG_DATA_HOME defaults to ~/.local/share), read read-only",
+		Bins:  []string{"opencode"}, Proxy: `a provider with "options": {"baseURL": "http://%s/v1"} in opencode.json`,
+		// User-Agent opencode/1.18.33 ai-sdk/provider-utils/4.0.23 runtime/bun/1.3.14, X-Session-Id ses_...
+		Marks: []Mark{{Contains: "opencode"}},
+		Shell: []Tool{{"bash", "command"}}},
+	{Name: Kilo, Title: "Kilo CLI", Product: "Kilo", ForkOf: OpenCode,
+		Where: "its SQLite database $XDG_DATA_HOME/kilo/kilo.db, read read-only",
+		Bins:  []string{"kilo", "kilocode"}, Proxy: `a provider with "options": {"baseURL": "http://%s/v1"} in its config`,
+		// User-Agent Kilo-Code/7.7.7 ai-sdk/provider-utils/4.0.27 runtime/bun/1.3.14, X-Title Kilo Code,
+		// HTTP-Referer https://kilocode.ai, X-Session-Id ses_...
+		Marks: []Mark{{Prefix: "kilo-code/"}, {Header: "X-Title", Value: "Kilo Code"}},
+		Shell: []Tool{{"bash", "command"}}},
+	{Name: Cline, Title: "Cline CLI", Product: "Cline",
+		Where: "~/.cline/data/sessions (or $CLINE_SESSION_DATA_DIR, $CLINE_DATA_DIR/sessions, $CLINE_DIR/data/sessions)",
+		Bins:  []string{"cline"}, Proxy: "cline auth -p openai-compatible -b http://%s/v1 ...",
+		// User-Agent ai-sdk/openai-compatible/3.0.37 ai-sdk/provider-utils/5.0.30 runtime/bun/1.3.13
+		// (Cline 3.0.65's OpenAI-compatible provider; the bare AI SDK agent, which other apps built
+		// on the AI SDK may send too).
+		Marks: []Mark{{Prefix: "ai-sdk/openai-compatible/"}},
+		Shell: []Tool{{"run_commands", "commands"}, {"execute_command", "command"}}}, // execute_command: older versions
+	{Name: ClineVSCode, Title: "Cline (VS Code)", Product: "Cline", Where: vscodeTasks},
+	{Name: RooCode, Title: "Roo Code", Product: "Roo Code", Aliases: []string{"roo"}, Where: vscodeTasks},
+	{Name: KiloCode, Title: "Kilo Code", Product: "Kilo Code", Where: vscodeTasks},
+	{Name: Crush, Title: "Crush", Product: "Crush",
+		Where: "the crush.db of every project its projects.json lists (in $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, " +
+			"else ~/.local/share/crush; a project's database is <project>/.crush/crush.db by default), read read-only; " +
+			"or the directories in $OBSERVER_CRUSH_DIRS",
+		Bins: []string{"crush"}, Proxy: `a provider with "type": "openai-compat", "base_url": "http://%s/v1" in crush.json`,
+		// User-Agent Charm-Crush/<version> (https://charm.land/crush): the agent's requests in
+		// Crush's public source (internal/agent); not seen through the fake API (Crush cannot be
+		// installed offline); no session id.
+		Marks: []Mark{{Prefix: "charm-crush/"}}},
+	// Copilot talks to GitHub's own API: no proxy recipe.
+	{Name: CopilotCLI, Title: "GitHub Copilot CLI", Product: "Copilot", Aliases: []string{"copilot"},
+		Where: "~/.copilot/session-state (or $COPILOT_HOME)",
+		Bins:  []string{"copilot"}},
+	{Name: CopilotVSCode, Title: "VS Code Copilot Chat", Product: "Copilot",
+		Where: "each editor's User/workspaceStorage/*/chatSessions and globalStorage/emptyWindowChatSessions " +
+			"(or the User directories in $OBSERVER_VSCODE_USER_DIRS)",
+		Bins: []string{"code", "code-insiders", "codium"}},
+	{Name: Goose, Title: "Goose", Product: "Goose",
+		Where: "~/.local/share/goose/sessions (sessions.db, and older *.jsonl; $GOOSE_PATH_ROOT, $XDG_DATA_HOME)",
+		Bins:  []string{"goose"}, Proxy: "its provider's host setting pointing at http://%s (not tested)"},
+	{Name: Cursor, Title: "Cursor", Product: "Cursor",
+		Where:    "~/.config/Cursor/User/globalStorage/state.vscdb (macOS: ~/Library/Application Support/Cursor/User), read read-only",
+		Bins:     []string{"cursor", "cursor-agent"},
+		MCPNames: []string{"cursor"}}, // cursor-vscode
+	{Name: Aider, Title: "Aider", Product: "Aider",
+		Where: ".aider.chat.history.md in every project observer already knows, in the directories of " +
+			"$OBSERVER_AIDER_DIRS, and $AIDER_CHAT_HISTORY_FILE",
+		Bins: []string{"aider"}, Proxy: "--openai-api-base http://%s/v1 (not tested)"},
+	{Name: OpenClaw, Title: "OpenClaw", Product: "OpenClaw",
+		Where: "each agent's openclaw-agent.sqlite under ~/.openclaw/agents (and older sessions/*.jsonl; " +
+			"$OPENCLAW_STATE_DIR, $OPENCLAW_HOME, $OPENCLAW_AGENT_DIR, profiles ~/.openclaw-*), read read-only",
+		Bins:  []string{"openclaw"},
+		Proxy: `a provider with "baseUrl": "http://%s/v1" under models.providers in ~/.openclaw/openclaw.json`,
+		Shell: []Tool{{"exec", "command"}}},
+}
+
+// vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.
+const vscodeTasks = "the extension's tasks under each editor's User/globalStorage (Code, Code - Insiders, VSCodium, " +
+	"Cursor, Windsurf), or under the directories in $OBSERVER_VSCODE_GLOBALSTORAGE"
