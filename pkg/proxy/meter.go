@@ -20,6 +20,10 @@ const maxJSONCopy = 64 << 20
 // meter wraps an upstream response body. The client reads exactly the upstream's bytes (except
 // the usage-only chat chunk the proxy itself asked for); a copy, decompressed where needed, is
 // parsed for usage as it passes. When the body ends, or the client goes away, done is called once.
+//
+// A held meter (hold, for a body of known length when the proxy journals) runs done inside the
+// Read that ends the body, before that Read returns: the bytes it read, the body's last, reach the
+// client only after the turn is recorded. Nothing else is held back, and no byte is copied aside.
 type meter struct {
 	body     io.ReadCloser
 	provider string
@@ -51,6 +55,12 @@ type meter struct {
 	done      func(m *meter, reason endReason, clientGone bool)
 	// later runs the end of the body's work (reading the usage, done); nil runs it in a goroutine.
 	later func(func())
+	// hold makes the Read that ends the body run done before it returns; remaining is what is
+	// left of the body's known length. early is set when done runs so, before the client has the
+	// body's last bytes.
+	hold      bool
+	remaining int64
+	early     bool
 }
 
 // bodyFormat is how a response body is read for usage.
@@ -167,12 +177,21 @@ func (m *meter) Read(p []byte) (int, error) {
 			m.lag = append(m.lag, p[:n]...)
 		}
 	}
-	if err != nil {
+	end := err
+	if m.hold && err == nil {
+		// A transport may hand out a body's last bytes without io.EOF, which comes with the next
+		// Read (HTTP/2's does), and the client would have them by then: the bytes that complete
+		// the known length end the body.
+		if m.remaining -= int64(n); m.remaining <= 0 {
+			end = io.EOF
+		}
+	}
+	if end != nil {
 		if len(m.lag) > 0 {
 			m.parse(m.lag)
 			m.lag = m.lag[:0]
 		}
-		m.end(err)
+		m.end(end)
 	}
 	return n, err
 }
@@ -291,11 +310,7 @@ func (m *meter) finish(reason endReason) {
 		if m.pw != nil {
 			m.pw.Close()
 		}
-		later := m.later
-		if later == nil {
-			later = func(fn func()) { go fn() }
-		}
-		later(func() {
+		work := func() {
 			if m.decoded != nil {
 				<-m.decoded
 			}
@@ -310,7 +325,17 @@ func (m *meter) finish(reason endReason) {
 				m.usage.parseJSONBody(m.provider, m.jsonCopy.Bytes())
 			}
 			m.done(m, reason, clientGone)
-		})
+		}
+		switch {
+		case m.hold && reason != endClosed:
+			// Called from the Read that ended the body, which has not returned its bytes yet.
+			m.early = true
+			work()
+		case m.later != nil:
+			m.later(work)
+		default:
+			go work()
+		}
 	})
 }
 

@@ -17,10 +17,12 @@
 // their format, in everything recorded of it, such as an upstream's error that echoes them.
 //
 // What it never does: fail or slow a client because of observer. A turn is recorded once the
-// client has the whole response (the request body is parsed then, except an OpenAI chat body, read
-// before forwarding to decide whether to ask for usage); its event goes to an in-memory queue that
-// a background worker publishes in batches (under load a turn waits there at most publishGap, 5 ms),
-// and the bus client spools events to disk while the bus is down.
+// upstream's response has ended (the request body is parsed then, except an OpenAI chat body, read
+// before forwarding to decide whether to ask for usage), after the client has been handed the
+// response, but for the last bytes of a response of known length when the proxy journals: those
+// wait until the turn is journaled (below). Its event goes to an in-memory queue that a background
+// worker publishes in batches (under load a turn waits there at most publishGap, 5 ms), and the
+// bus client spools events to disk while the bus is down.
 //
 // What survives a kill: with Config.JournalDir set (observer-proxy sets
 // $OBSERVER_HOME/run/proxy-journal), each event is appended to a journal file before it is queued,
@@ -28,10 +30,18 @@
 // journal). A proxy killed with kill -9 leaves its journal, and the next proxy on the same home
 // publishes it at its start, with the same event ids, so what was published already is stored once.
 // The journal is written without fsync: it survives the process, not an OS crash or a power cut.
-// A streamed response ends (its last chunk, HTTP/2's end of stream) only when the handler returns,
-// after its turn is journaled; a response of known length is complete at its last byte, which the
-// journal write follows by the time it takes to parse the request body and build the event
-// (microseconds to a millisecond): a kill inside that gap still loses the turn.
+// A turn is in the journal before its client can hold the response complete, so a kill -9 loses
+// no turn whose client has the whole response: a response of unknown length (a stream, chunked or
+// on HTTP/2) ends, with its terminating chunk or HTTP/2's end of stream, only when the handler
+// returns, after its turn is journaled; a response of known length (Content-Length), complete at
+// its last byte, is recorded in the read of the upstream's body that brings its last bytes, and
+// those bytes go to the client once the turn is journaled (see meter). Only that last read waits,
+// for as long as parsing the request body and building and writing the event take (microseconds to
+// a millisecond); the bytes before it, and every byte of a stream of unknown length, pass as they
+// come. A journal write that fails is logged and the bytes go out all the same; without a journal
+// (none set, or one that could not be opened) nothing is held back. What a kill still loses: a
+// turn whose response had not ended, and one whose client acted on a stream's final event
+// (message_stop, [DONE]) without waiting for the stream's end.
 //
 // What it answers itself, in the provider's error shape: 403 to a request from a web page (see
 // guard), 413 to a body over Config.MaxBodyBytes (read no further), 502 when the upstream cannot
@@ -136,6 +146,10 @@ type Proxy struct {
 	pubErrors atomic.Int64
 	lastTurn  atomic.Int64
 	nr        bus.LossCounter // turns served but not recorded (notrecorded.go)
+
+	// journaled, set by tests only, is called on the handler's goroutine once a turn has been
+	// handed to the journal, before it is queued.
+	journaled func(ev *event.Event)
 }
 
 // New makes a proxy and starts its publishing workers; Close stops them after the queue drains.
@@ -254,8 +268,9 @@ type turnCtx struct {
 	connected atomic.Bool
 
 	// pending is the recording of the turn, left by the response body's meter when the body
-	// ends; ServeHTTP runs it once the client has the whole response. served is set then:
-	// recording left later runs at once, in a goroutine of its own.
+	// ends (for a held meter, which journals the turn before the body's last bytes go out, the
+	// queueing of the turn); ServeHTTP runs it once the client has the whole response. served is
+	// set then: recording left later runs at once, in a goroutine of its own.
 	mu      sync.Mutex
 	pending func()
 	served  bool
@@ -366,9 +381,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tc))
 	complete := false
 	defer func() {
-		// The turn is recorded here, on the handler's goroutine, once the client has its answer:
-		// nothing of it runs before the client's last byte. The deferred call also runs when the
-		// ReverseProxy aborts the handler (a client gone mid-stream).
+		// The turn is recorded here, on the handler's goroutine, once the client has its answer
+		// (a held response of known length has its turn journaled before its last bytes go out,
+		// and only queued here). The deferred call also runs when the ReverseProxy aborts the
+		// handler (a client gone mid-stream).
 		if fn := tc.done(); fn != nil {
 			if complete {
 				if f, ok := w.(http.Flusher); ok {
@@ -488,6 +504,11 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 			p.record(tc, status, reqID, stream, m, reason, clientGone)
 		})
 	m.later = tc.later
+	if p.journal != nil && !tc.filter && resp.ContentLength >= 0 {
+		// The client may count this response complete at its last byte, before the handler
+		// returns: that byte goes out once the turn is journaled (see meter).
+		m.hold, m.remaining = true, resp.ContentLength
+	}
 	m.usage.creds = tc.creds
 	if format == formatJSON && resp.ContentLength > 0 && resp.ContentLength <= maxJSONCopy {
 		m.jsonCopy.Grow(int(resp.ContentLength))
@@ -545,7 +566,7 @@ func (p *Proxy) record(tc *turnCtx, status int, reqID string, stream bool, m *me
 		t.ErrorMessage = "request body is not JSON"
 	}
 	p.price(t)
-	p.enqueue(tc, info, t)
+	p.enqueue(tc, info, t, m.early)
 }
 
 func (p *Proxy) price(t *event.APITurn) {
@@ -577,7 +598,10 @@ type quoter interface {
 	Quote(model string, tok event.Tokens, at time.Time) (usd float64, approximate, known bool)
 }
 
-func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
+// enqueue journals a turn and queues it for the publisher. early says that the client does not
+// have the response's last bytes yet (a held meter): the turn is queued once it has them, as
+// queueing may publish on the spot (the proxy closing) and the client must not wait for that.
+func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn, early bool) {
 	ev := event.New(event.KindAPITurn, "observer-proxy")
 	ev.Time = tc.start.UTC()
 	ev.ID = event.RandomID()
@@ -595,10 +619,22 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn) {
 	}
 	// Journaled before it is queued: the turn survives a kill from here on (see journal).
 	seg := p.journal.write(comps, &ev)
+	if p.journaled != nil {
+		p.journaled(&ev)
+	}
+	if early {
+		tc.later(func() { p.queueTurn(comps, &ev, seg) })
+		return
+	}
+	p.queueTurn(comps, &ev, seg)
+}
+
+// queueTurn queues a turn's compression events and the turn, journaled in seg.
+func (p *Proxy) queueTurn(comps []event.Event, ev *event.Event, seg *segment) {
 	for i := range comps {
 		p.queueEvent(queued{&comps[i], seg})
 	}
-	p.queueEvent(queued{&ev, seg})
+	p.queueEvent(queued{ev, seg})
 }
 
 // queueEvent hands one event to the publishing loop.
@@ -738,7 +774,7 @@ func (p *Proxy) recordFailure(tc *turnCtx, status int, class, msg string) {
 	t := &event.APITurn{Provider: tc.route.provider, Endpoint: tc.route.endpoint, Model: info.Model, Stream: info.Stream,
 		Status: status, ErrorClass: class, ErrorMessage: truncate(msg, 2000), LatencyMs: ms(time.Since(tc.start)),
 		Messages: info.Messages, Tools: info.Tools, BytesIn: tc.bytesIn, Reliability: event.ReliabilityAccurate}
-	p.enqueue(tc, info, t)
+	p.enqueue(tc, info, t, false)
 }
 
 // writeError answers in the provider's error shape, so the client shows a useful message.
