@@ -47,7 +47,8 @@ import (
 //     (by message id). A served response without a turn is allowed only when the proxy (or the
 //     supervisor) was killed within 2 s after the fake served it: a response the kill cut off
 //     before the proxy journaled its turn dies with it (a turn journaled is published by the next
-//     proxy). These are counted apart, with how many of them the client had read whole.
+//     proxy). These are counted apart. A response the synthetic client read whole is never allowed
+//     missing: the proxy journals a turn before the client can have its last byte.
 //   - transcript writer: every prompt, tool call (with its result merged) and message usage it wrote
 //     is one action / token_usage row; the real Claude Code transcripts on disk are checked the same
 //     way (each assistant message's usage once, each tool call once).
