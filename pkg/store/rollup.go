@@ -56,7 +56,7 @@ const ProxyProject = `CASE WHEN api_turns.project != '' THEN api_turns.project
 var TurnsSQL = strings.NewReplacer("{{member}}", "", "{{t.member}}", "").Replace(turnsTemplate)
 
 // MemberTurnsSQL is TurnsSQL with one more column, member: the row's own (the team member a hub
-// received it from, '' on a member's own store; migration 0015).
+// received it from, empty on a member's own store; migration 0015).
 var MemberTurnsSQL = strings.NewReplacer("{{member}}", ", api_turns.member", "{{t.member}}", ", t.member").Replace(turnsTemplate)
 
 const turnsTemplate = `
