@@ -122,10 +122,7 @@ SELECT * FROM (
 		if kind == 1 {
 			it.Kind = "usage"
 		}
-		if success.Valid {
-			b := success.Bool
-			it.Success = &b
-		}
+		it.Success = boolOf(success)
 		it.Sidechain, it.TargetTruncated, it.OutputTruncated = side, ttrunc, otrunc
 		it.Cursor = fmt.Sprintf("%d.%d.%d", it.T, kind, rowID)
 		items = append(items, it)
