@@ -43,7 +43,7 @@ func (s *Server) actions(ctx context.Context, q *reqParams) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	qf := f.queryFilter()
+	qf := f.readFilter()
 	qf.SessionID = session
 	page, err := query.Actions(ctx, db, query.ActionsQuery{Filter: qf, Type: typ, Tool: tool, Failed: failed, Before: before, Limit: limit})
 	if err != nil {

@@ -32,11 +32,6 @@ func enrich(list []query.Session) []Session {
 	return out
 }
 
-// queryFilter is the read model's filter of the dashboard's filters.
-func (f filters) queryFilter() query.Filter {
-	return query.Filter{Since: f.Since, Project: f.Project, Client: f.Client, Member: f.Member}
-}
-
 func sessionKey(client, id string) string { return client + "\x00" + id }
 
 // sessions answers /api/sessions: the sessions seen in the window, newest first (sort=last_seen)
@@ -73,7 +68,7 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	qf := f.queryFilter()
+	qf := f.readFilter()
 	if out.Total, err = query.CountSessions(ctx, db, qf); err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (s *Server) toolsAPI(ctx context.Context, q *reqParams) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	tools, err := query.ToolUses(ctx, db, f.queryFilter(), out.Unit == "day")
+	tools, err := query.ToolUses(ctx, db, f.readFilter(), out.Unit == "day")
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (s *Server) toolsAPI(ctx context.Context, q *reqParams) (any, error) {
 // actionMix counts actions per type and local hour or day; the maxMixTypes largest types keep
 // their own series.
 func actionMix(ctx context.Context, db query.Querier, f filters, unit string, now time.Time) ([]string, []mixSeries, error) {
-	buckets, err := query.ActionTypeBuckets(ctx, db, f.queryFilter(), unit, now)
+	buckets, err := query.ActionTypeBuckets(ctx, db, f.readFilter(), unit, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Server) compressionAPI(ctx context.Context, q *reqParams) (any, error) 
 		return out, err
 	}
 	out.Store = true
-	groups, err := query.CompressionGroups(ctx, db, f.queryFilter())
+	groups, err := query.CompressionGroups(ctx, db, f.readFilter())
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (s *Server) compressionAPI(ctx context.Context, q *reqParams) (any, error) 
 		out.Total.SavedUSD += r.SavedUSD
 	}
 	out.Total.SavedRatio = savedRatio(out.Total.BytesBefore, out.Total.BytesAfter)
-	recent, err := query.CompressionEvents(ctx, db, f.queryFilter(), 50)
+	recent, err := query.CompressionEvents(ctx, db, f.readFilter(), 50)
 	if err != nil {
 		return nil, err
 	}
