@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/loopback"
@@ -217,8 +218,7 @@ func (s *Server) db(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, &apiError{Status: http.StatusServiceUnavailable, Msg: "store unavailable: " + err.Error()}
 	}
-	var n int
-	if err := st.DB.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'actions', 'token_usage', 'api_turns', 'action_outputs')").Scan(&n); err != nil || n < 5 {
+	if ok, err := query.StoreReady(ctx, st.DB); err != nil || !ok {
 		st.Close()
 		return nil, nil // the writer is creating it: try again at the next request
 	}

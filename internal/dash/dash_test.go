@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/corpusstore"
 	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
@@ -52,15 +53,15 @@ func (p storePublisher) PublishBatch(ctx context.Context, evs []event.Event) (in
 	return 0, err
 }
 
-// corpusStore returns the path of a store filled from ../shared/corpus, or skips.
+// corpusStore returns the path of a store filled from the corpus (corpusstore.Dir), or skips.
 func corpusStore(tb testing.TB) string {
 	tb.Helper()
 	corpusOnce.Do(func() {
-		shared := filepath.Join("..", "..", "..", "shared")
-		if _, err := os.Stat(filepath.Join(shared, "corpus")); err != nil {
-			corpusSkip = "../shared/corpus is absent"
+		if why := corpusstore.Available(); why != "" {
+			corpusSkip = why
 			return
 		}
+		shared := filepath.Dir(corpusstore.Dir())
 		corpusDir, corpusErr = os.MkdirTemp("", "observer-dash-corpus-")
 		if corpusErr != nil {
 			return

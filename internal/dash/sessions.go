@@ -3,48 +3,33 @@ package dash
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"github.com/observerhq/observer/internal/analysis"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// Session is one row of the Sessions table.
+// Session is one row of the Sessions table: the read model's session with the figures the
+// dashboard adds.
 type Session struct {
-	Client          string `json:"client"`
-	SessionID       string `json:"session_id"`
-	Title           string `json:"title"` // the client's title, else the first prompt ("" when neither)
-	Project         string `json:"project"`
-	FirstSeen       int64  `json:"first_seen"` // ms
-	LastSeen        int64  `json:"last_seen"`  // ms
-	State           string `json:"state"`
-	Model           string `json:"model,omitempty"`
-	ParentSessionID string `json:"parent_session_id,omitempty"`
-	Epoch           int64  `json:"epoch"`
-	Events          int64  `json:"events"`
-	TranscriptPath  string `json:"transcript_path,omitempty"`
-	Actions         int64  `json:"actions"`
-	Failures        int64  `json:"failures"`
-	Tokens          int64  `json:"tokens"` // input + output + cache read + cache write
+	query.Session
+	Actions  int64 `json:"actions"`
+	Failures int64 `json:"failures"`
+	Tokens   int64 `json:"tokens"` // input + output + cache read + cache write
 	// Paths are the capture paths that saw the session (store.Paths order: proxy, records,
 	// hooks, otlp), all time.
 	Paths []string `json:"paths"`
 	Totals
 }
 
-const sessionCols = "client, session_id, project, first_seen, last_seen, state, model, parent_session_id, epoch, events, transcript_path, title"
-
-func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
-	var s Session
-	err := sc.Scan(&s.Client, &s.SessionID, &s.Project, &s.FirstSeen, &s.LastSeen, &s.State, &s.Model, &s.ParentSessionID, &s.Epoch, &s.Events, &s.TranscriptPath, &s.Title)
-	s.Paths = []string{}
-	return s, err
+// enrich wraps the read model's sessions, with no capture paths yet.
+func enrich(list []query.Session) []Session {
+	out := make([]Session, len(list))
+	for i, s := range list {
+		out[i] = Session{Session: s, Paths: []string{}}
+	}
+	return out
 }
 
 func sessionKey(client, id string) string { return client + "\x00" + id }
@@ -83,8 +68,8 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	c := filterConds(f, "last_seen")
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sessions"+c.sql(), c.args...).Scan(&out.Total); err != nil {
+	qf := f.readFilter()
+	if out.Total, err = query.CountSessions(ctx, db, qf); err != nil {
 		return nil, err
 	}
 	offset := (page - 1) * limit
@@ -92,10 +77,11 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 	costs := map[string]query.CostRow{}
 	if sort == "last_seen" {
 		// The page first, then the cost of its sessions only.
-		args := append(c.args, sql.Named("limit", limit), sql.Named("offset", offset))
-		if list, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql()+" ORDER BY last_seen DESC, session_id LIMIT :limit OFFSET :offset", args...); err != nil {
+		found, err := query.Sessions(ctx, db, qf, limit, offset)
+		if err != nil {
 			return nil, err
 		}
+		list = enrich(found)
 		if len(list) > 0 {
 			ids := make([]string, len(list))
 			for i, s := range list {
@@ -123,14 +109,21 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 		if offset < len(rows) {
 			page = rows[offset:min(offset+limit, len(rows))]
 		}
-		if list, err = sessionsByKey(ctx, db, c, page); err != nil {
+		keys := make([]store.SessionKey, len(page))
+		for i, r := range page {
+			keys[i] = store.SessionKey{Client: r.Client, SessionID: r.SessionID}
+		}
+		found, err := query.SessionsOf(ctx, db, qf, keys)
+		if err != nil {
 			return nil, err
 		}
+		list = enrich(found)
 		if len(list) < limit {
-			rest, err := querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+c.sql()+" ORDER BY last_seen DESC, session_id", c.args...)
+			all, err := query.Sessions(ctx, db, qf, 0, 0)
 			if err != nil {
 				return nil, err
 			}
+			rest := enrich(all)
 			skip := max(offset-len(rows), 0)
 			for _, s := range rest {
 				if _, ok := costs[sessionKey(s.Client, s.SessionID)]; ok {
@@ -162,88 +155,26 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 	return out, nil
 }
 
-// sessionsByKey reads the sessions of rows, in their order, among those c selects.
-func sessionsByKey(ctx context.Context, db *sql.DB, c *conds, rows []query.CostRow) ([]Session, error) {
-	if len(rows) == 0 {
-		return []Session{}, nil
-	}
-	cc := &conds{parts: slices.Clone(c.parts), args: slices.Clone(c.args)}
-	ph := make([]string, len(rows))
-	for i, r := range rows {
-		ph[i] = fmt.Sprintf(":id%d", i)
-		cc.args = append(cc.args, sql.Named(fmt.Sprintf("id%d", i), r.SessionID))
-	}
-	cc.add("session_id IN (" + strings.Join(ph, ", ") + ")")
-	found, err := querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions"+cc.sql(), cc.args...)
-	if err != nil {
-		return nil, err
-	}
-	byKey := map[string]Session{}
-	for _, s := range found {
-		byKey[sessionKey(s.Client, s.SessionID)] = s
-	}
-	out := make([]Session, 0, len(rows))
-	for _, r := range rows {
-		if s, ok := byKey[sessionKey(r.Client, r.SessionID)]; ok {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-func querySessions(ctx context.Context, db *sql.DB, stmt string, args ...any) ([]Session, error) {
-	rows, err := db.QueryContext(ctx, stmt, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
-
 // addActionCounts fills the actions and failures of a page of sessions, from the hourly rollup's
 // session index.
 func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
 	if len(list) == 0 {
 		return nil
 	}
-	idx := map[string]int{}
-	var ph []string
-	var args []any
+	keys := make([]store.SessionKey, len(list))
 	for i, s := range list {
-		idx[sessionKey(s.Client, s.SessionID)] = i
-		ph = append(ph, "?")
-		args = append(args, s.SessionID)
+		keys[i] = store.SessionKey{Client: s.Client, SessionID: s.SessionID}
 	}
-	table := "(SELECT client, session_id, 1 AS actions, coalesce(success = 0, 0) AS failures FROM actions)"
-	if ok, err := hasRollups(ctx, db); err != nil {
-		return err
-	} else if ok {
-		table = "actions_hourly"
-	}
-	rows, err := db.QueryContext(ctx, "SELECT client, session_id, sum(actions), sum(failures) FROM "+table+" WHERE session_id IN ("+strings.Join(ph, ",")+") GROUP BY client, session_id", args...)
+	tallies, err := query.SessionTallies(ctx, db, keys)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var client, id string
-		var n, fails int64
-		if err := rows.Scan(&client, &id, &n, &fails); err != nil {
-			return err
-		}
-		if i, ok := idx[sessionKey(client, id)]; ok {
-			list[i].Actions, list[i].Failures = n, fails
+	for i, k := range keys {
+		if t, ok := tallies[k]; ok {
+			list[i].Actions, list[i].Failures = t.Actions, t.Failures
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // addPaths fills the capture paths of a page of sessions, in one query (store.SessionPaths).
@@ -267,14 +198,9 @@ func addPaths(ctx context.Context, db *sql.DB, list []Session) error {
 
 // resolveSession finds session id (of client, when given; else the most recent of that id).
 func resolveSession(ctx context.Context, db *sql.DB, id, client string) (Session, error) {
-	stmt := "SELECT " + sessionCols + " FROM sessions WHERE session_id = ?"
-	args := []any{id}
-	if client != "" {
-		stmt += " AND client = ?"
-		args = append(args, client)
-	}
-	s, err := scanSession(db.QueryRowContext(ctx, stmt+" ORDER BY last_seen DESC LIMIT 1", args...))
-	if err == sql.ErrNoRows {
+	found, ok, err := query.FindSession(ctx, db, id, client)
+	s := Session{Session: found, Paths: []string{}}
+	if err == nil && !ok {
 		if client != "" {
 			return s, notFound("no session %q of client %q", id, client)
 		}
@@ -289,42 +215,7 @@ func resolveSession(ctx context.Context, db *sql.DB, id, client string) (Session
 }
 
 // countRow is a name with a count and its failures.
-type countRow struct {
-	Name      string `json:"name"`
-	Count     int64  `json:"count"`
-	Failures  int64  `json:"failures"`
-	Successes int64  `json:"successes"`
-}
-
-func countBy(ctx context.Context, db *sql.DB, col string, s Session, limit int) ([]countRow, error) {
-	return countWhere(ctx, db, col, "", s, limit)
-}
-
-// countTools counts the session's tool calls by tool: not the actions that name no tool, nor the
-// lifecycle records that carry a label in tool (a compaction's compact_boundary).
-func countTools(ctx context.Context, db *sql.DB, s Session, limit int) ([]countRow, error) {
-	return countWhere(ctx, db, "tool", " AND tool != '' AND type NOT IN "+lifecycleTypes, s, limit)
-}
-
-// lifecycleTypes are the action types that are records of a session's life, not tool calls.
-const lifecycleTypes = "('context_compacted', 'user_prompt', 'turn_aborted', 'api_error')"
-
-func countWhere(ctx context.Context, db *sql.DB, col, cond string, s Session, limit int) ([]countRow, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+col+", count(*), coalesce(sum(success = 0), 0), coalesce(sum(success = 1), 0) FROM actions WHERE session_id = ? AND client = ?"+cond+" GROUP BY "+col+" ORDER BY count(*) DESC, "+col+" LIMIT ?", s.SessionID, s.Client, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []countRow{}
-	for rows.Next() {
-		var c countRow
-		if err := rows.Scan(&c.Name, &c.Count, &c.Failures, &c.Successes); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
+type countRow = query.NameCount
 
 // sessionDetail answers /api/sessions/{id}: the session, its action breakdown by type and tool,
 // its tokens and dollars per model (all its turns, from query.Cost), its lifecycle and subagents,
@@ -361,10 +252,10 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 		// current epoch of an active session has none yet.
 		Summaries []SessionSummary `json:"summaries"`
 	}{Session: sess, Models: []ModelCost{}}
-	if out.Types, err = countBy(ctx, db, "type", sess, 100); err != nil {
+	if out.Types, err = query.ActionTypeCounts(ctx, db, sess.Client, sess.SessionID, 100); err != nil {
 		return nil, err
 	}
-	if out.Tools, err = countTools(ctx, db, sess, 100); err != nil {
+	if out.Tools, err = query.ToolCounts(ctx, db, sess.Client, sess.SessionID, 100); err != nil {
 		return nil, err
 	}
 	for _, t := range out.Types {
@@ -386,16 +277,18 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 	out.Total = totalsOf(total)
 	out.Session.Totals = out.Total
 	out.Session.Tokens = total.InputTokens + total.OutputTokens + total.CacheReadTokens + total.CacheCreationTokens
-	if err := db.QueryRowContext(ctx, "SELECT count(DISTINCT agent_id) FROM actions WHERE session_id = ? AND client = ? AND agent_id != ''", sess.SessionID, sess.Client).Scan(&out.Subagents); err != nil {
+	if out.Subagents, err = query.Subagents(ctx, db, sess.Client, sess.SessionID); err != nil {
 		return nil, err
 	}
-	if out.Children, err = querySessions(ctx, db, "SELECT "+sessionCols+" FROM sessions WHERE parent_session_id = ? ORDER BY first_seen LIMIT 100", sess.SessionID); err != nil {
+	children, err := query.ChildSessions(ctx, db, sess.SessionID, 100)
+	if err != nil {
 		return nil, err
 	}
+	out.Children = enrich(children)
 	if err := addPaths(ctx, db, out.Children); err != nil {
 		return nil, err
 	}
-	if out.Lifecycle, err = lifecycle(ctx, db, sess); err != nil {
+	if out.Lifecycle, err = query.Lifecycle(ctx, db, sess.Client, sess.SessionID); err != nil {
 		return nil, err
 	}
 	scored, err := analysis.Scores(ctx, db, analysis.Filter{Client: sess.Client, Limit: 1}, sess.SessionID)
@@ -412,99 +305,22 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 }
 
 // stateChange is one session event.
-type stateChange struct {
-	T      int64  `json:"t"` // ms
-	State  string `json:"state"`
-	Epoch  int64  `json:"epoch"`
-	Source string `json:"source"`
-}
+type stateChange = query.StateChange
 
-func lifecycle(ctx context.Context, db *sql.DB, s Session) ([]stateChange, error) {
-	rows, err := db.QueryContext(ctx, "SELECT ts, state, epoch, source FROM session_events WHERE session_id = ? AND client = ? ORDER BY ts, id LIMIT 200", s.SessionID, s.Client)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []stateChange{}
-	for rows.Next() {
-		var c stateChange
-		if err := rows.Scan(&c.T, &c.State, &c.Epoch, &c.Source); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
+// TimelineItem is one step of a session.
+type TimelineItem = query.TimelineItem
 
-// TimelineItem is one step of a session: an action (a prompt, a tool call with its result) or a
-// model turn's usage.
-type TimelineItem struct {
-	Kind   string `json:"kind"` // action or usage
-	Cursor string `json:"cursor"`
-	T      int64  `json:"t"` // ms
-	// Actions.
-	Type            string `json:"type,omitempty"`
-	Tool            string `json:"tool,omitempty"`
-	Target          string `json:"target,omitempty"`
-	TargetTruncated bool   `json:"target_truncated,omitempty"`
-	Success         *bool  `json:"success,omitempty"`
-	Error           string `json:"error,omitempty"`
-	DurationMs      int64  `json:"duration_ms,omitempty"`
-	OutputSize      int64  `json:"output_size,omitempty"`
-	Output          string `json:"output,omitempty"` // the stored output's first outputPreview characters
-	OutputTruncated bool   `json:"output_truncated,omitempty"`
-	AgentID         string `json:"agent_id,omitempty"`
-	Sidechain       bool   `json:"sidechain,omitempty"`
-	Freshness       string `json:"freshness,omitempty"`
-	ToolUseID       string `json:"tool_use_id,omitempty"`
-	// Both.
-	Model     string `json:"model,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	// Usage.
-	InputTokens      int64   `json:"input_tokens,omitempty"`
-	OutputTokens     int64   `json:"output_tokens,omitempty"`
-	CacheReadTokens  int64   `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int64   `json:"cache_creation_tokens,omitempty"`
-	CostUSD          float64 `json:"cost_usd,omitempty"`
-	Reliability      string  `json:"reliability,omitempty"`
-}
-
-const (
-	targetPreview = 2000
-	outputPreview = 4000
-)
-
-// A timeline cursor is the last item's "<ms>.<0 action | 1 usage>.<row id>"; the next page
-// starts after it in (time, kind, id) order.
-var cursorRe = regexp.MustCompile(`^([0-9]{1,15})\.([01])\.([0-9]{1,18})$`)
-
-type timelineCursor struct{ ts, kind, id int64 }
-
-func parseTimelineCursor(v string) (timelineCursor, bool) {
-	m := cursorRe.FindStringSubmatch(v)
-	if m == nil {
-		return timelineCursor{}, false
-	}
-	ts, _ := strconv.ParseInt(m[1], 10, 64)
-	k, _ := strconv.ParseInt(m[2], 10, 64)
-	id, _ := strconv.ParseInt(m[3], 10, 64)
-	return timelineCursor{ts, k, id}, true
-}
-
-// afterCursor is the condition "(ts, kind, id) > cursor" for the rows of one kind; p prefixes the
-// columns ("a." for an aliased table).
-func afterCursor(p string, kind int64) string {
-	return fmt.Sprintf("(%[1]sts > :cts OR (%[1]sts = :cts AND (%[2]d > :ck OR (%[2]d = :ck AND %[1]sid > :cid))))", p, kind)
-}
+// targetPreview is how much of a target or an error lists show.
+const targetPreview = query.TargetPreview
 
 // timeline answers /api/sessions/{id}/timeline: the session's actions and model turns in time
 // order, limit at a time; next_cursor continues, and is empty at the end.
 func (s *Server) timeline(ctx context.Context, q *reqParams) (any, error) {
 	id, client := q.pathID(), q.name("client")
 	limit := q.intParam("limit", 100, 1, maxPageSize)
-	cur := timelineCursor{-1, 0, 0}
+	cur := query.TimelineStart
 	if v := q.str("cursor"); v != "" {
-		c, ok := parseTimelineCursor(v)
+		c, ok := query.ParseTimelineCursor(v)
 		if !ok {
 			q.fail(badParam("cursor", "%q is not a cursor from a previous page's next_cursor", v))
 		}
@@ -524,64 +340,15 @@ func (s *Server) timeline(ctx context.Context, q *reqParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []any{sql.Named("sid", sess.SessionID), sql.Named("client", sess.Client),
-		sql.Named("cts", cur.ts), sql.Named("ck", cur.kind), sql.Named("cid", cur.id), sql.Named("limit", limit+1),
-		sql.Named("tp", targetPreview), sql.Named("op", outputPreview)}
-	stmt := `
-SELECT * FROM (
-  SELECT a.ts, 0 AS k, a.id, a.type, a.tool, substr(a.target, 1, :tp), length(a.target) > :tp, a.success, substr(a.error, 1, :tp),
-         a.duration_ms, a.output_size, coalesce(substr(o.output, 1, :op), ''), coalesce(length(o.output) > :op, 0),
-         a.agent_id, a.sidechain, a.freshness, a.tool_use_id, a.model, a.message_id, 0, 0, 0, 0, 0.0, ''
-    FROM actions a LEFT JOIN action_outputs o ON o.event_id = a.event_id
-   WHERE a.session_id = :sid AND a.client = :client AND ` + afterCursor("a.", 0) + `
-  UNION ALL
-  SELECT ts, 1, id, '', '', '', 0, NULL, '', 0, 0, '', 0, agent_id, 0, '', '', model, message_id,
-         input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, cost_usd, reliability
-    FROM token_usage
-   WHERE session_id = :sid AND client = :client AND ` + afterCursor("", 1) + `
-) ORDER BY 1, 2, 3 LIMIT :limit`
-	rows, err := db.QueryContext(ctx, stmt, args...)
+	page, err := query.Timeline(ctx, db, sess.Client, sess.SessionID, cur, limit)
 	if err != nil {
 		return nil, err
-	}
-	defer rows.Close()
-	items := []TimelineItem{}
-	for rows.Next() {
-		var it TimelineItem
-		var kind, rowID int64
-		var success sql.NullBool
-		var side, ttrunc, otrunc bool
-		if err := rows.Scan(&it.T, &kind, &rowID, &it.Type, &it.Tool, &it.Target, &ttrunc, &success, &it.Error,
-			&it.DurationMs, &it.OutputSize, &it.Output, &otrunc, &it.AgentID, &side, &it.Freshness, &it.ToolUseID,
-			&it.Model, &it.MessageID, &it.InputTokens, &it.OutputTokens, &it.CacheReadTokens, &it.CacheWriteTokens,
-			&it.CostUSD, &it.Reliability); err != nil {
-			return nil, err
-		}
-		it.Kind = "action"
-		if kind == 1 {
-			it.Kind = "usage"
-		}
-		if success.Valid {
-			b := success.Bool
-			it.Success = &b
-		}
-		it.Sidechain, it.TargetTruncated, it.OutputTruncated = side, ttrunc, otrunc
-		it.Cursor = fmt.Sprintf("%d.%d.%d", it.T, kind, rowID)
-		items = append(items, it)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	next := ""
-	if len(items) > limit {
-		items = items[:limit]
-		next = items[limit-1].Cursor
 	}
 	return struct {
 		Session    Session        `json:"session"`
 		Items      []TimelineItem `json:"items"`
 		NextCursor string         `json:"next_cursor"`
-	}{sess, items, next}, nil
+	}{sess, page.Items, page.NextCursor}, nil
 }
 
 // actionTypes are the valid values of the type filter.

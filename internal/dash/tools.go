@@ -3,23 +3,14 @@ package dash
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"slices"
 	"time"
 
-	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/internal/query"
 )
 
 // toolRow is one client's use of one tool in the window.
-type toolRow struct {
-	Client        string  `json:"client"`
-	Tool          string  `json:"tool"`
-	Calls         int64   `json:"calls"`
-	Failures      int64   `json:"failures"`
-	Unknown       int64   `json:"unknown"` // calls whose result was not seen
-	SuccessRate   float64 `json:"success_rate"`
-	AvgDurationMs float64 `json:"avg_duration_ms"`
-}
+type toolRow = query.ToolUse
 
 // mixSeries is one action type's count per bucket.
 type mixSeries struct {
@@ -51,58 +42,28 @@ func (s *Server) toolsAPI(ctx context.Context, q *reqParams) (any, error) {
 		return out, err
 	}
 	out.Store = true
-	src, args, err := actionsSource(ctx, db, f, out.Unit == "day")
+	tools, err := query.ToolUses(ctx, db, f.readFilter(), out.Unit == "day")
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT client, tool, sum(actions), sum(failures), sum(pending),
-       coalesce(sum(duration_ms) * 1.0 / nullif(sum(timed), 0), 0)
-  FROM (`+src+`) WHERE tool != '' AND type NOT IN `+lifecycleTypes+` GROUP BY client, tool ORDER BY sum(actions) DESC, client, tool LIMIT 500`, args...)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var r toolRow
-		if err := rows.Scan(&r.Client, &r.Tool, &r.Calls, &r.Failures, &r.Unknown, &r.AvgDurationMs); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if known := r.Calls - r.Unknown; known > 0 {
-			r.SuccessRate = float64(known-r.Failures) / float64(known)
-		}
-		out.Tools = append(out.Tools, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+	out.Tools = append(out.Tools, tools...)
 	out.Labels, out.Mix, err = actionMix(ctx, db, f, out.Unit, q.now)
 	return out, err
 }
 
 // actionMix counts actions per type and local hour or day; the maxMixTypes largest types keep
 // their own series.
-func actionMix(ctx context.Context, db *sql.DB, f filters, unit string, now time.Time) ([]string, []mixSeries, error) {
-	src, args, err := actionsSource(ctx, db, f, unit == "day")
+func actionMix(ctx context.Context, db query.Querier, f filters, unit string, now time.Time) ([]string, []mixSeries, error) {
+	buckets, err := query.ActionTypeBuckets(ctx, db, f.readFilter(), unit, now)
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := db.QueryContext(ctx, "SELECT "+store.LocalBucketSQL("ts", unit, f.Since, now)+" AS b, type, sum(actions) FROM ("+src+") GROUP BY b, type ORDER BY b", args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
 	labels := []string{}
 	byType := map[string]map[int]int64{}
 	totals := map[string]int64{}
-	for rows.Next() {
-		var ms int64
-		var typ string
-		var n int64
-		if err := rows.Scan(&ms, &typ, &n); err != nil {
-			return nil, nil, err
-		}
-		b, _ := bucketLabel(ms, unit)
+	for _, tb := range buckets {
+		typ, n := tb.Type, tb.Actions
+		b, _ := bucketLabel(tb.Start, unit)
 		if len(labels) == 0 || labels[len(labels)-1] != b {
 			labels = append(labels, b)
 		}
@@ -111,9 +72,6 @@ func actionMix(ctx context.Context, db *sql.DB, f filters, unit string, now time
 		}
 		byType[typ][len(labels)-1] += n
 		totals[typ] += n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
 	}
 	types := make([]string, 0, len(totals))
 	for t := range totals {
@@ -159,21 +117,7 @@ type compressionRow struct {
 }
 
 // compressionEvent is one recent request the proxy rewrote.
-type compressionEvent struct {
-	T            int64   `json:"t"` // ms
-	Client       string  `json:"client"`
-	SessionID    string  `json:"session_id"`
-	Mechanism    string  `json:"mechanism"`
-	Mode         string  `json:"mode"`
-	Provider     string  `json:"provider"`
-	Model        string  `json:"model"`
-	BytesBefore  int64   `json:"bytes_before"`
-	BytesAfter   int64   `json:"bytes_after"`
-	TokensBefore int64   `json:"tokens_before"`
-	TokensAfter  int64   `json:"tokens_after"`
-	SavedUSD     float64 `json:"saved_usd"`
-	StashID      string  `json:"stash_id,omitempty"`
-}
+type compressionEvent = query.CompressionEvent
 
 // compressionAPI answers /api/compression: what the proxy's request compression saved, by
 // mechanism and model, and the latest events.
@@ -194,18 +138,13 @@ func (s *Server) compressionAPI(ctx context.Context, q *reqParams) (any, error) 
 		return out, err
 	}
 	out.Store = true
-	w, args := filterWhere(f, "ts")
-	rows, err := db.QueryContext(ctx, `SELECT mechanism, model, count(*), sum(bytes_before), sum(bytes_after), sum(tokens_before), sum(tokens_after), sum(saved_usd)
-  FROM compression_events`+w+` GROUP BY mechanism, model ORDER BY sum(bytes_before) - sum(bytes_after) DESC, mechanism, model`, args...)
+	groups, err := query.CompressionGroups(ctx, db, f.readFilter())
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var r compressionRow
-		if err := rows.Scan(&r.Mechanism, &r.Model, &r.Events, &r.BytesBefore, &r.BytesAfter, &r.TokensBefore, &r.TokensAfter, &r.SavedUSD); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	for _, g := range groups {
+		r := compressionRow{Mechanism: g.Mechanism, Model: g.Model, Events: g.Events, BytesBefore: g.BytesBefore, BytesAfter: g.BytesAfter,
+			TokensBefore: g.TokensBefore, TokensAfter: g.TokensAfter, SavedUSD: g.SavedUSD}
 		r.SavedRatio = savedRatio(r.BytesBefore, r.BytesAfter)
 		out.Groups = append(out.Groups, r)
 		out.Total.Events += r.Events
@@ -215,25 +154,13 @@ func (s *Server) compressionAPI(ctx context.Context, q *reqParams) (any, error) 
 		out.Total.TokensAfter += r.TokensAfter
 		out.Total.SavedUSD += r.SavedUSD
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	out.Total.SavedRatio = savedRatio(out.Total.BytesBefore, out.Total.BytesAfter)
-	rows, err = db.QueryContext(ctx, `SELECT ts, client, session_id, mechanism, mode, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, saved_usd, stash_id
-  FROM compression_events`+w+` ORDER BY ts DESC, id DESC LIMIT 50`, args...)
+	recent, err := query.CompressionEvents(ctx, db, f.readFilter(), 50)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e compressionEvent
-		if err := rows.Scan(&e.T, &e.Client, &e.SessionID, &e.Mechanism, &e.Mode, &e.Provider, &e.Model, &e.BytesBefore, &e.BytesAfter, &e.TokensBefore, &e.TokensAfter, &e.SavedUSD, &e.StashID); err != nil {
-			return nil, err
-		}
-		out.Recent = append(out.Recent, e)
-	}
-	return out, rows.Err()
+	out.Recent = append(out.Recent, recent...)
+	return out, nil
 }
 
 func savedRatio(before, after int64) float64 {

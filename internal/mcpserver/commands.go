@@ -2,10 +2,10 @@ package mcpserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/observerhq/observer/internal/query"
 )
 
 // testCommands are the substrings that make a command a test run. A command that only mentions
@@ -14,16 +14,6 @@ var testCommands = []string{
 	"go test", "gotestsum", "pytest", "py.test", "unittest", "npm test", "npm run test", "yarn test", "pnpm test",
 	"pnpm run test", "bun test", "jest", "vitest", "mocha", "cargo test", "cargo nextest", "mvn test", "gradle test",
 	"gradlew test", "make test", "rspec", "phpunit", "dotnet test", "mix test", "deno test", "ctest",
-}
-
-// testCond is the SQL condition on target matching testCommands, with its arguments.
-func testCond() (string, []any) {
-	conds := make([]string, len(testCommands))
-	args := make([]any, len(testCommands))
-	for i, c := range testCommands {
-		conds[i], args[i] = "target LIKE ?", "%"+c+"%"
-	}
-	return "(" + strings.Join(conds, " OR ") + ")", args
 }
 
 type testAnswer struct {
@@ -35,35 +25,31 @@ type testAnswer struct {
 // lastTest walks the project's commands newest first (actions(project, type, ts)), or the
 // session's, until one looks like a test run.
 func (s *Server) lastTest(ctx context.Context, db *dbh, in testArgs) (any, error) {
-	cond, condArgs := testCond()
-	var where string
-	var args []any
+	var scope query.ActionScope
 	var proj string
 	if in.Session != "" {
 		x, err := s.sessionOf(ctx, db, in.Session, "")
 		if err != nil {
 			return nil, err
 		}
-		proj, where, args = x.Project, `session_id = ? AND +type = 'run_command'`, []any{x.ID}
+		proj, scope = x.Project, query.ActionScope{SessionID: x.ID}
 	} else {
 		p, err := s.projectOf(ctx, db, in.Project)
 		if err != nil {
 			return nil, err
 		}
-		proj, where, args = p, `project = ? AND type = 'run_command'`, []any{p}
+		proj, scope = p, query.ActionScope{Project: p}
 	}
-	var ms int64
-	var eventID string
-	acts, err := s.actList(ctx, db, proj, `SELECT `+actCols+` FROM actions WHERE `+where+` AND `+cond+
-		` ORDER BY ts DESC, id DESC LIMIT 1`, append(args, condArgs...)...)
+	run, ok, err := query.LastTestRun(ctx, db, scope, testCommands)
 	if err != nil {
 		return nil, err
 	}
-	if len(acts) == 0 {
+	if !ok {
 		return nil, notice("no test run recorded in " + proj)
 	}
-	a := acts[0]
-	if err := db.QueryRowContext(ctx, `SELECT duration_ms, event_id FROM actions WHERE id = ?`, a.ID).Scan(&ms, &eventID); err != nil {
+	a := s.actList([]query.ActionRow{run})[0]
+	ms, eventID, err := query.ActionRun(ctx, db, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	out, err := output(ctx, db, eventID)
@@ -108,22 +94,14 @@ func (s *Server) failures(ctx context.Context, db *dbh, in listArgs) (any, error
 			return nil, err
 		}
 		proj = x.Project
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE session_id = ? AND success = 0`, x.ID).Scan(&ans.N); err != nil {
-			return nil, err
-		}
-		if ans.Fails, err = s.failureList(ctx, db, `SELECT `+actCols+` FROM actions WHERE session_id = ? AND success = 0
-			ORDER BY ts DESC, id DESC LIMIT ?`, x.ID, n); err != nil {
+		if ans.N, ans.Fails, err = s.failureList(ctx, db, query.ActionScope{SessionID: x.ID}, n); err != nil {
 			return nil, err
 		}
 	} else {
 		if proj, err = s.projectOf(ctx, db, in.Project); err != nil {
 			return nil, err
 		}
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND success = 0`, proj).Scan(&ans.N); err != nil {
-			return nil, err
-		}
-		if ans.Fails, err = s.failureList(ctx, db, `SELECT `+actCols+` FROM actions WHERE project = ? AND success = 0
-			ORDER BY ts DESC, id DESC LIMIT ?`, proj, n); err != nil {
+		if ans.N, ans.Fails, err = s.failureList(ctx, db, query.ActionScope{Project: proj}, n); err != nil {
 			return nil, err
 		}
 	}
@@ -136,62 +114,61 @@ func (s *Server) failures(ctx context.Context, db *dbh, in listArgs) (any, error
 	return ans, nil
 }
 
-func (s *Server) failureList(ctx context.Context, db *dbh, query string, args ...any) ([]failure, error) {
-	acts, err := s.actList(ctx, db, "", query, args...)
+// failureList counts the failures of a session or a project and lists the newest n, each with
+// the step before it, its fix and the end of its output.
+func (s *Server) failureList(ctx context.Context, db *dbh, scope query.ActionScope, n int) (int, []failure, error) {
+	total, err := query.CountFailed(ctx, db, scope)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
+	rows, err := query.FailedActions(ctx, db, scope, n)
+	if err != nil {
+		return 0, nil, err
+	}
+	acts := s.actList(rows)
 	out := make([]failure, 0, len(acts))
 	for _, a := range acts {
 		f := failure{act: a}
 		f.Err = clip(a.Err, 300)
 		if f.Fixed, err = fixedLater(ctx, db, a.project, a); err != nil {
-			return nil, err
+			return 0, nil, err
 		}
-		var typ, target, eventID string
-		err := db.QueryRowContext(ctx, `SELECT type, target FROM actions WHERE session_id = (SELECT session_id FROM actions WHERE id = ?1)
-			AND ts <= ?2 AND (ts < ?2 OR id < ?1) ORDER BY ts DESC, id DESC LIMIT 1`, a.ID, a.ts).Scan(&typ, &target)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
+		typ, target, err := query.PrevAction(ctx, db, a.ID, a.ts)
+		if err != nil {
+			return 0, nil, err
 		}
 		if typ != "" {
 			f.Prev = clip(strings.TrimSpace(typ+" "+rel(a.project, target)), 120)
 		}
-		if err := db.QueryRowContext(ctx, `SELECT event_id FROM actions WHERE id = ?`, a.ID).Scan(&eventID); err != nil {
-			return nil, err
+		eventID, err := query.ActionEventID(ctx, db, a.ID)
+		if err != nil {
+			return 0, nil, err
 		}
 		o, err := output(ctx, db, eventID)
 		if err != nil {
-			return nil, err
+			return 0, nil, err
 		}
 		f.Out = clipTail(strings.TrimSpace(o), 400)
 		out = append(out, f)
 	}
-	return out, nil
+	return total, out, nil
 }
 
 // failureContext reads the failure_context table, which a later analysis fills; empty until then.
 func (s *Server) failureContext(ctx context.Context, db *dbh, proj string, n int) ([]failContext, error) {
-	rows, err := db.QueryContext(ctx, `SELECT ts, session_id, kind, target, error, context FROM failure_context
-		WHERE project = ? ORDER BY ts DESC, id DESC LIMIT ?`, proj, n)
+	rows, err := query.FailureContexts(ctx, db, proj, n)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []failContext
 	now := s.now()
-	for rows.Next() {
-		var c failContext
-		var ts int64
-		var sid string
-		if err := rows.Scan(&ts, &sid, &c.Kind, &c.Target, &c.Err, &c.Context); err != nil {
-			return nil, err
-		}
-		c.Ago, c.Sess, c.Target = ago(now, ts), short(sid), rel(proj, c.Target)
-		c.Err, c.Context = clip(c.Err, 300), clip(c.Context, 600)
+	for _, r := range rows {
+		c := failContext{Kind: r.Kind}
+		c.Ago, c.Sess, c.Target = ago(now, r.TS), short(r.SessionID), rel(proj, r.Target)
+		c.Err, c.Context = clip(r.Error, 300), clip(r.Context, 600)
 		out = append(out, c)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 type cmdAnswer struct {
@@ -218,65 +195,47 @@ func (s *Server) commandFreshness(ctx context.Context, db *dbh, in commandArgs) 
 	if cmd == "" {
 		return nil, errors.New("command is empty")
 	}
-	sessCond, args := "", []any{proj, cmd}
+	sess := ""
 	if in.Session != "" {
 		x, err := s.sessionOf(ctx, db, in.Session, "")
 		if err != nil {
 			return nil, err
 		}
-		sessCond = ` AND session_id = ?`
-		args = append(args, x.ID)
+		sess = x.ID
 	}
-	last, err := s.actList(ctx, db, proj, `SELECT `+actCols+` FROM actions WHERE project = ? AND target = ?
-		AND +type = 'run_command'`+sessCond+` ORDER BY ts DESC, id DESC LIMIT 1`, args...)
+	run, ok, err := query.LastCommandRun(ctx, db, proj, cmd, sess, false)
 	if err != nil {
 		return nil, err
 	}
-	if len(last) == 0 {
-		prefixArgs := append([]any{proj, cmd, cmd + string(utf8.MaxRune)}, args[2:]...)
-		if last, err = s.actList(ctx, db, proj, `SELECT `+actCols+` FROM actions WHERE project = ? AND target >= ? AND target < ?
-			AND +type = 'run_command'`+sessCond+` ORDER BY ts DESC, id DESC LIMIT 1`, prefixArgs...); err != nil {
+	if !ok {
+		if run, ok, err = query.LastCommandRun(ctx, db, proj, cmd, sess, true); err != nil {
 			return nil, err
 		}
 	}
-	if len(last) == 0 {
+	if !ok {
 		return nil, notice("command never recorded in " + proj + ": " + clip(cmd, 200))
 	}
-	a := last[0]
+	a := s.actList([]query.ActionRow{run})[0]
 	ans := cmdAnswer{Cmd: clip(a.fullTarget, 300), Last: &a}
 	a.Target, a.Err = "", clip(a.Err, 200)
 	var eventID string
-	if err := db.QueryRowContext(ctx, `SELECT duration_ms, event_id FROM actions WHERE id = ?`, a.ID).Scan(&ans.Ms, &eventID); err != nil {
+	if ans.Ms, eventID, err = query.ActionRun(ctx, db, a.ID); err != nil {
 		return nil, err
 	}
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND target = ? AND +type = 'run_command'`,
-		proj, a.fullTarget).Scan(&ans.Runs); err != nil {
+	if ans.Runs, err = query.CommandRuns(ctx, db, proj, a.fullTarget); err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `WITH r AS MATERIALIZED (SELECT target, ts FROM actions WHERE project = ?
-		AND type IN ('edit_file', 'write_file') AND ts > ?)
-		SELECT target, count(*) FROM r GROUP BY target ORDER BY max(ts) DESC`, proj, a.ts)
+	edits, err := query.EditsSince(ctx, db, proj, a.ts)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var target string
-		var n int
-		if err := rows.Scan(&target, &n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ans.Edits += n
+	for _, e := range edits {
+		ans.Edits += e.N
 		if len(ans.Files) < 10 {
-			ans.Files = append(ans.Files, rel(proj, target))
+			ans.Files = append(ans.Files, rel(proj, e.Path))
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND type = 'run_command' AND ts > ?`,
-		proj, a.ts).Scan(&ans.Cmds); err != nil {
+	if ans.Cmds, err = query.CommandsSince(ctx, db, proj, a.ts); err != nil {
 		return nil, err
 	}
 	ans.Fresh = ans.Edits == 0

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/internal/freshness"
+	"github.com/observerhq/observer/internal/query"
 )
 
 // act is one action in a list answer.
@@ -67,31 +67,24 @@ func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, 
 	}
 	now := s.now()
 	ans := freshAnswer{Path: relF}
-	read, readTS, err := lastOn(ctx, db, now, proj, relF, absF, `'read_file'`, sess)
+	file := query.FileRef{Project: proj, Rel: relF, Abs: absF}
+	read, readTS, err := lastOn(ctx, db, now, file, []string{"read_file"}, sess)
 	if err != nil {
 		return nil, err
 	}
-	write, writeTS, err := lastOn(ctx, db, now, proj, relF, absF, `'edit_file','write_file'`, sess)
+	write, writeTS, err := lastOn(ctx, db, now, file, []string{"edit_file", "write_file"}, sess)
 	if err != nil {
 		return nil, err
 	}
 	ans.Read, ans.Write = read, write
 
-	q := `SELECT session_id, hash, size, seen_at FROM file_state WHERE project = ? AND path IN (?, ?)`
-	args := []any{proj, relF, absF}
-	if sess != "" {
-		q += ` AND session_id = ?`
-		args = append(args, sess)
-	}
-	var seenSess, seenHash string
-	var seenSize, seenAt int64
-	err = db.QueryRowContext(ctx, q+` ORDER BY seen_at DESC LIMIT 1`, args...).Scan(&seenSess, &seenHash, &seenSize, &seenAt)
-	hasSeen := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	seen, hasSeen, err := query.LastFileState(ctx, db, file, sess)
+	if err != nil {
 		return nil, err
 	}
+	seenHash := seen.Hash
 	if hasSeen {
-		ans.Seen = &act{Ago: ago(now, seenAt), Sess: short(seenSess)}
+		ans.Seen = &act{Ago: ago(now, seen.SeenAt), Sess: short(seen.SessionID)}
 	}
 
 	// The resolved path: what was decided on is what is read.
@@ -127,33 +120,18 @@ func (s *Server) fileFreshness(ctx context.Context, db *dbh, in fileArgs) (any, 
 	return ans, nil
 }
 
-// lastOn returns the newest action of the given types (a quoted SQL list) on a file.
-func lastOn(ctx context.Context, db *dbh, now int64, proj, relF, absF, types, sess string) (*act, int64, error) {
-	// +type: the file's few actions through actions(project, target, ts), not the project's every
-	// read newest first through actions(project, type, ts) until one is of this file.
-	q := `SELECT id, ts, session_id, type, success FROM actions WHERE project = ? AND target IN (?, ?) AND +type IN (` +
-		types + `)`
-	args := []any{proj, relF, absF}
-	if sess != "" {
-		q += ` AND session_id = ?`
-		args = append(args, sess)
-	}
-	var a act
-	var ts int64
-	var sid string
-	var ok sql.NullBool
-	err := db.QueryRowContext(ctx, q+` ORDER BY ts DESC, id DESC LIMIT 1`, args...).Scan(&a.ID, &ts, &sid, &a.Type, &ok)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, nil
-	}
-	if err != nil {
+// lastOn returns the newest action of the given types on a file.
+func lastOn(ctx context.Context, db *dbh, now int64, file query.FileRef, types []string, sess string) (*act, int64, error) {
+	r, ok, err := query.LastActionOn(ctx, db, file, types, sess)
+	if err != nil || !ok {
 		return nil, 0, err
 	}
-	a.Ago, a.Sess, a.OK = ago(now, ts), short(sid), okOf(ok)
-	if !strings.Contains(types, ",") {
+	a := act{ID: r.ID, Type: r.Type}
+	a.Ago, a.Sess, a.OK = ago(now, r.TS), short(r.SessionID), r.Success
+	if len(types) == 1 {
 		a.Type = "" // the field name says it
 	}
-	return &a, ts, nil
+	return &a, r.TS, nil
 }
 
 type historyAnswer struct {
@@ -172,29 +150,21 @@ func (s *Server) fileHistory(ctx context.Context, db *dbh, in historyArgs) (any,
 		return nil, err
 	}
 	ans := historyAnswer{Path: relF, Acts: []act{}}
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM actions WHERE project = ? AND target IN (?, ?)`,
-		proj, relF, absF).Scan(&ans.N); err != nil {
+	file := query.FileRef{Project: proj, Rel: relF, Abs: absF}
+	if ans.N, err = query.CountFileActions(ctx, db, file); err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, ts, session_id, type, success, error, freshness FROM actions
-		WHERE project = ? AND target IN (?, ?) ORDER BY ts DESC, id DESC LIMIT ?`, proj, relF, absF, limit(in.Limit, 20))
+	rows, err := query.FileActions(ctx, db, file, limit(in.Limit, 20))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	now := s.now()
-	for rows.Next() {
-		var a act
-		var ts int64
-		var sid, errText string
-		var ok sql.NullBool
-		if err := rows.Scan(&a.ID, &ts, &sid, &a.Type, &ok, &errText, &a.Fresh); err != nil {
-			return nil, err
-		}
-		a.Ago, a.Sess, a.OK, a.Err = ago(now, ts), short(sid), okOf(ok), clip(errText, 120)
+	for _, r := range rows {
+		a := act{ID: r.ID, Type: r.Type, Fresh: r.Freshness}
+		a.Ago, a.Sess, a.OK, a.Err = ago(now, r.TS), short(r.SessionID), r.Success, clip(r.Error, 120)
 		ans.Acts = append(ans.Acts, a)
 	}
-	return ans, rows.Err()
+	return ans, nil
 }
 
 // maxLinks bounds the symbolic links resolve follows, as the kernel's ELOOP does.
@@ -214,11 +184,11 @@ func (s *Server) fileIn(ctx context.Context, db *dbh, proj, path string) (relF, 
 		return "", "", "", errors.New("path is relative and the project is unknown: pass an absolute path")
 	}
 	if proj != s.opts.Project {
-		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE path = ?`, proj).Scan(&n); err != nil {
+		ok, err := query.ProjectRecorded(ctx, db, proj)
+		if err != nil {
 			return "", "", "", err
 		}
-		if n == 0 {
+		if !ok {
 			return "", "", "", fmt.Errorf("project %s is not recorded by observer: file tools answer for files of the client's project or of a recorded one", proj)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/observerhq/observer/internal/query"
 )
 
 // Limits every list answer follows: a default when the agent names none, and a cap.
@@ -39,9 +41,8 @@ func (s *Server) projectOf(ctx context.Context, db *dbh, arg string) (string, er
 		return s.opts.Project, nil
 	}
 	if !filepath.IsAbs(arg) {
-		var p string
-		err := db.QueryRowContext(ctx, `SELECT path FROM projects WHERE name = ? ORDER BY last_seen DESC LIMIT 1`, arg).Scan(&p)
-		if errors.Is(err, sql.ErrNoRows) {
+		p, ok, err := query.ProjectNamed(ctx, db, arg)
+		if err == nil && !ok {
 			return "", fmt.Errorf("no recorded project named %q: pass its absolute path", arg)
 		}
 		return p, err
@@ -50,11 +51,9 @@ func (s *Server) projectOf(ctx context.Context, db *dbh, arg string) (string, er
 	// A recorded project that holds the path, nearest first: the store knows projects whose
 	// directories may not exist on this machine (or not any more).
 	for d := arg; ; d = filepath.Dir(d) {
-		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE path = ?`, d).Scan(&n); err != nil {
+		if ok, err := query.ProjectRecorded(ctx, db, d); err != nil {
 			return "", err
-		}
-		if n > 0 {
+		} else if ok {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
@@ -70,21 +69,14 @@ func (s *Server) projectOf(ctx context.Context, db *dbh, arg string) (string, er
 	return arg, nil
 }
 
-// session is a sessions row.
+// session is the session a tool resolved: the read model's row, and its id under the name the
+// tools use.
 type session struct {
-	Client, ID, Project, State, Model, Transcript, Parent string
-	First, Last                                           int64
-	Epoch, Events                                         int
+	query.Session
+	ID string // Session.SessionID
 }
 
-const sessionCols = `client, session_id, project, state, model, transcript_path, parent_session_id, first_seen, last_seen, epoch, events`
-
-func scanSession(row interface{ Scan(...any) error }) (session, error) {
-	var x session
-	err := row.Scan(&x.Client, &x.ID, &x.Project, &x.State, &x.Model, &x.Transcript, &x.Parent, &x.First, &x.Last,
-		&x.Epoch, &x.Events)
-	return x, err
-}
+func sessionOfRow(x query.Session) session { return session{Session: x, ID: x.SessionID} }
 
 // notice is an answer rather than a failure: nothing is recorded for what the agent asked about.
 // The tool returns its text as a normal result.
@@ -98,10 +90,9 @@ func (n notice) Error() string { return string(n) }
 func (s *Server) sessionOf(ctx context.Context, db *dbh, arg, projectArg string) (session, error) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" && strings.TrimSpace(projectArg) == "" && s.opts.Session != "" {
-		x, err := scanSession(db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE session_id = ?
-			ORDER BY last_seen DESC LIMIT 1`, s.opts.Session))
-		if !errors.Is(err, sql.ErrNoRows) {
-			return x, err
+		x, ok, err := query.FindSession(ctx, db, s.opts.Session, "")
+		if ok || err != nil {
+			return sessionOfRow(x), err
 		}
 		// Not recorded yet (the watcher has not seen its transcript): the project's latest.
 	}
@@ -110,43 +101,28 @@ func (s *Server) sessionOf(ctx context.Context, db *dbh, arg, projectArg string)
 		if err != nil {
 			return session{}, err
 		}
-		x, err := scanSession(db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE project = ?
-			ORDER BY last_seen DESC LIMIT 1`, p))
-		if errors.Is(err, sql.ErrNoRows) {
+		x, ok, err := query.LatestSessionOf(ctx, db, p)
+		if err == nil && !ok {
 			return session{}, notice("no session recorded for project " + p)
 		}
-		return x, err
+		return sessionOfRow(x), err
 	}
-	x, err := scanSession(db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE session_id = ?
-		ORDER BY last_seen DESC LIMIT 1`, arg))
-	if err == nil || !errors.Is(err, sql.ErrNoRows) {
-		return x, err
+	x, ok, err := query.FindSession(ctx, db, arg, "")
+	if ok || err != nil {
+		return sessionOfRow(x), err
 	}
-	// A prefix: the id index serves it as a range; U+10FFFF sorts after every character of an id.
-	rows, err := db.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE session_id >= ?1 AND session_id < ?1 || ?2
-		ORDER BY last_seen DESC LIMIT 2`, arg, string(utf8.MaxRune))
+	// A prefix.
+	found, err := query.SessionsByPrefix(ctx, db, arg, 2)
 	if err != nil {
-		return session{}, err
-	}
-	defer rows.Close()
-	var found []session
-	for rows.Next() {
-		x, err := scanSession(rows)
-		if err != nil {
-			return session{}, err
-		}
-		found = append(found, x)
-	}
-	if err := rows.Err(); err != nil {
 		return session{}, err
 	}
 	switch {
 	case len(found) == 0:
 		return session{}, fmt.Errorf("no session %q recorded", arg)
-	case len(found) > 1 && found[0].ID != found[1].ID:
-		return session{}, fmt.Errorf("session prefix %q is ambiguous (%s, %s, ...): give more characters", arg, found[0].ID, found[1].ID)
+	case len(found) > 1 && found[0].SessionID != found[1].SessionID:
+		return session{}, fmt.Errorf("session prefix %q is ambiguous (%s, %s, ...): give more characters", arg, found[0].SessionID, found[1].SessionID)
 	}
-	return found[0], nil
+	return sessionOfRow(found[0]), nil
 }
 
 // rel shows a target relative to the project when it lies inside it.

@@ -65,6 +65,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -101,25 +102,9 @@ type Server struct {
 	trace func(query string, args []any)
 }
 
-// dbh is the store handle tools query through.
-type dbh struct {
-	*sql.DB
-	trace func(string, []any)
-}
-
-func (d *dbh) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if d.trace != nil {
-		d.trace(query, args)
-	}
-	return d.DB.QueryContext(ctx, query, args...)
-}
-
-func (d *dbh) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if d.trace != nil {
-		d.trace(query, args)
-	}
-	return d.DB.QueryRowContext(ctx, query, args...)
-}
+// dbh is the store handle tools read through: the read model's reads run on it, and the
+// server's trace, when set, sees each of their statements.
+type dbh = query.Traced
 
 // errNoData is what every tool answers before the writer has created the store.
 var errNoData = errors.New("no data yet")
@@ -205,7 +190,7 @@ func tool[In any](s *Server, name string, known []string, h func(ctx context.Con
 		if err != nil {
 			return nil, nil, err
 		}
-		out, err := h(ctx, &dbh{DB: db, trace: s.trace}, in)
+		out, err := h(ctx, &dbh{DB: db, Trace: s.trace}, in)
 		s.opts.Logger.Debug("tool call", "tool", name, "ms", time.Since(start).Milliseconds(), "err", err)
 		var n notice
 		if errors.As(err, &n) {

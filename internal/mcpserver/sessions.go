@@ -2,17 +2,12 @@ package mcpserver
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-// Queries on one session walk its rows through actions(session_id, ts). A type condition is
-// written +type so that the planner, which has no statistics, never prefers actions(type, ts):
-// that index walks every session's actions of the type.
+	"github.com/observerhq/observer/internal/query"
+)
 
 type fileCount struct {
 	Path string `json:"path"`
@@ -44,25 +39,15 @@ func (s *Server) sessionSummary(ctx context.Context, db *dbh, in scopeArgs) (any
 		return nil, err
 	}
 	now := s.now()
-	ans := summaryAnswer{Sess: x.ID, Client: x.Client, Project: x.Project, State: x.State, Epoch: x.Epoch, Model: x.Model,
-		Started: ago(now, x.First), Last: ago(now, x.Last), Dur: dur(x.Last - x.First), Types: map[string]int{}}
-	rows, err := db.QueryContext(ctx, `SELECT type, count(*), coalesce(sum(success = 0), 0) FROM actions
-		WHERE session_id = ? GROUP BY type`, x.ID)
+	ans := summaryAnswer{Sess: x.ID, Client: x.Client, Project: x.Project, State: x.State, Epoch: int(x.Epoch), Model: x.Model,
+		Started: ago(now, x.FirstSeen), Last: ago(now, x.LastSeen), Dur: dur(x.LastSeen - x.FirstSeen), Types: map[string]int{}}
+	counts, err := query.SessionTypeCounts(ctx, db, x.ID)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var typ string
-		var n, fails int
-		if err := rows.Scan(&typ, &n, &fails); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ans.Types[typ], ans.Acts, ans.Fails = n, ans.Acts+n, ans.Fails+fails
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	for _, c := range counts {
+		n, fails := int(c.Actions), int(c.Failures)
+		ans.Types[c.Type], ans.Acts, ans.Fails = n, ans.Acts+n, ans.Fails+fails
 	}
 	if ans.Files, ans.Edited, err = editedFiles(ctx, db, now, x, 10); err != nil {
 		return nil, err
@@ -78,27 +63,17 @@ func (s *Server) sessionSummary(ctx context.Context, db *dbh, in scopeArgs) (any
 // editedFiles lists the files a session edited or wrote, the most recently touched first, with
 // the number of distinct files.
 func editedFiles(ctx context.Context, db *dbh, now int64, x session, n int) ([]fileCount, int, error) {
-	rows, err := db.QueryContext(ctx, `SELECT target, count(*), max(ts) FROM actions
-		WHERE session_id = ? AND +type IN ('edit_file', 'write_file') AND target != '' GROUP BY target ORDER BY max(ts) DESC`, x.ID)
+	edits, err := query.EditedFiles(ctx, db, x.ID)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
 	var out []fileCount
-	total := 0
-	for rows.Next() {
-		var f fileCount
-		var ts int64
-		if err := rows.Scan(&f.Path, &f.N, &ts); err != nil {
-			return nil, 0, err
-		}
-		total++
+	for _, e := range edits {
 		if len(out) < n {
-			f.Path, f.Ago = rel(x.Project, f.Path), ago(now, ts)
-			out = append(out, f)
+			out = append(out, fileCount{Path: rel(x.Project, e.Path), N: e.N, Ago: ago(now, e.Last)})
 		}
 	}
-	return out, total, rows.Err()
+	return out, len(edits), nil
 }
 
 type prompt struct {
@@ -126,48 +101,38 @@ func (s *Server) recovery(ctx context.Context, db *dbh, in listArgs) (any, error
 		return nil, err
 	}
 	now := s.now()
-	ans := recoveryAnswer{Sess: x.ID, Client: x.Client, State: x.State, Epoch: x.Epoch, Last: ago(now, x.Last),
+	ans := recoveryAnswer{Sess: x.ID, Client: x.Client, State: x.State, Epoch: int(x.Epoch), Last: ago(now, x.LastSeen),
 		Prompts: []prompt{}, Acts: []act{}}
-	var lastCompact sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT count(*), max(ts) FROM actions WHERE session_id = ? AND +type = 'context_compacted'`,
-		x.ID).Scan(&ans.Compactions, &lastCompact); err != nil {
+	var lastCompact int64
+	if ans.Compactions, lastCompact, err = query.Compactions(ctx, db, x.ID); err != nil {
 		return nil, err
 	}
-	if lastCompact.Valid {
-		ans.Compacted = ago(now, lastCompact.Int64)
+	if ans.Compactions > 0 {
+		ans.Compacted = ago(now, lastCompact)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT ts, target FROM actions WHERE session_id = ? AND +type = 'user_prompt'
-		ORDER BY ts DESC, id DESC LIMIT 3`, x.ID)
+	prompts, err := query.LastPrompts(ctx, db, x.ID, 3)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var p prompt
-		var ts int64
-		if err := rows.Scan(&ts, &p.Text); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		p.Ago, p.Text = ago(now, ts), clip(p.Text, 300)
-		ans.Prompts = append(ans.Prompts, p)
+	for _, p := range prompts {
+		ans.Prompts = append(ans.Prompts, prompt{Ago: ago(now, p.TS), Text: clip(p.Text, 300)})
 	}
-	rows.Close()
-	if ans.Acts, err = s.actList(ctx, db, x.Project, `SELECT `+actCols+` FROM actions WHERE session_id = ?
-		AND +type NOT IN ('user_prompt', 'system_prompt') ORDER BY ts DESC, id DESC LIMIT ?`, x.ID, limit(in.Limit, defLimit)); err != nil {
+	recent, err := query.RecentActions(ctx, db, x.ID, limit(in.Limit, defLimit))
+	if err != nil {
 		return nil, err
 	}
+	ans.Acts = s.actList(recent)
 	for i := range ans.Acts {
 		ans.Acts[i].Sess = ""
 	}
 	if ans.Files, _, err = editedFiles(ctx, db, now, x, 15); err != nil {
 		return nil, err
 	}
-	fails, err := s.actList(ctx, db, x.Project, `SELECT `+actCols+` FROM actions WHERE session_id = ? AND success = 0
-		ORDER BY ts DESC, id DESC LIMIT 20`, x.ID)
+	failed, err := query.FailedActions(ctx, db, query.ActionScope{SessionID: x.ID}, 20)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range fails {
+	for _, f := range s.actList(failed) {
 		fixed, err := fixedLater(ctx, db, x.Project, f)
 		if err != nil {
 			return nil, err
@@ -180,46 +145,25 @@ func (s *Server) recovery(ctx context.Context, db *dbh, in listArgs) (any, error
 	return ans, nil
 }
 
-// actCols are the columns actList scans; rows must come in that order.
-const actCols = `id, ts, session_id, type, target, success, error, freshness, project`
-
-// actList runs a query selecting actCols and renders its rows for a list: targets relative to the
-// project, clipped, like errors. The row's own time stays in the hidden ts for callers that
-// need it.
-func (s *Server) actList(ctx context.Context, db *dbh, project, query string, args ...any) ([]act, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
+// actList renders the read model's action rows for a list: targets relative to the project,
+// clipped, like errors. The row's own time stays in the hidden ts for callers that need it.
+func (s *Server) actList(rows []query.ActionRow) []act {
 	now := s.now()
 	out := []act{}
-	for rows.Next() {
-		var a act
-		var ts int64
-		var sid, target, errText, proj string
-		var ok sql.NullBool
-		if err := rows.Scan(&a.ID, &ts, &sid, &a.Type, &target, &ok, &errText, &a.Fresh, &proj); err != nil {
-			return nil, err
-		}
-		a.Ago, a.Sess, a.OK, a.Err = ago(now, ts), short(sid), okOf(ok), clip(errText, 100)
-		a.Target = clip(rel(proj, target), 160)
-		a.ts, a.fullTarget, a.project = ts, target, proj
+	for _, r := range rows {
+		a := act{ID: r.ID, Type: r.Type, Fresh: r.Freshness}
+		a.Ago, a.Sess, a.OK, a.Err = ago(now, r.TS), short(r.SessionID), r.Success, clip(r.Error, 100)
+		a.Target = clip(rel(r.Project, r.Target), 160)
+		a.ts, a.fullTarget, a.project = r.TS, r.Target, r.Project
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	return out
 }
 
 // fixedLater returns the id of the first successful action of the same type on the same target
 // after a failure, or 0.
 func fixedLater(ctx context.Context, db *dbh, project string, f act) (int64, error) {
-	var id int64
-	err := db.QueryRowContext(ctx, `SELECT id FROM actions WHERE project = ? AND target = ? AND ts > ? AND +type = ?
-		AND success = 1 ORDER BY ts LIMIT 1`, project, f.fullTarget, f.ts, f.Type).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return id, err
+	return query.FixedLater(ctx, db, project, f.fullTarget, f.ts, f.Type)
 }
 
 type detailAnswer struct {
@@ -244,24 +188,19 @@ type detailAnswer struct {
 }
 
 func (s *Server) actionDetails(ctx context.Context, db *dbh, in detailArgs) (any, error) {
-	var a detailAnswer
-	var ts int64
-	var ok sql.NullBool
-	var eventID string
-	err := db.QueryRowContext(ctx, `SELECT id, ts, client, session_id, project, type, tool, target, success, error,
-		duration_ms, model, agent_id, freshness, content_hash, output_size, event_id FROM actions WHERE id = ?`, in.ID).Scan(
-		&a.ID, &ts, &a.Client, &a.Sess, &a.Project, &a.Type, &a.Tool, &a.Target, &ok, &a.Err, &a.Ms, &a.Model, &a.Agent,
-		&a.Fresh, &a.Hash, &a.OutSize, &eventID)
-	if errors.Is(err, sql.ErrNoRows) {
+	d, ok, err := query.ActionDetailOf(ctx, db, in.ID)
+	if err == nil && !ok {
 		return nil, fmt.Errorf("no action with id %d", in.ID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.Time, a.Ago, a.OK = time.UnixMilli(ts).UTC().Format(time.RFC3339), ago(s.now(), ts), okOf(ok)
+	a := detailAnswer{ID: d.ID, Client: d.Client, Sess: d.SessionID, Project: d.Project, Type: d.Type, Tool: d.Tool, Target: d.Target,
+		Err: d.Error, Ms: d.DurationMs, Model: d.Model, Agent: d.AgentID, Fresh: d.Freshness, Hash: d.Hash, OutSize: d.OutputSize}
+	a.Time, a.Ago, a.OK = time.UnixMilli(d.TS).UTC().Format(time.RFC3339), ago(s.now(), d.TS), d.Success
 	a.Target = rel(a.Project, a.Target)
 	a.Hash = clip(a.Hash, 12)
-	out, err := output(ctx, db, eventID)
+	out, err := output(ctx, db, d.EventID)
 	if err != nil {
 		return nil, err
 	}
@@ -282,12 +221,7 @@ func limitBytes(n, def int) int {
 
 // output returns an action's stored tool output ("" when none was kept).
 func output(ctx context.Context, db *dbh, eventID string) (string, error) {
-	var out string
-	err := db.QueryRowContext(ctx, `SELECT output FROM action_outputs WHERE event_id = ?`, eventID).Scan(&out)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return out, err
+	return query.ToolOutput(ctx, db, eventID)
 }
 
 type aroundAnswer struct {
@@ -298,42 +232,43 @@ type aroundAnswer struct {
 // around lists a session's actions on both sides of one, in time order, through the
 // session index: the anchor and up to Before actions before it, then up to After after it.
 func (s *Server) around(ctx context.Context, db *dbh, in aroundArgs) (any, error) {
-	var sid string
-	var ts, id int64
+	var at query.ActionPlace
 	if in.ID != 0 {
-		err := db.QueryRowContext(ctx, `SELECT session_id, ts, id FROM actions WHERE id = ?`, in.ID).Scan(&sid, &ts, &id)
-		if errors.Is(err, sql.ErrNoRows) {
+		p, ok, err := query.ActionPlaceOf(ctx, db, in.ID)
+		if err == nil && !ok {
 			return nil, fmt.Errorf("no action with id %d", in.ID)
 		}
 		if err != nil {
 			return nil, err
 		}
+		at = p
 	} else {
 		x, err := s.sessionOf(ctx, db, in.Session, in.Project)
 		if err != nil {
 			return nil, err
 		}
-		sid = x.ID
-		err = db.QueryRowContext(ctx, `SELECT ts, id FROM actions WHERE session_id = ? ORDER BY ts DESC, id DESC LIMIT 1`,
-			sid).Scan(&ts, &id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, notice("no action recorded in session " + sid)
+		p, ok, err := query.LastActionOf(ctx, db, x.ID)
+		if err == nil && !ok {
+			return nil, notice("no action recorded in session " + x.ID)
 		}
 		if err != nil {
 			return nil, err
 		}
+		at = p
 	}
-	before, err := s.actList(ctx, db, "", `SELECT `+actCols+` FROM actions WHERE session_id = ? AND ts <= ?
-		AND (ts < ? OR id <= ?) ORDER BY ts DESC, id DESC LIMIT ?`, sid, ts, ts, id, limit(in.Before, 5)+1)
+	sid, id := at.SessionID, at.ID
+	upTo, err := query.ActionsUpTo(ctx, db, sid, at.TS, id, limit(in.Before, 5)+1)
 	if err != nil {
 		return nil, err
 	}
+	before := s.actList(upTo)
 	after := []act{}
 	if in.ID != 0 {
-		if after, err = s.actList(ctx, db, "", `SELECT `+actCols+` FROM actions WHERE session_id = ? AND ts >= ?
-			AND (ts > ? OR id > ?) ORDER BY ts, id LIMIT ?`, sid, ts, ts, id, limit(in.After, 5)); err != nil {
+		rows, err := query.ActionsAfter(ctx, db, sid, at.TS, id, limit(in.After, 5))
+		if err != nil {
 			return nil, err
 		}
+		after = s.actList(rows)
 	}
 	ans := aroundAnswer{Sess: sid, Acts: make([]act, 0, len(before)+len(after))}
 	for i := len(before) - 1; i >= 0; i-- {
@@ -363,17 +298,15 @@ type stashAnswer struct {
 // stashed returns the original of a tool output the proxy compressed ([compression] stash),
 // a page of at most max_bytes (16 KB by default, 64 KB at most) from offset.
 func (s *Server) stashed(ctx context.Context, db *dbh, in stashArgs) (any, error) {
-	var a stashAnswer
-	var ts int64
-	err := db.QueryRowContext(ctx, `SELECT stash_id, ts, session_id, mechanism, content FROM compression_stash WHERE stash_id = ?`,
-		in.StashID).Scan(&a.StashID, &ts, &a.Session, &a.Mechanism, &a.Content)
-	if errors.Is(err, sql.ErrNoRows) || (err != nil && strings.Contains(err.Error(), "no such table")) {
+	st, ok, err := query.StashedOutput(ctx, db, in.StashID)
+	if err == nil && !ok {
 		return nil, fmt.Errorf("no stashed output %q (stashing is [compression] stash = true; retention may have pruned it)", in.StashID)
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.Time, a.Size = time.UnixMilli(ts).UTC().Format(time.RFC3339), len(a.Content)
+	a := stashAnswer{StashID: st.StashID, Session: st.SessionID, Mechanism: st.Mechanism, Content: st.Content}
+	a.Time, a.Size = time.UnixMilli(st.TS).UTC().Format(time.RFC3339), len(a.Content)
 	if in.Offset < 0 || in.Offset > a.Size {
 		return nil, fmt.Errorf("offset %d is outside the original (%d bytes)", in.Offset, a.Size)
 	}

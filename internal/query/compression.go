@@ -75,3 +75,73 @@ func Compression(ctx context.Context, db *sql.DB, q CostQuery) (*CompressionRepo
 	}
 	return rep, nil
 }
+
+// CompressionGroup sums the compression events of one mechanism on one model.
+type CompressionGroup struct {
+	Mechanism    string  `json:"mechanism"`
+	Model        string  `json:"model"`
+	Events       int64   `json:"events"`
+	BytesBefore  int64   `json:"bytes_before"`
+	BytesAfter   int64   `json:"bytes_after"`
+	TokensBefore int64   `json:"tokens_before"`
+	TokensAfter  int64   `json:"tokens_after"`
+	SavedUSD     float64 `json:"saved_usd"`
+}
+
+// CompressionGroups sums the compression events f selects (its time range on their ts) by
+// mechanism and model, the most bytes saved first.
+func CompressionGroups(ctx context.Context, db Querier, f Filter) ([]CompressionGroup, error) {
+	c := filterClause(f, "ts")
+	rows, err := db.QueryContext(ctx, `SELECT mechanism, model, count(*), sum(bytes_before), sum(bytes_after), sum(tokens_before), sum(tokens_after), sum(saved_usd)
+  FROM compression_events`+c.sql()+` GROUP BY mechanism, model ORDER BY sum(bytes_before) - sum(bytes_after) DESC, mechanism, model`, c.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CompressionGroup
+	for rows.Next() {
+		var r CompressionGroup
+		if err := rows.Scan(&r.Mechanism, &r.Model, &r.Events, &r.BytesBefore, &r.BytesAfter, &r.TokensBefore, &r.TokensAfter, &r.SavedUSD); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// CompressionEvent is one request the proxy rewrote.
+type CompressionEvent struct {
+	T            int64   `json:"t"` // ms
+	Client       string  `json:"client"`
+	SessionID    string  `json:"session_id"`
+	Mechanism    string  `json:"mechanism"`
+	Mode         string  `json:"mode"`
+	Provider     string  `json:"provider"`
+	Model        string  `json:"model"`
+	BytesBefore  int64   `json:"bytes_before"`
+	BytesAfter   int64   `json:"bytes_after"`
+	TokensBefore int64   `json:"tokens_before"`
+	TokensAfter  int64   `json:"tokens_after"`
+	SavedUSD     float64 `json:"saved_usd"`
+	StashID      string  `json:"stash_id,omitempty"`
+}
+
+// CompressionEvents lists the compression events f selects, the newest first, at most limit.
+func CompressionEvents(ctx context.Context, db Querier, f Filter, limit int) ([]CompressionEvent, error) {
+	c := filterClause(f, "ts")
+	rows, err := db.QueryContext(ctx, `SELECT ts, client, session_id, mechanism, mode, provider, model, bytes_before, bytes_after, tokens_before, tokens_after, saved_usd, stash_id
+  FROM compression_events`+c.sql()+` ORDER BY ts DESC, id DESC LIMIT :limit`, append(c.args, sql.Named("limit", limit))...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CompressionEvent
+	for rows.Next() {
+		var e CompressionEvent
+		if err := rows.Scan(&e.T, &e.Client, &e.SessionID, &e.Mechanism, &e.Mode, &e.Provider, &e.Model, &e.BytesBefore, &e.BytesAfter, &e.TokensBefore, &e.TokensAfter, &e.SavedUSD, &e.StashID); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

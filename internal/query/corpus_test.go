@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/observerhq/observer/internal/corpusstore"
 	"github.com/observerhq/observer/internal/ingest"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -27,14 +27,14 @@ func (p storePublisher) PublishBatch(ctx context.Context, evs []event.Event) (in
 	return 0, err
 }
 
-// corpusStore fills a store from ../shared/corpus laid out as the clients keep it, read by the
+// corpusStore fills a store from the corpus (corpusstore.Dir) laid out as the clients keep it, read by the
 // real adapters; it skips when the corpus is absent.
 func corpusStore(t *testing.T) *store.Store {
 	t.Helper()
-	shared := filepath.Join("..", "..", "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "corpus")); err != nil {
-		t.Skip("../shared/corpus is absent")
+	if why := corpusstore.Available(); why != "" {
+		t.Skip(why)
 	}
+	shared := filepath.Dir(corpusstore.Dir())
 	dir := t.TempDir()
 	home := filepath.Join(dir, "clienthome")
 	if out, err := exec.Command("python3", filepath.Join(shared, "scripts", "gen_history.py"), "small", home).CombinedOutput(); err != nil {
