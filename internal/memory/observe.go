@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -56,11 +56,11 @@ type Evidence struct {
 const maxEvidence = 5
 
 // Confidence is support / (support + contradictions + 1), decayed by the time since lastSeen
-// (analysis.Decay: halved every 14 days unseen): one session gives 0.5, three 0.75, and every
+// (query.Decay: halved every 14 days unseen): one session gives 0.5, three 0.75, and every
 // session that goes against it, or every two weeks without it, takes some away.
 func Confidence(support, contradictions int, lastSeen int64, now time.Time) float64 {
 	c := float64(support) / float64(support+contradictions+1)
-	return c * analysis.Decay(lastSeen, now)
+	return c * query.Decay(lastSeen, now)
 }
 
 // obs accumulates one observation across a project's sessions.
