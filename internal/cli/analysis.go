@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/observerhq/observer/internal/atomicfile"
-	"github.com/observerhq/observer/internal/memory"
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/store"
@@ -403,18 +402,18 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 					return err
 				}
 				ps.Patterns = slices.DeleteFunc(ps.Patterns, func(p query.Pattern) bool { return p.Support < int64(minSup) })
-				var obs []memory.Observation
+				var obs []query.Observation
 				if !c.Bool("no-observations") {
 					rst, err := openReadStore(c.Context, e)
 					if err != nil {
 						return err
 					}
-					obs, err = memory.Observations(c.Context, rst.DB, root, minConf, maxN, time.Now())
+					obs, err = query.Observations(c.Context, rst.DB, root, minConf, maxN, time.Now())
 					rst.Close()
 					if err != nil {
 						return err
 					}
-					obs = slices.DeleteFunc(obs, func(o memory.Observation) bool { return o.Support < minSup })
+					obs = slices.DeleteFunc(obs, func(o query.Observation) bool { return o.Support < minSup })
 				}
 				if len(ps.Patterns) == 0 && len(obs) == 0 {
 					return withCode(ExitFailure, fmt.Errorf("no pattern or observation of %s reaches confidence %.2f and support %d (see `observerctl patterns --project %s` and `observerctl memory --project %s`)", root, minConf, minSup, root, root))
@@ -471,8 +470,8 @@ type suggestReport struct {
 	DryRun   bool            `json:"dry_run"`
 	Patterns []query.Pattern `json:"patterns"` // those written (none with --remove)
 	// Observations are the project's strong observations written (observerctl memory).
-	Observations []memory.Observation `json:"observations,omitempty"`
-	Files        []suggestFile        `json:"files"`
+	Observations []query.Observation `json:"observations,omitempty"`
+	Files        []suggestFile       `json:"files"`
 }
 
 type suggestFile struct {
@@ -482,7 +481,7 @@ type suggestFile struct {
 }
 
 // suggestBlock renders the patterns as instructions an agent can follow, strongest first.
-func suggestBlock(ps []query.Pattern, obs []memory.Observation, maxN int) string {
+func suggestBlock(ps []query.Pattern, obs []query.Observation, maxN int) string {
 	slices.SortStableFunc(ps, func(a, b query.Pattern) int {
 		x, y := float64(a.Support)*a.Confidence, float64(b.Support)*b.Confidence
 		switch {
@@ -527,16 +526,16 @@ func suggestBlock(ps []query.Pattern, obs []memory.Observation, maxN int) string
 			}
 			conf := fmt.Sprintf("%.0f%%, %d sessions", 100*o.Confidence, o.Support)
 			switch o.Kind {
-			case memory.KindTestCommand:
+			case query.KindTestCommand:
 				fmt.Fprintf(&b, "- Run the tests with `%s` (%s).\n", o.Key, conf)
-			case memory.KindBuildCommand:
+			case query.KindBuildCommand:
 				fmt.Fprintf(&b, "- Build with `%s` (%s).\n", o.Key, conf)
-			case memory.KindFailingCommand:
+			case query.KindFailingCommand:
 				fmt.Fprintf(&b, "- `%s` has failed every time it ran: do not rely on it (%s).\n", o.Key, conf)
-			case memory.KindCoChange:
+			case query.KindCoChange:
 				x, y, _ := strings.Cut(o.Key, " + ")
 				fmt.Fprintf(&b, "- `%s` and `%s` change together (%s).\n", x, y, conf)
-			case memory.KindChangeArea:
+			case query.KindChangeArea:
 				fmt.Fprintf(&b, "- Most changes land in `%s` (%s).\n", o.Key, conf)
 			default:
 				fmt.Fprintf(&b, "- %s (%s).\n", o.Text, conf)
