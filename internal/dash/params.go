@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/observerhq/observer/internal/query"
 )
 
 // Limits on what a request may ask; beyond them it is a 400, not a slow query.
@@ -222,6 +224,11 @@ func (f filters) sinceMs() int64 {
 		return 0
 	}
 	return f.Since.UnixMilli()
+}
+
+// readFilter is the filters as the read model (internal/query) takes them.
+func (f filters) readFilter() query.Filter {
+	return query.Filter{Since: f.Since, Project: f.Project, Client: f.Client, Member: f.Member}
 }
 
 // span is the window's length; all time counts as unbounded.
