@@ -448,3 +448,183 @@ func (t titler) title(ctx context.Context, db Querier, client, id string) (strin
 	t[k] = title
 	return title, nil
 }
+
+// StoredPatterns reads a project's stored patterns, most seen first, at most limit: as the writer
+// stored them, their confidence the ratio it computed (Ratio; Confidence is not decayed here).
+func StoredPatterns(ctx context.Context, db Querier, project string, limit int) ([]Pattern, error) {
+	rows, err := db.QueryContext(ctx, `SELECT kind, key, detail, confidence, occurrences, last_seen FROM patterns
+		WHERE project = ? ORDER BY occurrences DESC LIMIT ?`, project, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Pattern
+	for rows.Next() {
+		p := Pattern{Project: project}
+		if err := rows.Scan(&p.Kind, &p.Key, &p.Detail, &p.Ratio, &p.Support, &p.LastSeen); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Habits are what a project's actions of a window show without the writer's analysis: its most
+// touched files and its most run and most failed commands.
+type Habits struct {
+	Files   []FileHabit
+	Cmds    []CommandHabit
+	Failing []CommandHabit
+}
+
+// FileHabit is a file read, edited or written N times, Edits of them edits or writes.
+type FileHabit struct {
+	Path     string
+	N, Edits int
+}
+
+// CommandHabit is a command line run N times, Fails of them failed.
+type CommandHabit struct {
+	Cmd      string
+	N, Fails int
+}
+
+// ProjectHabits reads a project's habits from its actions since since (ms), at most limit of each
+// list, most frequent first (ties in name order), through actions(project, type, ts) and the
+// failures index. The files to group are selected in a materialized CTE: grouped in one query,
+// the planner would rather walk the project's every action in target order through
+// actions(project, target, ts) than sort the few rows of the window.
+func ProjectHabits(ctx context.Context, db Querier, project string, since int64, limit int) (Habits, error) {
+	var h Habits
+	rows, err := db.QueryContext(ctx, `WITH r AS MATERIALIZED (SELECT target, type FROM actions WHERE project = ?
+		AND type IN ('read_file', 'edit_file', 'write_file') AND ts >= ? AND target != '')
+		SELECT target, count(*), sum(type != 'read_file') FROM r GROUP BY target ORDER BY count(*) DESC, target LIMIT ?`, project, since, limit)
+	if err != nil {
+		return h, err
+	}
+	for rows.Next() {
+		var f FileHabit
+		if err := rows.Scan(&f.Path, &f.N, &f.Edits); err != nil {
+			rows.Close()
+			return h, err
+		}
+		h.Files = append(h.Files, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return h, err
+	}
+	if h.Cmds, err = commandHabits(ctx, db, `SELECT target, count(*), coalesce(sum(success = 0), 0) FROM actions
+		WHERE project = ? AND type = 'run_command' AND ts >= ? GROUP BY target ORDER BY count(*) DESC, target LIMIT ?`,
+		project, since, limit); err != nil {
+		return h, err
+	}
+	if h.Failing, err = commandHabits(ctx, db, `SELECT target, count(*), count(*) FROM actions
+		WHERE project = ? AND success = 0 AND ts >= ? AND +type = 'run_command' GROUP BY target
+		ORDER BY count(*) DESC, target LIMIT ?`, project, since, limit); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func commandHabits(ctx context.Context, db Querier, stmt string, args ...any) ([]CommandHabit, error) {
+	rows, err := db.QueryContext(ctx, stmt, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []CommandHabit
+	for rows.Next() {
+		var c CommandHabit
+		if err := rows.Scan(&c.Cmd, &c.N, &c.Fails); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ReplayStep is what a redundancy report reads of an action.
+type ReplayStep struct {
+	Type, Target, Hash string
+	OK                 bool // it succeeded (false also when its result is unknown)
+	Size               int64
+}
+
+// ReplaySteps reads a session's actions (by id, of any client), newest first, at most max.
+func ReplaySteps(ctx context.Context, db Querier, sessionID string, max int) ([]ReplayStep, error) {
+	rows, err := db.QueryContext(ctx, `SELECT type, target, success, content_hash, output_size FROM actions
+		WHERE session_id = ? ORDER BY ts DESC, id DESC LIMIT ?`, sessionID, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var steps []ReplayStep
+	for rows.Next() {
+		var st ReplayStep
+		var ok sql.NullBool
+		if err := rows.Scan(&st.Type, &st.Target, &ok, &st.Hash, &st.Size); err != nil {
+			return nil, err
+		}
+		st.OK = ok.Valid && ok.Bool
+		steps = append(steps, st)
+	}
+	return steps, rows.Err()
+}
+
+// OutputSearch is a full-text search of the stored tool outputs.
+type OutputSearch struct {
+	Match string // an FTS5 query
+	// Project keeps the outputs of that project's actions, among the newest Scan matches of all
+	// projects; with AllProjects, every project's.
+	Project     string
+	AllProjects bool
+	Scan        int
+	Prefix      int // how much of each output to read (bytes)
+	Limit       int
+}
+
+// OutputHit is an action whose output matched.
+type OutputHit struct {
+	ID                               int64
+	TS                               int64 // ms
+	SessionID, Type, Target, Project string
+	Output                           string // its first Prefix bytes
+}
+
+// SearchOutputs runs the full-text index over the tool outputs newest first (FTS5 walks rowids
+// backwards and the LIMIT stops it). A project's search stops at the oldest of the newest Scan
+// matches of all projects: its rowid is returned (0 when there are fewer, or for AllProjects). The
+// index is built by the writer in batches, so the last seconds of output may not be searchable
+// yet.
+func SearchOutputs(ctx context.Context, db Querier, s OutputSearch) ([]OutputHit, int64, error) {
+	cond, args := "", []any{s.Prefix, s.Match}
+	var bound int64
+	if !s.AllProjects {
+		err := db.QueryRowContext(ctx, `SELECT rowid FROM tool_output_fts WHERE tool_output_fts MATCH ?
+			ORDER BY rowid DESC LIMIT 1 OFFSET ?`, s.Match, s.Scan-1).Scan(&bound)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, 0, err
+		}
+		cond = ` AND tool_output_fts.rowid >= ? AND a.project = ?`
+		args = append(args, bound, s.Project)
+	}
+	args = append(args, s.Limit)
+	rows, err := db.QueryContext(ctx, `SELECT a.id, a.ts, a.session_id, a.type, a.target, a.project,
+		substr(o.output, 1, ?)
+		FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
+		WHERE tool_output_fts MATCH ?`+cond+` ORDER BY tool_output_fts.rowid DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []OutputHit
+	for rows.Next() {
+		var h OutputHit
+		if err := rows.Scan(&h.ID, &h.TS, &h.SessionID, &h.Type, &h.Target, &h.Project, &h.Output); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, h)
+	}
+	return out, bound, rows.Err()
+}

@@ -558,3 +558,51 @@ func (r CostRow) reliability() string {
 	}
 	return Accurate
 }
+
+// ModelSpend is one model's turns in SessionSpend's or ProjectSpend's answer.
+type ModelSpend struct {
+	Model                                                           string
+	InputTokens, OutputTokens, CacheReadTokens, CacheCreationTokens int64
+	CostUSD                                                         float64
+	Turns, ProxyTurns                                               int64
+}
+
+// SessionSpend is a session's turns (by id, of any client), all of them, by model, costliest
+// first: each turn once, by store.TurnsSQL as Cost counts them, on the session indexes of both
+// turn tables.
+func SessionSpend(ctx context.Context, db Querier, sessionID string) ([]ModelSpend, error) {
+	return spend(ctx, db, `session_id = :session`, 0, sql.Named("session", sessionID))
+}
+
+// ProjectSpend is the turns since since (ms) of the sessions of a project seen since then, by
+// model, costliest first. A turn counts for the project of its session, which also places the
+// proxy's turns (the proxy does not know the project), where Cost's project filter selects
+// transcript turns by their own project.
+func ProjectSpend(ctx context.Context, db Querier, project string, since int64) ([]ModelSpend, error) {
+	return spend(ctx, db, `session_id IN (SELECT session_id FROM sessions WHERE project = :project AND last_seen >= :since)`,
+		since, sql.Named("project", project))
+}
+
+// spend sums the turns since since (ms) of the sessions cond selects (a condition on session_id,
+// with its named arguments), by model.
+func spend(ctx context.Context, db Querier, cond string, since int64, args ...any) ([]ModelSpend, error) {
+	args = append(args, sql.Named("since", since), sql.Named("window", store.JoinWindowMs))
+	rows, err := db.QueryContext(ctx, `SELECT model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
+		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(store.TurnsSQL, "api_turns."+cond+" AND api_turns.ts >= :since",
+		"t."+cond+" AND t.ts >= :since")+`)
+		GROUP BY model ORDER BY sum(cost_usd) DESC, model`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ModelSpend
+	for rows.Next() {
+		var m ModelSpend
+		if err := rows.Scan(&m.Model, &m.InputTokens, &m.OutputTokens, &m.CacheReadTokens, &m.CacheCreationTokens,
+			&m.CostUSD, &m.Turns, &m.ProxyTurns); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
