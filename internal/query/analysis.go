@@ -20,13 +20,6 @@ import (
 	"time"
 )
 
-// Querier is what a read runs its statements on: a *sql.DB, or a handle that also sees each
-// statement (the MCP server's tests check every statement's query plan through one).
-type Querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // Definitions of a session's findings and score parts (shown in the dashboard's help and the CLI).
 const (
 	// A stale re-read is a read that observer-watch classified live as "stale" or "changed
