@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -91,7 +92,7 @@ func TestDiscover_Crafted(t *testing.T) {
 	if _, err := s.WriteBatch(ctx, actionEvents(now.Add(-time.Hour), crafted), nil); err != nil {
 		t.Fatal(err)
 	}
-	d, err := analysis.Discover(ctx, s.DB, analysis.Filter{})
+	d, err := query.Discover(ctx, s.DB, query.AnalysisQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +102,11 @@ func TestDiscover_Crafted(t *testing.T) {
 	if p := run(t, s.DB, now); p.Sessions != 2 || p.Projects != 1 {
 		t.Errorf("Run analysed %+v, want 2 sessions and 1 project", p)
 	}
-	d, err = analysis.Discover(ctx, s.DB, analysis.Filter{})
+	d, err = query.Discover(ctx, s.DB, query.AnalysisQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := analysis.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 2, RepeatedCommands: 3, SharedFiles: 2}
+	want := query.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 2, RepeatedCommands: 3, SharedFiles: 2}
 	if d.Totals != want || d.Pending != 0 {
 		t.Errorf("totals %+v (pending %d), want %+v", d.Totals, d.Pending, want)
 	}
@@ -137,29 +138,29 @@ func TestDiscover_Crafted(t *testing.T) {
 	}
 
 	// Filters: codex alone has no findings of its own, but the files it shares with claude-code.
-	d, err = analysis.Discover(ctx, s.DB, analysis.Filter{Client: cx})
+	d, err = query.Discover(ctx, s.DB, query.AnalysisQuery{Filter: query.Filter{Client: cx}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if (d.Totals != analysis.DiscoveryTots{Sessions: 1, SharedFiles: 2}) || len(d.Rereads)+len(d.Repeats) != 0 {
+	if (d.Totals != query.DiscoveryTots{Sessions: 1, SharedFiles: 2}) || len(d.Rereads)+len(d.Repeats) != 0 {
 		t.Errorf("codex alone: %+v", d)
 	}
-	for _, f := range []analysis.Filter{{Project: "/other"}, {Since: now.Add(time.Minute)}} {
-		d, err = analysis.Discover(ctx, s.DB, f)
+	for _, f := range []query.AnalysisQuery{{Filter: query.Filter{Project: "/other"}}, {Filter: query.Filter{Since: now.Add(time.Minute)}}} {
+		d, err = query.Discover(ctx, s.DB, f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Totals != (analysis.DiscoveryTots{}) || len(d.Rereads)+len(d.Repeats)+len(d.Shared) != 0 {
+		if d.Totals != (query.DiscoveryTots{}) || len(d.Rereads)+len(d.Repeats)+len(d.Shared) != 0 {
 			t.Errorf("%+v: %+v, want nothing", f, d)
 		}
 	}
-	d, err = analysis.Discover(ctx, s.DB, analysis.Filter{Limit: 1})
+	d, err = query.Discover(ctx, s.DB, query.AnalysisQuery{Limit: 1})
 	if err != nil || len(d.Rereads) != 1 || len(d.Repeats) != 1 || len(d.Shared) != 1 || d.Totals.SharedFiles != 2 {
 		t.Errorf("limit 1: %+v %v", d, err)
 	}
 
 	// Scores: codex failed one of its three completed actions; claude-code repeated and re-read.
-	sc, err := analysis.Scores(ctx, s.DB, analysis.Filter{}, "")
+	sc, err := query.Scores(ctx, s.DB, query.AnalysisQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestDiscover_Crafted(t *testing.T) {
 	if sc[0].SessionID != "s1" {
 		t.Errorf("scores not lowest first: %+v", sc)
 	}
-	one, err := analysis.Scores(ctx, s.DB, analysis.Filter{}, "s2")
+	one, err := query.Scores(ctx, s.DB, query.AnalysisQuery{Filter: query.Filter{SessionID: "s2"}})
 	if err != nil || len(one) != 1 || one[0] != s2 {
 		t.Errorf("Scores(s2) = %+v, %v", one, err)
 	}
@@ -354,7 +355,7 @@ func TestPatterns_Decay(t *testing.T) {
 	last := start.Add(time.Duration(len(acts)-1) * time.Second)
 	check := func(now time.Time, factor float64) {
 		t.Helper()
-		ps, err := analysis.Patterns(ctx, s.DB, analysis.Filter{}, "", 0, now)
+		ps, err := query.Patterns(ctx, s.DB, query.AnalysisQuery{}, "", 0, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,9 +381,9 @@ func TestPatterns_Decay(t *testing.T) {
 		}
 	}
 	check(last, 1)
-	check(last.Add(analysis.HalfLife), 0.5)
-	check(last.Add(2*analysis.HalfLife), 0.25)
-	ps, err := analysis.Patterns(ctx, s.DB, analysis.Filter{}, "hot_file", 0.9, last)
+	check(last.Add(query.HalfLife), 0.5)
+	check(last.Add(2*query.HalfLife), 0.25)
+	ps, err := query.Patterns(ctx, s.DB, query.AnalysisQuery{}, "hot_file", 0.9, last)
 	if err != nil || len(ps.Patterns) != 1 || ps.Patterns[0].Key != "x.go" {
 		t.Errorf("hot_file with confidence ≥ 0.9: %+v %v", ps, err)
 	}

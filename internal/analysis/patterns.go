@@ -16,51 +16,29 @@ package analysis
 //   - hot_file: a file read, edited or written in many sessions. Support: sessions touching the
 //     file; ratio: that over the project's sessions that touched any file.
 //
-// Confidence decays: it is the ratio times 2^(−age/HalfLife), the age being the time since the
+// Confidence decays: it is the ratio times 2^(−age/query.HalfLife), the age being the time since the
 // pattern was last seen, so a habit the agents dropped fades out. Only patterns seen at least
 // twice are kept, the storedPerKind strongest of each kind per project.
 
 import (
 	"cmp"
 	"context"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/observerhq/observer/internal/query"
 )
 
 const (
-	// HalfLife is the time over which a pattern's confidence halves once it is no longer seen.
-	HalfLife          = 14 * 24 * time.Hour
 	storedPerKind     = 50
 	maxFilesPerSess   = 60 // co_edit pairs are quadratic in a session's edited files
 	minPatternSupport = 2
 )
 
-// Kinds lists the pattern kinds.
-var Kinds = []string{"command_pair", "co_edit", "edit_then_test", "hot_file"}
-
-// Pattern is one habit of a project.
-type Pattern struct {
-	Kind       string  `json:"kind"`
-	Project    string  `json:"project"`
-	Key        string  `json:"key"`
-	Detail     string  `json:"detail"`
-	Support    int64   `json:"support"`
-	Ratio      float64 `json:"ratio"`      // support over opportunities
-	Confidence float64 `json:"confidence"` // ratio decayed by the time since last seen
-	LastSeen   int64   `json:"last_seen"`
-}
-
-// Decay is the factor a pattern last seen at lastSeen (ms) keeps at now.
-func Decay(lastSeen int64, now time.Time) float64 {
-	age := now.Sub(time.UnixMilli(lastSeen))
-	if age <= 0 {
-		return 1
-	}
-	return math.Exp2(-float64(age) / float64(HalfLife))
-}
+// Pattern is one habit of a project, as the analysis stores it and internal/query reads it
+// (query.Decay gives its confidence).
+type Pattern = query.Pattern
 
 // testCommandRe matches a command line that runs tests.
 var testCommandRe = regexp.MustCompile(`(^|[\s;&|/])(go test|pytest|py\.test|(npm|yarn|pnpm|bun)( run)? test|cargo (test|nextest)|jest|vitest|mocha|rspec|make (test|check)|tox|phpunit|mvn test|gradle test|dotnet test|ctest)\b`)

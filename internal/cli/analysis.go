@@ -14,15 +14,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/observerhq/observer/internal/analysis"
 	"github.com/observerhq/observer/internal/atomicfile"
-	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// The commands that read the analysis the writer keeps (internal/analysis): discover, patterns,
-// score and suggest.
+// The commands that read the analysis the writer keeps (internal/analysis), through the read model
+// (internal/query): discover, patterns, score and suggest.
 
 var windowFlags = []cli.Flag{
 	&cli.StringFlag{Name: "since", Value: "all", Usage: "sessions active since a duration ago (24h, 7d), a date (2026-11-01) or all"},
@@ -33,8 +32,8 @@ var windowFlags = []cli.Flag{
 }
 
 // analysisFilter loads the configuration and reads the window flags.
-func analysisFilter(c *cli.Context) (*env, analysis.Filter, error) {
-	f := analysis.Filter{Project: c.String("project"), Client: c.String("client"), Limit: c.Int("limit")}
+func analysisFilter(c *cli.Context) (*env, query.AnalysisQuery, error) {
+	f := query.AnalysisQuery{Filter: query.Filter{Project: c.String("project"), Client: c.String("client")}, Limit: c.Int("limit")}
 	e, err := load(c)
 	if err != nil {
 		return nil, f, err
@@ -87,11 +86,11 @@ func discoverCommand() *cli.Command {
 		Description: `Reads the findings the writer keeps per session. A session counts when it acted in the window,
 with all its findings.
 
-  stale re-read         ` + analysis.DefStaleReread + `
-  unclassified re-read  ` + analysis.DefUnclassifiedReread + `
-  across agents         ` + analysis.DefCrossAgent + `
-  repeated command      ` + analysis.DefRepeat + `
-  shared file           ` + analysis.DefShared + `
+  stale re-read         ` + query.DefStaleReread + `
+  unclassified re-read  ` + query.DefUnclassifiedReread + `
+  across agents         ` + query.DefCrossAgent + `
+  repeated command      ` + query.DefRepeat + `
+  shared file           ` + query.DefShared + `
 
 The JSON has "totals", "rereads", "repeats", "shared_files" and "pending_sessions".
 
@@ -107,7 +106,7 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 				return err
 			}
 			defer st.Close()
-			d, err := analysis.Discover(c.Context, st.DB, f)
+			d, err := query.Discover(c.Context, st.DB, f)
 			if err != nil {
 				return err
 			}
@@ -166,7 +165,7 @@ The JSON has "patterns" and "pending_projects".
 
 Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 		Flags: append(slices.Clone(windowFlags),
-			&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(analysis.Kinds, ", ")},
+			&cli.StringFlag{Name: "kind", Usage: "only this kind: " + strings.Join(query.PatternKinds, ", ")},
 			&cli.Float64Flag{Name: "min-confidence", Usage: "only patterns with at least this confidence (0 to 1)"}),
 		Action: func(c *cli.Context) error {
 			e, f, err := analysisFilter(c)
@@ -174,8 +173,8 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 				return err
 			}
 			kind, minConf := c.String("kind"), c.Float64("min-confidence")
-			if kind != "" && !slices.Contains(analysis.Kinds, kind) {
-				return usageErr("--kind: one of %s", strings.Join(analysis.Kinds, ", "))
+			if kind != "" && !slices.Contains(query.PatternKinds, kind) {
+				return usageErr("--kind: one of %s", strings.Join(query.PatternKinds, ", "))
 			}
 			if minConf < 0 || minConf > 1 {
 				return usageErr("--min-confidence: between 0 and 1")
@@ -185,7 +184,7 @@ Exit codes: 0 done; 64 a bad flag; 69 no store yet.`,
 				return err
 			}
 			defer st.Close()
-			ps, err := analysis.Patterns(c.Context, st.DB, f, kind, minConf, time.Now())
+			ps, err := query.Patterns(c.Context, st.DB, f, kind, minConf, time.Now())
 			if err != nil {
 				return err
 			}
@@ -215,10 +214,10 @@ func scoreCommand() *cli.Command {
 		Name:      "score",
 		Usage:     "a score per session from its errors and repeated work, lowest first",
 		ArgsUsage: "[SESSION_ID]",
-		Description: `  score        ` + analysis.DefScore + `
-  error rate   ` + analysis.DefErrorRate + `
-  redundancy   ` + analysis.DefRedundancy + `
-  exploration  ` + analysis.DefExploration + `
+		Description: `  score        ` + query.DefScore + `
+  error rate   ` + query.DefErrorRate + `
+  redundancy   ` + query.DefRedundancy + `
+  exploration  ` + query.DefExploration + `
 
 With a SESSION_ID (or a unique prefix of one), that session alone (whatever the window). The JSON
 is an array of sessions, each with its title.
@@ -249,7 +248,8 @@ Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a ba
 				}
 				id = ref.ID
 			}
-			ss, err := analysis.Scores(c.Context, st.DB, f, id)
+			f.SessionID = id
+			ss, err := query.Scores(c.Context, st.DB, f)
 			if err != nil {
 				return err
 			}
@@ -277,7 +277,7 @@ Exit codes: 0 done; 1 the session is not analysed (unknown, or not yet); 64 a ba
 	}
 }
 
-func findings(s analysis.Session) string {
+func findings(s query.SessionScore) string {
 	var parts []string
 	add := func(n int64, what string) {
 		if n > 0 {
@@ -390,30 +390,30 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 				}
 			}
 			var block string
-			rep := suggestReport{DryRun: c.Bool("dry-run"), Patterns: []analysis.Pattern{}, Files: []suggestFile{}}
+			rep := suggestReport{DryRun: c.Bool("dry-run"), Patterns: []query.Pattern{}, Files: []suggestFile{}}
 			if !c.Bool("remove") {
 				st, err := openAnalysis(e, c)
 				if err != nil {
 					return err
 				}
-				ps, err := analysis.Patterns(c.Context, st.DB, analysis.Filter{Project: root, Limit: 100}, "", minConf, time.Now())
+				ps, err := query.Patterns(c.Context, st.DB, query.AnalysisQuery{Filter: query.Filter{Project: root}, Limit: 100}, "", minConf, time.Now())
 				st.Close()
 				if err != nil {
 					return err
 				}
-				ps.Patterns = slices.DeleteFunc(ps.Patterns, func(p analysis.Pattern) bool { return p.Support < int64(minSup) })
-				var obs []memory.Observation
+				ps.Patterns = slices.DeleteFunc(ps.Patterns, func(p query.Pattern) bool { return p.Support < int64(minSup) })
+				var obs []query.Observation
 				if !c.Bool("no-observations") {
 					rst, err := openReadStore(c.Context, e)
 					if err != nil {
 						return err
 					}
-					obs, err = memory.Observations(c.Context, rst.DB, root, minConf, maxN, time.Now())
+					obs, err = query.Observations(c.Context, rst.DB, root, minConf, maxN, time.Now())
 					rst.Close()
 					if err != nil {
 						return err
 					}
-					obs = slices.DeleteFunc(obs, func(o memory.Observation) bool { return o.Support < minSup })
+					obs = slices.DeleteFunc(obs, func(o query.Observation) bool { return o.Support < minSup })
 				}
 				if len(ps.Patterns) == 0 && len(obs) == 0 {
 					return withCode(ExitFailure, fmt.Errorf("no pattern or observation of %s reaches confidence %.2f and support %d (see `observerctl patterns --project %s` and `observerctl memory --project %s`)", root, minConf, minSup, root, root))
@@ -467,11 +467,11 @@ Exit codes: 0 done (also when nothing changed); 1 no pattern reaches the thresho
 
 // suggestReport is suggest's JSON.
 type suggestReport struct {
-	DryRun   bool               `json:"dry_run"`
-	Patterns []analysis.Pattern `json:"patterns"` // those written (none with --remove)
+	DryRun   bool            `json:"dry_run"`
+	Patterns []query.Pattern `json:"patterns"` // those written (none with --remove)
 	// Observations are the project's strong observations written (observerctl memory).
-	Observations []memory.Observation `json:"observations,omitempty"`
-	Files        []suggestFile        `json:"files"`
+	Observations []query.Observation `json:"observations,omitempty"`
+	Files        []suggestFile       `json:"files"`
 }
 
 type suggestFile struct {
@@ -481,8 +481,8 @@ type suggestFile struct {
 }
 
 // suggestBlock renders the patterns as instructions an agent can follow, strongest first.
-func suggestBlock(ps []analysis.Pattern, obs []memory.Observation, maxN int) string {
-	slices.SortStableFunc(ps, func(a, b analysis.Pattern) int {
+func suggestBlock(ps []query.Pattern, obs []query.Observation, maxN int) string {
+	slices.SortStableFunc(ps, func(a, b query.Pattern) int {
 		x, y := float64(a.Support)*a.Confidence, float64(b.Support)*b.Confidence
 		switch {
 		case x > y:
@@ -526,16 +526,16 @@ func suggestBlock(ps []analysis.Pattern, obs []memory.Observation, maxN int) str
 			}
 			conf := fmt.Sprintf("%.0f%%, %d sessions", 100*o.Confidence, o.Support)
 			switch o.Kind {
-			case memory.KindTestCommand:
+			case query.KindTestCommand:
 				fmt.Fprintf(&b, "- Run the tests with `%s` (%s).\n", o.Key, conf)
-			case memory.KindBuildCommand:
+			case query.KindBuildCommand:
 				fmt.Fprintf(&b, "- Build with `%s` (%s).\n", o.Key, conf)
-			case memory.KindFailingCommand:
+			case query.KindFailingCommand:
 				fmt.Fprintf(&b, "- `%s` has failed every time it ran: do not rely on it (%s).\n", o.Key, conf)
-			case memory.KindCoChange:
+			case query.KindCoChange:
 				x, y, _ := strings.Cut(o.Key, " + ")
 				fmt.Fprintf(&b, "- `%s` and `%s` change together (%s).\n", x, y, conf)
-			case memory.KindChangeArea:
+			case query.KindChangeArea:
 				fmt.Fprintf(&b, "- Most changes land in `%s` (%s).\n", o.Key, conf)
 			default:
 				fmt.Fprintf(&b, "- %s (%s).\n", o.Text, conf)

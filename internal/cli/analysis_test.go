@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -68,11 +69,11 @@ func TestDiscover_OutputAndErrors(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("discover --json: exit %d: %s", code, errOut)
 	}
-	var d analysis.Discovery
+	var d query.Discovery
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := analysis.DiscoveryTots{Sessions: 4, UnclassifiedRereads: 1, RepeatedCommands: 1, SharedFiles: 1}
+	want := query.DiscoveryTots{Sessions: 4, UnclassifiedRereads: 1, RepeatedCommands: 1, SharedFiles: 1}
 	if d.Totals != want || len(d.Rereads) != 1 || d.Rereads[0].Target != "x.go" || d.Rereads[0].Title != "fix the x tests" || len(d.Repeats) != 1 ||
 		d.Repeats[0].Title != "fix the x tests" ||
 		d.Repeats[0].Command != "go test ./x" || len(d.Shared) != 1 || strings.Join(d.Shared[0].Clients, ",") != "claude-code,codex" {
@@ -110,7 +111,7 @@ func TestPatternsAndScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("patterns: exit %d: %s", code, errOut)
 	}
-	var ps analysis.PatternSet
+	var ps query.PatternSet
 	if err := json.Unmarshal([]byte(out), &ps); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestPatternsAndScore(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("score: exit %d: %s", code, errOut)
 	}
-	var ss []analysis.Session
+	var ss []query.SessionScore
 	if err := json.Unmarshal([]byte(out), &ss); err != nil {
 		t.Fatal(err)
 	}

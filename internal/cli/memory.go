@@ -38,7 +38,7 @@ Exit codes: 0 done; 1 no such session; 64 bad flags; 69 no store yet.`,
 }
 
 type summaryOut struct {
-	memory.Stored
+	query.StoredSummary
 	SoFar bool `json:"so_far,omitempty"` // the epoch goes on: computed now, not stored
 }
 
@@ -132,7 +132,7 @@ func runSummary(c *cli.Context) error {
 // sessionSummaries is every stored summary of a session, and the epoch still going on computed
 // now (the store is read-only here).
 func sessionSummaries(ctx context.Context, st *store.Store, ref store.SessionRef) ([]summaryOut, error) {
-	stored, err := memory.SessionSummaries(ctx, st.DB, ref.Client, ref.ID, true)
+	stored, err := query.SessionSummaries(ctx, st.DB, ref.Client, ref.ID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func sessionSummaries(ctx context.Context, st *store.Store, ref store.SessionRef
 	var out []summaryOut
 	for _, s := range stored {
 		have[s.Epoch] = true
-		out = append(out, summaryOut{Stored: s})
+		out = append(out, summaryOut{StoredSummary: s})
 	}
 	ws, err := memory.Windows(ctx, st.DB, ref.Client, ref.ID, epoch)
 	if err != nil {
@@ -167,7 +167,7 @@ func sessionSummaries(ctx context.Context, st *store.Store, ref store.SessionRef
 			continue
 		}
 		f := s
-		out = append(out, summaryOut{Stored: memory.Stored{Client: s.Client, SessionID: s.SessionID, Epoch: s.Epoch,
+		out = append(out, summaryOut{StoredSummary: query.StoredSummary{Client: s.Client, SessionID: s.SessionID, Epoch: s.Epoch,
 			Source: "extractive", Project: project, FirstTS: s.FirstTS, LastTS: s.LastTS, EndedBy: endedBy, Actions: s.Actions,
 			Text: s.Text(), Facts: &f}, SoFar: i == len(ws)-1 && state != "idle" && state != "finalized"})
 	}
@@ -231,13 +231,13 @@ func runMemoryList(c *cli.Context) error {
 		return err
 	}
 	defer st.Close()
-	obs, err := memory.Observations(c.Context, st.DB, c.String("project"), c.Float64("min-confidence"), c.Int("limit"), time.Now())
+	obs, err := query.Observations(c.Context, st.DB, c.String("project"), c.Float64("min-confidence"), c.Int("limit"), time.Now())
 	if err != nil {
 		return err
 	}
 	if c.Bool("json") {
 		if obs == nil {
-			obs = []memory.Observation{}
+			obs = []query.Observation{}
 		}
 		writeJSON(e.stdout, obs)
 		return nil
@@ -361,19 +361,19 @@ func runMemoryExport(c *cli.Context) error {
 	}
 	defer st.Close()
 	project := c.String("project")
-	obs, err := memory.Observations(c.Context, st.DB, project, 0, 0, time.Now())
+	obs, err := query.Observations(c.Context, st.DB, project, 0, 0, time.Now())
 	if err != nil {
 		return err
 	}
-	sums, err := memory.RecentSummaries(c.Context, st.DB, project, 1<<30)
+	sums, err := query.RecentSummaries(c.Context, st.DB, project, 1<<30)
 	if err != nil {
 		return err
 	}
 	if obs == nil {
-		obs = []memory.Observation{}
+		obs = []query.Observation{}
 	}
 	if sums == nil {
-		sums = []memory.Stored{}
+		sums = []query.StoredSummary{}
 	}
 	writeJSON(e.stdout, map[string]any{"project": project, "observations": obs, "summaries": sums})
 	return nil

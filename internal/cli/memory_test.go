@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -85,14 +86,14 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 	}
 
 	code, out, errOut = runCtl(t, "--home", home, "memory", "--project", proj, "--json", "--min-confidence", "0")
-	var obs []memory.Observation
+	var obs []query.Observation
 	if code != 0 || json.Unmarshal([]byte(out), &obs) != nil {
 		t.Fatalf("memory --json: exit %d %s\n%s", code, errOut, out)
 	}
-	var test *memory.Observation
+	var test *query.Observation
 	for i := range obs {
 		// A run of one package is a narrowed run of the project's test command, go test ./...
-		if obs[i].Kind == memory.KindTestCommand && obs[i].Key == "go test ./..." {
+		if obs[i].Kind == query.KindTestCommand && obs[i].Key == "go test ./..." {
 			test = &obs[i]
 		}
 	}
@@ -126,7 +127,7 @@ func TestSummaryAndMemory_CLI(t *testing.T) {
 	}
 	code, out, _ = runCtl(t, "--home", home, "memory", "export", "--project", proj)
 	var exp struct {
-		Summaries []memory.Stored `json:"summaries"`
+		Summaries []query.StoredSummary `json:"summaries"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &exp) != nil || len(exp.Summaries) != 3 {
 		t.Errorf("memory export: exit %d, %d summaries\n%s", code, len(exp.Summaries), out)

@@ -165,7 +165,7 @@ func (s *Server) analysisAPI(ctx context.Context, q *reqParams) (any, error) {
 			maybe = append(maybe, r.SessionID)
 		}
 	}
-	tools, err := toolCalls(ctx, db, f, maybe)
+	tools, err := query.ToolCallsBySession(ctx, db, f.readFilter(), maybe)
 	if err != nil {
 		return nil, err
 	}
@@ -238,38 +238,6 @@ func reasonOf(b Buckets, total float64) string {
 		}
 	}
 	return fmt.Sprintf("%s %.0f%%", name, 100*v/total)
-}
-
-// toolCalls counts each session's tool calls in the window.
-func toolCalls(ctx context.Context, db *sql.DB, f filters, sessions []string) (map[[2]string]int64, error) {
-	out := map[[2]string]int64{}
-	if len(sessions) == 0 {
-		return out, nil
-	}
-	src, args, err := actionsSource(ctx, db, f, false)
-	if err != nil {
-		return nil, err
-	}
-	ph := make([]string, len(sessions))
-	for i, id := range sessions {
-		ph[i] = fmt.Sprintf(":tc%d", i)
-		args = append(args, sql.Named(fmt.Sprintf("tc%d", i), id))
-	}
-	src = "SELECT * FROM (" + src + ") WHERE session_id IN (" + strings.Join(ph, ", ") + ")"
-	rows, err := db.QueryContext(ctx, "SELECT client, session_id, sum(actions) FROM ("+src+") GROUP BY client, session_id", args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var cl, id string
-		var n int64
-		if err := rows.Scan(&cl, &id, &n); err != nil {
-			return nil, err
-		}
-		out[[2]string{cl, id}] = n
-	}
-	return out, rows.Err()
 }
 
 func cheaperRule() string {

@@ -19,12 +19,9 @@ func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows 
 	return runCost(ctx, db, f, query.CostQuery{GroupBy: keys, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}})
 }
 
-// runCost is query.Cost's rows and total for q; with a member filter, memberCost's: the same turns,
-// of that member alone, read from the raw tables (the rollups query.Cost reads have no member).
+// runCost is query.Cost's rows and total for q, of the filters' member alone when they name one.
 func runCost(ctx context.Context, db *sql.DB, f filters, q query.CostQuery) (rows []query.CostRow, total query.CostRow, err error) {
-	if f.Member != "" {
-		return memberCost(ctx, db, q, f.Member, "")
-	}
+	q.Member = f.Member
 	rep, err := query.Cost(ctx, db, q)
 	if err != nil {
 		return nil, total, err

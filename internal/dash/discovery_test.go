@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -44,11 +45,11 @@ func craftedActions(t *testing.T, acts [][6]string) string {
 }
 
 type discoveryJSON struct {
-	Store   bool                   `json:"store"`
-	Rereads []analysis.Reread      `json:"rereads"`
-	Repeats []analysis.Repeat      `json:"repeats"`
-	Shared  []analysis.SharedFile  `json:"shared_files"`
-	Totals  analysis.DiscoveryTots `json:"totals"`
+	Store   bool                `json:"store"`
+	Rereads []query.Reread      `json:"rereads"`
+	Repeats []query.Repeat      `json:"repeats"`
+	Shared  []query.SharedFile  `json:"shared_files"`
+	Totals  query.DiscoveryTots `json:"totals"`
 }
 
 // TestAPI_Discovery: exact counts of stale re-reads, unclassified re-reads (across a parent and
@@ -79,11 +80,11 @@ func TestAPI_Discovery(t *testing.T) {
 	srv := startServer(t, Options{StorePath: path})
 	var d discoveryJSON
 	mustGet(t, srv.URL, "/api/discovery?window=all", &d)
-	want := analysis.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 1, RepeatedCommands: 3, SharedFiles: 2}
+	want := query.DiscoveryTots{Sessions: 2, StaleRereads: 1, UnclassifiedRereads: 2, CrossAgentFiles: 1, RepeatedCommands: 3, SharedFiles: 2}
 	if d.Totals != want {
 		t.Errorf("totals %+v, want %+v", d.Totals, want)
 	}
-	got := map[string]analysis.Reread{}
+	got := map[string]query.Reread{}
 	for _, r := range d.Rereads {
 		got[r.Target] = r
 	}
@@ -96,7 +97,7 @@ func TestAPI_Discovery(t *testing.T) {
 	if _, ok := got["c.go"]; ok || len(d.Rereads) != 2 {
 		t.Errorf("re-reads %+v: c.go was re-read unchanged and is no finding", d.Rereads)
 	}
-	reps := map[string]analysis.Repeat{}
+	reps := map[string]query.Repeat{}
 	for _, r := range d.Repeats {
 		reps[r.Client+" "+r.Command] = r
 	}
@@ -118,7 +119,7 @@ func TestAPI_Discovery(t *testing.T) {
 	// The client filter: codex alone repeats nothing, and shares the two files claude-code touched.
 	var cxOnly discoveryJSON
 	mustGet(t, srv.URL, "/api/discovery?window=all&client=codex", &cxOnly)
-	if cxOnly.Totals != (analysis.DiscoveryTots{Sessions: 1, SharedFiles: 2}) {
+	if cxOnly.Totals != (query.DiscoveryTots{Sessions: 1, SharedFiles: 2}) {
 		t.Errorf("codex alone: %+v", cxOnly.Totals)
 	}
 	for _, bad := range []string{"?window=0d", "?sort=x", "?project=" + strings.Repeat("x", 2000)} {

@@ -4,168 +4,17 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/observerhq/observer/internal/query"
-	"github.com/observerhq/observer/pkg/store"
 )
 
-// Team mode: a hub's store holds many members' events, each row of sessions, actions,
-// token_usage and api_turns naming the member the hub received it from (migration 0015; '' on a
-// single user's store and for the hub's own events).
-//
-// Which member a figure belongs to is the row's own member column, never its session's: the
-// rollups (usage_*, actions_*) have no member column, so whatever is filtered or grouped by member
-// is read from the raw tables, on 0015's partial indexes (member, ts). Joining the rollups to
-// sessions on (client, session_id) would be faster but wrong twice: a proxy turn without a session
-// has no session row and would belong to nobody, and a session id two members' clients both used
-// has one session row, whose member is the first one seen, and would take the other's turns.
-//
-// Dollars and tokens are store.TurnsSQL's turns, each counted once exactly as query.Cost counts them
-// (query.Cost reads the rollups that the writer computes from the same TurnsSQL): the member
-// condition goes into both of its parts, beside the time, client and project conditions query.Cost
-// puts there, so a member's figures plus the other members' plus the unattributed rows add up to
-// query.Cost's total.
-
-// memberCost is query.Cost's report for q restricted to one member's turns (and to one model when
-// model is set), computed from the raw turns: rows ordered as query.Cost orders them (by the time
-// key first when it leads, else highest cost first, then by the keys), and their total.
-func memberCost(ctx context.Context, db *sql.DB, q query.CostQuery, member, model string) ([]query.CostRow, query.CostRow, error) {
-	var total query.CostRow
-	groups, err := memberTurns(ctx, db, q, member, model)
-	if err != nil {
-		return nil, total, err
-	}
-	rows := make([]query.CostRow, len(groups))
-	for i, g := range groups {
-		rows[i] = g.CostRow
-	}
-	byTime := len(q.GroupBy) > 0 && (q.GroupBy[0] == "day" || q.GroupBy[0] == "hour")
-	slices.SortFunc(rows, func(a, b query.CostRow) int {
-		if byTime {
-			if c := strings.Compare(*query.KeyField(&a, q.GroupBy[0]), *query.KeyField(&b, q.GroupBy[0])); c != 0 {
-				return c
-			}
-		}
-		if a.CostUSD != b.CostUSD {
-			return cmpCost(a.CostUSD, b.CostUSD, "", "")
-		}
-		for _, k := range q.GroupBy {
-			if c := strings.Compare(*query.KeyField(&a, k), *query.KeyField(&b, k)); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
-	for _, r := range rows {
-		total.Add(r)
-	}
-	return rows, total, nil
-}
-
-// turnGroup is one group of a member's turns and the time (ms) of its latest turn.
-type turnGroup struct {
-	query.CostRow
-	Last int64
-}
-
-// memberTurns groups one member's turns (store.TurnsSQL's, of model when set) under q's filters
-// by q's keys, in no particular order.
-func memberTurns(ctx context.Context, db *sql.DB, q query.CostQuery, member, model string) ([]turnGroup, error) {
-	p := []string{"api_turns.member = :member"}
-	t := []string{"t.member = :member"}
-	add := func(pc, tc string) { p, t = append(p, pc), append(t, tc) }
-	args := []any{sql.Named("member", member), sql.Named("window", store.JoinWindowMs)}
-	if !q.Since.IsZero() {
-		add(fmt.Sprintf("api_turns.ts >= %d", q.Since.UnixMilli()), fmt.Sprintf("t.ts >= %d", q.Since.UnixMilli()))
-	}
-	if !q.Until.IsZero() {
-		add(fmt.Sprintf("api_turns.ts < %d", q.Until.UnixMilli()), fmt.Sprintf("t.ts < %d", q.Until.UnixMilli()))
-	}
-	if q.SessionID != "" {
-		add("api_turns.session_id = :session", "t.session_id = :session")
-		args = append(args, sql.Named("session", q.SessionID))
-	}
-	if len(q.SessionIDs) > 0 {
-		ph := make([]string, len(q.SessionIDs))
-		for i, id := range q.SessionIDs {
-			ph[i] = fmt.Sprintf(":sid%d", i)
-			args = append(args, sql.Named(fmt.Sprintf("sid%d", i), id))
-		}
-		in := " IN (" + strings.Join(ph, ", ") + ")"
-		add("api_turns.session_id"+in, "t.session_id"+in)
-	}
-	if q.Client != "" {
-		add("api_turns.client = :client", "t.client = :client")
-		args = append(args, sql.Named("client", q.Client))
-	}
-	if q.Project != "" {
-		add(store.ProxyProject+" = :project", "t.project = :project")
-		args = append(args, sql.Named("project", q.Project))
-	}
-	if model != "" {
-		add("api_turns.model = :model", "t.model = :model")
-		args = append(args, sql.Named("model", model))
-	}
-	// The keys as query.Cost groups raw turns (local days and hours by SQLite's localtime).
-	exprs := map[string]string{
-		"session": "session_id", "model": "model", "project": "project", "client": "client",
-		"day":  "date(ts / 1000, 'unixepoch', 'localtime')",
-		"hour": "strftime('%Y-%m-%dT%H', ts / 1000, 'unixepoch', 'localtime')",
-	}
-	var sel []string
-	for _, k := range q.GroupBy {
-		e, ok := exprs[k]
-		if !ok {
-			return nil, fmt.Errorf("cannot group by %q: choose among %s", k, strings.Join(query.CostKeys, ", "))
-		}
-		sel = append(sel, e)
-	}
-	// The measures as query.Cost sums its raw part: a turn each, proxy the proxy's.
-	stmt := "SELECT " + strings.Join(append(slices.Clone(sel),
-		"sum(input_tokens)", "sum(output_tokens)", "sum(cache_read_tokens)", "sum(cache_creation_tokens)",
-		"sum(cache_creation_1h_tokens)", "sum(reasoning_tokens)", "sum(cost_usd)", "count(*)", "sum(proxy)",
-		"sum(reliability = 'unreliable')", "sum(reliability = 'unknown')", "max(ts)"), ", ") +
-		" FROM (" + fmt.Sprintf(store.TurnsSQL, strings.Join(p, " AND "), strings.Join(t, " AND ")) + ")"
-	if len(sel) > 0 {
-		stmt += " GROUP BY " + strings.Join(sel, ", ")
-	}
-	rows, err := db.QueryContext(ctx, stmt, args...)
-	if err != nil {
-		return nil, fmt.Errorf("member %s: cost query: %w", member, err)
-	}
-	defer rows.Close()
-	out := []turnGroup{}
-	for rows.Next() {
-		var g turnGroup
-		keys := make([]string, len(q.GroupBy))
-		var in, o, cr, cc, cc1, rs, turns, proxy, unrel, unpriced, last sql.NullInt64
-		var usd sql.NullFloat64
-		dest := make([]any, 0, len(keys)+12)
-		for i := range keys {
-			dest = append(dest, &keys[i])
-		}
-		if err := rows.Scan(append(dest, &in, &o, &cr, &cc, &cc1, &rs, &usd, &turns, &proxy, &unrel, &unpriced, &last)...); err != nil {
-			return nil, err
-		}
-		if turns.Int64 == 0 {
-			continue // no group row when there is nothing at all, as query.Cost
-		}
-		r := &g.CostRow
-		for i, k := range q.GroupBy {
-			*query.KeyField(r, k) = keys[i]
-		}
-		r.InputTokens, r.OutputTokens, r.CacheReadTokens = in.Int64, o.Int64, cr.Int64
-		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
-		r.CostUSD, r.Turns, r.ProxyTurns = usd.Float64, turns.Int64, proxy.Int64
-		r.UnreliableTurns, r.UnpricedTurns = unrel.Int64, unpriced.Int64
-		g.Last = last.Int64
-		out = append(out, g)
-	}
-	return out, rows.Err()
-}
+// Team mode: a hub's store holds many members' events, each row naming the member the hub
+// received it from (migration 0015). Which member a figure belongs to is the row's own member
+// column, never its session's (query/members.go says why); a member's dollars and tokens are
+// query.Cost's (grouped by member, or filtered to one), so a member's figures plus the other
+// members' plus the unattributed rows add up to query.Cost's total.
 
 // memberFigures are one member's figures, or one member's for one key of the compare-by.
 type memberFigures struct {
@@ -286,14 +135,10 @@ type memberHosts struct {
 }
 
 // memberFigures reads every member's figures under the filters, one group per member and key of
-// by (the key "" without by): sessions and actions in one grouped query each, the turns a member
-// at a time (memberTurns), grouped by model too so that each model's dollars are split into
-// billing buckets at its own prices.
+// by (the key "" without by): sessions and actions (query.MemberSessions, query.MemberActions),
+// and the turns (query.Cost grouped by member and model, and by), by model so that each model's
+// dollars are split into billing buckets at its own prices.
 func (s *Server) memberFigures(ctx context.Context, db *sql.DB, f filters, model, by string) ([]*memberFigures, map[string]*memberHosts, error) {
-	keyCol := "''"
-	if by != "" {
-		keyCol = by // a column name from memberBy
-	}
 	groups := map[[2]string]*memberFigures{}
 	var order []*memberFigures
 	group := func(member, key string) *memberFigures {
@@ -305,121 +150,70 @@ func (s *Server) memberFigures(ctx context.Context, db *sql.DB, f filters, model
 		}
 		return g
 	}
-	// where is the filters on a table with the envelope columns, model and member.
-	where := func(tsCol string) *conds {
-		c := filterConds(f, tsCol)
-		c.add("member != ''")
-		if model != "" {
-			c.add("model = :model", sql.Named("model", model))
-		}
-		return c
-	}
+	mq := query.MemberQuery{Filter: f.readFilter(), Model: model, By: by}
 	hosts := map[string]*memberHosts{}
-	c := where("last_seen")
-	err := eachRow(ctx, db, "SELECT member, "+keyCol+", host, os_user, count(*), max(last_seen) FROM sessions"+c.sql()+
-		" GROUP BY member, "+keyCol+", host, os_user", c.args, func(sc scanner) error {
-		var member, key, host, user string
-		var n, last int64
-		if err := sc.Scan(&member, &key, &host, &user, &n, &last); err != nil {
-			return err
-		}
-		g := group(member, key)
-		g.Sessions += n
-		g.LastSeen = max(g.LastSeen, last)
-		h := hosts[member]
-		if h == nil {
-			h = &memberHosts{hosts: []string{}}
-			hosts[member] = h
-		}
-		if host != "" && !slices.Contains(h.hosts, host) {
-			h.hosts = append(h.hosts, host)
-		}
-		if user != "" && last >= h.at {
-			h.osUser, h.at = user, last
-		}
-		return nil
-	})
+	sessions, err := query.MemberSessions(ctx, db, mq)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, r := range sessions {
+		g := group(r.Member, r.Key)
+		g.Sessions += r.Sessions
+		g.LastSeen = max(g.LastSeen, r.LastSeen)
+		h := hosts[r.Member]
+		if h == nil {
+			h = &memberHosts{hosts: []string{}}
+			hosts[r.Member] = h
+		}
+		if r.Host != "" && !slices.Contains(h.hosts, r.Host) {
+			h.hosts = append(h.hosts, r.Host)
+		}
+		if r.OSUser != "" && r.LastSeen >= h.at {
+			h.osUser, h.at = r.OSUser, r.LastSeen
+		}
 	}
 	for _, h := range hosts {
 		slices.Sort(h.hosts)
 	}
-	c = where("ts")
-	err = eachRow(ctx, db, "SELECT member, "+keyCol+", count(*), coalesce(sum(success = 0), 0), max(ts) FROM actions"+c.sql()+
-		" GROUP BY member, "+keyCol, c.args, func(sc scanner) error {
-		var member, key string
-		var n, fails, last int64
-		if err := sc.Scan(&member, &key, &n, &fails, &last); err != nil {
-			return err
-		}
-		g := group(member, key)
-		g.Actions += n
-		g.Failures += fails
-		g.LastSeen = max(g.LastSeen, last)
-		return nil
-	})
+	actions, err := query.MemberActions(ctx, db, mq)
 	if err != nil {
 		return nil, nil, err
 	}
-	members, err := turnMembers(ctx, db, f)
-	if err != nil {
-		return nil, nil, err
+	for _, r := range actions {
+		g := group(r.Member, r.Key)
+		g.Actions += r.Actions
+		g.Failures += r.Failures
+		g.LastSeen = max(g.LastSeen, r.LastTS)
 	}
-	keys := []string{"model"}
+	keys := []string{"member", "model"}
 	if by != "" && by != "model" {
 		keys = append(keys, by)
 	}
-	for _, member := range members {
-		turns, err := memberTurns(ctx, db, query.CostQuery{GroupBy: keys, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}}, member, model)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, t := range turns {
-			key := ""
-			if by != "" {
-				key = *query.KeyField(&t.CostRow, by)
+	rep, err := query.Cost(ctx, db, query.CostQuery{GroupBy: keys, Model: model, Last: true,
+		Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client, Member: f.Member}})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Rows of no member are in no group. The rest are added member by member, then by the keys in
+	// order: a group's dollars are a sum of floats, whose last digits depend on its order.
+	turns := slices.DeleteFunc(rep.Rows, func(r query.CostRow) bool { return r.Member == "" })
+	slices.SortFunc(turns, func(a, b query.CostRow) int {
+		for _, k := range keys {
+			if c := strings.Compare(*query.KeyField(&a, k), *query.KeyField(&b, k)); c != 0 {
+				return c
 			}
-			g := group(member, key)
-			g.row.Add(t.CostRow)
-			g.Buckets.add(s.split(t.CostRow))
-			g.LastSeen = max(g.LastSeen, t.Last)
 		}
+		return 0
+	})
+	for _, t := range turns {
+		key := ""
+		if by != "" {
+			key = *query.KeyField(&t, by)
+		}
+		g := group(t.Member, key)
+		g.row.Add(t)
+		g.Buckets.add(s.split(t))
+		g.LastSeen = max(g.LastSeen, t.LastTS)
 	}
 	return order, hosts, nil
-}
-
-type scanner interface{ Scan(...any) error }
-
-// eachRow runs a query and calls fn on each row.
-func eachRow(ctx context.Context, db *sql.DB, stmt string, args []any, fn func(scanner) error) error {
-	rows, err := db.QueryContext(ctx, stmt, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
-// turnMembers lists the members with a proxy or transcript turn in the window (the filter's
-// member alone when there is one). The other filters may leave such a member without turns:
-// memberTurns then gives it no group.
-func turnMembers(ctx context.Context, db *sql.DB, f filters) ([]string, error) {
-	if f.Member != "" {
-		return []string{f.Member}, nil
-	}
-	var out []string
-	err := eachRow(ctx, db, `SELECT member FROM api_turns WHERE member != '' AND ts >= :since
-		UNION SELECT member FROM token_usage WHERE member != '' AND ts >= :since`, []any{sql.Named("since", f.sinceMs())}, func(sc scanner) error {
-		var m string
-		err := sc.Scan(&m)
-		out = append(out, m)
-		return err
-	})
-	return out, err
 }

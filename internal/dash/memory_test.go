@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -280,7 +281,7 @@ func TestAPI_MemoryObservations(t *testing.T) {
 		if i > 0 && o.Confidence > m.Observations[i-1].Confidence {
 			t.Errorf("observation %d (%v) is stronger than the one before (%v)", i, o.Confidence, m.Observations[i-1].Confidence)
 		}
-		if want := memory.Confidence(o.Support, o.Contradictions, o.LastSeen, time.Now()); math.Abs(o.Confidence-want) > 1e-6 {
+		if want := query.Confidence(o.Support, o.Contradictions, o.LastSeen, time.Now()); math.Abs(o.Confidence-want) > 1e-6 {
 			t.Errorf("%q: confidence %v, want %v", o.Text, o.Confidence, want)
 		}
 		if len(o.Evidence) == 0 {

@@ -4,13 +4,13 @@ import (
 	"math"
 	"testing"
 
-	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 )
 
 type patternsJSON struct {
-	Store    bool               `json:"store"`
-	Source   string             `json:"source"`
-	Patterns []analysis.Pattern `json:"patterns"`
+	Store    bool            `json:"store"`
+	Source   string          `json:"source"`
+	Patterns []query.Pattern `json:"patterns"`
 }
 
 // TestAPI_Patterns: the patterns the analysis keeps, with exact support and ratio on a crafted
@@ -49,7 +49,7 @@ func TestAPI_Patterns(t *testing.T) {
 		"hot_file a.go":                     {3, 1},
 		"hot_file b.go":                     {2, 2.0 / 3},
 	}
-	got := map[string]analysis.Pattern{}
+	got := map[string]query.Pattern{}
 	for _, x := range p.Patterns {
 		got[x.Kind+" "+x.Key] = x
 	}

@@ -3,14 +3,19 @@ package dash
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/store"
 )
 
+// The SQL the pages that still query the store themselves build (sessions.go, actions.go and
+// tools.go): the filters' conditions and the window's tool calls, as internal/query builds them
+// for its own reads (query/overview.go's envelopeConds, query/rollups.go's actionsSource). They go
+// once those pages read through internal/query.
+//
 // Tool calls over a window are read from the writer's hourly rollup (store's actions_hourly) for
 // whole hours and from the actions table only for the window's partial first hour: a 90-day
 // window of 5 million actions is ~180,000 rollup rows and a few thousand raw ones. Both parts
@@ -110,16 +115,50 @@ func hasRollups(ctx context.Context, db *sql.DB) (bool, error) {
 
 // rollupsFor reports whether the store has the hourly rollups, and a daily one kept in this zone.
 func rollupsFor(ctx context.Context, db *sql.DB) (hourly, daily bool, err error) {
-	var zone sql.NullString
-	err = db.QueryRowContext(ctx, `SELECT (SELECT value FROM rollup_state WHERE key = 'zone')
-		WHERE EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rollup_state')`).Scan(&zone)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, false, nil
+	return query.RollupsKept(ctx, db)
+}
+
+// conds builds a WHERE clause from the filters and extra conditions, with named arguments.
+type conds struct {
+	parts []string
+	args  []any
+}
+
+func (c *conds) add(cond string, args ...any) {
+	c.parts = append(c.parts, cond)
+	c.args = append(c.args, args...)
+}
+
+func (c *conds) sql() string {
+	if len(c.parts) == 0 {
+		return ""
 	}
-	if err != nil {
-		return false, false, err
+	return " WHERE " + strings.Join(c.parts, " AND ")
+}
+
+// filterConds holds the filters' conditions on a table with the envelope columns, its time column
+// named tsCol. A member filter needs the table's member column: sessions, actions, token_usage
+// and api_turns have one, the rollups do not (members.go).
+func filterConds(f filters, tsCol string) *conds {
+	c := &conds{}
+	if ms := f.sinceMs(); ms > 0 {
+		c.add(tsCol+" >= :since", sql.Named("since", ms))
 	}
-	return true, zone.Valid && zone.String != "" && zone.String == store.ZoneKey(), nil
+	if f.Project != "" {
+		c.add("project = :project", sql.Named("project", f.Project))
+	}
+	if f.Client != "" {
+		c.add("client = :client", sql.Named("client", f.Client))
+	}
+	if f.Member != "" {
+		c.add("member = :member", sql.Named("member", f.Member))
+	}
+	return c
+}
+
+func filterWhere(f filters, tsCol string) (string, []any) {
+	c := filterConds(f, tsCol)
+	return c.sql(), c.args
 }
 
 // bucketLabel is a store.LocalBucketSQL value's label and the Unix time of its local start. On a day the

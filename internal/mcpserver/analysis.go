@@ -2,16 +2,14 @@ package mcpserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/observerhq/observer/pkg/store"
+	"github.com/observerhq/observer/internal/query"
 )
 
 type hit struct {
@@ -30,11 +28,10 @@ type searchAnswer struct {
 // the benchmark store); past the bound the answer says so, and more words narrow the search.
 const maxSearchScan = 1000
 
-// search runs the full-text index over tool outputs newest first (FTS5 walks rowids backwards
-// and the LIMIT stops it), keeping the project's, among the newest maxSearchScan matches, each
-// with a snippet marked in Go (see markTerms: FTS5's snippet() is quadratic in the matches). The
-// index is built by the writer in batches, so the last seconds of output may not be searchable
-// yet.
+// search runs the full-text index over tool outputs newest first (query.SearchOutputs), keeping
+// the project's, among the newest maxSearchScan matches, each with a snippet marked in Go (see
+// markTerms: FTS5's snippet() is quadratic in the matches). The index is built by the writer in
+// batches, so the last seconds of output may not be searchable yet.
 func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error) {
 	fq, terms, err := parseQuery(in.Query)
 	if err != nil {
@@ -43,57 +40,34 @@ func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error
 	if fq == "" {
 		return nil, errors.New("query is empty")
 	}
-	cond, args := "", []any{maxSnipScan, fq}
-	proj := ""
 	n := limit(in.Limit, defLimit)
-	var bound int64
-	if strings.TrimSpace(in.Project) != "*" {
-		p, err := s.projectOf(ctx, db, in.Project)
-		if err != nil {
+	q := query.OutputSearch{Match: fq, AllProjects: strings.TrimSpace(in.Project) == "*", Scan: maxSearchScan, Prefix: maxSnipScan, Limit: n}
+	if !q.AllProjects {
+		if q.Project, err = s.projectOf(ctx, db, in.Project); err != nil {
 			return nil, err
 		}
-		// The oldest of the newest maxSearchScan matches: the search stops there.
-		err = db.QueryRowContext(ctx, `SELECT rowid FROM tool_output_fts WHERE tool_output_fts MATCH ?
-			ORDER BY rowid DESC LIMIT 1 OFFSET ?`, fq, maxSearchScan-1).Scan(&bound)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
-		}
-		proj, cond = p, ` AND tool_output_fts.rowid >= ? AND a.project = ?`
-		args = append(args, bound, p)
 	}
-	args = append(args, n)
-	rows, err := db.QueryContext(ctx, `SELECT a.id, a.ts, a.session_id, a.type, a.target, a.project,
-		substr(o.output, 1, ?)
-		FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
-		WHERE tool_output_fts MATCH ?`+cond+` ORDER BY tool_output_fts.rowid DESC LIMIT ?`, args...)
+	found, bound, err := query.SearchOutputs(ctx, db, q)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	now := s.now()
 	ans := searchAnswer{Hits: []hit{}}
-	for rows.Next() {
+	for _, f := range found {
 		var h hit
-		var ts int64
-		var sid, target, p, out string
-		if err := rows.Scan(&h.ID, &ts, &sid, &h.Type, &target, &p, &out); err != nil {
-			return nil, err
-		}
-		h.Ago, h.Sess, h.Target = ago(now, ts), short(sid), clip(rel(p, target), 120)
-		marks, _ := markTerms(out, terms)
-		h.Snip = strings.Join(strings.Fields(snippet(out, marks, snipBytes)), " ")
+		h.ID, h.Type = f.ID, f.Type
+		h.Ago, h.Sess, h.Target = ago(now, f.TS), short(f.SessionID), clip(rel(f.Project, f.Target), 120)
+		marks, _ := markTerms(f.Output, terms)
+		h.Snip = strings.Join(strings.Fields(snippet(f.Output, marks, snipBytes)), " ")
 		ans.Hits = append(ans.Hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	stopped := bound > 0 && len(ans.Hits) < n
 	if stopped {
 		ans.More = "searched the newest " + strconv.Itoa(maxSearchScan) + " matching outputs of all projects; add words to narrow"
 	}
 	if len(ans.Hits) == 0 && !stopped {
-		where := "in " + proj
-		if proj == "" {
+		where := "in " + q.Project
+		if q.Project == "" {
 			where = "in any project"
 		}
 		return nil, notice("no tool output matches " + fq + " " + where)
@@ -131,12 +105,10 @@ type patternsAnswer struct {
 	Failing  []cmdUse  `json:"failing,omitempty"`  // most failed
 }
 
-// patterns answers from the patterns table when it has rows for the project, else derives the
-// project's habits from its actions of the last days (default 7: a month of a busy project is
-// 40 ms of grouping on the benchmark store, a week under 10) through actions(project, type,
-// ts) and the failures index. The rows to group are selected in a materialized CTE: grouped in
-// one query, the planner would rather walk the project's every action in target order through
-// actions(project, target, ts) than sort the few rows of the window.
+// patterns answers from the patterns table when it has rows for the project (query.StoredPatterns),
+// else derives the project's habits from its actions of the last days (query.ProjectHabits;
+// default 7: a month of a busy project is 40 ms of grouping on the benchmark store, a week under
+// 10).
 func (s *Server) patterns(ctx context.Context, db *dbh, in patternArgs) (any, error) {
 	proj, err := s.projectOf(ctx, db, in.Project)
 	if err != nil {
@@ -145,61 +117,32 @@ func (s *Server) patterns(ctx context.Context, db *dbh, in patternArgs) (any, er
 	n := limit(in.Limit, 8)
 	now := s.now()
 	ans := patternsAnswer{Project: proj}
-	rows, err := db.QueryContext(ctx, `SELECT kind, key, detail, confidence, occurrences, last_seen FROM patterns
-		WHERE project = ? ORDER BY occurrences DESC LIMIT ?`, proj, n)
+	stored, err := query.StoredPatterns(ctx, db, proj, n)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var p pattern
-		var ts int64
-		if err := rows.Scan(&p.Kind, &p.Key, &p.Detail, &p.Conf, &p.N, &ts); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		p.Ago, p.Detail = ago(now, ts), clip(p.Detail, 200)
-		ans.Patterns = append(ans.Patterns, p)
+	for _, sp := range stored {
+		ans.Patterns = append(ans.Patterns, pattern{Kind: sp.Kind, Key: sp.Key, Detail: clip(sp.Detail, 200), Conf: sp.Ratio,
+			N: int(sp.Support), Ago: ago(now, sp.LastSeen)})
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ans.Patterns) > 0 {
-		return ans, err
+	if len(ans.Patterns) > 0 {
+		return ans, nil
 	}
 
 	ans.Days = daysOf(in.Days)
 	since := now - int64(ans.Days)*86400000
-	if err := scanRows(ctx, db, func(r *sql.Rows) error {
-		var f fileUse
-		if err := r.Scan(&f.Path, &f.N, &f.Edits); err != nil {
-			return err
-		}
-		f.Path = clip(rel(proj, f.Path), 160)
-		ans.Files = append(ans.Files, f)
-		return nil
-	}, `WITH r AS MATERIALIZED (SELECT target, type FROM actions WHERE project = ?
-		AND type IN ('read_file', 'edit_file', 'write_file') AND ts >= ? AND target != '')
-		SELECT target, count(*), sum(type != 'read_file') FROM r GROUP BY target ORDER BY count(*) DESC, target LIMIT ?`, proj, since, n); err != nil {
+	h, err := query.ProjectHabits(ctx, db, proj, since, n)
+	if err != nil {
 		return nil, err
 	}
-	cmdRow := func(list *[]cmdUse) func(r *sql.Rows) error {
-		return func(r *sql.Rows) error {
-			var c cmdUse
-			if err := r.Scan(&c.Cmd, &c.N, &c.Fails); err != nil {
-				return err
-			}
-			c.Cmd = clip(c.Cmd, 120)
-			*list = append(*list, c)
-			return nil
-		}
+	for _, f := range h.Files {
+		ans.Files = append(ans.Files, fileUse{Path: clip(rel(proj, f.Path), 160), N: f.N, Edits: f.Edits})
 	}
-	if err := scanRows(ctx, db, cmdRow(&ans.Cmds), `SELECT target, count(*), coalesce(sum(success = 0), 0) FROM actions
-		WHERE project = ? AND type = 'run_command' AND ts >= ? GROUP BY target ORDER BY count(*) DESC, target LIMIT ?`,
-		proj, since, n); err != nil {
-		return nil, err
+	for _, c := range h.Cmds {
+		ans.Cmds = append(ans.Cmds, cmdUse{Cmd: clip(c.Cmd, 120), N: c.N, Fails: c.Fails})
 	}
-	if err := scanRows(ctx, db, cmdRow(&ans.Failing), `SELECT target, count(*), count(*) FROM actions
-		WHERE project = ? AND success = 0 AND ts >= ? AND +type = 'run_command' GROUP BY target
-		ORDER BY count(*) DESC, target LIMIT ?`, proj, since, n); err != nil {
-		return nil, err
+	for _, c := range h.Failing {
+		ans.Failing = append(ans.Failing, cmdUse{Cmd: clip(c.Cmd, 120), N: c.N, Fails: c.Fails})
 	}
 	if len(ans.Files) == 0 && len(ans.Cmds) == 0 {
 		return nil, notice("nothing recorded in " + proj + " in the last " + strconv.Itoa(ans.Days) + " days")
@@ -220,20 +163,6 @@ func daysOf(n int) int {
 		return maxDays
 	}
 	return n
-}
-
-func scanRows(ctx context.Context, db *dbh, each func(*sql.Rows) error, query string, args ...any) error {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // costFig is a cost summary, in internal/cost's figures, shortened for the agent.
@@ -257,50 +186,37 @@ type modelCost struct {
 // usd rounds to a hundredth of a cent.
 func usd(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
-// scopedCost runs store.TurnsSQL (every model turn once, as internal/cost counts them) restricted to
-// a set of sessions: cond, a condition on session_id, with the session indexes of both tables,
-// where cost.Query's project filter would select turns by their own project instead of the
-// sessions'. TestScopedCost_EqualsCostRun compares the two on every session and project.
-//
-// It sums the turns of the sessions cond selects (with its named arguments) since since
-// (ms), by model.
-func scopedCost(ctx context.Context, db *dbh, cond string, since int64, args ...any) (costFig, error) {
-	args = append(args, sql.Named("since", since), sql.Named("window", store.JoinWindowMs))
+// scopedCost sums a scoped cost's models (query.SessionSpend, query.ProjectSpend: every model
+// turn once, as query.Cost counts them, TestScopedCost_EqualsCostRun checks) into a costFig.
+func scopedCost(models []query.ModelSpend, err error) (costFig, error) {
 	var c costFig
-	err := scanRows(ctx, db, func(r *sql.Rows) error {
-		var m modelCost
-		var in, out, cr, cw, turns, proxy int64
-		if err := r.Scan(&m.Model, &in, &out, &cr, &cw, &m.USD, &turns, &proxy); err != nil {
-			return err
-		}
-		c.USD += m.USD
-		c.Turns += turns
-		c.In, c.Out, c.CacheRead, c.CacheWrite, c.Proxy = c.In+in, c.Out+out, c.CacheRead+cr, c.CacheWrite+cw, c.Proxy+proxy
-		m.USD, m.Turns = usd(m.USD), turns
-		c.Models = append(c.Models, m)
-		return nil
-	}, `SELECT model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
-		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(store.TurnsSQL, "api_turns."+cond+" AND api_turns.ts >= :since",
-		"t."+cond+" AND t.ts >= :since")+`)
-		GROUP BY model ORDER BY sum(cost_usd) DESC, model`, args...)
+	if err != nil {
+		return c, err
+	}
+	for _, m := range models {
+		c.USD += m.CostUSD
+		c.Turns += m.Turns
+		c.In, c.Out, c.CacheRead, c.CacheWrite, c.Proxy = c.In+m.InputTokens, c.Out+m.OutputTokens, c.CacheRead+m.CacheReadTokens,
+			c.CacheWrite+m.CacheCreationTokens, c.Proxy+m.ProxyTurns
+		c.Models = append(c.Models, modelCost{Model: m.Model, USD: usd(m.CostUSD), Turns: m.Turns})
+	}
 	c.USD = usd(c.USD)
 	if len(c.Models) < 2 {
 		c.Models = nil
 	}
-	return c, err
+	return c, nil
 }
 
 // sessionCost is one session's cost, all of it.
 func sessionCost(ctx context.Context, db *dbh, x session) (costFig, error) {
-	return scopedCost(ctx, db, `session_id = :session`, 0, sql.Named("session", x.ID))
+	return scopedCost(query.SessionSpend(ctx, db, x.ID))
 }
 
 // projectCost is the cost of the project's sessions since since (ms): a turn counts for the
 // project of its session, which also places the proxy's turns (the proxy does not know the
 // project).
 func projectCost(ctx context.Context, db *dbh, proj string, since int64) (costFig, error) {
-	return scopedCost(ctx, db, `session_id IN (SELECT session_id FROM sessions WHERE project = :project AND last_seen >= :since)`,
-		since, sql.Named("project", proj))
+	return scopedCost(query.ProjectSpend(ctx, db, proj, since))
 }
 
 type costAnswer struct {
@@ -369,29 +285,8 @@ func (s *Server) redundancy(ctx context.Context, db *dbh, in listArgs) (any, err
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT type, target, success, content_hash, output_size FROM actions
-		WHERE session_id = ? ORDER BY ts DESC, id DESC LIMIT ?`, x.ID, maxRedundancyActions)
+	steps, err := query.ReplaySteps(ctx, db, x.ID, maxRedundancyActions)
 	if err != nil {
-		return nil, err
-	}
-	type step struct {
-		typ, target, hash string
-		ok                bool
-		size              int64
-	}
-	var steps []step
-	for rows.Next() {
-		var st step
-		var ok sql.NullBool
-		if err := rows.Scan(&st.typ, &st.target, &ok, &st.hash, &st.size); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		st.ok = ok.Valid && ok.Bool
-		steps = append(steps, st)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 
@@ -415,29 +310,29 @@ func (s *Server) redundancy(ctx context.Context, db *dbh, in listArgs) (any, err
 	}
 	for i := len(steps) - 1; i >= 0; i-- {
 		st := steps[i]
-		if st.target == "" || !st.ok && st.typ != "run_command" {
+		if st.Target == "" || !st.OK && st.Type != "run_command" {
 			continue // a failed read saw nothing, a failed edit changed nothing; a failed command still ran
 		}
-		switch st.typ {
+		switch st.Type {
 		case "read_file":
-			if f, seen := files[st.target]; seen {
-				same := f.hash == st.hash
-				if f.hash == "" || st.hash == "" {
-					same = f.writes == writesOf[st.target] && f.cmd == cmds
+			if f, seen := files[st.Target]; seen {
+				same := f.hash == st.Hash
+				if f.hash == "" || st.Hash == "" {
+					same = f.writes == writesOf[st.Target] && f.cmd == cmds
 				}
 				if same {
-					count(reads, st.target, st.size)
+					count(reads, st.Target, st.Size)
 				}
 			}
-			files[st.target] = fileSeen{hash: st.hash, writes: writesOf[st.target], cmd: cmds}
+			files[st.Target] = fileSeen{hash: st.Hash, writes: writesOf[st.Target], cmd: cmds}
 		case "edit_file", "write_file":
-			writesOf[st.target]++
+			writesOf[st.Target]++
 			edits++
 		case "run_command":
-			if at, ran := lastRun[st.target]; ran && at == edits {
-				count(reruns, st.target, st.size)
+			if at, ran := lastRun[st.Target]; ran && at == edits {
+				count(reruns, st.Target, st.Size)
 			}
-			lastRun[st.target] = edits
+			lastRun[st.Target] = edits
 			cmds++
 		}
 	}

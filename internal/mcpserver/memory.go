@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 )
 
 const toolMemory = "get_project_memory"
@@ -25,7 +25,7 @@ func (s *Server) projectMemory(ctx context.Context, db *dbh, in memoryArgs) (any
 	if err != nil {
 		return nil, err
 	}
-	text, err := memory.Brief(ctx, db.DB, proj, time.UnixMilli(s.now()))
+	text, err := query.MemoryBrief(ctx, db, proj, time.UnixMilli(s.now()))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/observerhq/observer/internal/corpusstore"
 	"github.com/observerhq/observer/internal/memory"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
@@ -116,7 +117,7 @@ func TestSummaries_Corpus(t *testing.T) {
 	}
 	checked := 0
 	for _, s := range all {
-		ss, err := memory.SessionSummaries(context.Background(), st.DB, s.client, s.session, true)
+		ss, err := query.SessionSummaries(context.Background(), st.DB, s.client, s.session, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func TestSummaries_Corpus(t *testing.T) {
 // per copy) names real actions as its evidence, of the kind the observation is about.
 func TestObservations_EvidenceResolves(t *testing.T) {
 	st := corpusMemory(t, "scaled", "3")
-	obs, err := memory.Observations(context.Background(), st.DB, "", 0, 0, time.Now())
+	obs, err := query.Observations(context.Background(), st.DB, "", 0, 0, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestObservations_ContradictionLowersConfidence(t *testing.T) {
 		}
 	}
 	conf := func() (float64, int, int) {
-		obs, err := memory.Observations(ctx, st.DB, "/p", 0, 0, now)
+		obs, err := query.Observations(ctx, st.DB, "/p", 0, 0, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +281,7 @@ func TestObservations_ContradictionLowersConfidence(t *testing.T) {
 		t.Errorf("a month unseen: confidence %.3f, was %.3f", c5, c4)
 	}
 	// Forgotten, it is not shown again, nor brought back by the next sessions.
-	obs, _ := memory.Observations(ctx, st.DB, "/p", 0, 0, now)
+	obs, _ := query.Observations(ctx, st.DB, "/p", 0, 0, now)
 	var id int64
 	for _, o := range obs {
 		if o.Kind == memory.KindTestCommand {
@@ -291,14 +292,14 @@ func TestObservations_ContradictionLowersConfidence(t *testing.T) {
 		t.Fatalf("forget: %v %v", ok, err)
 	}
 	session(5, true)
-	obs, _ = memory.Observations(ctx, st.DB, "/p", 0, 0, now)
+	obs, _ = query.Observations(ctx, st.DB, "/p", 0, 0, now)
 	for _, o := range obs {
 		if o.Kind == memory.KindTestCommand {
 			t.Errorf("a forgotten observation came back: %+v", o)
 		}
 	}
 	// The brief an agent gets says what the project taught and what its sessions did.
-	brief, err := memory.Brief(ctx, st.DB, "/p", now)
+	brief, err := query.MemoryBrief(ctx, st.DB, "/p", now)
 	if err != nil || !strings.Contains(brief, "Last sessions:") {
 		t.Errorf("brief: %v\n%s", err, brief)
 	}

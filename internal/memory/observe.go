@@ -12,56 +12,29 @@ import (
 	"strings"
 	"time"
 
-	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 )
 
-// The observation kinds.
+// The observation kinds (internal/query defines them, with the rows it reads back).
 const (
-	KindTestCommand    = "test_command"    // a test command that succeeds
-	KindBuildCommand   = "build_command"   // a build command that succeeds
-	KindFailingCommand = "failing_command" // a command that failed every time it ran
-	KindCoChange       = "co_change"       // two files changed in the same sessions
-	KindChangeArea     = "change_area"     // the directory most changes land in
+	KindTestCommand    = query.KindTestCommand
+	KindBuildCommand   = query.KindBuildCommand
+	KindFailingCommand = query.KindFailingCommand
+	KindCoChange       = query.KindCoChange
+	KindChangeArea     = query.KindChangeArea
 )
-
-// Kinds lists the observation kinds.
-var Kinds = []string{KindTestCommand, KindBuildCommand, KindFailingCommand, KindCoChange, KindChangeArea}
 
 var buildRe = regexp.MustCompile(`(^|[\s;&|/])(go build|go vet|make( [a-z][a-z0-9_-]*)?$|make build|(npm|yarn|pnpm|bun)( run)? build|cargo (build|check)|tsc\b|mvn (package|compile|install)|gradle (build|assemble)|dotnet build|cmake --build|ninja\b|bazel build)`)
 
-// Observation is one thing a project's sessions taught.
-type Observation struct {
-	ID             int64      `json:"id"`
-	Project        string     `json:"project"`
-	Kind           string     `json:"kind"`
-	Key            string     `json:"key"`
-	Text           string     `json:"text"`
-	Support        int        `json:"support"`
-	Contradictions int        `json:"contradictions"`
-	Confidence     float64    `json:"confidence"`
-	FirstSeen      int64      `json:"first_seen"`
-	LastSeen       int64      `json:"last_seen"`
-	Evidence       []Evidence `json:"evidence"`
-}
-
-// Evidence is an action that supports an observation.
-type Evidence struct {
-	Client    string `json:"client"`
-	SessionID string `json:"session_id"`
-	EventID   string `json:"event_id"`
-}
+// Observation and Evidence are the rows the memory loop writes and internal/query reads back.
+type (
+	Observation = query.Observation
+	Evidence    = query.Evidence
+)
 
 // maxEvidence is how many actions an observation keeps as evidence (the newest).
 const maxEvidence = 5
-
-// Confidence is support / (support + contradictions + 1), decayed by the time since lastSeen
-// (analysis.Decay: halved every 14 days unseen): one session gives 0.5, three 0.75, and every
-// session that goes against it, or every two weeks without it, takes some away.
-func Confidence(support, contradictions int, lastSeen int64, now time.Time) float64 {
-	c := float64(support) / float64(support+contradictions+1)
-	return c * analysis.Decay(lastSeen, now)
-}
 
 // obs accumulates one observation across a project's sessions.
 type obs struct {
@@ -348,7 +321,7 @@ func Observe(ctx context.Context, rdb, wdb *sql.DB, project string, now time.Tim
 	defer up.Close()
 	for _, o := range found {
 		evidence, _ := json.Marshal(o.evidence)
-		conf := Confidence(o.support, o.contra, o.last, now)
+		conf := query.Confidence(o.support, o.contra, o.last, now)
 		if _, err := up.ExecContext(ctx, project, o.kind, o.key, o.text, o.support, o.contra, conf, o.first, o.last,
 			string(evidence), now.UnixMilli()); err != nil {
 			return 0, fmt.Errorf("observation %s %s: %w", o.kind, o.key, err)

@@ -17,7 +17,8 @@
 // support and fades when contradicted or unseen.
 //
 // The writer runs Step off its insert path (internal/writer); observerctl summary, memory and
-// suggest, the dashboard and the MCP tool project_memory read the tables (store migration 0016).
+// suggest, the dashboard and the MCP tool get_project_memory read the tables (store migration
+// 0016) through the read model, internal/query, which holds the rows' types.
 package memory
 
 import (
@@ -31,62 +32,19 @@ import (
 	"unicode/utf8"
 
 	"github.com/observerhq/observer/internal/analysis"
+	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// Summary is the extractive account of one session epoch (stored as facts, rendered as Text).
-type Summary struct {
-	Client    string `json:"client"`
-	SessionID string `json:"session_id"`
-	Epoch     int    `json:"epoch"`
-	Project   string `json:"project"`
-	FirstTS   int64  `json:"first_ts"`
-	LastTS    int64  `json:"last_ts"`
-	EndedBy   string `json:"ended_by"` // compaction, idle, finalized
-	Actions   int    `json:"actions"`
-
-	Goal     string `json:"goal,omitempty"`
-	GoalID   string `json:"goal_event_id,omitempty"`
-	Prompts  int    `json:"prompts"`
-	Read     []File `json:"files_read,omitempty"`
-	ReadN    int    `json:"files_read_count"`
-	Changed  []File `json:"files_changed,omitempty"`
-	Commands []Cmd  `json:"commands,omitempty"`
-	// Failures are the failed actions, grouped by what failed, with how each ended.
-	Failures  []Failure `json:"failures,omitempty"`
-	Subagents int       `json:"subagents"`
-	Turns     int       `json:"turns"`
-	Tokens    int64     `json:"tokens"`
-	CostUSD   float64   `json:"cost_usd"`
-	Models    []string  `json:"models,omitempty"`
-	Outcome   string    `json:"outcome"`
-}
-
-// File is a file and how many times the epoch touched it.
-type File struct {
-	Path  string `json:"path"`
-	Count int    `json:"count"`
-}
-
-// Cmd is a command line and its runs.
-type Cmd struct {
-	Command string `json:"command"`
-	Runs    int    `json:"runs"`
-	Failed  int    `json:"failed"`
-	LastOK  *bool  `json:"last_ok,omitempty"`
-	LastID  string `json:"last_event_id"`
-}
-
-// Failure is what failed (a command, an edit of a file, a tool), how often, and how it ended.
-type Failure struct {
-	What     string `json:"what"`
-	Count    int    `json:"count"`
-	Resolved bool   `json:"resolved"`
-	How      string `json:"how"`
-	EventID  string `json:"event_id"` // the last failure
-	Error    string `json:"error,omitempty"`
-}
+// Summary is the extractive account of one session epoch (stored as facts, rendered as its Text),
+// with the files, commands and failures it lists: internal/query's rows, which it reads back.
+type (
+	Summary = query.Summary
+	File    = query.File
+	Cmd     = query.Cmd
+	Failure = query.Failure
+)
 
 // Window is an epoch's time range: [From, To), To 0 for open.
 type Window struct {
@@ -256,15 +214,15 @@ func Summarize(ctx context.Context, db *sql.DB, client, sessionID, project strin
 	if len(s.Failures) > 10 {
 		s.Failures = s.Failures[:10]
 	}
-	if err := s.cost(ctx, db, w.From, to); err != nil {
+	if err := epochCost(ctx, db, &s, w.From, to); err != nil {
 		return s, err
 	}
 	s.Outcome = outcome(s, acts)
 	return s, nil
 }
 
-// cost sums the epoch's model turns, each once (store.TurnsSQL).
-func (s *Summary) cost(ctx context.Context, db *sql.DB, from, to int64) error {
+// epochCost sums the epoch's model turns into s, each once (store.TurnsSQL).
+func epochCost(ctx context.Context, db *sql.DB, s *Summary, from, to int64) error {
 	q := `SELECT count(*), coalesce(sum(input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens), 0),
 		coalesce(sum(cost_usd), 0), coalesce(group_concat(DISTINCT model), '') FROM (` +
 		fmt.Sprintf(store.TurnsSQL,
@@ -308,66 +266,6 @@ func outcome(s Summary, acts []act) string {
 	return end
 }
 
-// Text renders the summary in a few lines.
-func (s Summary) Text() string {
-	var b strings.Builder
-	if s.Goal != "" {
-		fmt.Fprintf(&b, "Goal: %s", s.Goal)
-		if s.Prompts > 1 {
-			fmt.Fprintf(&b, " (+%d more prompts)", s.Prompts-1)
-		}
-		b.WriteByte('\n')
-	}
-	if len(s.Changed) > 0 {
-		fmt.Fprintf(&b, "Changed: %s\n", fileList(s.Changed))
-	}
-	if s.ReadN > 0 {
-		fmt.Fprintf(&b, "Read %d file(s): %s\n", s.ReadN, fileList(s.Read))
-	}
-	if len(s.Commands) > 0 {
-		var parts []string
-		for _, c := range s.Commands {
-			p := fmt.Sprintf("`%s`", clip(c.Command, 80))
-			if c.Runs > 1 {
-				p += fmt.Sprintf(" %d×", c.Runs)
-			}
-			switch {
-			case c.Failed > 0 && c.LastOK != nil && *c.LastOK:
-				p += fmt.Sprintf(" (%d failed, last passed)", c.Failed)
-			case c.Failed > 0:
-				p += fmt.Sprintf(" (%d failed)", c.Failed)
-			}
-			parts = append(parts, p)
-		}
-		fmt.Fprintf(&b, "Commands: %s\n", strings.Join(parts, "; "))
-	}
-	if len(s.Failures) > 0 {
-		var parts []string
-		for _, f := range s.Failures {
-			p := f.What
-			if f.Count > 1 {
-				p += fmt.Sprintf(" failed %d×", f.Count)
-			} else {
-				p += " failed"
-			}
-			parts = append(parts, p+", "+f.How)
-		}
-		fmt.Fprintf(&b, "Failures: %s\n", strings.Join(parts, "; "))
-	}
-	if s.Turns > 0 || s.Subagents > 0 {
-		fmt.Fprintf(&b, "Cost: $%.2f, %s tokens in %d turn(s)", s.CostUSD, compact(s.Tokens), s.Turns)
-		if len(s.Models) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(s.Models, ", "))
-		}
-		if s.Subagents > 0 {
-			fmt.Fprintf(&b, "; %d subagent(s)", s.Subagents)
-		}
-		b.WriteByte('\n')
-	}
-	fmt.Fprintf(&b, "Outcome: %s\n", s.Outcome)
-	return b.String()
-}
-
 func describe(typ, tool, key string) string {
 	switch typ {
 	case string(event.ActionRunCommand):
@@ -389,7 +287,7 @@ func topFiles(m map[string]int, n int) []File {
 	out := make([]File, 0, len(m))
 	for p, c := range m {
 		if p != "" {
-			out = append(out, File{p, c})
+			out = append(out, File{Path: p, Count: c})
 		}
 	}
 	slices.SortFunc(out, func(a, b File) int {
@@ -399,18 +297,6 @@ func topFiles(m map[string]int, n int) []File {
 		out = out[:n]
 	}
 	return out
-}
-
-func fileList(fs []File) string {
-	var parts []string
-	for _, f := range fs {
-		if f.Count > 1 {
-			parts = append(parts, fmt.Sprintf("%s (%d)", f.Path, f.Count))
-		} else {
-			parts = append(parts, f.Path)
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // normCommand is a command line on one line, spaces collapsed, at most 200 bytes.
@@ -444,14 +330,4 @@ func clip(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
-}
-
-func compact(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
 }

@@ -1,6 +1,6 @@
 // Cost answers "what did it cost" from the store: token figures and dollars grouped by
-// session, day, hour, model, project or client, over a time range and optionally one project,
-// client or session.
+// session, day, hour, model, project, client or member, over a time range and optionally one
+// project, client, session, member or model.
 //
 // Accounting: a model turn seen by the proxy (api_turns, exact) and by a transcript (token_usage,
 // as the client logged it) is counted once, from the proxy. They are joined by the upstream
@@ -64,12 +64,19 @@ type CostRow struct {
 	UnreliableTurns       int64   `json:"unreliable_turns"` // of Turns, from transcripts known to log placeholders
 	UnpricedTurns         int64   `json:"unpriced_turns"`   // of Turns, of a model without a price
 	Reliability           string  `json:"reliability,omitempty"`
+	// LastTS is the time (ms) of the group's latest turn, when CostQuery.Last asks for it.
+	LastTS int64 `json:"last_ts,omitempty"`
 }
 
 // CostQuery selects what to report.
 type CostQuery struct {
 	GroupBy []string // among CostKeys; empty means one total row
 	Filter
+	// Model, when set, keeps that model's turns alone.
+	Model string
+	// Last asks for each row's latest turn (CostRow.LastTS). The rollups do not keep it: the turns
+	// are read raw.
+	Last bool
 }
 
 // CostReport is the answer: the rows, and their total.
@@ -101,6 +108,7 @@ func conds(q CostQuery, from, to int64) (proxy, transcript string) {
 	add(q.Client != "", "api_turns.client = :client", "t.client = :client")
 	add(q.Project != "", store.ProxyProject+" = :project", "t.project = :project")
 	add(q.Member != "", "api_turns.member = :member", "t.member = :member")
+	add(q.Model != "", "api_turns.model = :model", "t.model = :model")
 	if len(p) == 0 {
 		return "1", "1"
 	}
@@ -119,7 +127,7 @@ func idList(q CostQuery) string {
 // queryArgs are the named arguments of the parts' filters.
 func queryArgs(q CostQuery) []any {
 	return append(idArgs(q), sql.Named("session", q.SessionID), sql.Named("client", q.Client),
-		sql.Named("project", q.Project), sql.Named("member", q.Member), sql.Named("window", store.JoinWindowMs))
+		sql.Named("project", q.Project), sql.Named("member", q.Member), sql.Named("model", q.Model), sql.Named("window", store.JoinWindowMs))
 }
 
 func idArgs(q CostQuery) []any {
@@ -166,6 +174,9 @@ func levelPart(q CostQuery, table, timeCol, sessionCol string, from, to int64) s
 	if q.Project != "" {
 		c = append(c, "project = :project")
 	}
+	if q.Model != "" {
+		c = append(c, "model = :model")
+	}
 	where := ""
 	if len(c) > 0 {
 		where = " WHERE " + strings.Join(c, " AND ")
@@ -196,8 +207,9 @@ func levels(ctx context.Context, db *sql.DB, q CostQuery) (parts []string, rolle
 	}
 	raw := rawPart(q, from, to)
 	// The rollups have no member column: a member's figures, or figures by member, are read raw
-	// (on migration 0015's partial indexes when one member is asked for).
-	if !useRollups || q.Member != "" || slices.Contains(q.GroupBy, "member") {
+	// (on migration 0015's partial indexes when one member is asked for). Nor do they keep each
+	// turn's time.
+	if !useRollups || q.Member != "" || slices.Contains(q.GroupBy, "member") || q.Last {
 		return []string{raw}, false, "", nil
 	}
 	timed := slices.Contains(q.GroupBy, "day") || slices.Contains(q.GroupBy, "hour")
@@ -339,6 +351,9 @@ func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
 	for i, m := range measures {
 		measures[i] = "sum(" + m + ")"
 	}
+	if q.Last {
+		measures = append(measures, "max(ts)")
+	}
 	stmt := "SELECT " + strings.Join(append(sel, measures...), ", ") + " FROM (" + src + ")"
 	if len(group) > 0 {
 		stmt += " GROUP BY " + strings.Join(group, ", ")
@@ -365,9 +380,12 @@ func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
 				dest = append(dest, keyVals[i])
 			}
 		}
-		var in, out, cr, cc, cc1, rs, turns, proxy, unrel, unpriced sql.NullInt64
+		var in, out, cr, cc, cc1, rs, turns, proxy, unrel, unpriced, last sql.NullInt64
 		var usd sql.NullFloat64
 		dest = append(dest, &in, &out, &cr, &cc, &cc1, &rs, &usd, &turns, &proxy, &unrel, &unpriced)
+		if q.Last {
+			dest = append(dest, &last)
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
@@ -397,6 +415,7 @@ func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
 		r.CacheCreationTokens, r.CacheCreation1hTokens, r.ReasoningTokens = cc.Int64, cc1.Int64, rs.Int64
 		r.CostUSD, r.Turns, r.ProxyTurns = usd.Float64, turns.Int64, proxy.Int64
 		r.UnreliableTurns, r.UnpricedTurns = unrel.Int64, unpriced.Int64
+		r.LastTS = last.Int64
 		if r.Turns == 0 {
 			continue // no group rows when there is nothing at all
 		}
@@ -515,6 +534,7 @@ func (t *CostRow) Add(r CostRow) {
 	t.ProxyTurns += r.ProxyTurns
 	t.UnreliableTurns += r.UnreliableTurns
 	t.UnpricedTurns += r.UnpricedTurns
+	t.LastTS = max(t.LastTS, r.LastTS)
 }
 
 // Reliability tags of a figure: its least trustworthy turn's.
@@ -537,4 +557,52 @@ func (r CostRow) reliability() string {
 		return Approximate
 	}
 	return Accurate
+}
+
+// ModelSpend is one model's turns in SessionSpend's or ProjectSpend's answer.
+type ModelSpend struct {
+	Model                                                           string
+	InputTokens, OutputTokens, CacheReadTokens, CacheCreationTokens int64
+	CostUSD                                                         float64
+	Turns, ProxyTurns                                               int64
+}
+
+// SessionSpend is a session's turns (by id, of any client), all of them, by model, costliest
+// first: each turn once, by store.TurnsSQL as Cost counts them, on the session indexes of both
+// turn tables.
+func SessionSpend(ctx context.Context, db Querier, sessionID string) ([]ModelSpend, error) {
+	return spend(ctx, db, `session_id = :session`, 0, sql.Named("session", sessionID))
+}
+
+// ProjectSpend is the turns since since (ms) of the sessions of a project seen since then, by
+// model, costliest first. A turn counts for the project of its session, which also places the
+// proxy's turns (the proxy does not know the project), where Cost's project filter selects
+// transcript turns by their own project.
+func ProjectSpend(ctx context.Context, db Querier, project string, since int64) ([]ModelSpend, error) {
+	return spend(ctx, db, `session_id IN (SELECT session_id FROM sessions WHERE project = :project AND last_seen >= :since)`,
+		since, sql.Named("project", project))
+}
+
+// spend sums the turns since since (ms) of the sessions cond selects (a condition on session_id,
+// with its named arguments), by model.
+func spend(ctx context.Context, db Querier, cond string, since int64, args ...any) ([]ModelSpend, error) {
+	args = append(args, sql.Named("since", since), sql.Named("window", store.JoinWindowMs))
+	rows, err := db.QueryContext(ctx, `SELECT model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
+		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(store.TurnsSQL, "api_turns."+cond+" AND api_turns.ts >= :since",
+		"t."+cond+" AND t.ts >= :since")+`)
+		GROUP BY model ORDER BY sum(cost_usd) DESC, model`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ModelSpend
+	for rows.Next() {
+		var m ModelSpend
+		if err := rows.Scan(&m.Model, &m.InputTokens, &m.OutputTokens, &m.CacheReadTokens, &m.CacheCreationTokens,
+			&m.CostUSD, &m.Turns, &m.ProxyTurns); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
