@@ -19,7 +19,6 @@ package dash
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,7 +172,7 @@ func (s *Server) analysisAPI(ctx context.Context, q *reqParams) (any, error) {
 	return a, nil
 }
 
-func (s *Server) runCost(ctx context.Context, db *sql.DB, q query.CostQuery, keys ...string) (*query.CostReport, error) {
+func (s *Server) runCost(ctx context.Context, db query.DB, q query.CostQuery, keys ...string) (*query.CostReport, error) {
 	q.GroupBy = keys
 	return query.Cost(ctx, db, q)
 }

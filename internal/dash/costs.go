@@ -2,7 +2,6 @@ package dash
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"strings"
 	"sync"
@@ -15,12 +14,12 @@ import (
 // costRows runs query.Cost over the filters' window, project and client, grouped by keys. query.Cost
 // applies the filters itself (in SQL, before its proxy/transcript join), so each turn is counted
 // once and total is exactly what `observerctl cost --json` reports for the same selection.
-func costRows(ctx context.Context, db *sql.DB, f filters, keys ...string) (rows []query.CostRow, total query.CostRow, err error) {
+func costRows(ctx context.Context, db query.DB, f filters, keys ...string) (rows []query.CostRow, total query.CostRow, err error) {
 	return runCost(ctx, db, f, query.CostQuery{GroupBy: keys, Filter: query.Filter{Since: f.Since, Project: f.Project, Client: f.Client}})
 }
 
 // runCost is query.Cost's rows and total for q, of the filters' member alone when they name one.
-func runCost(ctx context.Context, db *sql.DB, f filters, q query.CostQuery) (rows []query.CostRow, total query.CostRow, err error) {
+func runCost(ctx context.Context, db query.DB, f filters, q query.CostQuery) (rows []query.CostRow, total query.CostRow, err error) {
 	q.Member = f.Member
 	rep, err := query.Cost(ctx, db, q)
 	if err != nil {

@@ -40,7 +40,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -204,7 +203,7 @@ func (s *Server) Close() error {
 
 // db returns the store's connection pool, or nil while there is no store yet (no file, or a file
 // whose schema the writer has not created yet). Errors opening an existing store are returned.
-func (s *Server) db(ctx context.Context) (*sql.DB, error) {
+func (s *Server) db(ctx context.Context) (query.DB, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st != nil {

@@ -3,7 +3,6 @@ package dash
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"slices"
 	"strings"
 
@@ -138,7 +137,7 @@ type memberHosts struct {
 // by (the key "" without by): sessions and actions (query.MemberSessions, query.MemberActions),
 // and the turns (query.Cost grouped by member and model, and by), by model so that each model's
 // dollars are split into billing buckets at its own prices.
-func (s *Server) memberFigures(ctx context.Context, db *sql.DB, f filters, model, by string) ([]*memberFigures, map[string]*memberHosts, error) {
+func (s *Server) memberFigures(ctx context.Context, db query.DB, f filters, model, by string) ([]*memberFigures, map[string]*memberHosts, error) {
 	groups := map[[2]string]*memberFigures{}
 	var order []*memberFigures
 	group := func(member, key string) *memberFigures {

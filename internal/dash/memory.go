@@ -8,7 +8,6 @@ package dash
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"strings"
 
@@ -75,6 +74,6 @@ func (s *Server) memoryAPI(ctx context.Context, q *reqParams) (any, error) {
 
 // sessionSummaries reads a session's summaries, newest epoch first; none on a store without
 // session memory.
-func sessionSummaries(ctx context.Context, db *sql.DB, sess Session) ([]SessionSummary, error) {
+func sessionSummaries(ctx context.Context, db query.DB, sess Session) ([]SessionSummary, error) {
 	return query.EpochSummaries(ctx, db, sess.Client, sess.SessionID, maxSummaries)
 }

@@ -3,7 +3,6 @@ package dash
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"slices"
 	"strings"
 	"time"
@@ -128,7 +127,7 @@ func activityUnit(f filters, now time.Time) string {
 
 // actionActivity reads the window's tool calls by local hour or day and client
 // (query.ActionActivity): the headline counts, the activity chart and each client's share.
-func actionActivity(ctx context.Context, db *sql.DB, f filters, unit string, now time.Time, c *Counts, m map[string]*clientActivity) ([]activityPoint, error) {
+func actionActivity(ctx context.Context, db query.DB, f filters, unit string, now time.Time, c *Counts, m map[string]*clientActivity) ([]activityPoint, error) {
 	rows, err := query.ActionActivity(ctx, db, f.readFilter(), unit, now)
 	if err != nil {
 		return nil, err
@@ -152,7 +151,7 @@ func actionActivity(ctx context.Context, db *sql.DB, f filters, unit string, now
 }
 
 // clientCounts adds each client's sessions in the window.
-func clientCounts(ctx context.Context, db *sql.DB, f filters, m map[string]*clientActivity) error {
+func clientCounts(ctx context.Context, db query.DB, f filters, m map[string]*clientActivity) error {
 	n, err := query.ClientSessionCounts(ctx, db, f.readFilter())
 	if err != nil {
 		return err

@@ -2,8 +2,6 @@ package dash
 
 import (
 	"context"
-	"database/sql"
-	"github.com/observerhq/observer/internal/analysis"
 
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
@@ -157,7 +155,7 @@ func (s *Server) sessions(ctx context.Context, q *reqParams) (any, error) {
 
 // addActionCounts fills the actions and failures of a page of sessions, from the hourly rollup's
 // session index.
-func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
+func addActionCounts(ctx context.Context, db query.DB, list []Session) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -178,7 +176,7 @@ func addActionCounts(ctx context.Context, db *sql.DB, list []Session) error {
 }
 
 // addPaths fills the capture paths of a page of sessions, in one query (store.SessionPaths).
-func addPaths(ctx context.Context, db *sql.DB, list []Session) error {
+func addPaths(ctx context.Context, db query.DB, list []Session) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -197,7 +195,7 @@ func addPaths(ctx context.Context, db *sql.DB, list []Session) error {
 }
 
 // resolveSession finds session id (of client, when given; else the most recent of that id).
-func resolveSession(ctx context.Context, db *sql.DB, id, client string) (Session, error) {
+func resolveSession(ctx context.Context, db query.DB, id, client string) (Session, error) {
 	found, ok, err := query.FindSession(ctx, db, id, client)
 	s := Session{Session: found, Paths: []string{}}
 	if err == nil && !ok {
@@ -247,7 +245,7 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 		Children  []Session     `json:"child_sessions"`
 		Lifecycle []stateChange `json:"lifecycle"`
 		// Analysis is the session's score and findings; null until the writer has analysed it.
-		Analysis *analysis.Session `json:"analysis"`
+		Analysis *query.SessionScore `json:"analysis"`
 		// Summaries are the accounts of the session's ended epochs, newest epoch first; the
 		// current epoch of an active session has none yet.
 		Summaries []SessionSummary `json:"summaries"`
@@ -291,7 +289,7 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 	if out.Lifecycle, err = query.Lifecycle(ctx, db, sess.Client, sess.SessionID); err != nil {
 		return nil, err
 	}
-	scored, err := analysis.Scores(ctx, db, analysis.Filter{Client: sess.Client, Limit: 1}, sess.SessionID)
+	scored, err := query.Scores(ctx, db, query.AnalysisQuery{Filter: query.Filter{Client: sess.Client, SessionID: sess.SessionID}, Limit: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -63,11 +63,7 @@ func TestPkgNeverImportsInternal(t *testing.T) {
 func TestOnlyStoreSideImportsSQL(t *testing.T) {
 	g := load(t)
 	allowed := matcher(slices.Concat([]string{"pkg/store"}, readModel, writerSide, []string{"pkg/transcript/..."})...)
-	checkImports(t, g, func(p string) bool { return !allowed(p) }, matcher("database/sql"), []exception{
-		// Today's queries, which the read model takes over.
-		{"internal/dash", "database/sql", "the dashboard's pages query the store themselves"},
-		{"internal/mcpserver", "database/sql", "the MCP tools query the store themselves"},
-	})
+	checkImports(t, g, func(p string) bool { return !allowed(p) }, matcher("database/sql"), nil)
 }
 
 // sqlText finds SQL in Go source: a string that starts a statement (keywords in capitals, as this
@@ -81,11 +77,7 @@ var sqlText = regexp.MustCompile(`(?:^|[^\\])["\x60]\s*(SELECT\s+[\w*(]|INSERT\s
 func TestNoSQLOutsideTheStoreSide(t *testing.T) {
 	g := load(t)
 	allowed := matcher(slices.Concat([]string{"pkg/store"}, readModel, writerSide, []string{"pkg/transcript/..."})...)
-	exceptions := map[string]string{
-		// Today's queries, which the read model takes over.
-		"internal/dash":      "the dashboard's pages query the store themselves",
-		"internal/mcpserver": "the MCP tools query the store themselves",
-	}
+	exceptions := map[string]string{}
 	for _, p := range sortedKeys(g.pkgs) {
 		if !g.ours(p) || allowed(p) {
 			continue
@@ -123,14 +115,7 @@ func TestSurfacesDoNotHostTheBus(t *testing.T) {
 // depend on the writer side or the transcript readers, which belong to the writer and the watcher.
 func TestSurfacesDoNotWrite(t *testing.T) {
 	g := load(t)
-	checkDeps(t, g, slices.Concat(surfaces, readModel), matcher(slices.Concat(writerSide, capture)...), []exception{
-		// analysis and memory hold their queries beside the code the writer runs; the read model
-		// takes the queries over.
-		{"cmd/observer-dash", "internal/analysis", "the dashboard's analysis page queries through it"},
-		{"cmd/observer-dash", "internal/memory", "the dashboard's memory page queries through it"},
-		{"cmd/observer-mcp", "internal/analysis", "through internal/memory"},
-		{"cmd/observer-mcp", "internal/memory", "the MCP server's memory tools query through it"},
-	})
+	checkDeps(t, g, slices.Concat(surfaces, readModel), matcher(slices.Concat(writerSide, capture)...), nil)
 }
 
 // TestReadModelNeverWrites: the store is opened for writing by store.OpenWriter alone (it takes the

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -238,11 +237,3 @@ func clipMiddle(s string, n int) string {
 		strings.TrimPrefix(clipTail(s, n-head), "…")
 }
 
-// okOf maps the success column (NULL while unknown) to a JSON bool or absent.
-func okOf(v sql.NullBool) *bool {
-	if !v.Valid {
-		return nil
-	}
-	b := v.Bool
-	return &b
-}

@@ -48,7 +48,6 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,7 +154,7 @@ func (s *Server) Close() error {
 }
 
 // db returns the store's handle, opening it the first time it exists.
-func (s *Server) db(ctx context.Context) (*sql.DB, error) {
+func (s *Server) db(ctx context.Context) (query.DB, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.st != nil {

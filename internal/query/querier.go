@@ -5,6 +5,10 @@ import (
 	"database/sql"
 )
 
+// DB is the read connection a surface holds (store.OpenReader's) and hands to the reads: the
+// surfaces name it without importing database/sql, and run no statement of their own.
+type DB = *sql.DB
+
 // Querier is what the session, action, file and command reads run their statements on: a
 // *sql.DB, or a Traced one.
 type Querier interface {
