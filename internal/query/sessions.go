@@ -39,45 +39,12 @@ func scanSession(sc interface{ Scan(...any) error }) (Session, error) {
 	return s, err
 }
 
-// clause is a WHERE clause of conditions with named arguments.
-type clause struct {
-	parts []string
-	args  []any
-}
-
-func (c *clause) add(cond string, args ...any) {
-	c.parts = append(c.parts, cond)
-	c.args = append(c.args, args...)
-}
-
-func (c *clause) sql() string {
-	if len(c.parts) == 0 {
-		return ""
-	}
-	return " WHERE " + strings.Join(c.parts, " AND ")
-}
-
 // filterClause holds f's conditions on a table with the envelope columns (client, session_id,
-// project, member), its time column named tsCol. A time before 1970 is no bound. The member
+// project, member), its time column named tsCol: envelopeConds' and the session's. The member
 // condition needs the table's member column: sessions, actions, token_usage, api_turns and
 // compression_events have one, the rollups do not.
-func filterClause(f Filter, tsCol string) *clause {
-	c := &clause{}
-	if !f.Since.IsZero() && f.Since.UnixMilli() > 0 {
-		c.add(tsCol+" >= :since", sql.Named("since", f.Since.UnixMilli()))
-	}
-	if !f.Until.IsZero() && f.Until.UnixMilli() > 0 {
-		c.add(tsCol+" < :until", sql.Named("until", f.Until.UnixMilli()))
-	}
-	if f.Project != "" {
-		c.add("project = :project", sql.Named("project", f.Project))
-	}
-	if f.Client != "" {
-		c.add("client = :client", sql.Named("client", f.Client))
-	}
-	if f.Member != "" {
-		c.add("member = :member", sql.Named("member", f.Member))
-	}
+func filterClause(f Filter, tsCol string) *sqlConds {
+	c := envelopeConds(f, tsCol)
 	if f.SessionID != "" {
 		c.add("session_id = :session", sql.Named("session", f.SessionID))
 	}

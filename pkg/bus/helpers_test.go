@@ -3,41 +3,23 @@ package bus_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/busserver"
+	"github.com/observerhq/observer/pkg/busserver/busservertest"
 	"github.com/observerhq/observer/pkg/event"
 )
 
-const testToken = "test-token"
+const testToken = busservertest.Token
 
-// freePort returns a loopback port nothing listens on right now.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
+func freePort(tb testing.TB) int { return busservertest.FreePort(tb) }
 
 // startServer starts a bus on dir and port (-1 picks one) and closes it when the test ends.
 func startServer(tb testing.TB, dir string, port int) *busserver.Server {
-	tb.Helper()
-	srv, err := busserver.Start(context.Background(), busserver.Config{
-		Dir: dir, Port: port, Token: testToken, AckWait: 30 * time.Second,
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(srv.Close)
-	return srv
+	return busservertest.Start(tb, dir, port)
 }
 
 // newServer starts a bus on a fresh temp dir and a free port.
