@@ -236,4 +236,3 @@ func clipMiddle(s string, n int) string {
 	return strings.TrimSuffix(clip(s, head), "…") + fmt.Sprintf("\n…[%d bytes cut]…\n", len(s)-n) +
 		strings.TrimPrefix(clipTail(s, n-head), "…")
 }
-
