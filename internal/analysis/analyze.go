@@ -195,7 +195,7 @@ func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks [
 		}
 	}
 	for _, m := range marks {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM analysis_dirty WHERE client = ? AND session_id = ? AND gen = ?`, m.client, m.id, m.gen); err != nil {
+		if err := store.ClearAnalysisMark(ctx, tx, m.client, m.id, m.gen); err != nil {
 			return err
 		}
 	}
@@ -238,52 +238,46 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since int64, 
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range []string{`DELETE FROM session_rereads WHERE client = ? AND session_id = ?`,
-		`DELETE FROM session_repeats WHERE client = ? AND session_id = ?`,
-		`DELETE FROM session_analysis WHERE client = ? AND session_id = ?`} {
-		if _, err := tx.ExecContext(ctx, q, client, id); err != nil {
-			return err
-		}
-	}
+	var row *store.SessionAnalysis
 	if len(acts) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO session_analysis (client, session_id, project, first_ts, last_ts,
-			actions, failures, completed, reads, edits, commands, searches, files, agents, stale_rereads,
-			unclassified_rereads, cross_agent_files, repeated_commands, error_rate, redundancy, exploration, score,
-			analyzed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			client, id, s.Project, s.FirstTs, s.LastTs, s.Actions, s.Failures, s.Completed, s.Reads, s.Edits,
-			s.Commands, s.Searches, s.Files, s.Agents, s.StaleRereads, s.UnclassifiedRereads, s.CrossAgentFiles,
-			s.RepeatedCommands, s.ErrorRate, s.Redundancy, s.Exploration, s.Score, a.now().UnixMilli()); err != nil {
-			return err
-		}
+		row = storedSession(s)
 	}
-	if len(rr) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO session_rereads (client, session_id, target, project, reads,
-			stale, unclassified, agents, last_ts) VALUES (?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		for _, r := range rr {
-			if _, err := st.ExecContext(ctx, client, id, r.Target, r.Project, r.Reads, r.Stale, r.Unclassified, r.Agents, r.LastTs); err != nil {
-				return err
-			}
-		}
-	}
-	if len(rp) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO session_repeats (client, session_id, command, project, runs,
-			repeats, last_ts) VALUES (?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		for _, r := range rp {
-			if _, err := st.ExecContext(ctx, client, id, r.Command, r.Project, r.Runs, r.Repeats, r.LastTs); err != nil {
-				return err
-			}
-		}
+	if err := store.ReplaceSessionAnalysis(ctx, tx, client, id, row, storedRereads(rr), storedRepeats(rp), a.now().UnixMilli()); err != nil {
+		return err
 	}
 	for pr := range projects {
-		if _, err := tx.ExecContext(ctx, store.MarkPatternsSQL, pr); err != nil {
+		if err := store.MarkPatterns(ctx, tx, pr); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// storedSession is s as the store takes it.
+func storedSession(s Session) *store.SessionAnalysis {
+	return &store.SessionAnalysis{Project: s.Project, FirstTs: s.FirstTs, LastTs: s.LastTs, Actions: s.Actions,
+		Failures: s.Failures, Completed: s.Completed, Reads: s.Reads, Edits: s.Edits, Commands: s.Commands,
+		Searches: s.Searches, Files: s.Files, Agents: s.Agents, StaleRereads: s.StaleRereads,
+		UnclassifiedRereads: s.UnclassifiedRereads, CrossAgentFiles: s.CrossAgentFiles,
+		RepeatedCommands: s.RepeatedCommands, ErrorRate: s.ErrorRate, Redundancy: s.Redundancy,
+		Exploration: s.Exploration, Score: s.Score}
+}
+
+// storedRereads are rr as the store takes them.
+func storedRereads(rr []Reread) []store.SessionReread {
+	out := make([]store.SessionReread, len(rr))
+	for i, r := range rr {
+		out[i] = store.SessionReread{Target: r.Target, Project: r.Project, Reads: r.Reads, Stale: r.Stale,
+			Unclassified: r.Unclassified, Agents: r.Agents, LastTs: r.LastTs}
+	}
+	return out
+}
+
+// storedRepeats are rp as the store takes them.
+func storedRepeats(rp []Repeat) []store.SessionRepeat {
+	out := make([]store.SessionRepeat, len(rp))
+	for i, r := range rp {
+		out[i] = store.SessionRepeat{Command: r.Command, Project: r.Project, Runs: r.Runs, Repeats: r.Repeats, LastTs: r.LastTs}
+	}
+	return out
 }

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/internal/query"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 const (
@@ -238,21 +239,12 @@ func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM patterns WHERE project = ?`, project); err != nil {
-		return err
-	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO patterns (project, kind, key, detail, confidence, occurrences, last_seen)
-		VALUES (?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	for _, p := range ps {
-		if _, err := st.ExecContext(ctx, project, p.Kind, p.Key, p.Detail, p.Ratio, p.Support, p.LastSeen); err != nil {
-			return err
-		}
+	stored := make([]store.Pattern, len(ps))
+	for i, p := range ps {
+		stored[i] = store.Pattern{Kind: p.Kind, Key: p.Key, Detail: p.Detail, Confidence: p.Ratio, Occurrences: p.Support, LastSeen: p.LastSeen}
 	}
 	// Sessions are analysed on this same loop, so no mark can come in between the read and here.
-	if _, err := tx.ExecContext(ctx, `UPDATE pattern_state SET dirty = 0, computed_at = ? WHERE project = ?`, started, project); err != nil {
+	if err := store.ReplacePatterns(ctx, tx, project, stored, started); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"database/sql"
+
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // ForgetSubject is where the running writer (the store's one writer) takes `observerctl memory
@@ -11,10 +13,5 @@ const ForgetSubject = "observer.ctl.memory.forget"
 
 // Forget marks an observation forgotten: it is not shown again, and not brought back.
 func Forget(ctx context.Context, db *sql.DB, id int64) (bool, error) {
-	res, err := db.ExecContext(ctx, `UPDATE observations SET forgotten = 1 WHERE id = ? AND forgotten = 0`, id)
-	if err != nil {
-		return false, err
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return store.ForgetObservation(ctx, db, id)
 }

@@ -25,8 +25,8 @@ package memory
 // that its cost shows as any other. A failed call is tried again only after failureBackoff, and
 // only when the epoch is offered again (it got more records).
 //
-// Both tables are created here (CREATE TABLE IF NOT EXISTS), on the writer's connection: they
-// are the model path's own bookkeeping and exist only where it was turned on.
+// Both tables are created when the path is first used (store.EnsureModelTables), on the writer's
+// connection: they are the model path's own bookkeeping and exist only where it was turned on.
 
 import (
 	"bytes"
@@ -48,6 +48,7 @@ import (
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/scrub"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // Providers a ModelClient calls.
@@ -371,10 +372,7 @@ func (c *ModelClient) Consider(ctx context.Context, s Summary) error {
 	if err := c.save(ctx, s, answer, model, turn.CostUSD); err != nil {
 		return err
 	}
-	_, err = c.DB.ExecContext(ctx, `INSERT INTO memory_model_state (client, session_id, epoch, raw_bytes, text, called_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (client, session_id, epoch) DO UPDATE SET raw_bytes = excluded.raw_bytes,
-		text = excluded.text, called_at = excluded.called_at`, s.Client, s.SessionID, s.Epoch, raw, text, c.now().UnixMilli())
-	if err != nil {
+	if err := store.SaveModelState(ctx, c.DB, s.Client, s.SessionID, s.Epoch, raw, text, c.now().UnixMilli()); err != nil {
 		return fmt.Errorf("model gate state: %w", err)
 	}
 	return nil
@@ -388,28 +386,8 @@ func (c *ModelClient) ensure(ctx context.Context) error {
 	if c.DB == nil {
 		return errors.New("language-model summaries need the writer's store")
 	}
-	for _, q := range []string{
-		// The epoch's figures at its last model call: the growth gates count from them.
-		`CREATE TABLE IF NOT EXISTS memory_model_state (
-			client     TEXT NOT NULL,
-			session_id TEXT NOT NULL,
-			epoch      INTEGER NOT NULL,
-			raw_bytes  INTEGER NOT NULL,
-			text       TEXT NOT NULL,
-			called_at  INTEGER NOT NULL,
-			PRIMARY KEY (client, session_id, epoch)
-		) WITHOUT ROWID`,
-		// Every call's cost by its api_turn's id, so that the cap counts a call whose event has not
-		// reached the store (or never will: the bus was down).
-		`CREATE TABLE IF NOT EXISTS memory_model_calls (
-			event_id TEXT PRIMARY KEY,
-			ts       INTEGER NOT NULL,
-			cost_usd REAL NOT NULL
-		) WITHOUT ROWID`,
-	} {
-		if _, err := c.DB.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("create the language-model summary tables: %w", err)
-		}
+	if err := store.EnsureModelTables(ctx, c.DB); err != nil {
+		return fmt.Errorf("create the language-model summary tables: %w", err)
 	}
 	c.ready = true
 	return nil
@@ -697,12 +675,11 @@ func (c *ModelClient) record(ctx context.Context, s Summary, t *event.APITurn, a
 	ev.Time = at.UTC()
 	ev.APITurn = t
 	now := c.now()
-	if _, err := c.DB.ExecContext(ctx, `INSERT OR IGNORE INTO memory_model_calls (event_id, ts, cost_usd) VALUES (?, ?, ?)`,
-		ev.ID, ev.Time.UnixMilli(), t.CostUSD); err != nil {
+	if err := store.RecordModelCall(ctx, c.DB, ev.ID, ev.Time.UnixMilli(), t.CostUSD); err != nil {
 		c.logger().Warn("language-model call not counted against the daily cap", "err", err)
 	}
 	// Two days are enough for the cap of a local day wherever the clock's zone is.
-	c.DB.ExecContext(ctx, `DELETE FROM memory_model_calls WHERE ts < ?`, now.Add(-48*time.Hour).UnixMilli())
+	store.PruneModelCalls(ctx, c.DB, now.Add(-48*time.Hour).UnixMilli())
 	if c.Publish == nil {
 		return
 	}
@@ -718,14 +695,9 @@ func (c *ModelClient) save(ctx context.Context, s Summary, text, model string, c
 	if err != nil {
 		return err
 	}
-	_, err = c.DB.ExecContext(ctx, `INSERT INTO session_summaries (client, session_id, epoch, source, project, first_ts,
-		last_ts, ended_by, actions, text, facts, model, cost_usd, created_at) VALUES (?, ?, ?, 'model', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (client, session_id, epoch, source) DO UPDATE SET project = excluded.project, first_ts = excluded.first_ts,
-			last_ts = excluded.last_ts, ended_by = excluded.ended_by, actions = excluded.actions, text = excluded.text,
-			facts = excluded.facts, model = excluded.model, cost_usd = excluded.cost_usd, created_at = excluded.created_at`,
-		s.Client, s.SessionID, s.Epoch, s.Project, s.FirstTS, s.LastTS, s.EndedBy, s.Actions, text, string(facts), model, cost,
-		c.now().UnixMilli())
-	if err != nil {
+	if err := store.SaveModelSummary(ctx, c.DB, store.SessionSummary{Client: s.Client, SessionID: s.SessionID,
+		Epoch: s.Epoch, Project: s.Project, FirstTs: s.FirstTS, LastTs: s.LastTS, EndedBy: s.EndedBy, Actions: s.Actions,
+		Text: text, Facts: string(facts), Model: model, CostUSD: cost, CreatedAt: c.now().UnixMilli()}); err != nil {
 		return fmt.Errorf("store the model summary: %w", err)
 	}
 	return nil

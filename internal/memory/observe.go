@@ -14,6 +14,7 @@ import (
 
 	"github.com/observerhq/observer/internal/query"
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // The observation kinds (internal/query defines them, with the rows it reads back).
@@ -303,35 +304,14 @@ func Observe(ctx context.Context, rdb, wdb *sql.DB, project string, now time.Tim
 		return 0, err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS memory_keep (kind TEXT, key TEXT)`); err != nil {
-		return 0, err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_keep`); err != nil {
-		return 0, err
-	}
-	up, err := tx.PrepareContext(ctx, `INSERT INTO observations (project, kind, key, text, support, contradictions,
-		confidence, first_seen, last_seen, evidence, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT (project, kind, key) DO UPDATE SET text = excluded.text, support = excluded.support,
-			contradictions = excluded.contradictions, confidence = excluded.confidence, first_seen = excluded.first_seen,
-			last_seen = excluded.last_seen, evidence = excluded.evidence, updated_at = excluded.updated_at
-		WHERE forgotten = 0`)
-	if err != nil {
-		return 0, err
-	}
-	defer up.Close()
-	for _, o := range found {
+	stored := make([]store.Observation, len(found))
+	for i, o := range found {
 		evidence, _ := json.Marshal(o.evidence)
-		conf := query.Confidence(o.support, o.contra, o.last, now)
-		if _, err := up.ExecContext(ctx, project, o.kind, o.key, o.text, o.support, o.contra, conf, o.first, o.last,
-			string(evidence), now.UnixMilli()); err != nil {
-			return 0, fmt.Errorf("observation %s %s: %w", o.kind, o.key, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_keep VALUES (?, ?)`, o.kind, o.key); err != nil {
-			return 0, err
-		}
+		stored[i] = store.Observation{Kind: o.kind, Key: o.key, Text: o.text, Support: o.support, Contradictions: o.contra,
+			Confidence: query.Confidence(o.support, o.contra, o.last, now), FirstSeen: o.first, LastSeen: o.last,
+			Evidence: string(evidence)}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM observations WHERE project = ? AND forgotten = 0
-		AND NOT EXISTS (SELECT 1 FROM memory_keep k WHERE k.kind = observations.kind AND k.key = observations.key)`, project); err != nil {
+	if err := store.ReplaceObservations(ctx, tx, project, stored, now.UnixMilli()); err != nil {
 		return 0, err
 	}
 	return len(found), tx.Commit()

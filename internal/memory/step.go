@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // Memory keeps the summaries and observations current; the writer runs Step between batches.
@@ -191,13 +193,7 @@ func (m *Memory) save(ctx context.Context, s Summary, seenTo int64) error {
 	if err != nil {
 		return err
 	}
-	first := s.FirstTS
-	_, err = m.DB.ExecContext(ctx, `INSERT INTO session_summaries (client, session_id, epoch, source, project, first_ts,
-		last_ts, ended_by, actions, text, facts, cost_usd, created_at) VALUES (?, ?, ?, 'extractive', ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (client, session_id, epoch, source) DO UPDATE SET project = excluded.project, first_ts = excluded.first_ts,
-			last_ts = excluded.last_ts, ended_by = excluded.ended_by, actions = excluded.actions, text = excluded.text,
-			facts = excluded.facts, created_at = excluded.created_at`,
-		s.Client, s.SessionID, s.Epoch, s.Project, first, max(seenTo, s.LastTS), s.EndedBy, s.Actions, s.Text(), string(facts),
-		0.0, m.now().UnixMilli())
-	return err
+	return store.SaveExtractiveSummary(ctx, m.DB, store.SessionSummary{Client: s.Client, SessionID: s.SessionID,
+		Epoch: s.Epoch, Project: s.Project, FirstTs: s.FirstTS, LastTs: max(seenTo, s.LastTS), EndedBy: s.EndedBy,
+		Actions: s.Actions, Text: s.Text(), Facts: string(facts), CreatedAt: m.now().UnixMilli()})
 }

@@ -38,8 +38,8 @@ func sharedFilesSQL(cond string) string {
 	  GROUP BY project, target HAVING count(*) > 1`
 }
 
-// MarkPatternsSQL marks a project's patterns for the writer's analysis loop.
-const MarkPatternsSQL = `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
+// markPatternsSQL marks a project's patterns for the writer's analysis loop.
+const markPatternsSQL = `INSERT INTO pattern_state (project, dirty, computed_at) VALUES (?, 1, 0)
 	ON CONFLICT (project) DO UPDATE SET dirty = 1`
 
 // analysisTables are the tables the analysis keeps.
@@ -176,9 +176,131 @@ func (p *prunedActions) apply(ctx context.Context, tx *sql.Tx) error {
 	}
 	// Their projects' patterns were counted from the deleted actions too.
 	for pr := range p.projects {
-		if _, err := tx.ExecContext(ctx, MarkPatternsSQL, pr); err != nil {
+		if _, err := tx.ExecContext(ctx, markPatternsSQL, pr); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// MarkPatterns marks a project's patterns for the writer's analysis loop, in the writer's
+// transaction.
+func MarkPatterns(ctx context.Context, tx *sql.Tx, project string) error {
+	_, err := tx.ExecContext(ctx, markPatternsSQL, project)
+	return err
+}
+
+// ClearAnalysisMark clears a session's mark for the analysis (analysis_dirty) unless a batch marked
+// it again since it was read (its generation is no longer gen).
+func ClearAnalysisMark(ctx context.Context, tx *sql.Tx, client, sessionID string, gen int64) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM analysis_dirty WHERE client = ? AND session_id = ? AND gen = ?`, client, sessionID, gen)
+	return err
+}
+
+// SessionAnalysis is a session's session_analysis row, as the writer's analysis loop computes it.
+type SessionAnalysis struct {
+	Project                                            string
+	FirstTs, LastTs                                    int64
+	Actions, Failures, Completed                       int64
+	Reads, Edits, Commands, Searches, Files, Agents    int64
+	StaleRereads, UnclassifiedRereads, CrossAgentFiles int64
+	RepeatedCommands                                   int64
+	ErrorRate, Redundancy, Exploration                 float64
+	Score                                              int64
+}
+
+// SessionReread is a session_rereads row: a file the session read more than once.
+type SessionReread struct {
+	Target, Project                    string
+	Reads, Stale, Unclassified, Agents int64
+	LastTs                             int64
+}
+
+// SessionRepeat is a session_repeats row: a command the session ran more than once.
+type SessionRepeat struct {
+	Command, Project      string
+	Runs, Repeats, LastTs int64
+}
+
+// ReplaceSessionAnalysis replaces a session's analysis rows (session_analysis, session_rereads,
+// session_repeats) in the writer's transaction: s nil deletes them (the session has no action
+// left). analyzedAt is the row's analyzed_at (Unix ms).
+func ReplaceSessionAnalysis(ctx context.Context, tx *sql.Tx, client, sessionID string, s *SessionAnalysis,
+	rereads []SessionReread, repeats []SessionRepeat, analyzedAt int64) error {
+	for _, q := range []string{`DELETE FROM session_rereads WHERE client = ? AND session_id = ?`,
+		`DELETE FROM session_repeats WHERE client = ? AND session_id = ?`,
+		`DELETE FROM session_analysis WHERE client = ? AND session_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, client, sessionID); err != nil {
+			return err
+		}
+	}
+	if s != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO session_analysis (client, session_id, project, first_ts, last_ts,
+			actions, failures, completed, reads, edits, commands, searches, files, agents, stale_rereads,
+			unclassified_rereads, cross_agent_files, repeated_commands, error_rate, redundancy, exploration, score,
+			analyzed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			client, sessionID, s.Project, s.FirstTs, s.LastTs, s.Actions, s.Failures, s.Completed, s.Reads, s.Edits,
+			s.Commands, s.Searches, s.Files, s.Agents, s.StaleRereads, s.UnclassifiedRereads, s.CrossAgentFiles,
+			s.RepeatedCommands, s.ErrorRate, s.Redundancy, s.Exploration, s.Score, analyzedAt); err != nil {
+			return err
+		}
+	}
+	if len(rereads) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO session_rereads (client, session_id, target, project, reads,
+			stale, unclassified, agents, last_ts) VALUES (?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range rereads {
+			if _, err := st.ExecContext(ctx, client, sessionID, r.Target, r.Project, r.Reads, r.Stale, r.Unclassified, r.Agents, r.LastTs); err != nil {
+				return err
+			}
+		}
+	}
+	if len(repeats) > 0 {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO session_repeats (client, session_id, command, project, runs,
+			repeats, last_ts) VALUES (?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, r := range repeats {
+			if _, err := st.ExecContext(ctx, client, sessionID, r.Command, r.Project, r.Runs, r.Repeats, r.LastTs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Pattern is a patterns row: a habit the writer's analysis loop found in a project's sessions.
+type Pattern struct {
+	Kind, Key, Detail string
+	Confidence        float64 // the ratio of support over opportunities, undecayed
+	Occurrences       int64
+	LastSeen          int64
+}
+
+// ReplacePatterns replaces a project's patterns and clears its mark (pattern_state), recording
+// computedAt (Unix ms, when the computation began) in the writer's transaction.
+func ReplacePatterns(ctx context.Context, tx *sql.Tx, project string, patterns []Pattern, computedAt int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM patterns WHERE project = ?`, project); err != nil {
+		return err
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT INTO patterns (project, kind, key, detail, confidence, occurrences, last_seen)
+		VALUES (?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, p := range patterns {
+		if _, err := st.ExecContext(ctx, project, p.Kind, p.Key, p.Detail, p.Confidence, p.Occurrences, p.LastSeen); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE pattern_state SET dirty = 0, computed_at = ? WHERE project = ?`, computedAt, project); err != nil {
+		return err
 	}
 	return nil
 }
