@@ -8,11 +8,11 @@
 // notes that a commit changed the store go to every open view on /api/changes, which re-reads
 // its figures (live.go).
 //
-// Figures: every token and dollar figure comes from internal/cost.Run, the computation behind
+// Figures: every token and dollar figure comes from query.Cost, the computation behind
 // `observerctl cost`, so the dashboard's totals for a window equal `observerctl cost --json
-// --since <window>` with the same project and client: cost.Run applies all three filters in SQL
+// --since <window>` with the same project and client: query.Cost applies all three filters in SQL
 // and counts each turn once. Cost over time is by local hour for windows up to two days, by local
-// day beyond, as in cost.Run. The split of a bucket's dollars into the four billing buckets
+// day beyond, as in query.Cost. The split of a bucket's dollars into the four billing buckets
 // (input, output, cache read, cache write) prices each (bucket, model) group's tokens at the
 // model's current list price and shares the group's recorded dollars in those proportions: the
 // stack always adds up to the recorded cost, and the split is exact except where long-context or
@@ -25,7 +25,7 @@
 // Team mode (members.go): on a team hub's store, whose rows name the member they came from,
 // /api/members compares the members, and overview, cost, sessions, actions and members take a
 // member filter. A member's figures are read from the raw tables (the rollups have no member);
-// its dollars are the same de-duplicated turns as cost.Run's.
+// its dollars are the same de-duplicated turns as query.Cost's.
 //
 // Security (see security.go): only requests whose Host header names a loopback address and the
 // listening port are served (DNS rebinding); listening beyond loopback requires [dash] token, and

@@ -165,7 +165,7 @@ func daysOf(n int) int {
 	return n
 }
 
-// costFig is a cost summary, in internal/cost's figures, shortened for the agent.
+// costFig is a cost summary, in query.Cost's figures, shortened for the agent.
 type costFig struct {
 	USD        float64     `json:"usd"`
 	Turns      int64       `json:"turns"`

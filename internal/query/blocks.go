@@ -16,7 +16,7 @@
 // has ended by then), so the gap rule needs no test of its own.
 //
 // Because every block starts and ends on a whole hour, which block a turn falls in depends only
-// on which UTC hours hold turns of its client. Run finds those hours in the writer's usage_hourly
+// on which UTC hours hold turns of its client. Blocks finds those hours in the writer's usage_hourly
 // rollup (one primary-key seek per hour, and one per client of the hour), draws the blocks, then
 // sums the rollup's hours of the blocks it reports (usage_hourly is store.TurnsSQL by hour and
 // client: each turn counts once, from the proxy when it saw it); without the rollup it reads the
@@ -24,7 +24,7 @@
 // status line's active block costs about a millisecond this way.
 //
 // Where a chain starts: a block's start depends on the blocks before it. The first turn after a
-// pause of 5 hours always starts a block, so Run starts each client's chain at its latest such
+// pause of 5 hours always starts a block, so Blocks starts each client's chain at its latest such
 // turn before the range, looking a day back, or Lookback when the day holds no such pause for
 // some client: the blocks are then the ones the whole history gives, whatever the range. Only
 // turns every few hours for the whole week before the range leave a chain starting at the week's
@@ -137,7 +137,7 @@ type hour struct {
 	models          map[string]bool
 }
 
-// Run computes the blocks that overlap the query's range, each client's from its own turns. It
+// Blocks computes the blocks that overlap the query's range, each client's from its own turns. It
 // finds the blocks' bounds from the hours that hold turns (an index seek per hour and client),
 // then sums the hours of those blocks only.
 func Blocks(ctx context.Context, db *sql.DB, q BlocksQuery) (*BlocksReport, error) {
@@ -231,7 +231,7 @@ func Blocks(ctx context.Context, db *sql.DB, q BlocksQuery) (*BlocksReport, erro
 	return rep, nil
 }
 
-// Active returns the block of client (its full name) that now is in, or nil when its last turn's
+// ActiveBlock returns the block of client (its full name) that now is in, or nil when its last turn's
 // block has ended. The status line asks for Claude Code's.
 func ActiveBlock(ctx context.Context, db *sql.DB, client string, now time.Time) (*Block, error) {
 	rep, err := Blocks(ctx, db, BlocksQuery{Since: now, Now: now, Client: client})
@@ -496,7 +496,7 @@ func readHours(ctx context.Context, db *sql.DB, rolled bool, from, to int64, cli
 	return out, rows.Err()
 }
 
-// Clients returns the clients that have turns in the store, sorted.
+// BlockClients returns the clients that have turns in the store, sorted.
 func BlockClients(ctx context.Context, db *sql.DB) ([]string, error) {
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_sessions'").Scan(&n); err != nil {

@@ -70,7 +70,7 @@ type refTurn struct {
 }
 
 // referenceBlocks applies the block rule turn by turn, as ccusage does (but with a block's end
-// exclusive): the straightforward statement Run's hourly computation must agree with.
+// exclusive): the straightforward statement Blocks' hourly computation must agree with.
 func referenceBlocks(turns []refTurn) []Block {
 	var out []Block
 	for _, t := range turns {

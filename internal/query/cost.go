@@ -28,7 +28,7 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// CostKeys that rows can be grouped by.
+// CostKeys are the keys rows can be grouped by.
 var CostKeys = []string{"session", "day", "hour", "model", "project", "client", "member"}
 
 // column is the JSON field of each grouping key.
