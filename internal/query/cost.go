@@ -197,7 +197,7 @@ var useRollups = true
 // day or hour key; usage_daily for the whole local days of a window grouped by day, model,
 // project or client only (kept in this zone); usage_hourly for whole hours; raw rows for the
 // partial hours at the edges.
-func levels(ctx context.Context, db *sql.DB, q CostQuery) (parts []string, rolled bool, only string, err error) {
+func levels(ctx context.Context, db Querier, q CostQuery) (parts []string, rolled bool, only string, err error) {
 	from, to := int64(0), int64(0)
 	if !q.Since.IsZero() {
 		from = q.Since.UnixMilli()
@@ -294,7 +294,7 @@ func hourlyParts(q CostQuery, from, to int64) []string {
 
 // Cost computes the report: q's turns, each once, grouped by q.GroupBy. The groups add up to
 // the total whatever the grouping.
-func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
+func Cost(ctx context.Context, db Querier, q CostQuery) (*CostReport, error) {
 	var keys []string
 	for _, k := range q.GroupBy {
 		if _, ok := column[k]; !ok {
@@ -468,7 +468,7 @@ func Cost(ctx context.Context, db *sql.DB, q CostQuery) (*CostReport, error) {
 }
 
 // addTitles gives each row its session's title (sessions.title).
-func addTitles(ctx context.Context, db *sql.DB, rows []CostRow) error {
+func addTitles(ctx context.Context, db Querier, rows []CostRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -568,41 +568,51 @@ type ModelSpend struct {
 }
 
 // SessionSpend is a session's turns (by id, of any client), all of them, by model, costliest
-// first: each turn once, by store.TurnsSQL as Cost counts them, on the session indexes of both
-// turn tables.
+// first: Cost's rows grouped by model.
 func SessionSpend(ctx context.Context, db Querier, sessionID string) ([]ModelSpend, error) {
-	return spend(ctx, db, `session_id = :session`, 0, sql.Named("session", sessionID))
+	return spend(ctx, db, CostQuery{GroupBy: []string{"model"}, Filter: Filter{SessionID: sessionID}})
 }
 
 // ProjectSpend is the turns since since (ms) of the sessions of a project seen since then, by
 // model, costliest first. A turn counts for the project of its session, which also places the
 // proxy's turns (the proxy does not know the project), where Cost's project filter selects
-// transcript turns by their own project.
+// transcript turns by their own project: so the sessions are chosen here, and Cost sums their
+// turns.
 func ProjectSpend(ctx context.Context, db Querier, project string, since int64) ([]ModelSpend, error) {
-	return spend(ctx, db, `session_id IN (SELECT session_id FROM sessions WHERE project = :project AND last_seen >= :since)`,
-		since, sql.Named("project", project))
-}
-
-// spend sums the turns since since (ms) of the sessions cond selects (a condition on session_id,
-// with its named arguments), by model.
-func spend(ctx context.Context, db Querier, cond string, since int64, args ...any) ([]ModelSpend, error) {
-	args = append(args, sql.Named("since", since), sql.Named("window", store.JoinWindowMs))
-	rows, err := db.QueryContext(ctx, `SELECT model, sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_creation_tokens),
-		sum(cost_usd), count(*), sum(proxy) FROM (`+fmt.Sprintf(store.TurnsSQL, "api_turns."+cond+" AND api_turns.ts >= :since",
-		"t."+cond+" AND t.ts >= :since")+`)
-		GROUP BY model ORDER BY sum(cost_usd) DESC, model`, args...)
+	rows, err := db.QueryContext(ctx, `SELECT DISTINCT session_id FROM sessions WHERE project = ? AND last_seen >= ?`, project, since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []ModelSpend
+	var ids []string
 	for rows.Next() {
-		var m ModelSpend
-		if err := rows.Scan(&m.Model, &m.InputTokens, &m.OutputTokens, &m.CacheReadTokens, &m.CacheCreationTokens,
-			&m.CostUSD, &m.Turns, &m.ProxyTurns); err != nil {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			return nil, err
 		}
-		out = append(out, m)
+		ids = append(ids, id)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	q := CostQuery{GroupBy: []string{"model"}, Filter: Filter{SessionIDs: ids}}
+	if since != 0 {
+		q.Since = time.UnixMilli(since)
+	}
+	return spend(ctx, db, q)
+}
+
+// spend is Cost's answer to q (grouped by model) as ModelSpend rows.
+func spend(ctx context.Context, db Querier, q CostQuery) ([]ModelSpend, error) {
+	rep, err := Cost(ctx, db, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []ModelSpend
+	for _, r := range rep.Rows {
+		out = append(out, ModelSpend{Model: r.Model, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+			CacheReadTokens: r.CacheReadTokens, CacheCreationTokens: r.CacheCreationTokens, CostUSD: r.CostUSD,
+			Turns: r.Turns, ProxyTurns: r.ProxyTurns})
+	}
+	return out, nil
 }

@@ -6,12 +6,12 @@ import (
 	"fmt"
 )
 
-// Spent is the dollars Run would total for q (its GroupBy is ignored), read several times faster:
+// Spent is the dollars Cost would total for q (its GroupBy is ignored), read several times faster:
 // each part of the source (usage_hourly's whole hours, raw turns at the edges) is summed on its own
 // over its one cost column. Summed over the UNION of the parts, SQLite would build every part's
 // sixteen columns row by row (an aggregate over a compound subquery is not flattened). Budgets and
 // the status line, which want one figure, use it.
-func Spent(ctx context.Context, db *sql.DB, q CostQuery) (float64, error) {
+func Spent(ctx context.Context, db Querier, q CostQuery) (float64, error) {
 	q.GroupBy = nil
 	parts, _, _, err := levels(ctx, db, q)
 	if err != nil {
