@@ -45,10 +45,11 @@ const (
 	KindSession     Kind = "session"
 	KindHook        Kind = "hook"
 	KindMCPCall     Kind = "mcp_call"
+	KindLimit       Kind = "limit"
 )
 
 // Kinds lists every known kind, in a stable order.
-var Kinds = []Kind{KindAction, KindTokenUsage, KindAPITurn, KindCompression, KindSession, KindHook, KindMCPCall}
+var Kinds = []Kind{KindAction, KindTokenUsage, KindAPITurn, KindCompression, KindSession, KindHook, KindMCPCall, KindLimit}
 
 // Valid reports whether k is a known kind.
 func (k Kind) Valid() bool {
@@ -85,6 +86,7 @@ type Event struct {
 	Session     *Session     `json:"session,omitempty"`
 	Hook        *Hook        `json:"hook,omitempty"`
 	MCPCall     *MCPCall     `json:"mcp_call,omitempty"`
+	Limit       *Limit       `json:"limit,omitempty"`
 }
 
 // Errors returned by Validate and Decode. They wrap into a *DecodeError with detail.
@@ -135,6 +137,8 @@ func (e *Event) Payload() any {
 		return nilIfNil(e.Hook)
 	case KindMCPCall:
 		return nilIfNil(e.MCPCall)
+	case KindLimit:
+		return nilIfNil(e.Limit)
 	}
 	return nil
 }
@@ -149,7 +153,7 @@ func nilIfNil[T any](p *T) any {
 func (e *Event) payloadCount() int {
 	n := 0
 	for _, set := range []bool{e.Action != nil, e.TokenUsage != nil, e.APITurn != nil, e.Compression != nil,
-		e.Session != nil, e.Hook != nil, e.MCPCall != nil} {
+		e.Session != nil, e.Hook != nil, e.MCPCall != nil, e.Limit != nil} {
 		if set {
 			n++
 		}
@@ -170,6 +174,8 @@ func (e *Event) Validate() error {
 		return ErrNoTime
 	case e.Payload() == nil || e.payloadCount() != 1:
 		return fmt.Errorf("%w: kind %q needs exactly its %q payload", ErrPayload, e.Kind, e.Kind)
+	case e.Limit != nil:
+		return e.Limit.Validate()
 	}
 	return nil
 }

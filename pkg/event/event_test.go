@@ -3,6 +3,7 @@ package event_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -47,6 +48,9 @@ func sample(tb testing.TB, k event.Kind) event.Event {
 		ev.Hook = &event.Hook{Event: "PreToolUse", ToolName: "Bash", PayloadBytes: 42}
 	case event.KindMCPCall:
 		ev.MCPCall = &event.MCPCall{Server: "fs", Tool: "read", InputBytes: 3, OutputBytes: 4, DurationMs: 1.5, Error: "boom"}
+	case event.KindLimit:
+		ev.Limit = &event.Limit{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: 42, Status: event.LimitAllowed,
+			ResetsAt: time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)}
 	default:
 		tb.Fatalf("sample: no payload for kind %q", k)
 	}
@@ -427,4 +431,40 @@ func sameTime(a, b time.Time) bool {
 	_, oa := a.Zone()
 	_, ob := b.Zone()
 	return a.Equal(b) && oa == ob
+}
+
+// A limit snapshot needs its provider and window, and a used share that is a number in range.
+func TestLimit_Validate(t *testing.T) {
+	ok := event.Limit{Provider: "openai", Window: "7d", UsedPercent: 100}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid limit: %v", err)
+	}
+	for name, l := range map[string]event.Limit{
+		"no provider": {Window: "5h"},
+		"no window":   {Provider: "anthropic"},
+		"negative":    {Provider: "anthropic", Window: "5h", UsedPercent: -1},
+		"NaN":         {Provider: "anthropic", Window: "5h", UsedPercent: math.NaN()},
+	} {
+		if err := l.Validate(); !errors.Is(err, event.ErrPayload) {
+			t.Errorf("%s: Validate = %v, want ErrPayload", name, err)
+		}
+	}
+}
+
+// Windows given by length are named as Anthropic names its own, and the names read back.
+func TestLimitWindow(t *testing.T) {
+	for _, c := range []struct {
+		minutes int
+		family  string
+		want    string
+	}{{300, "", "5h"}, {10080, "", "7d"}, {90, "", "90m"}, {0, "", "window"}, {300, "GPT-5.3 Spark", "5h_gpt-5_3_spark"}} {
+		if got := event.LimitWindow(c.minutes, c.family); got != c.want {
+			t.Errorf("LimitWindow(%d, %q) = %q, want %q", c.minutes, c.family, got, c.want)
+		}
+	}
+	for w, want := range map[string]int{"5h": 300, "7d": 10080, "7d_opus": 10080, "90m": 90, "overage": 0, "7": 0, "": 0} {
+		if got := event.LimitMinutes(w); got != want {
+			t.Errorf("LimitMinutes(%q) = %d, want %d", w, got, want)
+		}
+	}
 }

@@ -260,6 +260,9 @@ type turnCtx struct {
 	filter                bool
 	// compressed is what compression did to the request, when it changed it.
 	compressed *compress.Result
+	// limits are the plan usage limit windows the response's headers gave (planLimits), and when.
+	limits   []event.Limit
+	limitsAt time.Time
 	// creds are the request's credentials, kept to take them out of what is recorded (see
 	// credentials); never recorded themselves.
 	creds credentials
@@ -495,6 +498,9 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	ctx := resp.Request.Context()
 	status := resp.StatusCode
+	if now := time.Now(); tc.route.provider != Google {
+		tc.limits, tc.limitsAt = planLimits(tc.route.provider, resp.Header, status, now), now
+	}
 	reqID := firstNonEmpty(resp.Header.Get("Request-Id"), resp.Header.Get("X-Request-Id"))
 	if tc.filter && (!stream || resp.Header.Get("Content-Encoding") != "") {
 		tc.filter = false
@@ -612,6 +618,7 @@ func (p *Proxy) enqueue(tc *turnCtx, info requestInfo, t *event.APITurn, early b
 	scrubError(t)
 	ev.APITurn = t
 	comps := p.compressionEvents(tc, &ev, t)
+	comps = append(comps, limitEvents(tc, &ev)...)
 	p.turns.Add(1)
 	p.lastTurn.Store(time.Now().UnixMilli())
 	if p.cfg.Publisher == nil {

@@ -49,12 +49,12 @@ type pruneTable struct{ name, col string }
 // ageTables are pruned in this order; actions (with their outputs) come first.
 var ageTables = []pruneTable{
 	{"actions", "ts"}, {"token_usage", "ts"}, {"api_turns", "ts"}, {"compression_events", "ts"},
-	{"compression_stash", "ts"}, {"hook_events", "ts"}, {"mcp_calls", "ts"}, {"session_events", "ts"}, {"quarantine", "received_at"},
+	{"compression_stash", "ts"}, {"hook_events", "ts"}, {"mcp_calls", "ts"}, {"session_events", "ts"}, {"limit_snapshots", "last_seen"}, {"quarantine", "received_at"},
 }
 
 // PruneTables lists the tables Prune may delete from, in its order, for reports.
 var PruneTables = []string{"actions", "action_outputs", "token_usage", "api_turns", "compression_events",
-	"compression_stash", "hook_events", "mcp_calls", "session_events", "quarantine", "sessions", "projects"}
+	"compression_stash", "hook_events", "mcp_calls", "session_events", "limit_snapshots", "quarantine", "sessions", "projects"}
 
 // Prune applies the retention opts describes. It stops between chunks when ctx ends, returning
 // what it did so far and ctx's error.

@@ -87,6 +87,13 @@ var insertSQL = map[event.Kind]string{
 	event.KindMCPCall: `INSERT OR IGNORE INTO mcp_calls (event_id, ts, client, session_id, project, server, tool,
 		request_id, input_bytes, output_bytes, input_hash, output_hash, duration_ms, error, token_estimate)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	// One row per distinct snapshot of a window: the same figures seen again move its times.
+	event.KindLimit: `INSERT INTO limit_snapshots (event_id, ts, last_seen, provider, window, window_minutes, used_pct,
+		status, resets_at, plan, client, source, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (provider, window, member, resets_at, used_pct, status) DO UPDATE SET
+			ts = min(ts, excluded.ts), last_seen = max(last_seen, excluded.last_seen),
+			plan = CASE WHEN excluded.plan != '' THEN excluded.plan ELSE plan END
+		WHERE excluded.ts < ts OR excluded.last_seen > last_seen`,
 }
 
 func args(e *event.Event) []any {
@@ -133,6 +140,14 @@ func args(e *event.Event) []any {
 		m := e.MCPCall
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, m.Server, m.Tool, m.RequestID, m.InputBytes,
 			m.OutputBytes, m.InputHash, m.OutputHash, m.DurationMs, m.Error, m.TokenEstimate}
+	case event.KindLimit:
+		l := e.Limit
+		var resets int64
+		if !l.ResetsAt.IsZero() {
+			resets = l.ResetsAt.UnixMilli()
+		}
+		return []any{e.ID, ts, ts, l.Provider, l.Window, l.WindowMinutes, l.UsedPercent, l.Status, resets, l.Plan,
+			e.Client, e.Source, e.Member}
 	}
 	return nil
 }
