@@ -106,6 +106,22 @@ func NewEventChecker(db *sql.DB) *EventChecker {
 
 // Stored reports whether the store holds an event with ev's id.
 func (c *EventChecker) Stored(ctx context.Context, ev *event.Event) (bool, error) {
+	if ev.Kind == event.KindLimit && ev.Limit != nil {
+		// A limit snapshot is kept once per distinct figures, under the id of the first event
+		// that brought them: an event is stored when its figures are.
+		l := ev.Limit
+		var resets int64
+		if !l.ResetsAt.IsZero() {
+			resets = l.ResetsAt.UnixMilli()
+		}
+		var one int
+		err := c.db.QueryRowContext(ctx, `SELECT 1 FROM limit_snapshots WHERE provider = ? AND window = ? AND member = ?
+			AND resets_at = ? AND used_pct = ? AND status = ?`, l.Provider, l.Window, ev.Member, resets, l.UsedPercent, l.Status).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		return err == nil, err
+	}
 	st := c.stmts[ev.Kind]
 	if st == nil {
 		table, ok := eventTables[ev.Kind]

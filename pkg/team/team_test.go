@@ -500,6 +500,7 @@ func TestStrip_UsageSendsNoPath(t *testing.T) {
 		"Session.State": true, "Session.ParentSessionID": true, "Session.Model": true,
 		"Hook.Event": true, "Hook.ToolName": true, "Hook.ToolUseID": true, "Hook.Matcher": true,
 		"MCPCall.Server": true, "MCPCall.Tool": true, "MCPCall.RequestID": true,
+		"Limit.Provider": true, "Limit.Window": true, "Limit.Status": true, "Limit.Plan": true,
 	}
 	key := team.ProjectKey("alice's seed")
 	payloads := map[event.Kind]func(*event.Event){
@@ -510,6 +511,7 @@ func TestStrip_UsageSendsNoPath(t *testing.T) {
 		event.KindSession:     func(e *event.Event) { e.Session = &event.Session{} },
 		event.KindHook:        func(e *event.Event) { e.Hook = &event.Hook{} },
 		event.KindMCPCall:     func(e *event.Event) { e.MCPCall = &event.MCPCall{} },
+		event.KindLimit:       func(e *event.Event) { e.Limit = &event.Limit{} },
 	}
 	seen := map[string]bool{}
 	for _, kind := range event.Kinds {

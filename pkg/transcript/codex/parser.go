@@ -454,6 +454,7 @@ type eventMsg struct {
 	Type             string          `json:"type"`
 	Message          json.RawMessage `json:"message"`
 	Info             *tokenInfo      `json:"info"`
+	RateLimits       *rateLimits     `json:"rate_limits"`
 	CallID           string          `json:"call_id"`
 	TurnID           string          `json:"turn_id"`
 	Command          json.RawMessage `json:"command"`
@@ -522,7 +523,11 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 	}
 	switch e.Type {
 	case "token_count":
-		return p.tokenCount(e.Info, t, hasTime)
+		evs, err := p.tokenCount(e.Info, t, hasTime)
+		if err == nil && hasTime {
+			evs = append(evs, p.limits(e.RateLimits, t)...)
+		}
+		return evs, err
 	case "task_started":
 		if e.TurnID != "" {
 			p.st.Turn = e.TurnID
