@@ -411,6 +411,8 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	autoUpdatePrices(ctx, e)
 	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
 		BudgetSource: func() (config.Budget, error) { c, err := config.Load(e.cfg.Home); return c.Budget, err },
+		Limits:       &e.cfg.Limits,
+		LimitsSource: func() (config.Limits, error) { c, err := config.Load(e.cfg.Home); return c.Limits, err },
 		Options:      bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	if teamHub {
 		w.Team, w.Options.Stream, w.Options.Consumer = true, team.TeamStream, team.WriterConsumer

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/budget"
+	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 )
 
@@ -31,6 +32,7 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 				cur = b
 			}
 		}
+		w.limitCheck(ctx)
 		if !budget.Enabled(cur) {
 			select {
 			case <-ctx.Done():
@@ -54,5 +56,36 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// limitCheck raises the alerts the latest plan limit figures call for (budget.RaiseLimits), with
+// the [limits] settings of Limits or LimitsSource; with neither, none.
+func (w *Writer) limitCheck(ctx context.Context) {
+	var l config.Limits
+	switch {
+	case w.LimitsSource != nil:
+		cur, err := w.LimitsSource()
+		if err != nil {
+			if w.Limits == nil {
+				return
+			}
+			cur = *w.Limits
+		}
+		l = cur
+	case w.Limits != nil:
+		l = *w.Limits
+	default:
+		return
+	}
+	raised, err := budget.RaiseLimits(ctx, w.Store, l, time.Now(), func(a event.Alert) error {
+		return w.Bus.PublishAlert(a)
+	})
+	for _, a := range raised {
+		w.Logger.Warn("limit alert", "scope", a.Scope, "member", a.Project, "resets", a.Period, "threshold", a.Threshold,
+			"message", a.Message)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		w.Logger.Warn("limit check failed; will retry", "err", err)
 	}
 }

@@ -52,6 +52,10 @@ type Writer struct {
 	// BudgetSource, when set, is asked for the budgets at every check (config.toml as it is now),
 	// so a change applies without a restart; an error keeps the last budgets.
 	BudgetSource func() (config.Budget, error)
+	// Limits, when set, raises the alerts on the providers' plan usage limits at every budget
+	// check (budget.RaiseLimits); LimitsSource, when set, is asked for them each time instead.
+	Limits       *config.Limits
+	LimitsSource func() (config.Limits, error)
 	// Prices, when set, is the price table that follows config.toml: the writer reprices stored
 	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
 	Prices *prices.Follower
@@ -155,7 +159,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.pr.swap(w.Prices.Current(), nil)
 		defer spawn(ctx, w.pricingLoop)()
 	}
-	if budget.Enabled(w.Budget) || w.BudgetSource != nil {
+	if budget.Enabled(w.Budget) || w.BudgetSource != nil || w.Limits != nil || w.LimitsSource != nil {
 		defer spawn(ctx, w.budgetLoop)()
 	}
 	var gone atomic.Pointer[error]

@@ -39,7 +39,9 @@ type Config struct {
 	Log       Log       `toml:"log"`
 	Retention Retention `toml:"retention"`
 	Budget    Budget    `toml:"budget"`
-	Pricing   Pricing   `toml:"pricing"`
+	// Limits configures the alerts on the providers' plan usage limits (observerctl limits).
+	Limits  Limits  `toml:"limits"`
+	Pricing Pricing `toml:"pricing"`
 	// Compression configures the proxy's request compression.
 	Compression Compression `toml:"compression"`
 	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
@@ -132,6 +134,13 @@ type Budget struct {
 	Daily    float64            `toml:"daily" comment:"USD per local day across all projects (0 disables)."`
 	Monthly  float64            `toml:"monthly" comment:"USD per local calendar month across all projects (0 disables)."`
 	Projects map[string]float64 `toml:"projects" comment:"USD per local calendar month for one project, keyed by the project's path."`
+}
+
+// Limits configures the alerts on a plan's usage limits, as the providers report them (observerctl
+// limits): one when a window's used share reaches warn_at, and one when the provider rejects
+// requests, once per window.
+type Limits struct {
+	WarnAt float64 `toml:"warn_at" comment:"Alert when a plan usage limit window (5-hour, weekly) reaches this percent (0 alerts only on rejection)."`
 }
 
 // Compression configures the proxy's request compression (README: Request compression). Off by
@@ -254,6 +263,7 @@ func Default() Config {
 		},
 		Log:    Log{Level: "info"},
 		Budget: Budget{Projects: map[string]float64{}},
+		Limits: Limits{WarnAt: 80},
 		Pricing: Pricing{AutoUpdate: true, URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20, BodyTimeout: Duration(30 * time.Second)},

@@ -63,6 +63,7 @@ var rules = map[string]rule{
 	"budget.daily":    floatRange(0, 1e9),
 	"budget.monthly":  floatRange(0, 1e9),
 	"budget.projects": budgetProjectsRule,
+	"limits.warn_at":  floatRange(0, 100),
 
 	"pricing.url":          priceURLRule,
 	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),

@@ -27,3 +27,9 @@ type Alert struct {
 
 // AlertSubject is the subject an alert of kind is published on.
 func AlertSubject(kind string) string { return AlertSubjectPrefix + "." + token(kind) }
+
+// AlertLimit is the kind of an alert raised when a plan usage limit window, as the provider
+// reports it, reaches [limits] warn_at (Threshold) or rejects requests (Threshold 100). Its Scope
+// is the provider and window ("anthropic 5h"), Project the team member ("" for this machine) and
+// Period the window's reset (RFC 3339, UTC): once per window and threshold.
+const AlertLimit = "limit"

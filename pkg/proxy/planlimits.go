@@ -99,8 +99,9 @@ func codexLimits(h http.Header, status int, now time.Time) []event.Limit {
 			l.ResetsAt = unixSeconds(at)
 		}
 		if l.ResetsAt.IsZero() {
+			// A countdown, rounded to the minute: read a second later, it names the same reset.
 			if secs, err := strconv.ParseFloat(strings.TrimSpace(h.Get(base+"-reset-after-seconds")), 64); err == nil && secs >= 0 {
-				l.ResetsAt = now.Add(time.Duration(secs * float64(time.Second))).Truncate(time.Second).UTC()
+				l.ResetsAt = now.Add(time.Duration(secs * float64(time.Second))).Round(time.Minute).UTC()
 			}
 		}
 		if used >= 100 || status == http.StatusTooManyRequests && used >= 99.5 {

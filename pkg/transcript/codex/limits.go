@@ -60,7 +60,7 @@ func (p *Parser) limits(rl *rateLimits, t time.Time) []event.Event {
 		case w.w.ResetsAt > 0 && w.w.ResetsAt < 1e11:
 			l.ResetsAt = time.Unix(w.w.ResetsAt, 0).UTC()
 		case w.w.ResetsInSeconds != nil && *w.w.ResetsInSeconds >= 0:
-			l.ResetsAt = t.Add(time.Duration(*w.w.ResetsInSeconds * float64(time.Second))).Truncate(time.Second).UTC()
+			l.ResetsAt = t.Add(time.Duration(*w.w.ResetsInSeconds * float64(time.Second))).Round(time.Minute).UTC()
 		}
 		if l.UsedPercent >= 100 {
 			l.Status = event.LimitRejected
