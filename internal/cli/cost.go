@@ -37,6 +37,14 @@ where the stored turns are. --project, --client and --session keep one of each (
 session's project). On a team hub's store, --member keeps one member's turns and --group-by member
 splits them by member (the hub's own turns under "-"); a single user's store has no members.
 
+--plans sets each local calendar month's API-equivalent dollars, by provider (the company that
+sells the turn's model; github for the Copilot clients; unknown when the model names none), beside
+the monthly plan config.toml's [plans] gives the provider (anthropic = { name = "max-20x",
+usd_month = 200 }) and their ratio: 12.4x is a month whose turns would have cost 12.4 times the
+plan at API rates. The providers add up to the plain report's total. Its JSON has "rows" (month,
+provider, api_usd, turns, unpriced_turns, reliability, and plan, plan_usd and ratio where the
+provider has a plan), "plans", "total_api_usd" and "turns".
+
 Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no store yet.`,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "group-by", Aliases: []string{"g"}, Usage: "one or more of " + strings.Join(query.CostKeys, ", ")},
@@ -47,6 +55,7 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 			&cli.StringFlag{Name: "session", Usage: "only this session (its id, or a unique prefix of it)"},
 			&cli.StringFlag{Name: "member", Usage: "only this team member's turns (a hub's store)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "plans", Usage: "API-equivalent dollars per month and provider beside the [plans] of config.toml"},
 		},
 		Action: func(c *cli.Context) error {
 			e, err := load(c)
@@ -86,7 +95,14 @@ Exit codes: 0 done; 64 a bad flag (an unknown group key, a bad time); 69 no stor
 				}
 				session = ref.ID
 			}
-			rep, err := query.Cost(c.Context, st.DB, query.CostQuery{GroupBy: groups, Filter: query.Filter{Since: since, Until: until, Project: c.String("project"), Client: c.String("client"), SessionID: session, Member: c.String("member")}})
+			filter := query.Filter{Since: since, Until: until, Project: c.String("project"), Client: c.String("client"), SessionID: session, Member: c.String("member")}
+			if c.Bool("plans") {
+				if len(groups) > 0 {
+					return usageErr("--plans groups by month and provider: drop --group-by")
+				}
+				return costPlans(c.Context, e, st, query.CostQuery{Filter: filter}, c.Bool("json"))
+			}
+			rep, err := query.Cost(c.Context, st.DB, query.CostQuery{GroupBy: groups, Filter: filter})
 			if err != nil {
 				if strings.Contains(err.Error(), "cannot group by") {
 					return withCode(ExitUsage, err)

@@ -3,9 +3,15 @@ package dash
 import (
 	"context"
 	"fmt"
-	"github.com/observerhq/observer/internal/prices"
 	"io"
+	"log/slog"
+	"os"
+	"sync"
 	"time"
+
+	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/internal/query"
+	"github.com/observerhq/observer/pkg/config"
 
 	"github.com/urfave/cli/v2"
 
@@ -44,7 +50,7 @@ func serve(c *cli.Context) error {
 	pr := prices.FollowOrDefault(cfg.Home, logger)
 	go pr.Run(ctx)
 	s, err := New(Options{Addr: cfg.Dash.Addr, Token: cfg.Dash.Token, StorePath: cfg.StorePath(), Home: cfg.Home, Version: Version, Logger: logger,
-		PriceTable: pr.Table, PriceSet: pr.Current})
+		PriceTable: pr.Table, PriceSet: pr.Current, Plans: followPlans(cfg, logger)})
 	if err != nil {
 		return cli.Exit(err, 64)
 	}
@@ -71,4 +77,43 @@ func serve(c *cli.Context) error {
 	})
 	logger.Info("dashboard is up", "url", "http://"+ln.Addr().String(), "store", cfg.StorePath())
 	return s.Serve(ctx, ln)
+}
+
+// followPlans gives [plans] of cfg's home as config.toml says at each call: the file is read
+// again when its size or time changed, at most every two seconds. A file that does not load
+// keeps the plans last read (the dashboard runs on, as with prices), with a warning.
+func followPlans(cfg config.Config, logger *slog.Logger) func() map[string]query.Plan {
+	var mu sync.Mutex
+	plans := plansOf(cfg.Plans)
+	var checked time.Time
+	seen, _ := os.Stat(config.Path(cfg.Home)) // the file cfg was loaded from, or nil
+	return func() map[string]query.Plan {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(checked) < 2*time.Second {
+			return plans
+		}
+		checked = time.Now()
+		fi, err := os.Stat(config.Path(cfg.Home))
+		if err != nil || seen != nil && fi.Size() == seen.Size() && fi.ModTime().Equal(seen.ModTime()) {
+			return plans
+		}
+		seen = fi
+		c, err := config.Read(cfg.Home)
+		if err != nil {
+			logger.Warn("config.toml not applied; the plan values keep the plans last read", "err", err)
+			return plans
+		}
+		plans = plansOf(c.Plans)
+		return plans
+	}
+}
+
+// plansOf is [plans] as the read model takes them.
+func plansOf(p config.Plans) map[string]query.Plan {
+	out := map[string]query.Plan{}
+	for provider, plan := range p.ByProvider() {
+		out[provider] = query.Plan{Name: plan.Name, USDMonth: plan.USDMonth}
+	}
+	return out
 }

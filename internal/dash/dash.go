@@ -82,6 +82,9 @@ type Options struct {
 	// PriceSet, when set, is the price set in force (overrides, price database, built-in table),
 	// for Settings to say where prices come from.
 	PriceSet func() *prices.Set
+	// Plans, when set, gives the monthly plans of config.toml's [plans] at each request of
+	// /api/plans (nil or an empty map: no plan, no panel).
+	Plans func() map[string]query.Plan
 	// Version is shown in the page footer and /api/status.
 	Version string
 	// Home is observer's home, whose disk /api/status reports full (disk_full) below bus.DiskLow.
@@ -236,6 +239,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/filters", s.api(s.filtersAPI))
 	mux.HandleFunc("GET /api/overview", s.api(s.overview))
 	mux.HandleFunc("GET /api/cost", s.api(s.costAPI))
+	mux.HandleFunc("GET /api/plans", s.api(s.plansAPI))
 	mux.HandleFunc("GET /api/sessions", s.api(s.sessions))
 	mux.HandleFunc("GET /api/sessions/{id}", s.api(s.sessionDetail))
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", s.api(s.timeline))

@@ -42,6 +42,9 @@ type Config struct {
 	// Limits configures the alerts on the providers' plan usage limits (observerctl limits).
 	Limits  Limits  `toml:"limits"`
 	Pricing Pricing `toml:"pricing"`
+	// Plans are the subscriptions the user pays each provider, beside which `observerctl cost
+	// --plans` and the dashboard set the turns' API-equivalent dollars.
+	Plans Plans `toml:"plans"`
 	// Compression configures the proxy's request compression.
 	Compression Compression `toml:"compression"`
 	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
@@ -141,6 +144,58 @@ type Budget struct {
 // requests, once per window.
 type Limits struct {
 	WarnAt float64 `toml:"warn_at" comment:"Alert when a plan usage limit window (5-hour, weekly) reaches this percent (0 alerts only on rejection)."`
+}
+
+// Plans names the monthly subscription paid to each provider (Claude Pro or Max, ChatGPT Plus or
+// Pro for Codex, Copilot, Gemini): `[plans] anthropic = { name = "max-20x", usd_month = 200 }`.
+// A provider left at its zero value has no plan. The keys are the providers of pricing.Providers
+// (the company that sells a turn's model), and github, which covers the turns of the Copilot
+// clients whatever their model (internal/query.PlanProvider); TestPlans_KeysAreTheProviders keeps
+// them equal.
+type Plans struct {
+	Anthropic Plan `toml:"anthropic" comment:"Claude plan (Pro, Max): covers the turns of Claude models. Example: anthropic = { name = \"max-20x\", usd_month = 200 }"`
+	OpenAI    Plan `toml:"openai" comment:"ChatGPT plan used by Codex (Plus, Pro): covers the turns of OpenAI models. Example: openai = { name = \"pro\", usd_month = 200 }"`
+	Google    Plan `toml:"google" comment:"Gemini plan (Google AI Pro, Ultra): covers the turns of Gemini models."`
+	GitHub    Plan `toml:"github" comment:"GitHub Copilot plan (Pro, Pro+): covers the turns of the Copilot clients (copilot-cli, copilot-vscode), whatever their model."`
+	DeepSeek  Plan `toml:"deepseek" comment:"DeepSeek plan: covers the turns of DeepSeek models."`
+	Qwen      Plan `toml:"qwen" comment:"Qwen (Alibaba Cloud) plan: covers the turns of Qwen models."`
+	ZAI       Plan `toml:"zai" comment:"Z.ai plan (GLM Coding Plan): covers the turns of GLM models."`
+	Moonshot  Plan `toml:"moonshot" comment:"Moonshot plan: covers the turns of Kimi models."`
+	XAI       Plan `toml:"xai" comment:"xAI plan (SuperGrok): covers the turns of Grok models."`
+	Mistral   Plan `toml:"mistral" comment:"Mistral plan: covers the turns of Mistral models."`
+	Kilo      Plan `toml:"kilo" comment:"Kilo Code plan: covers the turns of Kilo's own gateway models."`
+}
+
+// Plan is one provider's subscription: a name to show and its price in USD per month. The zero
+// Plan is no plan.
+type Plan struct {
+	Name     string  `toml:"name"`
+	USDMonth float64 `toml:"usd_month"`
+}
+
+// Set says whether p is a plan (either field given).
+func (p Plan) Set() bool { return p != Plan{} }
+
+// ByProvider returns the plans that are set, by provider key.
+func (p Plans) ByProvider() map[string]Plan {
+	out := map[string]Plan{}
+	v := reflect.ValueOf(p)
+	for i := 0; i < v.NumField(); i++ {
+		if plan := v.Field(i).Interface().(Plan); plan.Set() {
+			out[v.Type().Field(i).Tag.Get("toml")] = plan
+		}
+	}
+	return out
+}
+
+// PlanProviders are the keys of [plans], in their order.
+func PlanProviders() []string {
+	t := reflect.TypeOf(Plans{})
+	out := make([]string, t.NumField())
+	for i := range out {
+		out[i] = t.Field(i).Tag.Get("toml")
+	}
+	return out
 }
 
 // Compression configures the proxy's request compression (README: Request compression). Off by
@@ -364,7 +419,13 @@ func Parse(home string, data []byte) (Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		var sm *toml.StrictMissingError
 		if errors.As(err, &sm) {
-			return cfg, fmt.Errorf("config %s: unknown key:\n%s", path, sm.String())
+			hint := ""
+			for _, e := range sm.Errors {
+				if k := e.Key(); len(k) >= 2 && k[0] == "plans" {
+					hint = fmt.Sprintf("\n[plans] is keyed by provider: %s (%q is not one)", strings.Join(PlanProviders(), ", "), k[1])
+				}
+			}
+			return cfg, fmt.Errorf("config %s: unknown key:\n%s%s", path, sm.String(), hint)
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
@@ -416,6 +477,9 @@ func WriteDefault(path string) error {
 		if v.Kind() == reflect.Map && v.Len() == 0 {
 			val = []byte(key + " = {}\n") // go-toml writes an empty map as a table header
 		}
+		if v.Kind() == reflect.Struct {
+			val = inlineTable(key, v) // and a struct as a table of several lines
+		}
 		fmt.Fprintf(&buf, "# %s (%s)\n# %s", comment, env, val)
 	})
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -430,6 +494,14 @@ func WriteDefault(path string) error {
 		return fmt.Errorf("write default config %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// inlineTable writes key = v with v, a struct, as a TOML inline table on one line.
+func inlineTable(key string, v reflect.Value) []byte {
+	doc := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: v.Type(), Tag: reflect.StructTag(`toml:"` + key + `,inline"`)}}))
+	doc.Elem().Field(0).Set(v)
+	val, _ := toml.Marshal(doc.Interface())
+	return val
 }
 
 // EnvName returns the environment variable that overrides [section] key.
@@ -474,8 +546,9 @@ func setValue(v reflect.Value, s string) error {
 			return fmt.Errorf("not a number")
 		}
 		v.SetFloat(f)
-	case reflect.Map:
-		// A map is a TOML inline table: OBSERVER_BUDGET_PROJECTS='{ "/src/app" = 50 }'.
+	case reflect.Map, reflect.Struct:
+		// A map or a struct is a TOML inline table: OBSERVER_BUDGET_PROJECTS='{ "/src/app" = 50 }',
+		// OBSERVER_PLANS_ANTHROPIC='{ name = "max-20x", usd_month = 200 }'.
 		m := reflect.New(v.Type())
 		doc := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: v.Type(), Tag: `toml:"v"`}}))
 		if err := toml.Unmarshal([]byte("v = "+s), doc.Interface()); err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // clearEnv unsets every OBSERVER_ variable for the test, so the developer's own environment cannot
@@ -606,5 +608,63 @@ func TestLoad_PricingAutoUpdateOnByDefault(t *testing.T) {
 	t.Setenv("OBSERVER_PRICING_AUTO_UPDATE", "false")
 	if cfg, err = config.Load(home); err != nil || cfg.Pricing.AutoUpdate {
 		t.Errorf("OBSERVER_PRICING_AUTO_UPDATE=false: %v, %v", cfg.Pricing.AutoUpdate, err)
+	}
+}
+
+// TestLoad_Plans reads [plans] from the file and from OBSERVER_PLANS_<PROVIDER>, and names the
+// providers when the file gives an unknown one.
+func TestLoad_Plans(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	file := `[plans]
+anthropic = { name = "max-20x", usd_month = 200 }
+openai = { name = "pro", usd_month = 200 }
+`
+	if err := os.WriteFile(config.Path(home), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]config.Plan{"anthropic": {Name: "max-20x", USDMonth: 200}, "openai": {Name: "pro", USDMonth: 200}}
+	if got := cfg.Plans.ByProvider(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Plans.ByProvider() = %v, want %v", got, want)
+	}
+	t.Setenv("OBSERVER_PLANS_ANTHROPIC", `{ name = "pro", usd_month = 20 }`)
+	t.Setenv("OBSERVER_PLANS_GITHUB", `{ name = "pro+", usd_month = 39 }`)
+	if cfg, err = config.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	want["anthropic"], want["github"] = config.Plan{Name: "pro", USDMonth: 20}, config.Plan{Name: "pro+", USDMonth: 39}
+	if got := cfg.Plans.ByProvider(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Plans.ByProvider() with env = %v, want %v", got, want)
+	}
+	t.Setenv("OBSERVER_PLANS_GITHUB", `{ name = "pro+", usd_month = -1 }`)
+	if _, err := config.Load(home); err == nil || !strings.Contains(err.Error(), "OBSERVER_PLANS_GITHUB") || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("Load with a negative plan price in the environment = %v, want an error naming OBSERVER_PLANS_GITHUB", err)
+	}
+	t.Setenv("OBSERVER_PLANS_GITHUB", "")
+	t.Setenv("OBSERVER_PLANS_ANTHROPIC", "")
+	os.Unsetenv("OBSERVER_PLANS_GITHUB")
+	os.Unsetenv("OBSERVER_PLANS_ANTHROPIC")
+	if err := os.WriteFile(config.Path(home), []byte("[plans]\nclaude = { name = \"max\", usd_month = 100 }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.Load(home)
+	if err == nil || !strings.Contains(err.Error(), "[plans] is keyed by provider: anthropic, openai") || !strings.Contains(err.Error(), `"claude" is not one`) {
+		t.Errorf("Load with an unknown provider = %v, want the providers listed", err)
+	}
+}
+
+// TestPlans_KeysAreTheProviders keeps [plans] keyed by every provider a turn can be given: those
+// of pricing.Providers, and github for the Copilot clients.
+func TestPlans_KeysAreTheProviders(t *testing.T) {
+	want := append(slices.Clone(pricing.Providers), "github")
+	got := config.PlanProviders()
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("[plans] keys = %v, want %v", got, want)
 	}
 }

@@ -65,6 +65,18 @@ var rules = map[string]rule{
 	"budget.projects": budgetProjectsRule,
 	"limits.warn_at":  floatRange(0, 100),
 
+	"plans.anthropic": planRule,
+	"plans.openai":    planRule,
+	"plans.google":    planRule,
+	"plans.github":    planRule,
+	"plans.deepseek":  planRule,
+	"plans.qwen":      planRule,
+	"plans.zai":       planRule,
+	"plans.moonshot":  planRule,
+	"plans.xai":       planRule,
+	"plans.mistral":   planRule,
+	"plans.kilo":      planRule,
+
 	"pricing.url":          priceURLRule,
 	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),
 
@@ -226,6 +238,8 @@ func show(v reflect.Value) string {
 		return strconv.Quote(x.D().String())
 	case string:
 		return strconv.Quote(x)
+	case Plan:
+		return fmt.Sprintf("{ name = %q, usd_month = %g }", x.Name, x.USDMonth)
 	case []string:
 		q := make([]string, len(x))
 		for i, s := range x {
@@ -411,6 +425,25 @@ func regexpListRule(v reflect.Value) string {
 		if _, err := regexp.Compile(s); err != nil {
 			return fmt.Sprintf("%q is not a regular expression: %v", s, err)
 		}
+	}
+	return ""
+}
+
+// planRule checks a provider's plan: a price in USD per month above 0 (a free plan has no value
+// to compare with) and at most 1e6, and a name of one line.
+func planRule(v reflect.Value) string {
+	p := v.Interface().(Plan)
+	switch {
+	case !p.Set():
+		return ""
+	case math.IsNaN(p.USDMonth) || p.USDMonth < 0:
+		return "usd_month must not be negative: the plan's price in USD per month, such as 200"
+	case p.USDMonth == 0:
+		return "usd_month is missing: give the plan's price in USD per month, such as { name = \"max-20x\", usd_month = 200 }"
+	case p.USDMonth > 1e6:
+		return "usd_month must be at most 1e6 (USD per month)"
+	case strings.ContainsAny(p.Name, "\r\n") || len(p.Name) > 64:
+		return "name must be one line of at most 64 characters"
 	}
 	return ""
 }

@@ -42,6 +42,9 @@ func TestLoad_Validates(t *testing.T) {
 		{"retention", "max_actions", `-1`, "must be at least 0"},
 		{"budget", "daily", `-3`, "must be a number between 0 and"},
 		{"budget", "projects", `{ "/src/app" = -1 }`, `"/src/app": must be a number between 0 and`},
+		{"plans", "anthropic", `{ name = "max-20x", usd_month = -200 }`, "usd_month must not be negative"},
+		{"plans", "openai", `{ name = "pro" }`, "usd_month is missing"},
+		{"plans", "github", `{ usd_month = 2e6 }`, "usd_month must be at most 1e6"},
 		{"otlp", "body_timeout", `"10ms"`, "must be between 100ms and 1h0m0s"},
 		{"otlp", "body_timeout", `"0s"`, "must be between 100ms and 1h0m0s"},
 	} {

@@ -26,8 +26,8 @@ func Source(fixed *Table, current func() *Table) func() *Table {
 
 var defaultTable = sync.OnceValue(func() *Table {
 	entries := make(map[string]entry)
-	for _, group := range [][]seed{anthropic, openai, google, deepseek, qwen, zai, moonshot, xai, mistral, gateways} {
-		for _, s := range group {
+	for _, group := range groups {
+		for _, s := range group.seeds {
 			for _, k := range s.keys {
 				if _, dup := entries[k]; dup {
 					panic(fmt.Sprintf("pricing: model %q listed twice", k))
@@ -38,6 +38,15 @@ var defaultTable = sync.OnceValue(func() *Table {
 	}
 	return newTable(entries)
 })
+
+// groups are the baked-in table's rows by the provider that sells the models (see Providers).
+var groups = []struct {
+	provider string
+	seeds    []seed
+}{
+	{"anthropic", anthropic}, {"openai", openai}, {"google", google}, {"deepseek", deepseek}, {"qwen", qwen},
+	{"zai", zai}, {"moonshot", moonshot}, {"xai", xai}, {"mistral", mistral}, {"kilo", gateways},
+}
 
 // seed is one row of the baked-in table: the keys that share a price, the price in force on
 // TableDate, and the prices that applied before it, oldest first.

@@ -510,10 +510,10 @@
   };
 
   VIEWS.cost = async (view, live) => {
-    const d = await api("/api/cost", filterParams());
+    const [d, pv] = await Promise.all([api("/api/cost", filterParams()), api("/api/plans", filterParams())]);
     if (!live()) return;
     if (!d.store) return put(view, noStore());
-    put(view, costCards(d));
+    put(view, costCards(d), planPanel(pv));
     if (!d.total.turns) return add(view, emptyWindow());
     const over = panel("Cost per day by billing bucket", "buckets");
     const group = (title, rows, name) => panel(title, null, table([
@@ -530,6 +530,24 @@
     stackedChart(over, d.days, BUCKETS(), fmtUSD);
     sizeBars(view);
   };
+
+  // planPanel sets each month's API-equivalent dollars, per provider, beside the plan config.toml's
+  // [plans] gives it (/api/plans); nothing without [plans].
+  function planPanel(pv) {
+    if (!pv || !pv.plans_set || !pv.report.rows.length) return null;
+    const ratio = (r) => (r >= 1 ? r.toFixed(1) : r.toFixed(2)) + "x";
+    return h("div", { class: "grid" }, panel("Plan value", null,
+      h("p", { class: "muted" }, "What each month's turns would have cost at API prices, against the monthly plan you pay (whole months the window touches)."),
+      table([
+        { label: "Month", get: (r) => r.month },
+        { label: "Provider", get: (r) => r.provider },
+        { label: "Turns", num: true, wide: true, get: (r) => fmtInt(r.turns) },
+        { label: "API-equivalent", num: true, get: (r) => fmtUSD(r.api_usd) },
+        { label: "Plan", get: (r) => (r.plan_usd ? r.plan || "(unnamed)" : h("span", { class: "muted" }, "no plan")) },
+        { label: "Plan $/month", num: true, wide: true, get: (r) => (r.plan_usd ? fmtUSD(r.plan_usd) : "-") },
+        { label: "Value", num: true, key: true, get: (r) => (r.plan_usd ? h("span", { "data-ratio": String(r.ratio) }, ratio(r.ratio)) : "-") },
+      ], pv.report.rows, { name: "plans" })));
+  }
 
   VIEWS.sessions = async (view, live, soft) => {
     if (state.session) return sessionDetail(view, live, soft);
