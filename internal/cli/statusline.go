@@ -48,6 +48,9 @@ type statusLine struct {
 	Block          *query.Block    `json:"block"`          // Claude Code's active block (client "claude-code"), or null
 	BudgetPercent  float64         `json:"budget_percent"` // the fullest budget that applies, 0 without one
 	Budgets        []budget.Status `json:"budgets"`
+	// Limits are Anthropic's own figures of the plan's 5-hour and weekly windows (the status line
+	// is Claude Code's), the latest seen, when they still hold; [] when none is known.
+	Limits []query.Limit `json:"limits"`
 	// DiskFull says the home's disk is full ("disk full: 0 B free on ..."): what is spent meanwhile
 	// is not recorded, and the line starts with a marker.
 	DiskFull string `json:"disk_full,omitempty"`
@@ -156,7 +159,7 @@ func readStatusPayload(r io.Reader) (statusPayload, error) {
 
 // statusFigures computes the line's figures at now.
 func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p statusPayload, now time.Time) (*statusLine, error) {
-	sl := &statusLine{SessionID: p.SessionID, Budgets: []budget.Status{}}
+	sl := &statusLine{SessionID: p.SessionID, Budgets: []budget.Status{}, Limits: []query.Limit{}}
 	parts := []string{"observer"}
 	if p.SessionID != "" {
 		spent, err := query.Spent(ctx, st.DB, query.CostQuery{Filter: query.Filter{SessionID: p.SessionID}})
@@ -206,6 +209,21 @@ func statusFigures(ctx context.Context, st *store.Store, b config.Budget, p stat
 	}
 	if len(sl.Budgets) > 0 {
 		parts = append(parts, fmt.Sprintf("budget %.0f%%", sl.BudgetPercent))
+	}
+	limits, err := query.Limits(ctx, st.DB, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range limits {
+		if l.Provider != "anthropic" || l.Member != "" || l.Reset || l.Window != "5h" && l.Window != "7d" {
+			continue
+		}
+		sl.Limits = append(sl.Limits, l)
+		part := map[string]string{"5h": "5h", "7d": "week"}[l.Window] + " " + trimPct(l.UsedPercent) + "%"
+		if !l.ResetsAt.IsZero() {
+			part += " (resets " + localTime(l.ResetsAt, now) + ")"
+		}
+		parts = append(parts, part)
 	}
 	sl.Line = strings.Join(parts, " · ")
 	return sl, nil

@@ -243,3 +243,40 @@ func BenchmarkStatusline(b *testing.B) {
 		}
 	}
 }
+
+// TestStatusline_Limits: with Anthropic's own figures of the plan's windows, the line shows the
+// 5-hour and weekly shares and the 5-hour reset; OpenAI's (Codex's) and windows reset since are
+// left out.
+func TestStatusline_Limits(t *testing.T) {
+	home := costHome(t)
+	st, err := store.OpenWriter(context.Background(), filepath.Join(home, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Truncate(time.Second)
+	reset := now.Add(90 * time.Minute)
+	var evs []event.Event
+	for i, l := range []event.Limit{
+		{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: 42, Status: "allowed", ResetsAt: reset},
+		{Provider: "anthropic", Window: "7d", WindowMinutes: 10080, UsedPercent: 7.5, Status: "allowed", ResetsAt: now.Add(72 * time.Hour)},
+		{Provider: "anthropic", Window: "7d_opus", WindowMinutes: 10080, UsedPercent: 3},
+		{Provider: "openai", Window: "5h", WindowMinutes: 300, UsedPercent: 99, ResetsAt: reset},
+	} {
+		ev := event.New(event.KindLimit, "observer-proxy")
+		ev.ID, ev.Time, ev.Limit = fmt.Sprint("l", i), now, &l
+		evs = append(evs, ev)
+	}
+	if _, err := st.WriteBatch(context.Background(), evs, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	code, out, errOut := runCtlStdin(t, claudePayload, "--home", home, "statusline", "--json")
+	var sl statusLine
+	if code != 0 || json.Unmarshal([]byte(out), &sl) != nil {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	want := " · 5h 42% (resets " + reset.Local().Format("15:04") + ") · week 7.5% (resets "
+	if !strings.Contains(sl.Line, want) || strings.Contains(sl.Line, "99") || strings.Contains(sl.Line, "opus") || len(sl.Limits) != 2 {
+		t.Errorf("line %q (limits %d), want it to hold %q and nothing of OpenAI or the Opus window", sl.Line, len(sl.Limits), want)
+	}
+}
