@@ -116,6 +116,7 @@ func cliCases() []cliCase {
 		c("blocks_since_7d", "blocks", "--json", "--since", "7d"),
 		c("blocks_window_dates", "blocks", "--json", "--since", "2025-09-01", "--until", "2025-09-10"),
 		c("budget", "budget", "--json"),
+		c("limits", "limits", "--json"), // no provider figure in the corpus: the estimated blocks
 
 		// Prices of the models the store has turns of.
 		c("prices_list", "prices", "list", "--json"),
