@@ -39,7 +39,9 @@ type Config struct {
 	Log       Log       `toml:"log"`
 	Retention Retention `toml:"retention"`
 	Budget    Budget    `toml:"budget"`
-	Pricing   Pricing   `toml:"pricing"`
+	// Alerts sends every alert the writer raises to a webhook as well (internal/webhook).
+	Alerts  Alerts  `toml:"alerts"`
+	Pricing Pricing `toml:"pricing"`
 	// Compression configures the proxy's request compression.
 	Compression Compression `toml:"compression"`
 	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
@@ -132,6 +134,15 @@ type Budget struct {
 	Daily    float64            `toml:"daily" comment:"USD per local day across all projects (0 disables)."`
 	Monthly  float64            `toml:"monthly" comment:"USD per local calendar month across all projects (0 disables)."`
 	Projects map[string]float64 `toml:"projects" comment:"USD per local calendar month for one project, keyed by the project's path."`
+}
+
+// Alerts sends each alert the writer raises (budget, and any other kind) to a webhook, beside
+// the store, the dashboard and the live tail. Off while webhook_url is empty: then nothing is
+// sent anywhere. The URL is a secret (Slack's and Discord's embed a token): observer logs and
+// reports its host only.
+type Alerts struct {
+	WebhookURL string `toml:"webhook_url" comment:"Where each alert is POSTed (https://, or http:// to 127.0.0.1, ::1 or localhost); a secret: keep this file private. Empty: alerts stay in observer."`
+	Format     string `toml:"format" comment:"Body of the POST: slack ({\"text\": ...}, an incoming webhook), discord ({\"content\": ...}) or json ({\"source\": \"observer\", \"alert\": {...}})."`
 }
 
 // Compression configures the proxy's request compression (README: Request compression). Off by
@@ -254,6 +265,7 @@ func Default() Config {
 		},
 		Log:    Log{Level: "info"},
 		Budget: Budget{Projects: map[string]float64{}},
+		Alerts: Alerts{Format: "slack"},
 		Pricing: Pricing{AutoUpdate: true, URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20, BodyTimeout: Duration(30 * time.Second)},
