@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/internal/budget"
-	"github.com/observerhq/observer/pkg/event"
 )
 
 // budgetEvery is how often the writer checks the budgets when BudgetEvery is zero.
@@ -14,7 +13,8 @@ const budgetEvery = 30 * time.Second
 
 // budgetLoop checks the budgets at once and then every BudgetEvery until ctx ends, storing each
 // newly crossed threshold as an alert and publishing it on the bus (see package budget). With a
-// BudgetSource the budgets are read again at each check.
+// BudgetSource the budgets are read again at each check, and with AlertsSource the [alerts]
+// webhook.
 func (w *Writer) budgetLoop(ctx context.Context) {
 	every := w.BudgetEvery
 	if every <= 0 {
@@ -31,6 +31,11 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 				cur = b
 			}
 		}
+		if w.AlertsSource != nil && w.Webhook != nil {
+			if a, err := w.AlertsSource(); err == nil {
+				w.Webhook.Configure(a)
+			}
+		}
 		if !budget.Enabled(cur) {
 			select {
 			case <-ctx.Done():
@@ -39,9 +44,7 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 				continue
 			}
 		}
-		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, func(a event.Alert) error {
-			return w.Bus.PublishAlert(a)
-		})
+		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, w.publishAlert)
 		for _, a := range raised {
 			w.Logger.Warn("budget alert", "scope", a.Scope, "project", a.Project, "period", a.Period,
 				"threshold", a.Threshold, "spent_usd", a.SpentUSD, "limit_usd", a.LimitUSD)
