@@ -29,6 +29,7 @@ import (
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/scrub"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -74,6 +75,8 @@ func doctorCommand() *cli.Command {
   bus         the bus answers at [bus] host:port and accepts the token
   supervisor  ` + "`observerctl up`" + ` runs and all its components are healthy
   writer      the writer runs and holds the store (under the supervisor or a service unit)
+  alerts:webhook  where [alerts] webhook_url sends alerts (its host only), and a warning when
+              the writer's last delivery there failed (the alerts are stored and shown anyway)
   proxy       something listens on [proxy] addr
   otlp        something listens on [otlp] addr (OTLP/HTTP), the receiver observer-proxy runs for
               the clients' own telemetry (ok when [otlp] addr and grpc_addr are empty: it is off)
@@ -200,6 +203,7 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 	var st statusReport
 	running := map[string]bool{} // components the supervisor says run
 	var problems []string        // what the running components say does not work
+	var writerNotices []bus.Notice
 	cc := &supervisor.ControlClient{Path: socketPath(&env{cfg: cfg})}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	serr := cc.Status(sctx, &st)
@@ -261,7 +265,9 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 		default:
 			add("writer", checkOK, fmt.Sprintf("pid %d, healthy, last event %s", w.PID, ago(w.LastEvent)), "")
 		}
+		writerNotices = w.Notices
 	}
+	doctorAlerts(cfg, writerNotices, serr == nil, add)
 
 	// proxy, dash
 	supervised := serr == nil
@@ -357,6 +363,34 @@ func runDoctor(ctx context.Context, home string) doctorReport {
 	}
 	rep.OK = rep.Failures == 0
 	return rep
+}
+
+// doctorAlerts reports the [alerts] webhook: not set; how its last delivery went, as the writer's
+// heartbeat tells it (a failure is a warning: the alerts are stored and shown all the same); or
+// not checked, without a supervised writer to ask. The URL is a secret: only its host is shown.
+func doctorAlerts(cfg config.Config, notices []bus.Notice, supervised bool, add func(name, status, detail, fix string)) {
+	const name = "alerts:webhook"
+	if cfg.Alerts.WebhookURL == "" {
+		add(name, checkOK, "not set ([alerts] webhook_url is empty): alerts stay in observer (dashboard, live tail, observerctl budget)", "")
+		return
+	}
+	for _, n := range notices {
+		if n.Name != name {
+			continue
+		}
+		if n.OK {
+			add(name, checkOK, n.Detail, "")
+		} else {
+			add(name, checkWarn, n.Detail+"; the alerts are still stored and shown on the dashboard",
+				"check [alerts] webhook_url and format (the webhook may have been revoked); `observerctl logs writer` says why each delivery failed")
+		}
+		return
+	}
+	what := "the writer does not run under `observerctl up`"
+	if supervised {
+		what = "the writer has not reported it yet"
+	}
+	add(name, checkOK, fmt.Sprintf("alerts go to %s (%s); delivery not checked: %s", scrub.URL(cfg.Alerts.WebhookURL), cfg.Alerts.Format, what), "")
 }
 
 // doctorConfig loads home's configuration as config.Load does, but without creating or changing

@@ -618,3 +618,34 @@ func degradedSupervisor(tb testing.TB, home string, c supervisor.ChildStatus) *s
 	}
 	return ctrl
 }
+
+// doctorAlerts: no URL says so; a failing delivery the writer reports is a warning naming the
+// host only; a URL without a supervised writer is not checked.
+func TestDoctorAlerts(t *testing.T) {
+	cfg := config.Default()
+	var got []check
+	add := func(name, status, detail, fix string) {
+		got = append(got, check{Name: name, Status: status, Detail: detail, Fix: fix})
+	}
+	doctorAlerts(cfg, nil, true, add)
+	cfg.Alerts.WebhookURL = "https://hooks.slack.com/services/T0/B0/doctortoken"
+	doctorAlerts(cfg, []bus.Notice{{Name: "alerts:webhook", OK: false, Detail: "the last delivery to https://hooks.slack.com/… (slack) failed: HTTP 404"}}, true, add)
+	doctorAlerts(cfg, nil, false, add)
+	if len(got) != 3 {
+		t.Fatalf("checks %+v", got)
+	}
+	if got[0].Status != checkOK || !strings.Contains(got[0].Detail, "not set") {
+		t.Errorf("no URL: %+v", got[0])
+	}
+	if got[1].Name != "alerts:webhook" || got[1].Status != checkWarn || !strings.Contains(got[1].Detail, "HTTP 404") {
+		t.Errorf("failing: %+v", got[1])
+	}
+	if got[2].Status != checkOK || !strings.Contains(got[2].Detail, "https://hooks.slack.com/…") || !strings.Contains(got[2].Detail, "not checked") {
+		t.Errorf("not supervised: %+v", got[2])
+	}
+	for _, c := range got {
+		if strings.Contains(c.Detail+c.Fix, "doctortoken") {
+			t.Errorf("the check shows the URL's token: %+v", c)
+		}
+	}
+}

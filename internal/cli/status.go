@@ -19,6 +19,7 @@ import (
 	"github.com/observerhq/observer/internal/daemon"
 	"github.com/observerhq/observer/internal/prices"
 	"github.com/observerhq/observer/internal/supervisor"
+	"github.com/observerhq/observer/internal/webhook"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/busserver"
@@ -417,6 +418,10 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	if teamHub {
 		w.Team, w.Options.Stream, w.Options.Consumer = true, team.TeamStream, team.WriterConsumer
 	}
+	// [alerts]: every alert the writer publishes also goes to the webhook, when one is set (or
+	// set later: config.toml is read again at every budget check).
+	w.Webhook = webhook.New(e.cfg.Alerts, e.logger)
+	w.AlertsSource = func() (config.Alerts, error) { c, err := config.Load(e.cfg.Home); return c.Alerts, err }
 	w.Model = writerModel(e, st, pf, cl, teamHub) // nil unless [memory] model is set
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)

@@ -97,6 +97,8 @@ type ChildStatus struct {
 	Detail    string    `json:"detail,omitempty"`
 	// Problems is what the child's last heartbeat said does not work (Health.Degraded).
 	Problems []string `json:"problems,omitempty"`
+	// Notices are what the child's last heartbeat told beside its health (Health.Notices).
+	Notices []bus.Notice `json:"notices,omitempty"`
 }
 
 type child struct {
@@ -440,7 +442,7 @@ func (s *Supervisor) Status() []ChildStatus {
 		ch.mu.Lock()
 		st := ChildStatus{Name: ch.spec.Name, State: ch.state, Restarts: ch.restarts, LastExit: ch.lastExit,
 			Health: "unknown", LastEvent: ch.health.LastEvent, Events: ch.health.Events, Detail: ch.health.Detail,
-			Problems: slices.Clone(ch.health.Degraded)}
+			Problems: slices.Clone(ch.health.Degraded), Notices: slices.Clone(ch.health.Notices)}
 		if len(st.Problems) > 0 {
 			st.Detail = strings.Join(append(slices.Clone(st.Problems), st.Detail), "; ")
 			st.Detail = strings.TrimSuffix(st.Detail, "; ")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/observerhq/observer/internal/budget"
 	"github.com/observerhq/observer/pkg/config"
-	"github.com/observerhq/observer/pkg/event"
 )
 
 // budgetEvery is how often the writer checks the budgets when BudgetEvery is zero.
@@ -15,7 +14,8 @@ const budgetEvery = 30 * time.Second
 
 // budgetLoop checks the budgets at once and then every BudgetEvery until ctx ends, storing each
 // newly crossed threshold as an alert and publishing it on the bus (see package budget). With a
-// BudgetSource the budgets are read again at each check.
+// BudgetSource the budgets are read again at each check, and with AlertsSource the [alerts]
+// webhook.
 func (w *Writer) budgetLoop(ctx context.Context) {
 	every := w.BudgetEvery
 	if every <= 0 {
@@ -32,6 +32,11 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 				cur = b
 			}
 		}
+		if w.AlertsSource != nil && w.Webhook != nil {
+			if a, err := w.AlertsSource(); err == nil {
+				w.Webhook.Configure(a)
+			}
+		}
 		w.limitCheck(ctx)
 		if !budget.Enabled(cur) {
 			select {
@@ -41,9 +46,7 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 				continue
 			}
 		}
-		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, func(a event.Alert) error {
-			return w.Bus.PublishAlert(a)
-		})
+		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, w.publishAlert)
 		for _, a := range raised {
 			w.Logger.Warn("budget alert", "scope", a.Scope, "project", a.Project, "period", a.Period,
 				"threshold", a.Threshold, "spent_usd", a.SpentUSD, "limit_usd", a.LimitUSD)
@@ -78,9 +81,7 @@ func (w *Writer) limitCheck(ctx context.Context) {
 	default:
 		return
 	}
-	raised, err := budget.RaiseLimits(ctx, w.Store, l, time.Now(), func(a event.Alert) error {
-		return w.Bus.PublishAlert(a)
-	})
+	raised, err := budget.RaiseLimits(ctx, w.Store, l, time.Now(), w.publishAlert)
 	for _, a := range raised {
 		w.Logger.Warn("limit alert", "scope", a.Scope, "member", a.Project, "resets", a.Period, "threshold", a.Threshold,
 			"message", a.Message)

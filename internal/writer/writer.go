@@ -31,6 +31,7 @@ import (
 	"github.com/observerhq/observer/internal/budget"
 	"github.com/observerhq/observer/internal/memory"
 	"github.com/observerhq/observer/internal/prices"
+	"github.com/observerhq/observer/internal/webhook"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
@@ -56,6 +57,12 @@ type Writer struct {
 	// check (budget.RaiseLimits); LimitsSource, when set, is asked for them each time instead.
 	Limits       *config.Limits
 	LimitsSource func() (config.Limits, error)
+	// Webhook, when set, is handed every alert the writer publishes ([alerts] webhook_url;
+	// alerts.go); Run runs its delivery, and the heartbeat reports it as a notice
+	// ("alerts:webhook"), never as the writer's health. AlertsSource, when set, is asked for
+	// [alerts] at every budget check, so a new URL or format applies without a restart.
+	Webhook      *webhook.Sender
+	AlertsSource func() (config.Alerts, error)
 	// Prices, when set, is the price table that follows config.toml: the writer reprices stored
 	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
 	Prices *prices.Follower
@@ -119,6 +126,10 @@ func (w *Writer) Run(ctx context.Context) error {
 	if w.Heartbeat > 0 {
 		go w.heartbeat(ctx)
 	}
+	if w.Webhook != nil {
+		// Stopped last (deferred first): the loops that raise alerts stop before it.
+		defer spawn(ctx, w.Webhook.Run)()
+	}
 	// The store stays open until the loops have stopped (and made their last catch-ups).
 	indexKick, analyseKick, rollupKick := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
 	if n, err := w.Store.RollupsPending(ctx); err == nil {
@@ -159,7 +170,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.pr.swap(w.Prices.Current(), nil)
 		defer spawn(ctx, w.pricingLoop)()
 	}
-	if budget.Enabled(w.Budget) || w.BudgetSource != nil || w.Limits != nil || w.LimitsSource != nil {
+	if budget.Enabled(w.Budget) || w.BudgetSource != nil || w.Limits != nil || w.LimitsSource != nil || w.AlertsSource != nil && w.Webhook != nil {
 		defer spawn(ctx, w.budgetLoop)()
 	}
 	var gone atomic.Pointer[error]
@@ -474,6 +485,10 @@ func (w *Writer) Health() bus.Health {
 		Detail: fmt.Sprintf("stored %d, duplicates %d, quarantined %d", st.Stored, st.Duplicates, st.Quarantined)}
 	if c := w.catchingUp(); c != "" {
 		h.Detail += "; " + c
+	}
+	if w.Webhook != nil && w.Webhook.Enabled() {
+		ok, detail := w.Webhook.Status().Summary()
+		h.Notices = append(h.Notices, bus.Notice{Name: "alerts:webhook", OK: ok, Detail: detail})
 	}
 	now := time.Now()
 	since := func(ms int64) string {

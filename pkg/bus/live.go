@@ -66,6 +66,18 @@ type Health struct {
 	// on which address and why ("otlp/http listener 127.0.0.1:4318: address already in use"). A
 	// component that reports OK with something degraded is shown as degraded, not healthy.
 	Degraded []string `json:"degraded,omitempty"`
+	// Notices are what the component tells of parts that do not make its health: a user should
+	// hear of them (observerctl doctor shows each as a check of its own), but the component is
+	// neither degraded nor unhealthy for them. The writer's [alerts] webhook is one: alerts are
+	// stored and shown whether or not it takes them.
+	Notices []Notice `json:"notices,omitempty"`
+}
+
+// A Notice is the state of one part a component reports beside its health.
+type Notice struct {
+	Name   string `json:"name"` // the doctor check's name, such as "alerts:webhook"
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
 }
 
 const healthPrefix = "observer.health."

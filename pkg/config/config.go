@@ -45,6 +45,8 @@ type Config struct {
 	// Plans are the subscriptions the user pays each provider, beside which `observerctl cost
 	// --plans` and the dashboard set the turns' API-equivalent dollars.
 	Plans Plans `toml:"plans"`
+	// Alerts sends every alert the writer raises to a webhook as well (internal/webhook).
+	Alerts Alerts `toml:"alerts"`
 	// Compression configures the proxy's request compression.
 	Compression Compression `toml:"compression"`
 	// OTLP configures the receiver of the clients' own telemetry (in observer-proxy).
@@ -198,6 +200,15 @@ func PlanProviders() []string {
 	return out
 }
 
+// Alerts sends each alert the writer raises (budget, and any other kind) to a webhook, beside
+// the store, the dashboard and the live tail. Off while webhook_url is empty: then nothing is
+// sent anywhere. The URL is a secret (Slack's and Discord's embed a token): observer logs and
+// reports its host only.
+type Alerts struct {
+	WebhookURL string `toml:"webhook_url" comment:"Where each alert is POSTed (https://, or http:// to 127.0.0.1, ::1 or localhost); a secret: keep this file private. Empty: alerts stay in observer."`
+	Format     string `toml:"format" comment:"Body of the POST: slack ({\"text\": ...}, an incoming webhook), discord ({\"content\": ...}) or json ({\"source\": \"observer\", \"alert\": {...}})."`
+}
+
 // Compression configures the proxy's request compression (README: Request compression). Off by
 // default; every key but enabled takes effect only when it is on.
 type Compression struct {
@@ -319,6 +330,7 @@ func Default() Config {
 		Log:    Log{Level: "info"},
 		Budget: Budget{Projects: map[string]float64{}},
 		Limits: Limits{WarnAt: 80},
+		Alerts: Alerts{Format: "slack"},
 		Pricing: Pricing{AutoUpdate: true, URL: DefaultPricingURL,
 			UpdateEvery: Duration(24 * time.Hour), Models: map[string]pricing.Price{}},
 		OTLP: OTLP{Addr: "127.0.0.1:4318", GRPCAddr: "127.0.0.1:4317", MaxBodyBytes: 16 << 20, BodyTimeout: Duration(30 * time.Second)},

@@ -15,6 +15,9 @@ import (
 	"unicode"
 
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/observerhq/observer/pkg/loopback"
+	"github.com/observerhq/observer/pkg/scrub"
 )
 
 // A rule checks one key's value and returns what is wrong with it, or "" when it is fine.
@@ -77,6 +80,9 @@ var rules = map[string]rule{
 	"plans.mistral":   planRule,
 	"plans.kilo":      planRule,
 
+	"alerts.webhook_url": optional(webhookURLRule),
+	"alerts.format":      oneOf("slack", "discord", "json"),
+
 	"pricing.url":          priceURLRule,
 	"pricing.update_every": durRange(time.Hour, 365*24*time.Hour),
 
@@ -123,6 +129,10 @@ var rules = map[string]rule{
 	"memory.daily_cap_usd":     floatRange(0, 1e6),
 	"memory.max_output_tokens": intRange(16, 128_000),
 }
+
+// secretURLs are the keys whose value is a URL that is itself a secret: an error shows its scheme
+// and host only (scrub.URL).
+var secretURLs = map[string]bool{"alerts.webhook_url": true}
 
 // A FieldError is one key with a value that is out of range, of the wrong kind, or not one of
 // its choices. Where says where the value came from: "config.toml:12" or the environment
@@ -209,7 +219,11 @@ func Validate(cfg *Config, path string, data []byte, lookup func(string) (string
 			return
 		}
 		if problem := r(v); problem != "" {
-			errs = append(errs, &FieldError{Where: where, Section: section, Key: key, Value: show(v), Problem: problem})
+			shown := show(v)
+			if secretURLs[name] {
+				shown = strconv.Quote(scrub.URL(v.String()))
+			}
+			errs = append(errs, &FieldError{Where: where, Section: section, Key: key, Value: shown, Problem: problem})
 		}
 	})
 	if cfg.Watch.FinalizeAfter < cfg.Watch.IdleAfter {
@@ -398,6 +412,23 @@ func upstreamRule(v reflect.Value) string {
 	}
 	if u.User != nil {
 		return "must not carry a user or password (the clients send their own credentials)"
+	}
+	return ""
+}
+
+// webhookURLRule accepts an https:// URL, or an http:// one to a loopback host (a local relay, a
+// test receiver): alerts, and the URL's token, never cross the network in the clear. Its problems
+// never repeat the URL, a secret.
+func webhookURLRule(v reflect.Value) string {
+	u, err := url.Parse(v.String())
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "must be an https:// URL, such as the incoming webhook URL Slack or Discord gives (http:// only to 127.0.0.1, ::1 or localhost)"
+	}
+	if u.User != nil {
+		return "must not carry a user or password"
+	}
+	if u.Scheme == "http" && !loopback.Host(u.Hostname()) {
+		return "must be https:// (http:// is accepted only to 127.0.0.1, ::1 or localhost): the alerts and the URL's token would cross the network in the clear"
 	}
 	return ""
 }

@@ -45,6 +45,13 @@ func TestLoad_Validates(t *testing.T) {
 		{"plans", "anthropic", `{ name = "max-20x", usd_month = -200 }`, "usd_month must not be negative"},
 		{"plans", "openai", `{ name = "pro" }`, "usd_month is missing"},
 		{"plans", "github", `{ usd_month = 2e6 }`, "usd_month must be at most 1e6"},
+		{"alerts", "webhook_url", `"hooks.slack.com/services/T0/B0/XYZ"`, "must be an https:// URL"},
+		{"alerts", "webhook_url", `"ftp://example.com/hook"`, "must be an https:// URL"},
+		{"alerts", "webhook_url", `"http://example.com/hook"`, "must be https://"},
+		{"alerts", "webhook_url", `"http://10.0.0.1:8080/hook"`, "must be https://"},
+		{"alerts", "webhook_url", `"https://u:p@example.com/hook"`, "must not carry a user or password"},
+		{"alerts", "format", `"teams"`, "must be one of slack, discord, json"},
+		{"limits", "warn_at", `120`, "must be a number between 0 and"},
 		{"otlp", "body_timeout", `"10ms"`, "must be between 100ms and 1h0m0s"},
 		{"otlp", "body_timeout", `"0s"`, "must be between 100ms and 1h0m0s"},
 	} {
@@ -159,5 +166,39 @@ func TestCheckToken(t *testing.T) {
 		if err := config.CheckToken(tok); err == nil {
 			t.Errorf("CheckToken(%q) = nil, want an error", tok)
 		}
+	}
+}
+
+// [alerts]: the file's values, the environment's overrides, the loopback exception to https://,
+// and an error that never shows the URL's path, which is the webhook's token.
+func TestLoad_Alerts(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	writeConfig(t, home, "[alerts]\nwebhook_url = \"https://hooks.slack.com/services/T0/B0/filetoken\"\n")
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Alerts.WebhookURL != "https://hooks.slack.com/services/T0/B0/filetoken" || cfg.Alerts.Format != "slack" {
+		t.Errorf("[alerts] = %+v, want the file's URL and the default format slack", cfg.Alerts)
+	}
+	for _, u := range []string{"http://127.0.0.1:9/hook", "http://[::1]:9/hook", "http://localhost/hook", "https://example.com/x"} {
+		t.Setenv("OBSERVER_ALERTS_WEBHOOK_URL", u)
+		t.Setenv("OBSERVER_ALERTS_FORMAT", "discord")
+		cfg, err := config.Load(home)
+		if err != nil {
+			t.Fatalf("OBSERVER_ALERTS_WEBHOOK_URL=%s: %v", u, err)
+		}
+		if cfg.Alerts.WebhookURL != u || cfg.Alerts.Format != "discord" {
+			t.Errorf("with the environment, [alerts] = %+v", cfg.Alerts)
+		}
+	}
+	t.Setenv("OBSERVER_ALERTS_WEBHOOK_URL", "http://example.com/services/T0/B0/envtoken")
+	_, err = config.Load(home)
+	if err == nil || !strings.Contains(err.Error(), "OBSERVER_ALERTS_WEBHOOK_URL: [alerts] webhook_url = \"http://example.com/…\": must be https://") {
+		t.Errorf("a plain-http URL to another host: error %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "envtoken") {
+		t.Errorf("the error shows the URL's token: %v", err)
 	}
 }
