@@ -45,10 +45,10 @@ func planLimits(provider string, h http.Header, status int, now time.Time) []eve
 func anthropicLimits(h http.Header, status int) []event.Limit {
 	var out []event.Limit
 	for k, v := range h {
-		lk := strings.ToLower(k)
-		if len(v) == 0 || !strings.HasPrefix(lk, anthropicUnified) || !strings.HasSuffix(lk, "-utilization") {
+		if len(v) == 0 || !hasPrefixFold(k, anthropicUnified) || !hasSuffixFold(k, "-utilization") {
 			continue
 		}
+		lk := strings.ToLower(k)
 		w := strings.TrimSuffix(strings.TrimPrefix(lk, anthropicUnified), "-utilization")
 		u, err := strconv.ParseFloat(strings.TrimSpace(v[0]), 64)
 		if w == "" || err != nil || u < 0 || u > 10 || len(out) == maxLimitWindows {
@@ -68,12 +68,12 @@ func anthropicLimits(h http.Header, status int) []event.Limit {
 
 func codexLimits(h http.Header, status int, now time.Time) []event.Limit {
 	var out []event.Limit
-	plan := strings.ToLower(strings.TrimSpace(h.Get("X-Codex-Plan-Type")))
+	plan := ""
 	for k, v := range h {
-		lk := strings.ToLower(k)
-		if len(v) == 0 || !strings.HasPrefix(lk, codexPrefix) || !strings.HasSuffix(lk, "-used-percent") {
+		if len(v) == 0 || !hasPrefixFold(k, codexPrefix) || !hasSuffixFold(k, "-used-percent") {
 			continue
 		}
+		lk := strings.ToLower(k)
 		mid := strings.TrimSuffix(strings.TrimPrefix(lk, codexPrefix), "-used-percent") // [F-]primary
 		family, slot := "", mid
 		if i := strings.LastIndexByte(mid, '-'); i >= 0 {
@@ -88,6 +88,9 @@ func codexLimits(h http.Header, status int, now time.Time) []event.Limit {
 		}
 		base := codexPrefix + mid
 		minutes, _ := strconv.Atoi(strings.TrimSpace(h.Get(base + "-window-minutes")))
+		if plan == "" {
+			plan = strings.ToLower(strings.TrimSpace(h.Get("X-Codex-Plan-Type")))
+		}
 		l := event.Limit{Provider: OpenAI, WindowMinutes: max(minutes, 0), UsedPercent: roundPct(used), Plan: plan,
 			Status: event.LimitAllowed}
 		l.Window = event.LimitWindow(minutes, family)
@@ -153,4 +156,14 @@ func limitEvents(tc *turnCtx, turn *event.Event) []event.Event {
 		evs = append(evs, ev)
 	}
 	return evs
+}
+
+// hasPrefixFold and hasSuffixFold match a header name whatever its case, without allocating: every
+// response's headers are looked through.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }

@@ -116,3 +116,16 @@ func TestProxy_PublishesLimits(t *testing.T) {
 		t.Errorf("7d limit %+v, want 7%% without a reset", l)
 	}
 }
+
+// The headers of an API-key answer are looked through on every response: without allocating.
+func TestPlanLimits_NoneAllocatesNothing(t *testing.T) {
+	h := http.Header{}
+	for _, k := range []string{"Content-Type", "Request-Id", "Anthropic-Ratelimit-Requests-Limit", "Anthropic-Ratelimit-Tokens-Remaining",
+		"Cf-Ray", "Date", "Server", "X-Envoy-Upstream-Service-Time", "Anthropic-Organization-Id", "Via"} {
+		h.Set(k, "1")
+	}
+	now := time.Now()
+	if n := testing.AllocsPerRun(100, func() { planLimits(Anthropic, h, 200, now); planLimits(OpenAI, h, 200, now) }); n != 0 {
+		t.Errorf("%v allocations per response without limit headers, want 0", n)
+	}
+}
