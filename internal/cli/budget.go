@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -31,11 +32,13 @@ turn once, at its recorded dollars, as ` + "`observerctl cost`" + ` does.
 
 While observer runs, the writer checks the budgets every 30 seconds and raises an alert when a
 budget's spending reaches 80% and again 100% of its limit, once per period: it is stored, shown on
-the dashboard's Overview and published on the bus. The alerts of the last 7 days are listed here.
+the dashboard's Overview and published on the bus. The alerts of the last 7 days are listed here,
+the plan limit alerts ([limits] warn_at, kind "limit") among them, also when no budget is set.
 
 The JSON has "budgets" (scope day|month|project, project, period (its first local day),
 period_start, period_end, spent_usd, limit_usd, percent, crossed (the thresholds reached)) and
-"alerts" (time, scope, project, period, threshold, spent_usd, limit_usd, message).
+"alerts" (time, kind (budget or limit), scope, project, period, threshold, spent_usd, limit_usd,
+message).
 
 Exit codes: 0 done (also when no budget is set); 64 a bad flag or config.toml; 69 no store yet.`,
 		Flags: []cli.Flag{
@@ -48,11 +51,20 @@ Exit codes: 0 done (also when no budget is set); 64 a bad flag or config.toml; 6
 			}
 			rep := budgetReport{Budgets: []budget.Status{}, Alerts: []event.Alert{}}
 			if !budget.Enabled(e.cfg.Budget) {
+				// The plan limit alerts ([limits]) are listed all the same, when there is a store.
+				if st, err := openReadStore(c.Context, e); err == nil {
+					rep.Alerts, err = store.RecentAlerts(c.Context, st.DB, time.Now().AddDate(0, 0, -7), 100)
+					st.Close()
+					if err != nil {
+						return err
+					}
+				}
 				if c.Bool("json") {
 					writeJSON(e.stdout, rep)
 					return nil
 				}
 				fmt.Fprintf(e.stdout, "no budget is set: add daily, monthly or projects under [budget] in %s\n", filepath.Join(e.cfg.Home, "config.toml"))
+				printAlerts(e.stdout, rep.Alerts)
 				return nil
 			}
 			st, err := openReadStore(c.Context, e)
@@ -86,14 +98,20 @@ Exit codes: 0 done (also when no budget is set); 64 a bad flag or config.toml; 6
 					s.SpentUSD, s.LimitUSD, s.Percent, state)
 			}
 			tw.Flush()
-			if len(rep.Alerts) > 0 {
-				fmt.Fprintln(e.stdout, "\nalerts of the last 7 days:")
-				for _, a := range rep.Alerts {
-					fmt.Fprintf(e.stdout, "  %s  %s\n", a.Time.Local().Format("2006-01-02 15:04"), strings.TrimSpace(a.Message))
-				}
-			}
+			printAlerts(e.stdout, rep.Alerts)
 			return nil
 		},
+	}
+}
+
+// printAlerts lists alerts under a heading; nothing when there are none.
+func printAlerts(w io.Writer, alerts []event.Alert) {
+	if len(alerts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nalerts of the last 7 days:")
+	for _, a := range alerts {
+		fmt.Fprintf(w, "  %s  %s\n", a.Time.Local().Format("2006-01-02 15:04"), strings.TrimSpace(a.Message))
 	}
 }
 

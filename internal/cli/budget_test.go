@@ -11,6 +11,7 @@ import (
 
 	"github.com/observerhq/observer/internal/budget"
 	"github.com/observerhq/observer/pkg/config"
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -62,5 +63,32 @@ func TestBudget_StatusAndAlerts(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut, c.msg) {
 			t.Errorf("%v: exit %d (%q), want %d mentioning %q", c.args, code, errOut, c.code, c.msg)
 		}
+	}
+}
+
+// TestBudget_ListsLimitAlertsWithoutBudget: the plan limit alerts ([limits] warn_at) are listed
+// by `observerctl budget` although no budget is set.
+func TestBudget_ListsLimitAlertsWithoutBudget(t *testing.T) {
+	home := costHome(t)
+	st, err := store.OpenWriter(context.Background(), filepath.Join(home, "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := event.Alert{Time: time.Now().UTC(), Kind: event.AlertLimit, Scope: "anthropic 5h", Period: "2026-12-06T14:00:00Z",
+		Threshold: 80, Message: "anthropic 5h limit at 85% (warning at 80%)"}
+	_, err = st.InsertAlert(context.Background(), &a)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep budgetReport
+	code, out, errOut := runCtl(t, "--home", home, "budget", "--json")
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Budgets) != 0 || len(rep.Alerts) != 1 ||
+		rep.Alerts[0].Kind != event.AlertLimit || rep.Alerts[0].Scope != "anthropic 5h" {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	code, out, _ = runCtl(t, "--home", home, "budget")
+	if code != 0 || !strings.Contains(out, "no budget is set") || !strings.Contains(out, "anthropic 5h limit at 85%") {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

@@ -167,6 +167,11 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, rec *
 		return
 	}
 	w.Header().Set("Request-Id", s.nextID("req_fake_"))
+	if full := s.writeLimitHeaders(w, ProviderAnthropic); full != nil {
+		rec.Action, rec.Tool, rec.Usage, rec.ResponseID = ActionError, "", nil, ""
+		refuseFull(w, ProviderAnthropic, full)
+		return
+	}
 	if !q.Stream {
 		writeJSON(w, http.StatusOK, obj{
 			"id": rec.ResponseID, "type": "message", "role": "assistant", "model": rec.Model,

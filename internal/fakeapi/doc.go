@@ -84,6 +84,21 @@
 //
 // The cache-write buckets exist only for Anthropic; OpenAI and Gemini responses do not count them.
 //
+// # Plan limits
+//
+// With Config.Limits (or observer-fakeapi --limit-5h and --limit-7d, percent, resets
+// --limit-5h-reset and --limit-7d-reset after its start), model responses carry the plan usage
+// headers a subscription's answers carry; Server.SetLimits changes them while the server runs.
+// Anthropic Messages: anthropic-ratelimit-unified-5h-utilization (a fraction, "0.42"), -5h-reset
+// (Unix seconds), -5h-status (allowed, allowed_warning from 80%, rejected at 100%), the same for
+// 7d, and anthropic-ratelimit-unified-status, the worst of the windows. OpenAI Responses and Chat:
+// x-codex-primary-used-percent (0..100), -window-minutes (300), -reset-at (Unix seconds), and
+// x-codex-secondary-* (10080 minutes), the names codex-rs's parse_rate_limit_snapshot reads. A
+// window at 100% refuses the request with a 429 (rate_limit_error; usage_limit_reached), headers
+// included. Codex 0.171 against a custom provider copies these headers into its rollout: every
+// token_count then has rate_limits {primary, secondary: {used_percent, window_minutes,
+// resets_at}, plan_type: null}.
+//
 // # Request log
 //
 // Server.Requests and Config.LogPath (one JSON line per request, file mode 0600) record each

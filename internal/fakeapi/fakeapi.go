@@ -51,6 +51,9 @@ type Config struct {
 	// BodyDir, when set, is a directory where the body of every POST is saved as it arrived,
 	// one file per request named by its order and path (000001-v1-messages.json).
 	BodyDir string
+	// Limits, when set, are the plan usage figures model responses carry from the start (see
+	// PlanLimits); Server.SetLimits changes them while the server runs.
+	Limits *PlanLimits
 }
 
 // Providers, as recorded in Request.Provider.
@@ -142,11 +145,15 @@ type Server struct {
 	requests []Request
 
 	fileMu sync.Mutex // serializes appends to cfg.LogPath
+
+	limits atomic.Pointer[PlanLimits] // nil: no plan limit headers
 }
 
 // New returns a Server answering with cfg.
 func New(cfg Config) *Server {
-	return &Server{cfg: cfg}
+	s := &Server{cfg: cfg}
+	s.SetLimits(cfg.Limits)
+	return s
 }
 
 // Requests returns a copy of the record of every request answered so far, oldest first.

@@ -301,6 +301,11 @@ func (s *Server) openAIResponses(w http.ResponseWriter, r *http.Request, rec *Re
 		return
 	}
 	w.Header().Set("X-Request-Id", s.nextID("req_fake_"))
+	if full := s.writeLimitHeaders(w, ProviderOpenAI); full != nil {
+		rec.Action, rec.Tool, rec.Usage, rec.ResponseID = ActionError, "", nil, ""
+		refuseFull(w, ProviderOpenAI, full)
+		return
+	}
 	if !q.Stream {
 		writeJSON(w, http.StatusOK, response("completed", []obj{item}, usage))
 		return
@@ -370,6 +375,11 @@ func (s *Server) openAIChat(w http.ResponseWriter, r *http.Request, rec *Request
 	}
 	usage, recUsage := s.chatUsage()
 	if !s.wait(r) {
+		return
+	}
+	if full := s.writeLimitHeaders(w, ProviderOpenAI); full != nil {
+		rec.Action, rec.Tool, rec.ResponseID = ActionError, "", ""
+		refuseFull(w, ProviderOpenAI, full)
 		return
 	}
 	if !q.Stream {

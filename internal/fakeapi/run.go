@@ -46,6 +46,10 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Int64Var(&u.CacheWrite5m, "usage-cache-write-5m", u.CacheWrite5m, "5-minute cache-write tokens per response (Anthropic)")
 	fs.Int64Var(&u.CacheWrite1h, "usage-cache-write-1h", u.CacheWrite1h, "1-hour cache-write tokens per response (Anthropic)")
 	fs.Int64Var(&u.Reasoning, "usage-reasoning", u.Reasoning, "reasoning tokens per response, part of the output (OpenAI; Gemini's thoughtsTokenCount)")
+	limit5h := fs.Float64("limit-5h", -1, "percent of the five-hour plan usage window to report in limit headers (negative: none)")
+	limit7d := fs.Float64("limit-7d", -1, "percent of the weekly plan usage window to report in limit headers (negative: none)")
+	reset5h := fs.Duration("limit-5h-reset", 2*time.Hour, "time from start to the five-hour window's reset")
+	reset7d := fs.Duration("limit-7d-reset", 96*time.Hour, "time from start to the weekly window's reset")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -67,10 +71,21 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (choose another address with --addr)", *addr, err)
 	}
+	var limits *PlanLimits
+	if *limit5h >= 0 || *limit7d >= 0 {
+		now := time.Now().Truncate(time.Second)
+		limits = &PlanLimits{}
+		if *limit5h >= 0 {
+			limits.FiveHour, limits.FiveHourReset = *limit5h, now.Add(*reset5h)
+		}
+		if *limit7d >= 0 {
+			limits.Weekly, limits.WeeklyReset = *limit7d, now.Add(*reset7d)
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv := &http.Server{
 		Handler: New(Config{Usage: u, Model: *model, LogPath: *logPath, Latency: *latency, Logger: logger,
-			Command: *command, BodyDir: *bodyDir, ReadPath: *readPath}),
+			Command: *command, BodyDir: *bodyDir, ReadPath: *readPath, Limits: limits}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	fmt.Fprintf(stderr, "observer-fakeapi listening on http://%s\n", ln.Addr())

@@ -15,7 +15,8 @@ const budgetEvery = 30 * time.Second
 // budgetLoop checks the budgets at once and then every BudgetEvery until ctx ends, storing each
 // newly crossed threshold as an alert and publishing it on the bus (see package budget). With a
 // BudgetSource the budgets are read again at each check, and with AlertsSource the [alerts]
-// webhook.
+// webhook. The plan limits are checked with the budgets, and also whenever a stored batch held a
+// limit figure (limitKick).
 func (w *Writer) budgetLoop(ctx context.Context) {
 	every := w.BudgetEvery
 	if every <= 0 {
@@ -39,12 +40,10 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 		}
 		w.limitCheck(ctx)
 		if !budget.Enabled(cur) {
-			select {
-			case <-ctx.Done():
+			if !w.waitTick(ctx, t.C) {
 				return
-			case <-t.C:
-				continue
 			}
+			continue
 		}
 		raised, err := budget.Raise(ctx, w.Store, cur, time.Now(), time.Local, w.publishAlert)
 		for _, a := range raised {
@@ -54,10 +53,23 @@ func (w *Writer) budgetLoop(ctx context.Context) {
 		if err != nil && !errors.Is(err, context.Canceled) {
 			w.Logger.Warn("budget check failed; will retry", "err", err)
 		}
+		if !w.waitTick(ctx, t.C) {
+			return
+		}
+	}
+}
+
+// waitTick waits for the next budget check, checking the plan limits meanwhile each time a batch
+// stored a limit figure; false when ctx ended.
+func (w *Writer) waitTick(ctx context.Context, tick <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-tick:
+			return true
+		case <-w.limitKick:
+			w.limitCheck(ctx)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package writer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -172,5 +173,83 @@ func TestWriter_BudgetFollowsConfig(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no 100%% alert while the config was broken")
 		}
+	}
+}
+
+func limitEvent(id string, used float64, reset time.Time) event.Event {
+	ev := event.New(event.KindLimit, "observer-proxy")
+	ev.ID, ev.Client = id, "claude-code"
+	ev.Limit = &event.Limit{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: used, Status: event.LimitAllowed,
+		ResetsAt: reset}
+	return ev
+}
+
+// TestWriter_LimitAlertWithItsFigure: a limit figure at [limits] warn_at raises its alert as soon
+// as the batch holding it is stored, not at the next budget check (an hour away here), and only
+// once for its window however often the figure comes again.
+func TestWriter_LimitAlertWithItsFigure(t *testing.T) {
+	ctx := context.Background()
+	srv := startBus(t)
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
+		BudgetEvery: time.Hour, Limits: &config.Limits{WarnAt: 80}}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	alerts := func() []event.Alert {
+		a, err := store.RecentAlerts(ctx, st.DB, time.Now().Add(-time.Hour), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	waitStored := func(id string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			var n int
+			st.DB.QueryRow("SELECT count(*) FROM limit_snapshots WHERE event_id = ?", id).Scan(&n)
+			if n > 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("limit %s not stored", id)
+			}
+		}
+	}
+	reset := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	for i, used := range []float64{42, 85, 85, 90} {
+		ev := limitEvent(fmt.Sprintf("l%d", i), used, reset)
+		if _, err := c.Publish(ctx, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if used < 80 {
+			waitStored(ev.ID)
+			continue
+		}
+		for deadline := time.Now().Add(10 * time.Second); len(alerts()) == 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no alert for a figure of %v%% within 10 s (the budget check is an hour away)", used)
+			}
+		}
+	}
+	waitStored("l3")
+	time.Sleep(100 * time.Millisecond) // the check the last figure called for
+	if a := alerts(); len(a) != 1 || a[0].Kind != event.AlertLimit || a[0].Scope != "anthropic 5h" || a[0].Threshold != 80 {
+		t.Fatalf("alerts %+v, want one warning for anthropic 5h", a)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,9 @@ type Writer struct {
 	// so a change applies without a restart; an error keeps the last budgets.
 	BudgetSource func() (config.Budget, error)
 	// Limits, when set, raises the alerts on the providers' plan usage limits at every budget
-	// check (budget.RaiseLimits); LimitsSource, when set, is asked for them each time instead.
+	// check (budget.RaiseLimits), and also as soon as a batch stored a limit figure: a warning
+	// comes with the figure that calls for it, not up to BudgetEvery later. LimitsSource, when
+	// set, is asked for them each time instead.
 	Limits       *config.Limits
 	LimitsSource func() (config.Limits, error)
 	// Webhook, when set, is handed every alert the writer publishes ([alerts] webhook_url;
@@ -79,10 +82,11 @@ type Writer struct {
 	// ([memory] model; internal/memory).
 	Model memory.ModelSummarizer
 
-	bulkAt      atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
-	pendRollups atomic.Int64 // hours whose rollups wait, as last counted
-	pendIndex   atomic.Bool  // tool outputs wait for the full-text index
-	pendAnalyse atomic.Int64 // sessions marked for the analysis, as last counted; -1: some
+	bulkAt      atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
+	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
+	pendIndex   atomic.Bool   // tool outputs wait for the full-text index
+	pendAnalyse atomic.Int64  // sessions marked for the analysis, as last counted; -1: some
+	limitKick   chan struct{} // a batch stored a limit figure: check the limits now (budget.go)
 
 	stored    atomic.Int64
 	dups      atomic.Int64
@@ -171,6 +175,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		defer spawn(ctx, w.pricingLoop)()
 	}
 	if budget.Enabled(w.Budget) || w.BudgetSource != nil || w.Limits != nil || w.LimitsSource != nil || w.AlertsSource != nil && w.Webhook != nil {
+		w.limitKick = make(chan struct{}, 1)
 		defer spawn(ctx, w.budgetLoop)()
 	}
 	var gone atomic.Pointer[error]
@@ -280,6 +285,12 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	w.quarant.Add(int64(res.Quarantined))
 	if newest > w.lastEvent.Load() {
 		w.lastEvent.Store(newest)
+	}
+	if w.limitKick != nil && slices.ContainsFunc(evs, func(ev event.Event) bool { return ev.Kind == event.KindLimit }) {
+		select {
+		case w.limitKick <- struct{}{}:
+		default:
+		}
 	}
 	if res.Inserted > 0 {
 		note := bus.StoredNote{Events: res.Inserted}
