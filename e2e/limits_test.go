@@ -3,11 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,9 +163,11 @@ func TestLimits_RealClientsThroughProxy(t *testing.T) {
 		Limits: &fakeapi.PlanLimits{FiveHour: 42, FiveHourReset: reset5h, Weekly: 7, WeeklyReset: reset7d}})
 	up := httptest.NewServer(fake)
 	defer up.Close()
+	hook := newHookReceiver(t)
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_LIMITS_WARN_AT=80",
-		"OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PROXY_OPENAI_UPSTREAM="+up.URL)
+		"OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL, "OBSERVER_PROXY_OPENAI_UPSTREAM="+up.URL,
+		"OBSERVER_ALERTS_WEBHOOK_URL="+hook.URL+"/services/T0/B0/secret-token", "OBSERVER_ALERTS_FORMAT=slack")
 	s.start()
 	base := "http://" + proxyAddr
 
@@ -218,6 +223,8 @@ func TestLimits_RealClientsThroughProxy(t *testing.T) {
 			t.Errorf("alert %d = %+v, want %s at threshold 80 for the window resetting %s", i, a, scope, period5h)
 		}
 	}
+	// Both reached the webhook as Slack's incoming-webhook JSON before the next turn.
+	hook.wait(t, 2, "anthropic 5h limit at 85%", "openai 5h limit at 85%")
 
 	// One more turn of each, the five-hour window still at 85%: no second alert for it. The
 	// weekly window at 81% raises its own, which says the limits were checked after this turn.
@@ -239,12 +246,11 @@ func TestLimits_RealClientsThroughProxy(t *testing.T) {
 		t.Errorf("%d limit alerts stored, want 4", n)
 	}
 
-	// TODO(webhook, after the [alerts] branch is merged): start an httptest receiver on loopback,
-	// set [alerts] webhook_url to it and [alerts] format to slack (their environment overrides) in
-	// newSuite above, and assert here that it received exactly the four alerts above, each once,
-	// as Slack-shaped JSON {"text": ...} whose text names the scope ("anthropic 5h", "openai 5h",
-	// then the 7d ones) and the share ("85%", "81%"), with Content-Type application/json; the
-	// first two before the third turn.
+	// Each of the four reached the webhook once, as Slack-shaped JSON.
+	hook.wait(t, 4, "anthropic 5h limit at 85%", "openai 5h limit at 85%", "anthropic 7d limit at 81%", "openai 7d limit at 81%")
+	if log := s.readFile("logs/writer.log"); strings.Contains(log, "secret-token") {
+		t.Errorf("the webhook's token is in the writer's log:\n%s", log)
+	}
 	t.Logf("whole test %v", time.Since(start).Round(time.Millisecond))
 }
 
@@ -338,5 +344,60 @@ func checkRolloutLimits(t *testing.T, s *suite, reset5h, reset7d time.Time) {
 	}
 	if diff := limitsMismatch(rep, want); diff != "" {
 		t.Fatalf("limits --json: %s\n%+v", diff, rep.Limits)
+	}
+}
+
+// hookReceiver is a webhook on loopback that keeps the text of every Slack-shaped body it gets.
+type hookReceiver struct {
+	*httptest.Server
+	mu    sync.Mutex
+	texts []string
+	bad   []string
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg map[string]any
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		text, ok := "", false
+		if json.Unmarshal(body, &msg) == nil && len(msg) == 1 {
+			text, ok = msg["text"].(string)
+		}
+		if !ok || r.Header.Get("Content-Type") != "application/json" || r.URL.Path != "/services/T0/B0/secret-token" {
+			h.bad = append(h.bad, fmt.Sprintf("%s %s %q", r.URL.Path, r.Header.Get("Content-Type"), body))
+		} else {
+			h.texts = append(h.texts, text)
+		}
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// wait waits until the receiver has n Slack-shaped bodies, then checks that each of want is in
+// exactly one of them and that nothing else came.
+func (h *hookReceiver) wait(t *testing.T, n int, want ...string) {
+	t.Helper()
+	d := patient(20 * time.Second)
+	deadline := time.Now().Add(d)
+	for {
+		h.mu.Lock()
+		texts, bad := slices.Clone(h.texts), slices.Clone(h.bad)
+		h.mu.Unlock()
+		if len(texts) >= n || len(bad) > 0 || time.Now().After(deadline) {
+			if len(texts) != n || len(bad) > 0 {
+				t.Fatalf("webhook after %v: %d Slack bodies, want %d: %q; not Slack-shaped: %q", d, len(texts), n, texts, bad)
+			}
+			for _, w := range want {
+				if c := slices.IndexFunc(texts, func(s string) bool { return strings.Contains(s, w) }); c < 0 ||
+					slices.IndexFunc(texts[c+1:], func(s string) bool { return strings.Contains(s, w) }) >= 0 {
+					t.Errorf("webhook texts %q: want exactly one with %q", texts, w)
+				}
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
