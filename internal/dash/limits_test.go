@@ -299,3 +299,64 @@ func TestBrowser_Limits(t *testing.T) {
 		t.Errorf("console errors: %v", errs)
 	}
 }
+
+// TestBrowser_LimitsLive: a limit figure published on the bus, stored by the writer, shows on an
+// open Overview filtered by a client it is not of (a plan limit is the account's), without a
+// reload; a newer figure of the same window moves its gauge.
+func TestBrowser_LimitsLive(t *testing.T) {
+	pub, srv, _ := liveSuite(t)
+	b := newBrowser(t)
+	publish(t, pub, usageEvent("live-l1", time.Now(), 0.01))
+	b.open(t, srv.URL+"/?window=24h&client=codex", "overview")
+	run(t, b, "note", chromedp.Poll[bool](`!!document.querySelector('[data-limits="none"]')`, chromedp.WithPollingTimeout(10*time.Second)))
+	run(t, b, "mark", chromedp.Evaluate[bool](`window.__noReload = true`))
+	reset := time.Now().Add(3 * time.Hour)
+	ev := limitEv(event.RandomID(), "", time.Now(), event.Limit{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: 42,
+		Status: event.LimitAllowed, ResetsAt: reset})
+	start := time.Now()
+	publish(t, pub, &ev)
+	took := waitFor(t, b, "the gauge", `document.querySelector('.gauge[data-limit="anthropic/5h/"] .value')?.dataset.value === "42"`, start, 30*time.Second)
+	t.Logf("bus to gauge: %v", took)
+	ev2 := limitEv(event.RandomID(), "", time.Now(), event.Limit{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: 85,
+		Status: event.LimitWarning, ResetsAt: reset})
+	publish(t, pub, &ev2)
+	waitFor(t, b, "the moved gauge", `document.querySelector('.gauge[data-limit="anthropic/5h/"]')?.dataset.status === "warning" && window.__noReload === true`, time.Now(), 30*time.Second)
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestAlerts_LimitAlertLive: a limit alert reaches the live tail with its message, as failed when
+// the provider rejects requests, and names no project (its Project is the team member).
+func TestAlerts_LimitAlertLive(t *testing.T) {
+	srv := startServer(t, Options{StorePath: filepath.Join(t.TempDir(), "none.db")})
+	pub := liveBus(t, srv.Server)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.FollowAlerts(ctx, pub, srv.logger); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	all := openSSE(t, srv.URL+"/api/live")
+	all.next(t, 2*time.Second)
+	a := event.Alert{ID: 9, Time: time.Now().UTC(), Kind: event.AlertLimit, Scope: "anthropic 5h", Project: "alice", Period: "2026-03-04T10:00:00Z",
+		Threshold: 100, Message: "anthropic 5h limit reached: the provider rejects requests"}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			pub.PublishAlert(a)
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	e := all.next(t, 5*time.Second)
+	close(stop)
+	var le LiveEvent
+	if err := json.Unmarshal([]byte(e.data), &le); err != nil {
+		t.Fatal(err)
+	}
+	if le.Kind != "alert" || le.ID != "alert-9" || le.Summary != a.Message || !le.Failed || le.Project != "" {
+		t.Errorf("live limit alert %+v", le)
+	}
+}
