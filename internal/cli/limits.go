@@ -74,22 +74,11 @@ Exit codes: 0 done; 64 bad flags; 69 no store yet.`,
 			}
 			rep.Limits = append(rep.Limits, ls...)
 			if len(rep.Limits) == 0 {
-				est := &estimatedLimits{Note: "estimated from token counts (5-hour blocks): no provider figure was ever seen",
-					Blocks: []query.Block{}}
-				clients, err := query.BlockClients(c.Context, st.DB)
+				blocks, err := query.ActiveBlocks(c.Context, st.DB, now)
 				if err != nil {
 					return err
 				}
-				for _, cl := range clients {
-					b, err := query.ActiveBlock(c.Context, st.DB, cl, now)
-					if err != nil {
-						return err
-					}
-					if b != nil {
-						est.Blocks = append(est.Blocks, *b)
-					}
-				}
-				rep.Estimated = est
+				rep.Estimated = &estimatedLimits{Note: query.EstimatedBlocksNote, Blocks: blocks}
 			}
 			if c.Bool("json") {
 				writeJSON(e.stdout, rep)

@@ -11,7 +11,7 @@ import (
 	"github.com/observerhq/observer/pkg/store"
 )
 
-// Alerts: the writer stores each budget alert (internal/budget) and publishes it on the bus
+// Alerts: the writer stores each budget and plan limit alert (internal/budget) and publishes it on the bus
 // outside the events stream. GET /api/alerts lists the stored ones; FollowAlerts hands the live
 // ones to the browsers on /api/live as events of kind "alert" (to those following every kind and
 // client, and the alert's project or every project). Acknowledging is the browser's business: the
@@ -45,19 +45,29 @@ func (s *Server) FollowAlerts(ctx context.Context, cl *bus.Client, logger *slog.
 	holdSubscription(ctx, logger, "alerts", func() (*bus.Subscription, error) { return cl.SubscribeAlerts(s.live.publishAlert) })
 }
 
-// publishAlert hands an alert to the browsers that follow every kind and client.
+// publishAlert hands an alert to the browsers that follow every kind and client (and the
+// alert's project, or every project). A limit alert's Project is the team member, not a project:
+// it goes to the browsers following every project, and its note names no project.
 func (h *Hub) publishAlert(a event.Alert) {
+	project := a.Project
+	if a.Kind == event.AlertLimit {
+		project = ""
+	}
 	data, err := json.Marshal(LiveEvent{ID: fmt.Sprintf("alert-%d", a.ID), Kind: "alert", Time: a.Time, Source: "writer",
-		Project: a.Project, Summary: a.Message, Failed: a.Threshold >= 100})
+		Project: project, Summary: a.Message, Failed: a.Threshold >= 100})
 	if err != nil {
 		return
 	}
 	// The writer stored the alert before publishing it: the Overview's banner can show it now.
-	defer h.Changed(bus.StoredNote{Kinds: []string{"alert"}, Projects: []string{a.Project}})
+	note := bus.StoredNote{Kinds: []string{"alert"}}
+	if project != "" {
+		note.Projects = []string{project}
+	}
+	defer h.Changed(note)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for sub := range h.subs {
-		if sub.changes || sub.client != "" || sub.kind != "" || (sub.project != "" && sub.project != a.Project) {
+		if sub.changes || sub.client != "" || sub.kind != "" || (sub.project != "" && sub.project != project) {
 			continue
 		}
 		select {

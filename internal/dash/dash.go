@@ -250,6 +250,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/live", s.liveSSE)
 	mux.HandleFunc("GET /api/changes", s.changesSSE)
 	mux.HandleFunc("GET /api/alerts", s.api(s.alertsAPI))
+	mux.HandleFunc("GET /api/limits", s.api(s.limitsAPI))
 	mux.HandleFunc("GET /metrics", s.metricsText)
 	s.tabRoutes(mux) // analysis.go: Analysis, Discovery, Patterns, Memory, Settings
 	mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {

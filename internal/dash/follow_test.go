@@ -286,8 +286,8 @@ func TestBrowser_LiveDashboard(t *testing.T) {
 		time.Sleep(700 * time.Millisecond) // a refresh still due would come now
 		n, r := refreshes()-before, srv.Requests()-reqs
 		t.Logf("20 events in %v: %d refreshes, %d requests", took, n, r)
-		if n < 1 || n > 4 || r > 2*int64(n) {
-			t.Errorf("20 events made %d refreshes and %d requests; want at most one refresh per 500 ms, two requests each (overview, alerts)", n, r)
+		if n < 1 || n > 4 || r > 3*int64(n) {
+			t.Errorf("20 events made %d refreshes and %d requests; want at most one refresh per 500 ms, three requests each (overview, alerts, limits)", n, r)
 		}
 	})
 

@@ -202,9 +202,11 @@ func recordDash(t *testing.T, rec *recorder, home, path string) {
 		return body
 	}
 
-	// The page, its CSRF token (new in every process) replaced.
+	// The page, its CSRF token (new in every process) replaced, and its assets' tag (a hash of the
+	// script and styles, which the goldens do not record) written $ASSETS.
 	code, typ, page := get("/")
 	page = csrfMeta.ReplaceAll(page, []byte("${1}$$CSRF${2}"))
+	page = assetTag.ReplaceAll(page, []byte("?v=$$ASSETS"))
 	rec.add("dash", "page_index", page, fmt.Sprintf("/ -> %d %s", code, typ))
 
 	ask("status", "/api/status")
@@ -228,6 +230,10 @@ func recordDash(t *testing.T, rec *recorder, home, path string) {
 	ask("memory_kind_test_command", "/api/memory?kind=test_command&limit=5")
 	ask("alerts", "/api/alerts")
 	ask("alerts_days_365", "/api/alerts?days=365&limit=5")
+	// Plan limits: the corpus has no provider figure, so the answer says so with the estimated
+	// blocks active at the query clock.
+	ask("limits", "/api/limits")
+	ask("limits_since_all", "/api/limits?since=all")
 
 	// Sessions: the list, sorted both ways and paged; each session's detail and the start of its
 	// timeline (25 entries: a whole timeline is up to 190 KB), and one timeline paged through.
@@ -262,8 +268,11 @@ func recordDash(t *testing.T, rec *recorder, home, path string) {
 	ask("error_bad_sort", "/api/sessions?sort=name")
 }
 
-// csrfMeta finds the page's CSRF token.
-var csrfMeta = regexp.MustCompile(`(name="csrf-token" content=")[0-9a-f]{64}(")`)
+// csrfMeta finds the page's CSRF token, assetTag its assets' tag.
+var (
+	csrfMeta = regexp.MustCompile(`(name="csrf-token" content=")[0-9a-f]{64}(")`)
+	assetTag = regexp.MustCompile(`\?v=[0-9a-f]{12}`)
+)
 
 // nextCursor reads a page's next_cursor.
 func nextCursor(t *testing.T, page []byte) string {

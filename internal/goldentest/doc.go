@@ -34,7 +34,8 @@
 //     laid-out home, config.toml is the test's own (budgets set);
 //   - paths: the store is built in /tmp/observer-golden-XXXXXXXX, a path of one length everywhere
 //     (it sets the store file's size and where clipped paths are cut), and that directory is
-//     written $GOLDEN_DIR in the goldens; the page's per-process CSRF token is written $CSRF.
+//     written $GOLDEN_DIR in the goldens; the page's per-process CSRF token is written $CSRF, and
+//     its assets' tag (?v=, a hash of the script and styles, not recorded) $ASSETS.
 //     Nothing else is rewritten: every number, time and id is compared as it is;
 //   - the writer's own variations: the session memory runs one session a step (a step recomputes
 //     its projects in Go's map order, which numbers the observations) and the change_area

@@ -526,3 +526,24 @@ SELECT client FROM c WHERE client IS NOT NULL`
 	}
 	return out, rows.Err()
 }
+
+// ActiveBlocks returns the block now is in of every client that has one, by client: observer's
+// estimate of a 5-hour window from token counts (what `observerctl limits` and the dashboard show,
+// marked estimated, when no provider figure was ever seen).
+func ActiveBlocks(ctx context.Context, db *sql.DB, now time.Time) ([]Block, error) {
+	clients, err := BlockClients(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	out := []Block{}
+	for _, cl := range clients {
+		b, err := ActiveBlock(ctx, db, cl, now)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			out = append(out, *b)
+		}
+	}
+	return out, nil
+}

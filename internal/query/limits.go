@@ -190,3 +190,7 @@ func LimitHistory(ctx context.Context, db Querier, since time.Time) ([]LimitPoin
 	}
 	return out, rows.Err()
 }
+
+// EstimatedBlocksNote marks the token-based 5-hour blocks shown in place of a provider's figures
+// (ActiveBlocks): observer's estimate, never the provider's measure.
+const EstimatedBlocksNote = "estimated from token counts (5-hour blocks): no provider figure was ever seen"

@@ -74,7 +74,9 @@
     member: ["Member", "Shows one team member's figures on the Overview, Team, Cost, Sessions and Actions tabs. The other tabs are not filtered by member."],
     summaries: ["Summaries", "An account of each ended epoch of a session (a new epoch starts at each compaction), written by the writer's session memory once the epoch ends: the session compacted again, went idle or ended. extractive: built from the stored records alone (the goal from the first prompt, the files read and changed, the commands and their outcomes, the failures and how they ended, the epoch's tokens and cost, each turn once), the same every time. model: a language model's account, when [memory] model is set in config.toml, with what its call cost. An active session's current epoch has none yet. `observerctl summary` prints them."],
     memory: ["Memory", "What a project's sessions have taught, learned by the writer from all the project's sessions, whatever their client: the test and build commands that succeed, the commands that always fail, the files that change together, where the changes land. Support: the sessions that confirm it; against: the sessions that went against it. Confidence: support / (support + against + 1), halved for every 14 days since it was last seen, so what stops being true fades. Evidence: the actions it rests on (the newest few); click a session to open it. Listed when last seen in the window; the client filter applies to the last sessions only. `observerctl memory` lists, forgets and exports them."],
-    alerts: ["Budget alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` shows every budget's state."],
+    alerts: ["Budget and limit alerts", "Raised by the writer when spending reaches 80% and 100% of a [budget] limit in config.toml (daily, monthly, or a project's monthly limit), once per period and threshold, and when a plan usage limit window reaches [limits] warn_at (80% by default) or the provider rejects requests in it, once per window and threshold. The banner shows the last 7 days' alerts not dismissed in this browser; `observerctl budget` and `observerctl limits` show every budget's and window's state."],
+    limits: ["Plan limits", "The provider's own figures of each window of a subscription's usage limit (5-hour, weekly, per-model weekly): Anthropic's anthropic-ratelimit-unified-* headers on Claude Pro/Max traffic through observer-proxy, OpenAI's x-codex-* headers and Codex's own records on a ChatGPT plan. Used: the share of the window used; the colour is the provider's status (allowed, allowed_warning, rejected). Resets: when the window starts again, in local time. Forecast: at the burn rate of the window so far (share used since its start), when the limit is reached, or not before the reset. A window whose reset has passed says so until the provider gives a new figure. API-key traffic carries none of these: then the Overview notes the token-based 5-hour blocks instead, observer's estimate (`observerctl blocks`), never the provider's figure. `observerctl limits` shows the same."],
+    limit_history: ["Plan usage history", "Each window's used share as the provider gave it over the page's window: a figure holds from when it was first seen until it changed; a reset drops to the next window's figure."],
   };
 
   const $ = (sel) => document.querySelector(sel);
@@ -469,13 +471,188 @@
     return box;
   }
 
+  // ---- plan limits ----
+  //
+  // The providers' own figures of each plan usage window (/api/limits), read with the Overview's
+  // figures: one gauge per window, and the history of each window's used share. Without any figure
+  // (API-key users) only a one-line note, with observer's estimated blocks where a client has one.
+  const loadLimits = () => api("/api/limits", { since: state.window, member: state.member }).catch(() => null);
+  const PROVIDERS = { anthropic: "Anthropic", openai: "OpenAI", google: "Google", github: "GitHub" };
+  const providerName = (p) => PROVIDERS[p] || (p ? p[0].toUpperCase() + p.slice(1) : "?");
+  // windowName says a window as people do: 5h "5-hour", 7d "weekly", 7d_opus "weekly (opus)".
+  function windowName(w) {
+    const [, n, unit, rest] = /^(\d+)([mhd])(?:_(.*))?$/.exec(w || "") || [];
+    if (!n) return w || "window";
+    const base = { "1d": "daily", "7d": "weekly", "30d": "monthly" }[n + unit] || n + "-" + { m: "minute", h: "hour", d: "day" }[unit];
+    return rest ? `${base} (${rest.replace(/_/g, " ")})` : base;
+  }
+  const limitLabel = (l) => providerName(l.provider) + " · " + windowName(l.window) + (l.member ? " · " + l.member : "");
+  const limitKey = (l) => [l.provider, l.window, l.member || ""].join("/");
+  // until says a duration as query.Until does: "2 h 13 min", "45 min", "3 d 4 h", "<1 min".
+  function until(ms) {
+    const m = Math.floor(ms / 60000);
+    if (m < 1) return "<1 min";
+    if (m < 60) return m + " min";
+    if (m < 48 * 60) return m % 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m / 60} h`;
+    const d = Math.floor(m / 1440), hr = Math.floor((m % 1440) / 60);
+    return hr ? `${d} d ${hr} h` : `${d} d`;
+  }
+  const fmtPct = (p) => (Math.round((p || 0) * 10) / 10) + "%";
+  function limitStatus(l) {
+    if (l.status === "rejected" || l.used_percent >= 100) return "rejected";
+    if (l.status === "allowed_warning") return "warning";
+    return l.status === "allowed" || !l.status ? "allowed" : l.status;
+  }
+  // gaugeText is what a gauge says at now: its reset (or that it has passed) and its forecast.
+  function gaugeText(l, now) {
+    const at = l.resets_at ? Date.parse(l.resets_at) : 0;
+    if (l.reset || (at && at <= now)) return { reset: true, resets: "reset since; no figure yet", forecast: "" };
+    const resets = at ? `resets ${fmtShort(at)} · in ${until(at - now)}` : "reset time not given";
+    const f = l.forecast;
+    let forecast = "";
+    if (f && f.reached_at) forecast = "at this rate the limit is reached at " + fmtShort(Date.parse(f.reached_at));
+    else if (f && f.text === "limit reached") forecast = "limit reached";
+    else if (f) forecast = "at this rate: " + f.text;
+    return { reset: false, resets, forecast };
+  }
+  function gauge(l) {
+    const t = gaugeText(l, Date.now());
+    const st = limitStatus(l);
+    const el = h("div", { class: "card gauge", "data-limit": limitKey(l), "data-status": t.reset ? "reset" : st },
+      h("div", { class: "label" }, limitLabel(l)),
+      h("div", { class: "value", "data-value": t.reset ? null : String(l.used_percent), title: `seen ${fmtTime(Date.parse(l.seen_at))} (${l.source})` },
+        t.reset ? "—" : [fmtPct(l.used_percent), " ", h("span", { class: "pill st-" + st }, st)]),
+      h("div", { class: "meter" }, h("div", { class: "fill st-" + st, "data-w": t.reset ? 0 : Math.min(100, l.used_percent) / 100 })),
+      h("div", { class: "sub", "data-resets": "" }, t.resets),
+      h("div", { class: "sub", "data-forecast": "" }, t.forecast || null),
+      l.burn_percent_per_hour > 0 && !t.reset ? h("div", { class: "sub" }, fmtPct(l.burn_percent_per_hour) + " an hour so far") : null);
+    return el;
+  }
+  // limitsSection builds the gauges and the history panel (el); draw() draws the chart and sizes
+  // the meters once el is on the page.
+  function limitsSection(d) {
+    const none = { el: null, draw: () => {} };
+    if (!d || !d.store) return none;
+    if (!d.limits.length) {
+      const est = d.estimated && d.estimated.blocks.length ? d.estimated.blocks.map((b) =>
+        `${b.client} ${fmtCompact(b.tokens.total_tokens)} tokens, ${fmtUSD(b.cost_usd)}, ends ${fmtShort(Date.parse(b.end))}`).join("; ") : "";
+      return { el: h("p", { class: "muted limits-note", "data-limits": "none" }, "No plan limit figures yet",
+        est ? [" (estimated blocks: ", h("span", { "data-estimated": "" }, est), ")"] : null, ". ", helpBtn("limits")), draw: () => {} };
+    }
+    const gauges = h("div", { class: "cards gauges" }, d.limits.map(gauge));
+    const hist = panel("Plan usage over " + (state.window === "all" ? "all time" : "the last " + state.window), "limit_history");
+    const el = h("div", { class: "limits", "data-limits": d.limits.length },
+      h("h2", {}, "Plan limits", helpBtn("limits")), gauges, h("div", { class: "grid" }, hist));
+    return {
+      el,
+      draw: () => {
+        for (const f of el.querySelectorAll(".fill[data-w]")) f.style.width = (Number(f.dataset.w) * 100).toFixed(1) + "%";
+        limitChart(hist, d.history, d.limits.map(limitKey));
+        // The countdowns run on between refreshes; a reset that passes shows.
+        const tick = setInterval(() => {
+          const now = Date.now();
+          for (const l of d.limits) {
+            const g = el.querySelector(`[data-limit="${CSS.escape(limitKey(l))}"]`);
+            if (!g) continue;
+            const t = gaugeText(l, now);
+            if (t.reset && g.dataset.status !== "reset") { g.replaceWith(gauge(Object.assign({}, l, { reset: true }))); continue; }
+            g.querySelector("[data-resets]").textContent = t.resets;
+            g.querySelector("[data-forecast]").textContent = t.forecast;
+          }
+        }, 30000);
+        onGone(el, () => clearInterval(tick));
+      },
+    };
+  }
+
+  // limitChart draws each window's used share over time as a step line: a figure holds from its
+  // first_seen to its seen_at, and on to the next figure; past a reset before the next figure, the
+  // line drops at the reset to that figure.
+  // The series are in order (the gauges' keys), then any other window of the history.
+  function limitChart(container, points, order) {
+    const el = h("div", { class: "chart", "data-unit": "percent", "data-chart": "limits" });
+    container.append(el);
+    if (!points.length) { el.append(h("p", { class: "muted" }, "No figure in this window.")); return; }
+    const byKey = {};
+    for (const p of points) (byKey[limitKey(p)] ||= []).push(p);
+    const keys = order.filter((k) => byKey[k]).concat(Object.keys(byKey).filter((k) => !order.includes(k)));
+    // Each series' (x, y) pairs, in seconds.
+    const pairs = keys.map((k) => {
+      const ps = byKey[k], out = [];
+      ps.forEach((p, i) => {
+        const first = Date.parse(p.first_seen) / 1000, seen = Date.parse(p.seen_at) / 1000;
+        out.push([first, p.used_percent]);
+        if (seen > first) out.push([seen, p.used_percent]);
+        const next = ps[i + 1], reset = p.resets_at ? Date.parse(p.resets_at) / 1000 : 0;
+        if (next && reset > seen && reset < Date.parse(next.first_seen) / 1000) out.push([reset, next.used_percent]);
+      });
+      return out;
+    });
+    const xs = [...new Set(pairs.flat().map((q) => q[0]))].sort((a, b) => a - b);
+    const idx = new Map(xs.map((x, i) => [x, i]));
+    const ys = pairs.map((ps) => {
+      const y = xs.map(() => null);
+      for (const [x, v] of ps) y[idx.get(x)] = v;
+      return y;
+    });
+    const top = Math.max(100, ...points.map((p) => p.used_percent));
+    const span = xs[xs.length - 1] - xs[0];
+    const fg = cssVar("--fg"), grid = cssVar("--line");
+    const TICK = 5, GAP = 4;
+    const axis = { stroke: fg, font: AXIS_FONT, gap: GAP, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, size: TICK } };
+    const width = () => Math.max(el.clientWidth || container.clientWidth || 320, 240);
+    // x labels as the other charts have them: "15:00" with the day under the first and at a new
+    // day; "Dec 1" (the year under the first) when the ticks are days apart.
+    const xValues = (u, splits, ai, space, incr) => {
+      let prev = null;
+      return splits.map((v) => {
+        const d = new Date(v * 1000);
+        const b = { y: d.getFullYear(), mo: d.getMonth() + 1, d: d.getDate() };
+        let s;
+        if (incr < 86400) s = `${pad(d.getHours())}:${pad(d.getMinutes())}` + (!prev || prev.d !== b.d || prev.mo !== b.mo ? "\n" + dayOf(b) : "");
+        else s = dayOf(b) + (!prev || prev.y !== b.y ? "\n" + b.y : "");
+        prev = b;
+        return s;
+      });
+    };
+    const u = new uPlot({
+      width: width(), height: 220,
+      padding: [12, 24, 0, 4],
+      scales: {
+        x: { time: true, range: (u, min, max) => (max - min < 1800 ? [min - 900, max + 900] : [min, max]) },
+        y: { range: () => [0, top] },
+      },
+      axes: [
+        Object.assign({ space: 64, incrs: [600, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400],
+          size: (u, vals) => Math.ceil(TICK + GAP + 12 * AXIS_LINE * Math.max(1, ...(vals || []).map((v) => String(v).split("\n").length)) + 2),
+          values: xValues }, axis),
+        Object.assign({ size: (u, vals) => Math.ceil(TICK + GAP + Math.max(24, ...(vals || []).map(textWidth)) + 4),
+          incrs: [10, 20, 25, 50, 100], values: (u, vals) => vals.map((v) => (v == null ? "" : v + "%")) }, axis),
+      ],
+      series: [{ label: "time", value: (u, v) => (v == null ? "—" : fmtTime(v * 1000)) }].concat(keys.map((k, i) => ({
+        label: limitLabel(byKey[k][0]), stroke: PALETTE[i % PALETTE.length], width: 2, spanGaps: true,
+        paths: uPlot.paths.stepped({ align: 1 }),
+        points: { show: pairs[i].length <= 2 || span === 0 },
+        value: (u, v) => (v == null ? "—" : fmtPct(v)),
+      }))),
+      legend: { live: true },
+      cursor: { points: { show: false } },
+    }, [xs].concat(ys), el);
+    el.uplot = u;
+    const ro = new ResizeObserver(() => u.setSize({ width: width(), height: 220 }));
+    ro.observe(el);
+    onGone(el, () => { ro.disconnect(); u.destroy(); });
+  }
+
   VIEWS.overview = async (view, live) => {
-    const [d, alerts] = await Promise.all([api("/api/overview", filterParams()), loadAlerts()]);
+    const [d, alerts, lim] = await Promise.all([api("/api/overview", filterParams()), loadAlerts(), loadLimits()]);
     if (!live()) return;
     if (!d.store) return put(view, noStore());
     const c = d.counts;
+    const limits = limitsSection(lim);
     put(view,
       alertBanner(alerts),
+      limits.el,
       h("div", { class: "cards" },
         card("Sessions", fmtInt(c.sessions), { raw: c.sessions, metric: "sessions", help: "sessions" }),
         card("API turns", fmtInt(c.api_turns), { raw: c.api_turns, metric: "api_turns", help: "api_turns" }),
@@ -483,6 +660,7 @@
         card("Actions", fmtInt(c.actions), { raw: c.actions, metric: "actions", help: "actions" }),
         card("Failures", fmtInt(c.failures), { raw: c.failures, metric: "failures", help: "failures", sub: c.actions ? (100 * c.failures / c.actions).toFixed(1) + "%" : "" })),
       costCards(d));
+    limits.draw();
     if (!c.sessions && !c.actions && !d.total.turns) return add(view, emptyWindow());
     const charts = h("div", { class: "grid" });
     const costPanel = panel("Cost over time by billing bucket", "buckets");
@@ -1299,7 +1477,7 @@
   // the user is typing into a field of the view.
   const EVENTS = ["action", "token_usage", "api_turn", "compression", "session", "hook", "mcp_call"];
   const FOLLOWS = {
-    overview: EVENTS.concat(["alert"]),
+    overview: EVENTS.concat(["alert", "limit"]),
     team: EVENTS,
     cost: ["token_usage", "api_turn"],
     sessions: EVENTS,
@@ -1354,6 +1532,8 @@
     const analysis = !!follows && (follows.includes("analysis") || (state.tab === "sessions" && !!state.session));
     if (!follows || !((t.kinds || []).some((k) => follows.includes(k)) || (t.analysis && analysis))) return false;
     if (t.many) return true;
+    // A plan limit is the account's, whatever the project or client filter: the Overview's gauges.
+    if (state.tab === "overview" && (t.kinds || []).includes("limit")) return true;
     // An empty list says nothing about the filter (a change of the analysis, an event without a project).
     const other = (list, v) => !!v && !!list && list.length > 0 && !list.includes(v);
     if (other(t.clients, state.client) || other(t.projects, state.project)) return false;
