@@ -78,13 +78,15 @@ func Build(dir string, layout ...string) (string, error) {
 		}
 		commit()
 	}
-	for {
-		n, err := st.IndexOutputs(ctx, 5000)
-		if err != nil {
-			return "", err
-		}
-		if n == 0 {
-			break
+	for _, index := range []func(context.Context, int) (int, error){st.IndexOutputs, st.IndexMessages} {
+		for {
+			n, err := index(ctx, 5000)
+			if err != nil {
+				return "", err
+			}
+			if n == 0 {
+				break
+			}
 		}
 	}
 	return path, nil

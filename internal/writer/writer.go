@@ -390,7 +390,7 @@ func (w *Writer) rollupsAll(ctx context.Context) bool {
 	return false
 }
 
-// indexStep and indexFinish fill the full-text index of tool outputs.
+// indexStep and indexFinish fill the full-text indexes of tool outputs and messages.
 func (w *Writer) indexStep(ctx context.Context) bool { return !w.indexAll(ctx) }
 func (w *Writer) indexFinish(ctx context.Context)    { w.indexAll(ctx) }
 
@@ -398,6 +398,11 @@ func (w *Writer) indexFinish(ctx context.Context)    { w.indexAll(ctx) }
 func (w *Writer) indexAll(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		n, err := w.Store.IndexOutputs(ctx, 5000)
+		if err == nil {
+			var m int
+			m, err = w.Store.IndexMessages(ctx, 5000)
+			n = max(n, m)
+		}
 		if err != nil {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				w.Logger.Warn("full-text indexing failed; will retry", "err", err)

@@ -46,10 +46,11 @@ const (
 	KindHook        Kind = "hook"
 	KindMCPCall     Kind = "mcp_call"
 	KindLimit       Kind = "limit"
+	KindMessage     Kind = "message"
 )
 
 // Kinds lists every known kind, in a stable order.
-var Kinds = []Kind{KindAction, KindTokenUsage, KindAPITurn, KindCompression, KindSession, KindHook, KindMCPCall, KindLimit}
+var Kinds = []Kind{KindAction, KindTokenUsage, KindAPITurn, KindCompression, KindSession, KindHook, KindMCPCall, KindLimit, KindMessage}
 
 // Valid reports whether k is a known kind.
 func (k Kind) Valid() bool {
@@ -87,6 +88,7 @@ type Event struct {
 	Hook        *Hook        `json:"hook,omitempty"`
 	MCPCall     *MCPCall     `json:"mcp_call,omitempty"`
 	Limit       *Limit       `json:"limit,omitempty"`
+	Message     *Message     `json:"message,omitempty"`
 }
 
 // Errors returned by Validate and Decode. They wrap into a *DecodeError with detail.
@@ -139,6 +141,8 @@ func (e *Event) Payload() any {
 		return nilIfNil(e.MCPCall)
 	case KindLimit:
 		return nilIfNil(e.Limit)
+	case KindMessage:
+		return nilIfNil(e.Message)
 	}
 	return nil
 }
@@ -153,7 +157,7 @@ func nilIfNil[T any](p *T) any {
 func (e *Event) payloadCount() int {
 	n := 0
 	for _, set := range []bool{e.Action != nil, e.TokenUsage != nil, e.APITurn != nil, e.Compression != nil,
-		e.Session != nil, e.Hook != nil, e.MCPCall != nil, e.Limit != nil} {
+		e.Session != nil, e.Hook != nil, e.MCPCall != nil, e.Limit != nil, e.Message != nil} {
 		if set {
 			n++
 		}
@@ -176,6 +180,8 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("%w: kind %q needs exactly its %q payload", ErrPayload, e.Kind, e.Kind)
 	case e.Limit != nil:
 		return e.Limit.Validate()
+	case e.Message != nil:
+		return e.Message.Validate()
 	}
 	return nil
 }

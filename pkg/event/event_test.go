@@ -51,6 +51,8 @@ func sample(tb testing.TB, k event.Kind) event.Event {
 	case event.KindLimit:
 		ev.Limit = &event.Limit{Provider: "anthropic", Window: "5h", WindowMinutes: 300, UsedPercent: 42, Status: event.LimitAllowed,
 			ResetsAt: time.Date(2026, 12, 6, 15, 0, 0, 0, time.UTC)}
+	case event.KindMessage:
+		ev.Message = &event.Message{Role: event.RoleAssistant, Text: "Done: the tests pass.", Seq: 129, MessageID: "msg_1", Model: "claude-sonnet-4-5"}
 	default:
 		tb.Fatalf("sample: no payload for kind %q", k)
 	}

@@ -49,12 +49,12 @@ type pruneTable struct{ name, col string }
 // ageTables are pruned in this order; actions (with their outputs) come first.
 var ageTables = []pruneTable{
 	{"actions", "ts"}, {"token_usage", "ts"}, {"api_turns", "ts"}, {"compression_events", "ts"},
-	{"compression_stash", "ts"}, {"hook_events", "ts"}, {"mcp_calls", "ts"}, {"session_events", "ts"}, {"limit_snapshots", "last_seen"}, {"quarantine", "received_at"},
+	{"compression_stash", "ts"}, {"hook_events", "ts"}, {"mcp_calls", "ts"}, {"session_events", "ts"}, {"messages", "ts"}, {"limit_snapshots", "last_seen"}, {"quarantine", "received_at"},
 }
 
 // PruneTables lists the tables Prune may delete from, in its order, for reports.
 var PruneTables = []string{"actions", "action_outputs", "token_usage", "api_turns", "compression_events",
-	"compression_stash", "hook_events", "mcp_calls", "session_events", "limit_snapshots", "quarantine", "sessions", "projects"}
+	"compression_stash", "hook_events", "mcp_calls", "session_events", "messages", "limit_snapshots", "quarantine", "sessions", "projects"}
 
 // Prune applies the retention opts describes. It stops between chunks when ctx ends, returning
 // what it did so far and ctx's error.
@@ -195,8 +195,8 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 	}
 	d := newDirtyHours()
 	var ftsLast int64
-	if table == "actions" {
-		err := tx.QueryRowContext(ctx, `SELECT last_id FROM fts_progress WHERE name = 'tool_output'`).Scan(&ftsLast)
+	if fts := map[string]string{"actions": "tool_output", "messages": "message"}[table]; fts != "" {
+		err := tx.QueryRowContext(ctx, `SELECT last_id FROM fts_progress WHERE name = ?`, fts).Scan(&ftsLast)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, err
 		}
@@ -220,6 +220,15 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 				return 0, err
 			}
 			res.Deleted["action_outputs"] += n
+		case "messages":
+			// An indexed message leaves the full-text index with it (the index holds its own copy
+			// of the terms, removed given the original text).
+			if v.id <= ftsLast {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO message_fts (message_fts, rowid, text)
+					SELECT 'delete', id, text FROM messages WHERE id = ? AND text != ''`, v.id); err != nil {
+					return 0, fmt.Errorf("full-text index: %w", err)
+				}
+			}
 		case "token_usage":
 			d.turn(v.ts)
 		case "api_turns":

@@ -87,6 +87,8 @@ var insertSQL = map[event.Kind]string{
 	event.KindMCPCall: `INSERT OR IGNORE INTO mcp_calls (event_id, ts, client, session_id, project, server, tool,
 		request_id, input_bytes, output_bytes, input_hash, output_hash, duration_ms, error, token_estimate)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	event.KindMessage: `INSERT OR IGNORE INTO messages (event_id, ts, seq, client, session_id, project, role, text,
+		message_id, tool_use_id, tool, agent_id, sidechain, model, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 	// One row per distinct snapshot of a window: the same figures seen again move its times.
 	event.KindLimit: `INSERT INTO limit_snapshots (event_id, ts, last_seen, provider, window, window_minutes, used_pct,
 		status, resets_at, plan, client, source, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
@@ -140,6 +142,10 @@ func args(e *event.Event) []any {
 		m := e.MCPCall
 		return []any{e.ID, ts, e.Client, e.SessionID, e.Project, m.Server, m.Tool, m.RequestID, m.InputBytes,
 			m.OutputBytes, m.InputHash, m.OutputHash, m.DurationMs, m.Error, m.TokenEstimate}
+	case event.KindMessage:
+		m := e.Message
+		return []any{e.ID, ts, m.Seq, e.Client, e.SessionID, e.Project, m.Role, m.Text, m.MessageID, m.ToolUseID, m.Tool,
+			m.AgentID, m.Sidechain, m.Model, e.Member}
 	case event.KindLimit:
 		l := e.Limit
 		var resets int64
@@ -641,6 +647,40 @@ func (s *Store) IndexOutputs(ctx context.Context, limit int) (int, error) {
 	}
 	n, _ := r.RowsAffected()
 	return int(n), tx.Commit()
+}
+
+// IndexMessages adds the messages stored since the last call to the full-text index, at most
+// limit of them, in a transaction of its own. It returns how many it went through (those without
+// text are not indexed).
+func (s *Store) IndexMessages(ctx context.Context, limit int) (int, error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var last int64
+	err = tx.QueryRowContext(ctx, `SELECT last_id FROM fts_progress WHERE name = 'message'`).Scan(&last)
+	if err != nil && err != sql.ErrNoRows {
+		return 0, err
+	}
+	var upto sql.NullInt64
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT max(id), count(*) FROM (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)`,
+		last, limit).Scan(&upto, &n); err != nil {
+		return 0, err
+	}
+	if !upto.Valid {
+		return 0, nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO message_fts (rowid, text)
+		SELECT id, text FROM messages WHERE id > ? AND id <= ? AND text != ''`, last, upto.Int64); err != nil {
+		return 0, fmt.Errorf("index messages: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO fts_progress (name, last_id) VALUES ('message', ?)
+		ON CONFLICT (name) DO UPDATE SET last_id = excluded.last_id`, upto.Int64); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
 }
 
 // Counts returns the number of rows per event table, for status and tests.

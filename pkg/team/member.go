@@ -437,6 +437,9 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 			s.dropped++ // the writer quarantines it locally
 			continue
 		}
+		if out == nil {
+			continue // withheld at this share level
+		}
 		f, err := s.sjs.PublishMsgAsync(&nats.Msg{Subject: subject, Data: out,
 			Header: nats.Header{jetstream.MsgIDHeader: []string{bus.MsgID(out)}}})
 		if err != nil {
@@ -462,11 +465,15 @@ func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 }
 
 // Shareable decodes an event, strips it to level (key: ProjectKey) and returns its bytes and share
-// subject; ok is false for what does not decode.
+// subject; ok is false for what does not decode. A conversation's message is withheld below share
+// level full (a conversation is content: it reaches the hub only at full): out is nil, ok true.
 func Shareable(data []byte, level Level, key []byte) (out []byte, subject string, ok bool) {
 	ev, err := event.Decode(data)
 	if err != nil {
 		return nil, "", false
+	}
+	if ev.Kind == event.KindMessage && level != Full {
+		return nil, "", true
 	}
 	Strip(&ev, level, key)
 	out, err = event.Marshal(&ev)

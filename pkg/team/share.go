@@ -108,6 +108,13 @@ func Strip(ev *event.Event, level Level, key []byte) {
 		// Like an action's input hash: a digest of content, which a guess can be checked against.
 		m.Error, m.InputHash, m.OutputHash = "", "", ""
 	}
+	if m := ev.Message; m != nil {
+		// Not shared below full at all (Shareable); stripped too, should one be asked for.
+		if !full {
+			m.Text, m.Tool = "", ""
+		}
+		m.Text = scrub.String(m.Text)
+	}
 	if ev.Compression != nil {
 		ev.Compression.Original = scrub.String(ev.Compression.Original)
 	}

@@ -501,6 +501,7 @@ func TestStrip_UsageSendsNoPath(t *testing.T) {
 		"Hook.Event": true, "Hook.ToolName": true, "Hook.ToolUseID": true, "Hook.Matcher": true,
 		"MCPCall.Server": true, "MCPCall.Tool": true, "MCPCall.RequestID": true,
 		"Limit.Provider": true, "Limit.Window": true, "Limit.Status": true, "Limit.Plan": true,
+		"Message.Role": true, "Message.MessageID": true, "Message.ToolUseID": true, "Message.AgentID": true, "Message.Model": true,
 	}
 	key := team.ProjectKey("alice's seed")
 	payloads := map[event.Kind]func(*event.Event){
@@ -512,6 +513,7 @@ func TestStrip_UsageSendsNoPath(t *testing.T) {
 		event.KindHook:        func(e *event.Event) { e.Hook = &event.Hook{} },
 		event.KindMCPCall:     func(e *event.Event) { e.MCPCall = &event.MCPCall{} },
 		event.KindLimit:       func(e *event.Event) { e.Limit = &event.Limit{} },
+		event.KindMessage:     func(e *event.Event) { e.Message = &event.Message{} },
 	}
 	seen := map[string]bool{}
 	for _, kind := range event.Kinds {
@@ -794,5 +796,29 @@ func TestTeam_NewKeyStartsOver(t *testing.T) {
 	msgs := teamMsgs(t, h, 5)
 	if len(msgs) != 5 {
 		t.Fatalf("the hub holds %d events of alice, want 5", len(msgs))
+	}
+}
+
+// A conversation reaches the hub only at share level full: below it, a message is withheld, not
+// stripped and sent.
+func TestShareable_MessagesOnlyAtFull(t *testing.T) {
+	ev := event.New(event.KindMessage, "test")
+	ev.ID, ev.Client, ev.SessionID = "m1", "claude-code", "s1"
+	ev.Message = &event.Message{Role: event.RoleAssistant, Text: "the migration lock is held by the old worker"}
+	data, err := event.Marshal(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := team.ProjectKey("seed")
+	for _, level := range team.Levels {
+		out, subject, ok := team.Shareable(data, level, key)
+		switch {
+		case !ok:
+			t.Errorf("%s: a message was refused", level)
+		case level == team.Full && (out == nil || !strings.Contains(string(out), "migration lock") || !strings.HasPrefix(subject, "share.message.")):
+			t.Errorf("full: %q on %q, want the message whole", out, subject)
+		case level != team.Full && out != nil:
+			t.Errorf("%s: a message left the machine: %s", level, out)
+		}
 	}
 }
