@@ -134,7 +134,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			doctorCommand(), exportCommand(), pruneCommand(), backfillCommand(), reconcileCommand(),
 			discoverCommand(), patternsCommand(), scoreCommand(), suggestCommand(), hubCommand(), teamCommand(),
 			summaryCommand(), memoryCommand(),
-			blocksCommand(), limitsCommand(), budgetCommand(), pricesCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
+			blocksCommand(), limitsCommand(), searchCommand(), budgetCommand(), pricesCommand(), statuslineCommand(), metricsCommand(), dashCommand(),
 		},
 		HideVersion: false,
 	}

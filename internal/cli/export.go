@@ -49,7 +49,15 @@ milliseconds; an unknown time is null (empty in CSV). --since and --until take a
 window. --output writes a file created with mode 0600 (a partial file is removed on failure);
 otherwise the rows go to stdout.
 
-Exit codes: 0 done; 1 failure; 64 a bad flag (unknown table or format, a bad time); 69 no store yet.`,
+--session ID exports one session's conversation instead: --format md (Markdown), html (one
+self-contained page: no script, no outside resource; thinking and long outputs folded; each
+message anchored #m<id>) or json (the messages as the dashboard reads them). The prompts, replies,
+thinking, tool calls with their results (outputs cut at 20,000 characters) and compaction
+summaries, in order, each model turn's tokens and dollars beside it; scrubbed of secrets again as
+they are written.
+
+Exit codes: 0 done; 1 failure; 64 a bad flag (unknown table or format, a bad time); 69 no store
+yet or no such session.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "table", Value: "actions", Usage: "what to export: " + strings.Join(exportTables, ", ")},
 			&cli.StringFlag{Name: "format", Value: "json", Usage: "json (an array), jsonl (one object per line) or csv"},
@@ -58,6 +66,7 @@ Exit codes: 0 done; 1 failure; 64 a bad flag (unknown table or format, a bad tim
 			&cli.StringFlag{Name: "project", Usage: "only this project (its path)"},
 			&cli.StringFlag{Name: "client", Usage: "only this client (claude-code, codex, ...)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this `FILE` (mode 0600) instead of stdout"},
+			&cli.StringFlag{Name: "session", Usage: "export this session's conversation instead (its `ID` or a unique prefix), with --format md, html or json"},
 		},
 		Action: runExport,
 	}
@@ -76,6 +85,9 @@ func runExport(c *cli.Context) error {
 	e, err := load(c)
 	if err != nil {
 		return err
+	}
+	if c.IsSet("session") {
+		return runExportSession(c, e)
 	}
 	q := exportQuery{table: c.String("table"), project: c.String("project"), client: c.String("client")}
 	format := c.String("format")
