@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -33,6 +34,13 @@ const maxSearchScan = 1000
 // markTerms: FTS5's snippet() is quadratic in the matches). The index is built by the writer in
 // batches, so the last seconds of output may not be searchable yet.
 func (s *Server) search(ctx context.Context, db *dbh, in searchArgs) (any, error) {
+	switch strings.TrimSpace(in.In) {
+	case "", "outputs":
+	case "chat":
+		return s.searchConversations(ctx, db, in)
+	default:
+		return nil, fmt.Errorf("in %q: outputs (the default) or chat", in.In)
+	}
 	fq, terms, err := parseQuery(in.Query)
 	if err != nil {
 		return nil, err

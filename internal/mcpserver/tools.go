@@ -25,6 +25,7 @@ var argLimits = map[string]int{
 	"command":  8192,
 	"query":    maxQueryBytes,
 	"stash_id": 64,
+	"in":       16, // outputs or chat
 }
 
 type fileArgs struct {
@@ -48,6 +49,7 @@ type searchArgs struct {
 	Query   string `json:"query"`
 	Project string `json:"project,omitempty" jsonschema:"* for all"`
 	Limit   int    `json:"limit,omitempty"`
+	In      string `json:"in,omitempty"`
 }
 
 type testArgs struct {
@@ -121,7 +123,7 @@ func (s *Server) addTools() {
 	addTool(s, toolFileFreshness, "Did the file change since agents last read/wrote it? When, which session.", s.fileFreshness)
 	addTool(s, toolFileHistory, "Reads, edits and writes of a file, newest first.", s.fileHistory)
 	addTool(s, toolSessionSummary, "Session counts by action type, failures, edited files, cost.", s.sessionSummary)
-	addTool(s, toolSearch, "Full-text search of past tool outputs, newest first.", s.search)
+	addTool(s, toolSearch, "Full-text search of past tool outputs, newest first; in=chat: prompts, replies, calls.", s.search)
 	addTool(s, toolLastTest, "Last test run (go test, pytest, npm test...): result, output.", s.lastTest)
 	addTool(s, toolFailures, "Recent failures: error, output tail, step before, fixed since?", s.failures)
 	addTool(s, toolActionDetails, "One action by id: full target, error, output.", s.actionDetails)

@@ -43,13 +43,15 @@ type SearchQuery struct {
 	Newest bool
 	// Limit is the most sessions (0: 20); PerSession the most matches shown per session (0: 3).
 	Limit, PerSession int
+	// Scan bounds the matches read from each full-text index (0: SearchScan).
+	Scan int
 }
 
 // SearchResult is the sessions that match, best (or newest) first.
 type SearchResult struct {
 	Query    string          `json:"query"`
 	Sessions []SearchSession `json:"sessions"`
-	// Capped says the matches looked at were capped (SearchScan per kind of source): a rarer
+	// Capped says the matches looked at were capped (SearchQuery.Scan per index): a rarer
 	// wording, or a filter, finds the rest.
 	Capped bool `json:"capped,omitempty"`
 }
@@ -165,6 +167,9 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 	if q.PerSession <= 0 {
 		q.PerSession = 3
 	}
+	if q.Scan <= 0 {
+		q.Scan = SearchScan
+	}
 	want := func(k string) bool { return len(q.Kinds) == 0 || slices.Contains(q.Kinds, k) }
 	res := &SearchResult{Query: q.Text, Sessions: []SearchSession{}}
 	type hit struct {
@@ -203,7 +208,7 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 			hits = append(hits, h)
 			n++
 		}
-		if n == SearchScan {
+		if n == q.Scan {
 			res.Capped = true
 		}
 		return rows.Err()
@@ -244,7 +249,7 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 				FROM message_fts JOIN messages m ON m.id = message_fts.rowid
 				WHERE message_fts MATCH ? AND m.role IN (` + strings.Join(roles, ", ") + `)` + c + `
 				ORDER BY ` + map[string]string{"score": "score", "ts DESC": "m.ts DESC"}[order] + ` LIMIT ?`
-			if err := collect(stmt, append(append([]any{match}, args...), SearchScan), func(r string) string { return roleKind[r] }); err != nil {
+			if err := collect(stmt, append(append([]any{match}, args...), q.Scan), func(r string) string { return roleKind[r] }); err != nil {
 				return nil, err
 			}
 		}
@@ -256,7 +261,7 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 			FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
 			WHERE tool_output_fts MATCH ?` + c + `
 			ORDER BY ` + map[string]string{"score": "score", "ts DESC": "a.ts DESC"}[order] + ` LIMIT ?`
-		if err := collect(stmt, append(append([]any{match}, args...), SearchScan), func(string) string { return SearchOutput }); err != nil {
+		if err := collect(stmt, append(append([]any{match}, args...), q.Scan), func(string) string { return SearchOutput }); err != nil {
 			return nil, err
 		}
 	}

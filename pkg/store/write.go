@@ -514,7 +514,9 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				sessions[k] = a
 			}
 			a.first, a.last = min(a.first, ts), max(a.last, ts)
-			a.events++
+			if e.Kind != event.KindMessage {
+				a.events++ // a session's events count what it did; its conversation is apart
+			}
 			a.member, a.host, a.user = cmp.Or(e.Member, a.member), cmp.Or(e.Host, a.host), cmp.Or(e.User, a.user)
 			if e.Project != "" {
 				a.project = e.Project
