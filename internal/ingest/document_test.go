@@ -131,8 +131,8 @@ func TestScan_Document(t *testing.T) {
 	pub := &events{}
 
 	sum := docScan(t, dir, home, pub)
-	first := len(pub.all()) // session, model, prompt, usage, call
-	if sum.Files != 1 || sum.Lines != 1 || sum.Malformed != 0 || first != 5 {
+	first := len(pub.all()) // session, model, prompt, usage, call, and the prompt's and call's messages
+	if sum.Files != 1 || sum.Lines != 1 || sum.Malformed != 0 || first != 7 {
 		t.Fatalf("first scan: %+v, %d events", sum, first)
 	}
 	if sum := docScan(t, dir, home, pub); sum.Read != 0 || len(pub.all()) != first {
@@ -142,8 +142,8 @@ func TestScan_Document(t *testing.T) {
 	// Gemini CLI writes the whole file again with one more message.
 	rewrite(t, path, geminiDoc(3, 10))
 	docScan(t, dir, home, pub)
-	if n := len(pub.all()) - first; n != 2 {
-		t.Fatalf("one new message published %d events, want its usage and call", n)
+	if n := len(pub.all()) - first; n != 3 {
+		t.Fatalf("one new message published %d events, want its usage, call and the call's message", n)
 	}
 
 	// Caught half-written: malformed, nothing published; complete, the rest is read.
@@ -155,7 +155,7 @@ func TestScan_Document(t *testing.T) {
 		t.Fatalf("half-written: %+v, %d events", sum, len(pub.all())-before)
 	}
 	rewrite(t, path, full)
-	if sum := docScan(t, dir, home, pub); sum.Malformed != 0 || len(pub.all())-before != 4 {
+	if sum := docScan(t, dir, home, pub); sum.Malformed != 0 || len(pub.all())-before != 6 {
 		t.Fatalf("completed: %+v, %d events", sum, len(pub.all())-before)
 	}
 

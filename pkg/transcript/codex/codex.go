@@ -95,11 +95,45 @@
 // turn_aborted, error and stream_error (api_error) and compacted (context_compacted) are actions
 // too. Their ids hash the record's content with its context (the current turn id and the last
 // cumulative total) and its occurrence in that context, never the byte offset, so a fork's copy
-// yields the parent's ids. Reasoning, agent messages and snapshots yield nothing.
+// yields the parent's ids. Reasoning, agent messages and snapshots yield no action (they are
+// messages, below).
 //
 // Targets, errors and outputs go through scrub.String and are cut to 500 characters, 2 KB and 8 KB
 // (OutputSize is the full size of what the rollout holds; Codex itself keeps at most 10 KB of a
 // command's aggregated output in exec_command_end).
+//
+// # Messages
+//
+// The conversation (event.Message, one event per message) is read from one source per kind, so a
+// message Codex writes twice (newer versions write a response_item and an event_msg for each) is
+// counted once:
+//
+//   - user: the prompts, exactly where the user_prompt actions come from (event_msg user_message,
+//     or item_completed UserMessage in Codex 0.171; a bare-format user message that is not
+//     injected context), with the text after an IDE's "## My request for Codex:" marker. The
+//     response_item user messages of the envelope format are not read (they repeat the prompt and
+//     carry the injected context: AGENTS.md, <environment_context>, <user_instructions>,
+//     permissions, <turn_aborted>, ...), nor developer or system messages.
+//   - assistant: each text part of a response_item message with role assistant (commentary and
+//     final answers alike). event_msg agent_message, its copy, is not read.
+//   - thinking: each summary part of a response_item reasoning, or, when it has no summary text,
+//     each part of its raw content; encrypted_content alone is no text. event_msg agent_reasoning
+//     and agent_reasoning_raw_content, their copies, are not read.
+//   - tool_call: each function_call, custom_tool_call, local_shell_call and web_search_call, with
+//     the tool and the ToolUseID of its action and the action's target as text (the output stays
+//     with the action).
+//   - summary: the message of a compacted line (not its replacement_history, which repeats
+//     earlier messages); a remote compaction that holds only encrypted content has none.
+//
+// Text is trimmed, scrubbed and cut to 64 KB; a message without text is passed over. Seq is the
+// line's number in the file (counted in State) times 64 plus the part's index. Ids follow the
+// actions': a tool call's is event.ID("codex", "message", root, call_id); a prompt's and a
+// compaction summary's share the content key of their action (kind "message" instead of
+// "action"); the others hash their content in its context and occurrence like content-keyed
+// actions, plus the part's index. A fork's copy of its parent's history thus yields the parent's
+// message ids. Model is the latest turn_context's, on assistant, thinking and tool call messages.
+// A subagent is a rollout of its own (a session whose parent is the spawning thread), so no
+// message carries an AgentID or Sidechain.
 //
 // # Sessions
 //

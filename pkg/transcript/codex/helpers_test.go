@@ -211,3 +211,17 @@ func eventsJSON(tb testing.TB, evs []event.Event) string {
 	w.Flush()
 	return b.String()
 }
+
+// withoutSeq returns evs with the messages' Seq cleared.
+func withoutSeq(evs []event.Event) []event.Event {
+	out := make([]event.Event, len(evs))
+	for i, e := range evs {
+		if e.Message != nil {
+			m := *e.Message
+			m.Seq = 0
+			e.Message = &m
+		}
+		out[i] = e
+	}
+	return out
+}

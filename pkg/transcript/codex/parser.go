@@ -79,6 +79,9 @@ type state struct {
 	// user_message (Codex up to 0.16x) or event_msg item_completed with a UserMessage item (0.171).
 	// A prompt written in both forms is counted once.
 	PromptForm string `json:"pform,omitempty"`
+
+	// Line counts the lines read, so that a message's Seq follows its line in the file.
+	Line int64 `json:"ln,omitempty"`
 }
 
 type kv struct {
@@ -139,6 +142,7 @@ func malformed(format string, args ...any) error {
 // Record parses one complete line.
 func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 	p.stats.Lines++
+	p.st.Line++
 	evs, err := p.record(off, line)
 	if err != nil {
 		p.stats.Malformed++
@@ -286,13 +290,27 @@ func (p *Parser) callID(callID string) string {
 // (turn and last cumulative total) and its occurrence in that context. A copy of the same history
 // in a fork yields the same ids; the byte offset would not.
 func (p *Parser) contentID(kind, content string) string {
+	return p.contentKey(kind, content).id(event.KindAction)
+}
+
+// contentKey is what contentID hashes: the root, the kind, the context, the content's hash and its
+// occurrence in the context. A record that yields an action and a message keys both with one
+// contentKey, so the message takes no occurrence of its own.
+func (p *Parser) contentKey(kind, content string) idKey {
 	ctx := p.st.Turn + "|" + p.totalKey()
 	if ctx != p.st.Ctx || p.st.Occ == nil {
 		p.st.Ctx, p.st.Occ = ctx, map[string]int{}
 	}
 	h := shortHash(kind + "\x00" + content)
 	p.st.Occ[h]++
-	return event.ID(Client, string(event.KindAction), p.rootID(), kind, ctx, h, strconv.Itoa(p.st.Occ[h]))
+	return idKey{p.rootID(), kind, ctx, h, strconv.Itoa(p.st.Occ[h])}
+}
+
+// idKey is the parts of a content-keyed event id after the client and kind.
+type idKey []string
+
+func (k idKey) id(kind event.Kind, more ...string) string {
+	return event.ID(append(append([]string{Client, string(kind)}, k...), more...)...)
 }
 
 func shortHash(s string) string {
@@ -440,11 +458,12 @@ func (p *Parser) compacted(raw json.RawMessage, t time.Time, hasTime bool) ([]ev
 		return nil, err
 	}
 	p.st.Epoch++
-	act := p.action(p.contentID("compacted", c.Message), t, &event.Action{Type: event.ActionContextCompacted})
+	k := p.contentKey("compacted", c.Message)
+	act := p.action(k.id(event.KindAction), t, &event.Action{Type: event.ActionContextCompacted})
 	ses := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.SessionID, "epoch",
 		strconv.Itoa(p.st.Epoch)), t)
 	ses.Session = &event.Session{State: event.SessionActive, Epoch: p.st.Epoch, TranscriptPath: p.src.Path}
-	return []event.Event{act, ses}, nil
+	return append([]event.Event{act, ses}, p.summaryMessage(k, c.Message, t)...), nil
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,7 +505,7 @@ type eventMsg struct {
 
 // prompt yields the user_prompt action of an envelope-format session, from form ("user_message"
 // or "item"), unless the session's prompts come from the other form.
-func (p *Parser) prompt(msg, form string, t time.Time, hasTime bool) ([]event.Event, error) {
+func (p *Parser) prompt(msg, form, messageID string, t time.Time, hasTime bool) ([]event.Event, error) {
 	if p.st.Legacy || (p.st.PromptForm != "" && p.st.PromptForm != form) {
 		return nil, nil
 	}
@@ -494,8 +513,10 @@ func (p *Parser) prompt(msg, form string, t time.Time, hasTime bool) ([]event.Ev
 		return nil, err
 	}
 	p.st.PromptForm = form
-	return []event.Event{p.action(p.contentID("user_prompt", msg), t,
-		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(msg))})}, nil
+	k := p.contentKey("user_prompt", msg)
+	return append([]event.Event{p.action(k.id(event.KindAction), t,
+		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(msg))})},
+		p.userMessage(k, msg, messageID, t)...), nil
 }
 
 // knownEvents are event_msg types that carry nothing this package reports.
@@ -543,14 +564,14 @@ func (p *Parser) eventMsg(raw json.RawMessage, t time.Time, hasTime bool) ([]eve
 		}
 		return nil, nil
 	case "user_message":
-		return p.prompt(jsonText(e.Message), "user_message", t, hasTime)
+		return p.prompt(jsonText(e.Message), "user_message", "", t, hasTime)
 	case "item_completed":
 		// Codex 0.171 reports the turn's items as they complete; a UserMessage is the prompt.
 		// The other items (commands, agent messages) are read from their response_item lines.
 		if e.Item == nil || e.Item.Type != "UserMessage" {
 			return nil, nil
 		}
-		return p.prompt(contentText(e.Item.Content), "item", t, hasTime)
+		return p.prompt(contentText(e.Item.Content), "item", e.Item.ID, t, hasTime)
 	case "task_complete":
 		if err := needTime(hasTime, "task_complete"); err != nil {
 			return nil, err

@@ -30,6 +30,7 @@ type responseItem struct {
 	Output    json.RawMessage `json:"output"`
 	Status    string          `json:"status"`
 	Action    json.RawMessage `json:"action"`
+	Summary   json.RawMessage `json:"summary"`
 }
 
 func (p *Parser) responseItem(raw json.RawMessage, t time.Time, hasTime bool) ([]event.Event, error) {
@@ -43,8 +44,10 @@ func (p *Parser) responseItem(raw json.RawMessage, t time.Time, hasTime bool) ([
 			p.st.SinceUsage = true
 		}
 		return p.message(&it, t, hasTime)
-	case "reasoning", "ghost_snapshot", "compaction", "other":
-		p.st.SinceUsage = p.st.SinceUsage || it.Type == "reasoning"
+	case "reasoning":
+		p.st.SinceUsage = true
+		return p.reasoning(&it, t, hasTime)
+	case "ghost_snapshot", "compaction", "other":
 		return nil, nil
 	case "function_call", "custom_tool_call", "local_shell_call":
 		p.st.SinceUsage = true
@@ -69,9 +72,13 @@ func (p *Parser) responseItem(raw json.RawMessage, t time.Time, hasTime bool) ([
 	}
 }
 
-// message yields a user prompt only in the bare format; the envelope format reports prompts from
-// event_msg user_message. Injected context is never a prompt.
+// message yields the assistant's reply, and a user prompt (action and message) only in the bare
+// format; the envelope format reports prompts from event_msg user_message. Injected context is
+// never a prompt; developer and system messages are instructions.
 func (p *Parser) message(it *responseItem, t time.Time, hasTime bool) ([]event.Event, error) {
+	if it.Role == "assistant" {
+		return p.assistant(it, t, hasTime)
+	}
 	if it.Role != "user" {
 		return nil, nil
 	}
@@ -87,8 +94,10 @@ func (p *Parser) message(it *responseItem, t time.Time, hasTime bool) ([]event.E
 	if err := needTime(hasTime, "message"); err != nil {
 		return nil, err
 	}
-	return []event.Event{p.action(p.contentID("user_prompt", text), t,
-		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(text))})}, nil
+	k := p.contentKey("user_prompt", text)
+	return append([]event.Event{p.action(k.id(event.KindAction), t,
+		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(promptText(text))})},
+		p.userMessage(k, text, it.ID, t)...), nil
 }
 
 // contentText joins the text parts of a message's content.
@@ -184,19 +193,20 @@ func (p *Parser) call(it *responseItem, t time.Time) []event.Event {
 	}
 	a := &event.Action{Type: info.typ, Tool: name, Target: clipTarget(info.target), ToolUseID: callID,
 		InputHash: hashInput(args)}
-	var id string
+	var id, msgID string
 	if callID != "" {
-		id = p.callID(callID)
+		id, msgID = p.callID(callID), p.callMessageID(callID)
 		p.addPending(pending{CallID: callID, Type: info.typ, Tool: name, Target: transcript.Memo(a.Target), Time: t.UnixNano(),
 			Cmd: transcript.Memo(clipTarget(info.cmd)), Exec: info.execCall})
 	} else {
-		id = p.contentID("call", name+"\x00"+args)
+		k := p.contentKey("call", name+"\x00"+args)
+		id, msgID = k.id(event.KindAction), k.id(event.KindMessage)
 	}
 	if it.Type == "local_shell_call" && it.Status != "" && it.Status != "completed" && it.Status != "in_progress" {
 		f := false
 		a.Success = &f
 	}
-	return []event.Event{p.action(id, t, a)}
+	return append([]event.Event{p.action(id, t, a)}, p.callMessage(msgID, it, a, t)...)
 }
 
 func hashInput(args string) string {
@@ -964,14 +974,15 @@ func (p *Parser) webSearch(it *responseItem, t time.Time) []event.Event {
 	if callID == "" && act.Query != "" {
 		callID, _ = getKV(p.st.WebSearches, shortHash(act.Query))
 	}
-	var id string
+	var id, msgID string
 	if callID != "" {
 		a.ToolUseID = callID
-		id = p.callID(callID)
+		id, msgID = p.callID(callID), p.callMessageID(callID)
 	} else {
-		id = p.contentID("web_search", string(it.Action))
+		k := p.contentKey("web_search", string(it.Action))
+		id, msgID = k.id(event.KindAction), k.id(event.KindMessage)
 	}
-	return []event.Event{p.action(id, t, a)}
+	return append([]event.Event{p.action(id, t, a)}, p.callMessage(msgID, it, a, t)...)
 }
 
 // ---------------------------------------------------------------------------------------------

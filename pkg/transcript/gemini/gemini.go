@@ -158,10 +158,39 @@
 // expanded); function responses sent back to the model, the <session_context> and <hook_context>
 // messages, and Qwen Code's notification and cron records are not prompts. Gemini CLI "error"
 // messages and Qwen Code's api_error telemetry are api_error actions, Qwen Code's chat_compression
-// a context_compacted action with a session epoch event. Info and warning messages, thoughts,
-// and the other bookkeeping records yield nothing; a type this package does not know is counted
+// a context_compacted action with a session epoch event. Info and warning messages and the other
+// bookkeeping records yield nothing (thoughts are messages, below); a type this package does not know is counted
 // in Stats.Unknown. A line that is not UTF-8 or not a JSON object, or a known record that does
 // not decode, is malformed (transcript.ErrMalformed).
+//
+// # Messages
+//
+// The conversation is one event.Message per message block:
+//
+//   - user: each prompt, exactly where a user_prompt action is (so not the function responses,
+//     the <session_context> and <hook_context> messages, the "Please continue." turns Gemini CLI
+//     sends itself, nor Qwen Code's notification and cron records), its text what the action
+//     targets, uncut (Gemini CLI's displayContent when the sent content was expanded; "[image]" for
+//     an image alone).
+//   - thinking: a model message's thoughts, as one message: Gemini CLI's thoughts [{subject,
+//     description}], each as the model wrote it ("**subject**", a blank line, the description),
+//     and the thought parts of its content (Qwen Code's).
+//   - assistant: a model message's text parts (not thoughts).
+//   - tool_call: each tool call (Gemini CLI's toolCalls, Qwen Code's functionCall parts), keyed,
+//     named and targeted as its action; its result stays with the action.
+//   - error, info and warning messages, and Qwen Code's chat_compression (which records no summary
+//     text), are no messages; Gemini CLI records no compaction.
+//
+// Ids: event.ID(client, "message", session, message id) for a prompt, with "thinking" or "text"
+// for a model message's blocks, and the action's key (the call id) for a tool call, session being
+// the file's own as for usage: the same message has the same ids in a .json, the .jsonl converted
+// from it, and every rewrite. Seq is the message's index in the conversation times 64 plus the
+// block's place (thinking 0, text 1, the calls from 2): a document's list index, a $set list's, or
+// for .jsonl lines a count kept in State (a message rewritten right after keeps its index).
+// Messages are remembered like the other events (a re-read emits a message again only when it
+// changed; its Seq alone does not count). Text is trimmed, scrubbed and cut to 64 KB; a block
+// without text is passed over. A subagent's file gives its messages the subagent's AgentID (its
+// session is the parent's). Model is the model message's.
 //
 // # Sessions
 //

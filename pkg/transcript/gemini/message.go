@@ -8,13 +8,14 @@ import (
 	"github.com/observerhq/observer/pkg/jsonscan"
 )
 
-// partsBudget is how much of a message's text is decoded: a prompt target and the margin the
-// scrubber needs.
-const partsBudget = 4 * (maxTarget + 256)
+// partsBudget is how much of a message's text (and of its thoughts) is decoded: a message's text
+// and the margin the scrubber needs.
+const partsBudget = maxMessage + 1024
 
 // parts is what message content holds, read as it is walked.
 type parts struct {
 	text      strings.Builder // text parts (not thoughts), joined by newlines, at most partsBudget bytes
+	thoughts  strings.Builder // thought parts (Qwen Code), the same way
 	images    int             // inlineData and fileData parts
 	responses []response      // functionResponse parts
 	calls     []fcall         // functionCall parts
@@ -32,18 +33,21 @@ type response struct {
 	res      result
 }
 
-func (ps *parts) addText(v []byte) {
-	if ps.text.Len() >= partsBudget {
+func (ps *parts) addText(v []byte) { addTo(&ps.text, v) }
+
+// addTo adds a JSON string's text to b, after a newline, up to partsBudget bytes in all.
+func addTo(b *strings.Builder, v []byte) {
+	if b.Len() >= partsBudget {
 		return
 	}
-	s, _, _ := jsonscan.StringPrefix(v, partsBudget-ps.text.Len())
+	s, _, _ := jsonscan.StringPrefix(v, partsBudget-b.Len())
 	if s == "" {
 		return
 	}
-	if ps.text.Len() > 0 {
-		ps.text.WriteByte('\n')
+	if b.Len() > 0 {
+		b.WriteByte('\n')
 	}
-	ps.text.WriteString(s)
+	b.WriteString(s)
 }
 
 // walkParts reads message content at d[at]: a string, one part, or an array of parts. Anything
@@ -120,6 +124,8 @@ func walkPart(d []byte, at int, ps *parts) (int, error) {
 	})
 	if txt != nil && !thought {
 		ps.addText(txt)
+	} else if txt != nil {
+		addTo(&ps.thoughts, txt)
 	}
 	return end, err
 }
@@ -209,19 +215,23 @@ func (p *Parser) userMessage(r *record, t time.Time) []event.Event {
 	if target == "" {
 		return nil
 	}
-	return []event.Event{p.messageAction(r.ID, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)})}
+	return []event.Event{p.messageAction(r.ID, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)}),
+		p.userText(r.ID, target, t)}
 }
 
-// modelMessage reports a model message's model, usage and tool calls. Qwen Code's messages (type
-// "qwen") read their thoughts by Qwen Code's rule when the total cannot tell (see the package doc).
+// modelMessage reports a model message's model, its thinking and reply, its usage, and its tool
+// calls, each with its place in the conversation. (The messages come before the usage and the
+// calls, as a message first written without its tokens and calls reports them.) Qwen Code's
+// messages (type "qwen") read their thoughts by Qwen Code's rule when the total cannot tell (see
+// the package doc).
 func (p *Parser) modelMessage(r *record, t time.Time) []event.Event {
-	evs := p.modelEvent(r.Model, t)
+	evs := append(p.modelEvent(r.Model, t), p.modelReply(r, t)...)
 	if u, ok := readUsage(r.Tokens); ok && r.ID != "" {
 		beside := r.Type != "qwen" || u.candidates < u.thoughts
 		evs = append(evs, p.usageEvent(r.ID, r.Model, u.tokens(beside), t))
 	}
 	for i := range r.Calls {
-		evs = append(evs, p.geminiCall(r, i, &r.Calls[i], t))
+		evs = append(evs, p.geminiCall(r, i, &r.Calls[i], t), p.geminiCallMessage(r, i, t))
 	}
 	return evs
 }

@@ -28,12 +28,13 @@ const Component = "observer-watch"
 
 // Limits on what a parser keeps and emits.
 const (
-	maxTarget  = 500  // runes
-	maxError   = 2048 // bytes
-	maxOutput  = 8192 // bytes
-	maxPending = 128  // Qwen Code calls waiting for a result
-	maxSeen    = 128  // fingerprints of the last events emitted
-	docTail    = 4    // last messages of a document read again at every change
+	maxTarget  = 500      // runes
+	maxError   = 2048     // bytes
+	maxOutput  = 8192     // bytes
+	maxPending = 128      // Qwen Code calls waiting for a result
+	maxMessage = 64 << 10 // bytes of a message's text
+	maxSeen    = 128      // fingerprints of the last events emitted
+	docTail    = 4        // last messages of a document read again at every change
 )
 
 // Parser turns one recording into events. It is not safe for concurrent use.
@@ -52,6 +53,8 @@ type Parser struct {
 
 	recOff int64 // the record being read: its offset and length, for a pending title
 	recLen int
+
+	seq int64 // the Seq of the message being read's first block: its index in the conversation × 64
 }
 
 var _ transcript.Parser = (*Parser)(nil)
@@ -85,6 +88,11 @@ type state struct {
 	Doc     *docMark  `json:"doc,omitempty"`
 	Seen    []string  `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
 	Pending []pending `json:"pending,omitempty"`
+
+	// MsgN counts the messages of a .jsonl in the order they came (a $set's list sets it), and
+	// MsgLast is the id of the last one, so that a message rewritten right after keeps its Seq.
+	MsgN    int64  `json:"msg_n,omitempty"`
+	MsgLast string `json:"msg_last,omitempty"`
 }
 
 // docMark is how much of a document was read: its first N messages, whose bytes hash to H.
@@ -210,6 +218,7 @@ type record struct {
 	Directories []byte
 	Messages    [][]byte // messages, each raw
 	Summary     []byte   // summary: the session's title, as Gemini CLI generates it
+	Thoughts    []byte   // thoughts: a model message's [{subject, description, timestamp}]
 
 	Set []byte // $set
 
@@ -287,6 +296,8 @@ func (r *record) decode(d []byte) error {
 			})
 		case "model":
 			return str(k, at, &r.Model)
+		case "thoughts":
+			return raw(at, &r.Thoughts)
 		case "sessionId":
 			r.has |= hasSessionID
 			return str(k, at, &r.SessionID)
@@ -377,8 +388,10 @@ func (p *Parser) line(raw []byte) ([]event.Event, error) {
 	case r.has&hasSet != 0:
 		return p.set(&r)
 	case r.has&hasUUID != 0:
+		p.nextSeq(r.UUID)
 		return p.qwen(&r, raw), nil // a record per event, never rewritten: nothing to compare
 	case r.has&hasID != 0 && r.has&hasType != 0:
+		p.nextSeq(r.ID)
 		p.findRoot(nil)
 		evs, err := p.message(raw, &r)
 		return p.keep(evs), err
@@ -413,9 +426,11 @@ func (p *Parser) set(r *record) ([]event.Event, error) {
 	}
 	p.findRoot(nil)
 	var evs []event.Event
-	for _, m := range s.Messages {
+	for i, m := range s.Messages {
+		p.seq = int64(i) * 64
 		evs = append(evs, p.listed(m)...)
 	}
+	p.st.MsgN, p.st.MsgLast = int64(len(s.Messages)), ""
 	return append(p.keep(evs), p.summary(s.Summary)...), nil
 }
 
@@ -566,7 +581,8 @@ func (p *Parser) document(raw []byte) (evs []event.Event, err error) {
 	if d := p.st.Doc; d != nil && d.N <= len(msgs) && d.H == prefixHash(msgs[:d.N]) {
 		start = d.N
 	}
-	for _, m := range msgs[start:] {
+	for i, m := range msgs[start:] {
+		p.seq = int64(start+i) * 64
 		evs = append(evs, p.listed(m)...)
 	}
 	n := max(len(msgs)-docTail, 0)
@@ -635,9 +651,17 @@ func (p *Parser) keep(evs []event.Event) []event.Event {
 }
 
 // fingerprint hashes an event whole: the same fingerprint is the same id with the same content.
-// An action's output, the bulk of it, is hashed as it is rather than JSON-encoded.
+// An action's output, the bulk of it, is hashed as it is rather than JSON-encoded. A message's Seq
+// is left out: the same message read at another place of a .jsonl (a $set's list after a rewind)
+// is the same message, which the store keeps once.
 func fingerprint(e *event.Event) string {
 	h := sha256.New()
+	if m := e.Message; m != nil && m.Seq != 0 {
+		cp, msg := *e, *m
+		msg.Seq = 0
+		cp.Message = &msg
+		e = &cp
+	}
 	if a := e.Action; a != nil && a.Output != "" {
 		cp, act := *e, *a
 		act.Output = ""

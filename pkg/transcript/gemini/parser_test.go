@@ -464,7 +464,7 @@ func TestParser_Malformed(t *testing.T) {
 		}
 	}
 	evs, err := p.Record(0, []byte(`{"id":"ok","timestamp":"2026-01-01T00:00:01Z","type":"user","content":"still read"}`))
-	if err != nil || len(evs) != 1 || evs[0].Action.Target != "still read" {
+	if err != nil || len(evs) != 2 || evs[0].Action.Target != "still read" || evs[1].Message.Text != "still read" {
 		t.Errorf("after the bad lines: %+v %v", evs, err)
 	}
 	st := p.Stats()

@@ -87,12 +87,14 @@ func (p *Parser) qwenUser(r *record, t time.Time) []event.Event {
 	if target == "" {
 		return nil
 	}
-	return []event.Event{p.messageAction(r.UUID, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)})}
+	return []event.Event{p.messageAction(r.UUID, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)}),
+		p.userText(r.UUID, target, t)}
 }
 
 // qwenAssistant reports an assistant record's model, usage and tool calls.
 func (p *Parser) qwenAssistant(r *record, t time.Time) []event.Event {
-	evs := p.modelEvent(r.Model, t)
+	evs := append(p.modelEvent(r.Model, t),
+		p.replyMessages(r.UUID, r.Model, r.Content.thoughts.String(), r.Content.text.String(), t)...)
 	if u, ok := readUsage(r.UsageMetadata); ok && r.UUID != "" {
 		evs = append(evs, p.usageEvent(r.UUID, r.Model, u.tokens(u.candidates < u.thoughts), t))
 	}
@@ -109,7 +111,7 @@ func (p *Parser) qwenAssistant(r *record, t time.Time) []event.Event {
 		p.addPending(pending{ID: id, Type: a.Type, Tool: name, Target: transcript.Memo(a.Target), Msg: r.UUID, Model: r.Model, Time: t.UnixNano()})
 		ev := p.newEvent(event.KindAction, p.actionID(id), t)
 		ev.Action = a
-		evs = append(evs, ev)
+		evs = append(evs, ev, p.callMessage(r.UUID, r.Model, id, id, name, in, i, t))
 	}
 	return evs
 }
