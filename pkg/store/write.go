@@ -515,7 +515,9 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			}
 			a.first, a.last = min(a.first, ts), max(a.last, ts)
 			if e.Kind != event.KindMessage {
-				a.events++ // a session's events count what it did; its conversation is apart
+				// Its events count what it did; a message is its time only (the final reply
+				// after the last tool call is when the session was last active).
+				a.events++
 			}
 			a.member, a.host, a.user = cmp.Or(e.Member, a.member), cmp.Or(e.Host, a.host), cmp.Or(e.User, a.user)
 			if e.Project != "" {
