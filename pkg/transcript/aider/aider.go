@@ -56,6 +56,20 @@
 // lines with a blank line between them by their offsets; it takes CRLF line ends (aider's
 // --line-endings crlf, or Windows) when the file's first header sits at offset 2.
 //
+// # Messages
+//
+// The conversation is one event.Message per message: what the user typed (a prompt's "#### "
+// lines, cut to 4 KB as the prompt is; a slash command or "!" command too) a user message, and
+// each reply (its lines from the first reply line to the next "> " line or session header: its
+// "#### " headings, code and blank lines included, the lines' trailing spaces dropped; cut to 64
+// KB) an assistant message with the session's model. Aider's own "> " lines (its output, the
+// usage, edits and commands it ran, questions and answers) are not messages: the actions read
+// from them have no tool_call message, as aider records no tool call. Ids event.ID("aider",
+// "message", session id, "prompt"|"command"|"reply", k) for the k-th of its kind (a prompt's and
+// a command's k are their action's), at the time their actions get, Seq the offset of the first
+// line × 64. A reply being read is a transcript.Memo in State with its first line's offset,
+// read again from the file by another process. Texts are scrubbed.
+//
 // # Token accounting
 //
 // The Tokens line is aider's message_tokens_sent and message_tokens_received for one reply (the
@@ -84,7 +98,7 @@
 // The chat history has no time but the session's start. A prompt is dated by the input history:
 // the first entry ("# <local time with microseconds>" then "+<line>" lines) after the session's
 // start and after the last entry matched, whose text is the prompt's; the events that follow (the
-// usage, edits and commands of the reply) carry the time of the last dated prompt, else the
+// usage, edits, commands and reply of the prompt) carry the time of the last dated prompt, else the
 // session's start. A prompt typed as a "{ ... }" block is stored line by line in the input history
 // and is not matched. Times are read in the machine's local zone (aider writes no zone).
 //
@@ -93,7 +107,8 @@
 // The parser's State (small JSON) keeps the session's header time, id counters, start, the time
 // of the last dated prompt and of the input entry it matched, the model, where the prompt being
 // read starts (its text, cut to 4 KB, is a transcript.Memo: read again from there by another
-// process) and the reading mode, the end offset of the last line, and the line-end kind.
+// process), likewise where the reply being read starts (its text a Memo, cut to 64 KB), the
+// reading mode, the end offset of the last line, and the line-end kind.
 // Targets are scrubbed and cut to 500 characters.
 package aider
 

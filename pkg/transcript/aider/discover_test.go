@@ -68,7 +68,7 @@ func TestIngest_Scan(t *testing.T) {
 	path := copyRepo(t)
 	scan := ingesttest.NewScan(t, New([]string{filepath.Dir(path)}))
 	sum := scan.Run()
-	if sum.Files != 1 || sum.Events != 17 || sum.Malformed != 0 {
+	if sum.Files != 1 || sum.Events != 26 || sum.Malformed != 0 { // 17, and 9 messages
 		t.Fatalf("first scan %+v", sum)
 	}
 	if sum := scan.Run(); sum.Read != 0 || sum.Events != 0 {
@@ -76,10 +76,10 @@ func TestIngest_Scan(t *testing.T) {
 	}
 	appendTo(t, filepath.Join(filepath.Dir(path), InputHistoryFile), "\n# 2026-01-05 14:40:00.000000\n+and goodbye\n")
 	appendTo(t, path, "\n#### and goodbye  \n\nBye.\n\n> Tokens: 1.4k sent, 3 received.  \n")
-	if sum := scan.Run(); sum.Events != 2 {
+	if sum := scan.Run(); sum.Events != 4 { // the prompt, its message, the reply's, the usage
 		t.Fatalf("scan after an append %+v", sum)
 	}
-	if e := scan.Published[len(scan.Published)-2]; e.Action == nil || e.Action.Target != "and goodbye" || !e.Time.Equal(local("2026-01-05 14:40:00")) {
+	if e := scan.Published[len(scan.Published)-4]; e.Action == nil || e.Action.Target != "and goodbye" || !e.Time.Equal(local("2026-01-05 14:40:00")) {
 		t.Errorf("appended prompt %+v at %v", e.Action, e.Time)
 	}
 	if sum := scan.Run(); sum.Events != 0 {

@@ -19,7 +19,8 @@ import (
 // Limits of what an event and the state carry.
 const (
 	maxTarget = 500
-	maxPrompt = 4 << 10 // of the prompt being read, in State
+	maxPrompt = 4 << 10  // of the prompt being read, in State
+	maxReply  = 64 << 10 // of the reply being read, and of its message
 )
 
 // Reading modes: what the last lines were.
@@ -36,6 +37,7 @@ type counts struct {
 	Edit    int `json:"e,omitempty"`
 	Command int `json:"c,omitempty"`
 	Model   int `json:"m,omitempty"`
+	Reply   int `json:"r,omitempty"`
 }
 
 // state is the parser's State (see the package doc).
@@ -52,9 +54,13 @@ type state struct {
 	// not its text, reads it again from the file (see recallPrompt).
 	Prompt   transcript.Memo `json:"prompt,omitempty"`
 	PromptAt int64           `json:"prompt_at,omitempty"`
-	End      int64           `json:"end,omitempty"` // where the last line ended
-	CRLF     bool            `json:"crlf,omitempty"`
-	N        counts          `json:"n"`
+	// Reply is the assistant's reply being read, from the line at ReplyAt on; another process
+	// reads it again from the file (see recallReply).
+	Reply   transcript.Memo `json:"reply,omitempty"`
+	ReplyAt int64           `json:"reply_at,omitempty"`
+	End     int64           `json:"end,omitempty"` // where the last line ended
+	CRLF    bool            `json:"crlf,omitempty"`
+	N       counts          `json:"n"`
 }
 
 // Parser reads one chat history file.
@@ -79,7 +85,32 @@ func newParser(a *Adapter, src transcript.Source, raw []byte) *Parser {
 	if p.st.Mode == modePrompt && p.st.Prompt == "" {
 		p.st.Prompt = transcript.Memo(p.recallPrompt())
 	}
+	if p.st.Mode == modeReply && p.st.Reply == "" {
+		p.st.Reply = transcript.Memo(p.recallReply())
+	}
 	return p
+}
+
+// recallReply reads the reply being read again from the file: its lines from ReplyAt to End.
+func (p *Parser) recallReply() string {
+	n := p.st.End - p.st.ReplyAt
+	if p.st.ReplyAt <= 0 || n <= 0 {
+		return ""
+	}
+	f, err := os.Open(p.src.Path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, min(n, 4*maxReply))
+	if _, err := io.ReadFull(io.NewSectionReader(f, p.st.ReplyAt, int64(len(b))), b); err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\r\n"), "\n")
+	for i, line := range lines {
+		lines[i] = strings.TrimRight(line, " \t\r")
+	}
+	return transcript.CutBytes(strings.Join(lines, "\n"), maxReply)
 }
 
 // recallPrompt reads the prompt being read again from the file: its "#### " lines from PromptAt
@@ -144,7 +175,7 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 	var out []event.Event
 	switch {
 	case strings.HasPrefix(s, headerPrefix):
-		out = p.flush()
+		out = append(p.flush(), p.flushReply()...)
 		evs, err := p.header(off, strings.TrimSpace(s[len(headerPrefix):]))
 		if err != nil {
 			p.stats.Malformed++
@@ -163,7 +194,7 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 		text := strings.TrimPrefix(strings.TrimPrefix(s, "####"), " ")
 		switch {
 		case st.Mode == modeReply:
-			// A heading of the reply.
+			p.addReply(s, gap) // a heading of the reply
 		case st.Mode == modePrompt && gap <= 0:
 			if len(st.Prompt) < maxPrompt {
 				st.Prompt = transcript.Memo(transcript.CutBytes(string(st.Prompt)+"\n"+text, maxPrompt))
@@ -177,14 +208,21 @@ func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 			st.Mode, st.Prompt, st.PromptAt = modePrompt, transcript.Memo(transcript.CutBytes(text, maxPrompt)), off
 		}
 	case s == ">" || strings.HasPrefix(s, "> "):
-		out = p.flush()
+		out = append(p.flush(), p.flushReply()...)
 		st.Mode = modeIdle
 		out = append(out, p.output(strings.TrimSpace(strings.TrimPrefix(s, ">")))...)
 	case s != "":
 		out = p.flush()
-		st.Mode = modeReply
+		if st.Mode != modeReply {
+			st.Mode, st.Reply, st.ReplyAt = modeReply, "", off
+			gap = 0
+		}
+		p.addReply(s, gap)
 	default: // a blank line (internal/ingest hands none; the offsets tell them) ends a prompt
 		out = p.flush()
+		if st.Mode == modeReply {
+			p.addReply("", gap)
+		}
 	}
 	st.End = end
 	p.stats.Events += int64(len(out))
@@ -235,6 +273,7 @@ func (p *Parser) flush() []event.Event {
 	}
 	st.Mode = modeIdle
 	text := strings.TrimSpace(string(st.Prompt))
+	at := st.PromptAt
 	st.Prompt, st.PromptAt = "", 0
 	if text == "" {
 		return nil
@@ -242,12 +281,62 @@ func (p *Parser) flush() []event.Event {
 	p.date(text)
 	if tool, cmd, ok := command(text); ok {
 		st.N.Command++
-		id := event.ID(Client, "command", st.Session, strconv.Itoa(st.N.Command))
-		return []event.Event{p.action(id, &event.Action{Type: event.ActionRunCommand, Tool: tool, Target: clipTarget(cmd)})}
+		k := strconv.Itoa(st.N.Command)
+		return []event.Event{p.action(event.ID(Client, "command", st.Session, k),
+			&event.Action{Type: event.ActionRunCommand, Tool: tool, Target: clipTarget(cmd)}),
+			p.message(event.RoleUser, "command", k, at, text)}
 	}
 	st.N.Prompt++
-	id := event.ID(Client, "prompt", st.Session, strconv.Itoa(st.N.Prompt))
-	return []event.Event{p.action(id, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)})}
+	k := strconv.Itoa(st.N.Prompt)
+	return []event.Event{p.action(event.ID(Client, "prompt", st.Session, k), &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)}),
+		p.message(event.RoleUser, "prompt", k, at, text)}
+}
+
+// addReply adds a line of the reply, after the blank lines its gap from the last line tells.
+func (p *Parser) addReply(s string, gap int64) {
+	st := &p.st
+	if len(st.Reply) >= maxReply {
+		return
+	}
+	text := string(st.Reply)
+	if text != "" {
+		text += "\n"
+		nl := int64(1)
+		if st.CRLF {
+			nl = 2
+		}
+		if gap > 0 {
+			text += strings.Repeat("\n", int(min(gap/nl, 1000)))
+		}
+	}
+	st.Reply = transcript.Memo(transcript.CutBytes(text+s, maxReply))
+}
+
+// flushReply ends the reply being read: an assistant message.
+func (p *Parser) flushReply() []event.Event {
+	st := &p.st
+	if st.Mode != modeReply {
+		return nil
+	}
+	st.Mode = modeIdle
+	text, at := strings.TrimSpace(string(st.Reply)), st.ReplyAt
+	st.Reply, st.ReplyAt = "", 0
+	if text == "" {
+		return nil
+	}
+	st.N.Reply++
+	return []event.Event{p.message(event.RoleAssistant, "reply", strconv.Itoa(st.N.Reply), at, text)}
+}
+
+// message is a message of the session: id event.ID("aider", "message", session id, kind, k) for
+// the k-th of its kind, Seq the offset of its first line × 64.
+func (p *Parser) message(role, kind, k string, at int64, text string) event.Event {
+	ev := p.newEvent(event.KindMessage, event.ID(Client, "message", p.st.Session, kind, k), p.now())
+	ev.Message = &event.Message{Role: role, Text: transcript.Clip(text, maxReply), Seq: max(at, 0) * 64, Model: p.st.Model}
+	if role == event.RoleUser {
+		ev.Message.Model = ""
+	}
+	return ev
 }
 
 // command reads "/run <cmd>", "!<cmd>" and "/test <cmd>".

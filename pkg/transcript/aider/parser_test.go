@@ -38,7 +38,7 @@ func TestParser_HandWritten(t *testing.T) {
 		at     string
 	}
 	var got []want
-	for _, e := range evs {
+	for _, e := range notMessages(evs) {
 		w := want{kind: string(e.Kind), at: e.Time.In(time.Local).Format("15:04:05.000")}
 		switch {
 		case e.Action != nil:
@@ -93,7 +93,8 @@ func TestParser_HandWritten(t *testing.T) {
 	if evs[0].Session.StartedAt != local("2026-01-05 10:00:00") || evs[0].Project == "" || evs[0].Session.Cwd != filepath.Dir(path) {
 		t.Errorf("session %+v project %q", evs[0].Session, evs[0].Project)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.golden.json"), views(evs), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.golden.json"), views(notMessages(evs)), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.conversation.golden.json"), conversation(evs), *update)
 }
 
 // TestParser_Resume reads the file in two parts at every line, the second part with a fresh
@@ -133,12 +134,14 @@ func TestParser_ResumeInAnotherProcess(t *testing.T) {
 		if err := json.Unmarshal(p.State(), &st); err != nil {
 			t.Fatal(err)
 		}
-		if prompt, ok := st["prompt"]; ok {
-			pending++
-			if _, isRef := prompt.(map[string]any); !isRef {
-				t.Fatalf("split at line %d: the state holds the prompt %v", k, prompt)
+		for _, memo := range []string{"prompt", "reply"} {
+			if text, ok := st[memo]; ok {
+				pending++
+				if _, isRef := text.(map[string]any); !isRef {
+					t.Fatalf("split at line %d: the state holds the %s %v", k, memo, text)
+				}
+				delete(st, memo)
 			}
-			delete(st, "prompt")
 		}
 		state, _ := json.Marshal(st)
 		q := newParser(a, transcript.Source{Client: Client, Path: path}, state)
@@ -165,8 +168,8 @@ func TestParser_Appended(t *testing.T) {
 	f.WriteString("\n#### thanks  \n\nYou're welcome.\n\n> Tokens: 1.3k sent, 9 received.  \n")
 	f.Close()
 	after, _ := parseFile(t, a, path)
-	if len(after) != len(before)+2 || !reflect.DeepEqual(after[:len(before)], before) {
-		t.Fatalf("appended: %d events, want %d then the new prompt and usage", len(after), len(before)+2)
+	if len(after) != len(before)+4 || !reflect.DeepEqual(after[:len(before)], before) {
+		t.Fatalf("appended: %d events, want %d then the new prompt, its message, the reply's and the usage", len(after), len(before)+4)
 	}
 	data, _ := os.ReadFile(path)
 	cut := data[strings.Index(string(data), "\n# aider chat started at 2026-01-05 14:30:00"):]

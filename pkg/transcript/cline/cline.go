@@ -96,6 +96,33 @@
 // api_req_failed asks and error says are api_error actions, condense_context says
 // context_compacted actions.
 //
+// # Messages
+//
+// The conversation (event.Message, one event per message) comes from the record the parser
+// already reads; the extensions' api_conversation_history.json is not read. Cline CLI, from the
+// messages: a user message's typed prompt (the same text as its user_prompt action; not a user
+// message that carries tool results, nor a bracketed system insert such as <environment_details>)
+// is a user message; an assistant message's text blocks are assistant messages, its thinking
+// blocks (non-empty; redacted_thinking is not read) thinking, and each tool_use block that is an
+// action a tool_call message (Tool the tool's name, ToolUseID the tool_use id, Text the action's
+// target). MessageID is the message's id, Model its modelInfo id; id event.ID(client, "message",
+// session, message id, block index), Seq message index × 64 + block index. The CLI's records hold
+// no subagent conversation and no compaction summary.
+//
+// VS Code extensions, from the ui messages (one message per ui message, none from a partial one):
+// say task and user_feedback (and Roo's and Kilo's first say text, their task) are user messages;
+// any other say text, ask plan_mode_respond (its response) and say completion_result (without
+// Cline's HAS_CHANGES flag) assistant messages; say reasoning thinking; the asks and says that are
+// tool call actions (tool, command, use_mcp_server, followup, new_task, browser_action_launch)
+// tool_call messages, Text the action's target, Tool its tool, MessageID its MessageID (the ts;
+// the extensions give a call no id, so ToolUseID is empty as on the action); Cline's ask condense
+// (the context the task goes on from) and Roo's and Kilo's say condense_context
+// (contextCondense.summary) summary messages. Not messages: api requests and their failures,
+// errors, command output (the command's action output), checkpoints, the completion_result ask,
+// resume asks, and whatever else the ui shows. Id event.ID(client, "message", task, ts, "0"), Seq
+// the ui message's index × 64, Model the task's current model. Every text is scrubbed and cut to
+// 64 KB.
+//
 // # Sessions and re-reads
 //
 // The session is the CLI's sessionId (else the file name) or the task id (the task directory's

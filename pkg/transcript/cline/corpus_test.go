@@ -11,7 +11,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // golden compares a summary with testdata/golden/<name>.golden.json.
-func golden(t *testing.T, name string, s summary) {
+func golden(t *testing.T, name string, s any) {
 	t.Helper()
 	transcripttest.Golden(t, filepath.Join("testdata", "golden", name+".golden.json"), s, *update)
 }

@@ -143,6 +143,7 @@ type cliMetrics struct {
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -242,13 +243,15 @@ func (p *Parser) cliDocument(raw []byte) ([]event.Event, error) {
 		if !ok {
 			continue
 		}
+		key := firstNonEmpty(m.ID, fmt.Sprint(i))
 		switch m.Role {
 		case "user":
 			if prompt := userPrompt(blocks[i]); prompt != "" {
-				ev := p.newEvent(event.KindAction, p.actionID(firstNonEmpty(m.ID, fmt.Sprint(i))), t)
+				ev := p.newEvent(event.KindAction, p.actionID(key), t)
 				ev.Action = &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(prompt), MessageID: m.ID,
 					Transcript: p.src.Path}
 				evs = append(evs, ev)
+				evs = append(evs, p.textMessage(event.RoleUser, key, i, 0, t, prompt, m.ID, "")...)
 			}
 		case "assistant":
 			model := m.ModelInfo.ID
@@ -260,11 +263,18 @@ func (p *Parser) cliDocument(raw []byte) ([]event.Event, error) {
 					evs = append(evs, ev)
 				}
 			}
-			for _, b := range blocks[i] {
-				if b.Type != "tool_use" || b.ID == "" {
-					continue
+			for j, b := range blocks[i] {
+				switch b.Type {
+				case "text":
+					evs = append(evs, p.textMessage(event.RoleAssistant, key, i, j, t, b.Text, m.ID, model)...)
+				case "thinking":
+					evs = append(evs, p.textMessage(event.RoleThinking, key, i, j, t, b.Thinking, m.ID, model)...)
+				case "tool_use":
+					if b.ID != "" {
+						call := p.cliCall(m, &b, results[b.ID], t)
+						evs = append(evs, call, p.callMessage(call.Action, key, i, j, t))
+					}
 				}
-				evs = append(evs, p.cliCall(m, &b, results[b.ID], t))
 			}
 		default:
 			p.unknown("role " + m.Role)

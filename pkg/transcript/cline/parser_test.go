@@ -131,8 +131,9 @@ func TestParser_Rereads(t *testing.T) {
 			t.Errorf("the prompt was emitted again")
 		}
 	}
-	// The call (now with its result), the second usage and nothing else.
-	if len(second) != 2 {
+	// The call (now with its result), the second usage, the reply "done" and nothing else (the
+	// call's message is unchanged).
+	if len(second) != 3 {
 		t.Errorf("re-read emitted %d events: %+v", len(second), second)
 	}
 	if evs := read(t, p2, src); len(evs) != 0 {

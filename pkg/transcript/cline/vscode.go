@@ -22,6 +22,10 @@ type uiMessage struct {
 		ProviderID string `json:"providerId"`
 		ModelID    string `json:"modelId"`
 	} `json:"modelInfo"`
+	// ContextCondense is Roo's and Kilo's record of a condensation (say condense_context).
+	ContextCondense struct {
+		Summary string `json:"summary"`
+	} `json:"contextCondense"`
 }
 
 // apiReq is the text of an api_req_started message.
@@ -97,15 +101,37 @@ func (p *Parser) uiMessages(raw []byte) ([]event.Event, error) {
 			evs = append(evs, ev)
 			return ev.Action
 		}
+		// call is an action that is a tool call, placed in the conversation too.
+		call := func(ty event.ActionType, tool, target string) *event.Action {
+			a := action(ty, tool, target)
+			evs = append(evs, p.callMessage(a, key, i, 0, t))
+			return a
+		}
+		say := func(role, text string) {
+			evs = append(evs, p.textMessage(role, key, i, 0, t, text, key, model)...)
+		}
 		switch kind {
-		case "task":
+		case "task", "user_feedback":
 			action(event.ActionUserPrompt, "", m.Text)
-		case "user_feedback":
-			action(event.ActionUserPrompt, "", m.Text)
+			say(event.RoleUser, m.Text)
 		case "text":
 			if !sawAPI && i == 0 {
 				action(event.ActionUserPrompt, "", m.Text) // Roo and Kilo say the task as text
+				say(event.RoleUser, m.Text)
+			} else {
+				say(event.RoleAssistant, m.Text)
 			}
+		case "reasoning":
+			say(event.RoleThinking, m.Text)
+		case "plan_mode_respond":
+			var in map[string]any
+			if json.Unmarshal([]byte(m.Text), &in) == nil {
+				say(event.RoleAssistant, str(in, "response"))
+			} else {
+				say(event.RoleAssistant, m.Text)
+			}
+		case "condense":
+			say(event.RoleSummary, m.Text) // Cline's condense tool: the context the task goes on from
 		case "api_req_started":
 			sawAPI = true
 			var r apiReq
@@ -134,9 +160,10 @@ func (p *Parser) uiMessages(raw []byte) ([]event.Event, error) {
 			a.Success, a.Error = &f, clipError(m.Text)
 		case "condense_context":
 			action(event.ActionContextCompacted, "", "")
+			say(event.RoleSummary, m.ContextCondense.Summary)
 		case "command":
 			lastCmd = len(evs)
-			action(event.ActionRunCommand, "execute_command", strings.TrimSuffix(strings.TrimSpace(m.Text), "REQ_APP"))
+			call(event.ActionRunCommand, "execute_command", strings.TrimSuffix(strings.TrimSpace(m.Text), "REQ_APP"))
 		case "command_output":
 			if lastCmd >= 0 && m.Text != "" {
 				a := evs[lastCmd].Action
@@ -155,7 +182,7 @@ func (p *Parser) uiMessages(raw []byte) ([]event.Event, error) {
 			}
 			name, _ := in["tool"].(string)
 			ty, target := p.toolOf(name, in)
-			action(ty, name, target).InputHash = inputHash([]byte(m.Text))
+			call(ty, name, target).InputHash = inputHash([]byte(m.Text))
 		case "use_mcp_server":
 			var in map[string]any
 			_ = json.Unmarshal([]byte(m.Text), &in)
@@ -164,22 +191,23 @@ func (p *Parser) uiMessages(raw []byte) ([]event.Event, error) {
 				name = s
 			}
 			_, target := p.toolOf("use_mcp_tool", in)
-			action(event.ActionMCPCall, name, target)
+			call(event.ActionMCPCall, name, target)
 		case "followup":
 			q := m.Text
 			var in map[string]any
 			if json.Unmarshal([]byte(m.Text), &in) == nil {
 				q = str(in, "question")
 			}
-			action(event.ActionAskUser, "ask_followup_question", q)
+			call(event.ActionAskUser, "ask_followup_question", q)
 		case "completion_result":
 			if m.Type == "say" {
 				action(event.ActionTaskComplete, "attempt_completion", m.Text)
+				say(event.RoleAssistant, strings.TrimSuffix(strings.TrimSpace(m.Text), "HAS_CHANGES"))
 			}
 		case "new_task":
-			action(event.ActionSpawnSubagent, "new_task", m.Text)
+			call(event.ActionSpawnSubagent, "new_task", m.Text)
 		case "browser_action_launch":
-			action(event.ActionWebFetch, "browser_action", m.Text)
+			call(event.ActionWebFetch, "browser_action", m.Text)
 		}
 	}
 	return evs, nil

@@ -18,10 +18,11 @@ import (
 
 // Limits on what a parser keeps and emits.
 const (
-	maxTarget  = 500  // runes
-	maxError   = 2048 // bytes
-	maxOutput  = 8192 // bytes
-	maxPending = 128  // tool calls waiting for their outcome
+	maxTarget  = 500      // runes
+	maxError   = 2048     // bytes
+	maxOutput  = 8192     // bytes
+	maxPending = 128      // tool calls waiting for their outcome
+	maxMessage = 64 << 10 // bytes of a message's text
 )
 
 // Parser turns the lines of one Copilot CLI event log into events. It is not safe for concurrent
@@ -32,6 +33,7 @@ type Parser struct {
 
 	st    cliState
 	stats transcript.Stats
+	off   int64 // the byte offset of the line being read: its messages' Seq
 }
 
 var _ transcript.Parser = (*Parser)(nil)
@@ -95,8 +97,9 @@ func malformed(format string, args ...any) error {
 }
 
 // Record parses one complete line.
-func (p *Parser) Record(_ int64, line []byte) ([]event.Event, error) {
+func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 	p.stats.Lines++
+	p.off = max(off, 0)
 	evs, err := p.record(line)
 	if err != nil {
 		p.stats.Malformed++
@@ -376,6 +379,7 @@ func (p *Parser) compaction(r *record, t time.Time) ([]event.Event, error) {
 	var d struct {
 		Success             bool            `json:"success"`
 		PreCompactionTokens json.RawMessage `json:"preCompactionTokens"`
+		SummaryContent      string          `json:"summaryContent"`
 	}
 	if err := decode(r, &d); err != nil {
 		return nil, err
@@ -391,7 +395,8 @@ func (p *Parser) compaction(r *record, t time.Time) ([]event.Event, error) {
 	act := p.action(p.id(event.KindAction, "compaction", key(r)), t, a)
 	ses := p.newEvent(event.KindSession, p.id(event.KindSession, "epoch", key(r)), t)
 	ses.Session = &event.Session{State: event.SessionActive, Epoch: p.st.Epoch, TranscriptPath: p.src.Path}
-	return []event.Event{act, ses}, nil
+	evs := []event.Event{act, ses}
+	return append(evs, p.textMessage(r, 0, t, event.Message{Role: event.RoleSummary, Text: d.SummaryContent, Model: p.st.Model})...), nil
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -409,8 +414,9 @@ func (p *Parser) userMessage(r *record, t time.Time) ([]event.Event, error) {
 	if strings.TrimSpace(d.Content) == "" || d.IsAutopilotContinuation || strings.HasPrefix(d.Source, "skill") {
 		return nil, nil // the CLI's own words: autopilot's nudge, a skill's injected message
 	}
-	return []event.Event{p.action(p.id(event.KindAction, "prompt", key(r)), t,
-		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(d.Content)})}, nil
+	evs := []event.Event{p.action(p.id(event.KindAction, "prompt", key(r)), t,
+		&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(d.Content)})}
+	return append(evs, p.textMessage(r, 0, t, event.Message{Role: event.RoleUser, Text: d.Content})...), nil
 }
 
 type toolRequest struct {
@@ -423,6 +429,8 @@ type toolRequest struct {
 func (p *Parser) assistantMessage(r *record, t time.Time) ([]event.Event, error) {
 	var d struct {
 		MessageID        string        `json:"messageId"`
+		Content          string        `json:"content"`
+		ReasoningText    string        `json:"reasoningText"`
 		Model            string        `json:"model"` // 1.0.60 and on
 		ToolRequests     []toolRequest `json:"toolRequests"`
 		RequestID        string        `json:"requestId"`
@@ -435,13 +443,22 @@ func (p *Parser) assistantMessage(r *record, t time.Time) ([]event.Event, error)
 	if agent == "" {
 		agent = r.AgentID
 	}
-	var evs []event.Event
+	model := d.Model
+	if model == "" && agent == "" {
+		model = p.st.Model
+	}
+	said := event.Message{MessageID: d.MessageID, AgentID: agent, Sidechain: agent != "", Model: model}
+	said.Role, said.Text = event.RoleThinking, d.ReasoningText
+	evs := p.textMessage(r, 0, t, said)
+	said.Role, said.Text = event.RoleAssistant, d.Content
+	evs = append(evs, p.textMessage(r, 1, t, said)...)
 	for i, tr := range d.ToolRequests {
 		callID := tr.ToolCallID
 		if callID == "" {
 			callID = key(r) + "#" + strconv.Itoa(i)
 		}
-		evs = append(evs, p.call(callID, tr.Name, tr.Arguments, tr.MCPServerName != "", d.MessageID, d.RequestID, d.Model, agent, t))
+		call := p.call(callID, tr.Name, tr.Arguments, tr.MCPServerName != "", d.MessageID, d.RequestID, d.Model, agent, t)
+		evs = append(evs, call, p.callMessage(r, 2+i, call))
 	}
 	return evs, nil
 }
@@ -490,7 +507,7 @@ func (p *Parser) toolStart(r *record, t time.Time) ([]event.Event, error) {
 	if *r.Type == "tool.execution_start" {
 		p.find(d.ToolCallID).Started = true
 	}
-	return []event.Event{ev}, nil
+	return []event.Event{ev, p.callMessage(r, 0, ev)}, nil
 }
 
 // toolComplete reads a call's outcome, under the call's id.
@@ -592,3 +609,33 @@ func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 func clipError(s string) string { return transcript.Clip(strings.TrimSpace(s), maxError) }
 
 func clipOutput(s string) string { return transcript.Clip(s, maxOutput) }
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+// message returns a message event of a record: id event.ID("copilot-cli", "message", session id,
+// record id, block), Seq the line's offset × 64 + block, at the record's time.
+func (p *Parser) message(r *record, block int, t time.Time, m event.Message) event.Event {
+	ev := p.newEvent(event.KindMessage, p.id(event.KindMessage, key(r), strconv.Itoa(block)), t)
+	m.Seq = p.off*64 + int64(min(block, 63))
+	ev.Message = &m
+	return ev
+}
+
+// textMessage is message for a text (scrubbed, cut): none when it is empty.
+func (p *Parser) textMessage(r *record, block int, t time.Time, m event.Message) []event.Event {
+	m.Text = clipMessage(m.Text)
+	if m.Text == "" {
+		return nil
+	}
+	return []event.Event{p.message(r, block, t, m)}
+}
+
+// callMessage places a call's action in the conversation: its text is the action's target.
+func (p *Parser) callMessage(r *record, block int, call event.Event) event.Event {
+	a := call.Action
+	return p.message(r, block, call.Time, event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool,
+		ToolUseID: a.ToolUseID, MessageID: a.MessageID, AgentID: a.AgentID, Sidechain: a.Sidechain, Model: a.Model})
+}
+
+func clipMessage(s string) string { return transcript.Clip(strings.TrimSpace(s), maxMessage) }

@@ -244,7 +244,7 @@ func TestCLIParser_Malformed(t *testing.T) {
 		}
 	}
 	evs, err := p.Record(0, []byte(full))
-	if err != nil || len(evs) != 1 || evs[0].Action.Type != event.ActionUserPrompt {
+	if err != nil || len(evs) != 2 || evs[0].Action.Type != event.ActionUserPrompt || evs[1].Message == nil {
 		t.Fatalf("the next line: %v %v", evs, err)
 	}
 	for _, l := range []string{`{"type":"session.brand_new","data":{}}`, `{"data":{}}`, `{"type":"session.info","data":{"infoType":"model","message":"m"},"timestamp":"2026-03-02T10:00:02.000Z"}`} {
@@ -254,7 +254,7 @@ func TestCLIParser_Malformed(t *testing.T) {
 	}
 	st := p.Stats()
 	if st.Malformed != int64(len(cases)) || st.Lines != int64(len(cases))+4 || st.Unknown["session.brand_new"] != 1 ||
-		st.Unknown["(no type)"] != 1 || len(st.Unknown) != 2 || st.Events != 1 {
+		st.Unknown["(no type)"] != 1 || len(st.Unknown) != 2 || st.Events != 2 {
 		t.Errorf("stats %+v", st)
 	}
 	if p.st.SessionID != "s" {
@@ -296,7 +296,7 @@ func TestCLIParser_Scrubs(t *testing.T) {
 		`{"type":"assistant.message","data":{"messageId":"m","toolRequests":[{"toolCallId":"c","name":"bash","arguments":{"command":"OPENAI_API_KEY=`+key+` run"}}]},"id":"c","timestamp":"2026-03-02T10:00:02.000Z"}`,
 		`{"type":"tool.execution_complete","data":{"toolCallId":"c","success":false,"result":{"content":"key `+key+`"},"error":{"message":"bad key `+key+`"}},"id":"d","timestamp":"2026-03-02T10:00:03.000Z"}`,
 		`{"type":"session.error","data":{"errorType":"authentication","message":"key `+key+` refused"},"id":"e","timestamp":"2026-03-02T10:00:04.000Z"}`)
-	if len(evs) != 5 {
+	if len(evs) != 7 { // and the prompt's and the call's messages
 		t.Fatalf("%d events", len(evs))
 	}
 	for _, e := range evs {

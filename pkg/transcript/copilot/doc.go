@@ -215,6 +215,37 @@
 // every step costs its new steps. Without State (lost, or a new parser) a document is read whole
 // again, with the same ids.
 //
+// # Messages
+//
+// The conversation is one event.Message per message. Copilot CLI: a user.message that is a
+// prompt (the same as the user_prompt action: its content, not transformedContent with the CLI's
+// inserts; not autopilot's nudge nor a skill's message) is a user message; an assistant.message's
+// reasoningText a thinking message (none when only reasoningOpaque, encrypted, is there; the
+// assistant.reasoning records are not read), its content an assistant message, and each tool
+// request a tool_call message (Tool the tool's name, ToolUseID the tool call id, Text the
+// action's target), as is a tool the user ran (tool.user_requested, or an execution_start no
+// message announced); a sub-agent's (parentToolCallId, else agentId) carry AgentID and Sidechain
+// as its actions do; a successful compaction's summaryContent is a summary message. system.message
+// is not a message. MessageID is the assistant message's messageId, Model as for its actions. Id
+// event.ID("copilot-cli", "message", session id, record id, block) with blocks 0 reasoning, 1
+// content, 2+i the i-th tool request; Seq the line's byte offset × 64 + block (it grows along the
+// file and stays the same at a re-read).
+//
+// VS Code Copilot Chat: a request's message text is a user message (id event.ID("copilot-vscode",
+// "message", session id, request id, "prompt")), emitted at once; its response's messages once
+// the request is finished (complete with its result, cancelled or failed: a running response's
+// text still grows, and a stored message is not rewritten): each run of markdown parts (with the
+// inlineReference parts inside it written as the file's name) an assistant message, each run of
+// thinking parts (their values joined; empty or encrypted-only ones give nothing) a thinking
+// message, each tool invocation a tool_call message with its action's tool, target and tool call
+// id. Other parts (progress, MCP servers starting, edits, code block URIs, ...) are not messages
+// and do not break a run. MessageID is the responseId (the prompt's, the requestId), Model the
+// request's modelId; id event.ID("copilot-vscode", "message", session id, request id, the index
+// of the run's first part), Seq the request's index × 65536 + 1 + that part index (the prompt 0).
+// All the requests of a session are at their request's timestamp.
+//
+// Every message's text is scrubbed and cut to 64 KB.
+//
 // # Both clients
 //
 // Targets, errors and outputs go through scrub.String and are cut to 500 characters, 2 KB and 8

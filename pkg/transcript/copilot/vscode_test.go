@@ -375,7 +375,7 @@ func TestVSCodeParser_Scrubs(t *testing.T) {
 		`{"original":"OPENAI_API_KEY=` + key + ` npm test"},"terminalCommandOutput":{"text":"key ` + key + `"},` +
 		`"terminalCommandState":{"exitCode":2}}}],"modelState":{"value":3},"result":{"errorDetails":{"message":"bad key ` + key + `"}}}]}`
 	evs, _, err := readDoc(t, vsSrc("/x/chatSessions/s.json"), nil, []byte(doc))
-	if err != nil || len(evs) != 4 {
+	if err != nil || len(evs) != 6 { // and the prompt's and the call's messages
 		t.Fatalf("%d events, %v", len(evs), err)
 	}
 	for _, e := range evs {

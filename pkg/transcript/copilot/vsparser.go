@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -418,13 +419,21 @@ func (p *VSCodeParser) request(q *vsRequest, i int, prevModel string, t time.Tim
 	if text := messageText(q.Message); strings.TrimSpace(text) != "" {
 		evs = append(evs, p.action(p.id(event.KindAction, "prompt", rid), t,
 			&event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text), RequestID: q.RequestID}))
+		if text = clipMessage(text); text != "" {
+			evs = append(evs, p.message(rid, "prompt", vsSeq(i, 0), t,
+				event.Message{Role: event.RoleUser, Text: text, MessageID: q.RequestID}))
+		}
 	}
 	if m := strings.TrimSpace(q.ModelID); m != "" && m != prevModel {
 		ev := p.newEvent(event.KindSession, p.id(event.KindSession, "model", m, rid), t)
 		ev.Session = &event.Session{State: event.SessionActive, Model: m, Cwd: p.st.Cwd, TranscriptPath: p.src.Path}
 		evs = append(evs, ev)
 	}
-	evs = append(evs, p.tools(q, rid, t)...)
+	calls := p.tools(q, rid, t)
+	evs = append(evs, calls...)
+	if q.final() {
+		evs = append(evs, p.responseMessages(q, i, rid, t, calls)...)
+	}
 	if q.cancelled() {
 		evs = append(evs, p.action(p.id(event.KindAction, "aborted", rid), t,
 			&event.Action{Type: event.ActionTurnAborted, RequestID: q.RequestID, Model: q.ModelID}))
@@ -826,4 +835,118 @@ func fingerprint(e *event.Event) string {
 	b, _ := json.Marshal(e)
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+// vsSeq orders the messages of a session: the request's index, then the part's (the prompt first).
+func vsSeq(req, part int) int64 { return int64(req)<<16 | int64(min(part, 1<<16-1)) }
+
+// message returns a message event: id event.ID("copilot-vscode", "message", session id, request
+// id, key), at the request's time.
+func (p *VSCodeParser) message(rid, key string, seq int64, t time.Time, m event.Message) event.Event {
+	ev := p.newEvent(event.KindMessage, p.id(event.KindMessage, rid, key), t)
+	m.Seq = seq
+	ev.Message = &m
+	return ev
+}
+
+// vsText is what a text part holds: markdown {value} (no kind, or markdownContent {content}),
+// thinking {value: a string or strings}, inlineReference {inlineReference: a URI or a location,
+// name}.
+type vsText struct {
+	Kind    string          `json:"kind"`
+	Value   json.RawMessage `json:"value"`
+	Content json.RawMessage `json:"content"`
+	Name    string          `json:"name"`
+	Ref     *struct {
+		Path string `json:"path"`
+		URI  *struct {
+			Path string `json:"path"`
+		} `json:"uri"`
+	} `json:"inlineReference"`
+}
+
+// responseMessages reads a finished request's response as messages: each run of markdown (with
+// the file references inside it, by name) is an assistant message, each run of thinking a
+// thinking message, and each tool invocation a tool_call message with its action's target.
+// calls are the request's tool invocation actions, in the order of their parts.
+func (p *VSCodeParser) responseMessages(q *vsRequest, i int, rid string, t time.Time, calls []event.Event) []event.Event {
+	var evs []event.Event
+	role, start := "", 0
+	var sb strings.Builder
+	flush := func() {
+		if text := clipMessage(sb.String()); role != "" && text != "" {
+			evs = append(evs, p.message(rid, strconv.Itoa(start), vsSeq(i, 1+start), t,
+				event.Message{Role: role, Text: text, MessageID: q.ResponseID, Model: q.ModelID}))
+		}
+		role = ""
+		sb.Reset()
+	}
+	run := func(r string, j int) {
+		if role != r {
+			flush()
+			role, start = r, j
+		}
+	}
+	k := 0 // the next call
+	for j, raw := range q.parts() {
+		var part vsPart
+		if json.Unmarshal(raw, &part) != nil {
+			continue
+		}
+		var x vsText
+		_ = json.Unmarshal(raw, &x)
+		switch part.Kind {
+		case "", "markdownContent":
+			v := markdownText(x.Value)
+			if part.Kind != "" {
+				v = markdownText(x.Content)
+			}
+			run(event.RoleAssistant, j)
+			sb.WriteString(v)
+		case "inlineReference":
+			name := x.Name
+			if name == "" && x.Ref != nil {
+				ref := x.Ref.Path
+				if ref == "" && x.Ref.URI != nil {
+					ref = x.Ref.URI.Path
+				}
+				name = path.Base(ref)
+			}
+			if name != "" && name != "." && name != "/" {
+				run(event.RoleAssistant, j)
+				sb.WriteString(name)
+			}
+		case "thinking":
+			run(event.RoleThinking, j)
+			sb.WriteString(thinkingText(x.Value))
+		case "toolInvocationSerialized", "toolInvocation":
+			flush()
+			if k < len(calls) {
+				a := calls[k].Action
+				tool := a.Tool
+				if tool == "" {
+					tool = string(a.Type)
+				}
+				evs = append(evs, p.message(rid, strconv.Itoa(j), vsSeq(i, 1+j), t, event.Message{Role: event.RoleToolCall,
+					Text: a.Target, Tool: tool, ToolUseID: a.ToolUseID, MessageID: a.MessageID, Model: a.Model}))
+				k++
+			}
+		}
+	}
+	flush()
+	return evs
+}
+
+// thinkingText reads a thinking part's value: a string, or strings.
+func thinkingText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var ss []string
+	_ = json.Unmarshal(raw, &ss)
+	return strings.Join(ss, "")
 }

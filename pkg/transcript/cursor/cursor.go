@@ -70,7 +70,22 @@
 // run_terminal_command, run_terminal_command_v2 run_command; grep, grep_search, ripgrep,
 // codebase_search search_text; list_dir, file_search, glob_file_search search_files; web_search
 // web_search; fetch, web_fetch, fetch_url web_fetch; todo_write todo_update; task spawn_subagent;
-// mcp_* mcp_call; anything else unknown. Assistant text, thinking and code blocks yield nothing.
+// mcp_* mcp_call; anything else unknown. Code blocks yield nothing.
+//
+// # Messages
+//
+// The conversation is one event.Message per message, id event.ID("cursor", "message", composer
+// id, bubble id, block), at the bubble's time: a user bubble's text (the user_prompt's) a user
+// message (block 0); an assistant bubble's thinking.text (else its allThinkingBlocks' text; none
+// when empty) a thinking message (block 0), its text an assistant message (block 1), and its tool
+// call a tool_call message (block 2: Tool the tool's name, ToolUseID its toolCallId, Text the
+// action's target). MessageID is the bubble id, Model the bubble's model as for its usage. Seq is
+// the bubble's place in the composer's fullConversationHeadersOnly (or inline conversation),
+// counted from 1, × 64 + block; 0 × 64 + block when the composer read does not list it yet (its
+// time then orders it). Texts are scrubbed and cut to 64 KB. The records hold no subagent
+// conversation and no compaction summary this reader knows of. Caveat: Cursor rewrites an
+// assistant bubble as the model streams, and a pass that reads it mid-stream emits the text so
+// far under the bubble's message id; the message the store kept first is the one it keeps.
 //
 // # Token accounting
 //

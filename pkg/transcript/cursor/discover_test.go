@@ -68,14 +68,15 @@ func TestIngest_Scan(t *testing.T) {
 	user := t.TempDir()
 	db, _ := writeDemo(t, user, "DELETE")
 	scan := ingesttest.NewScan(t, New([]string{user}))
-	if sum := scan.Run(); sum.Files != 1 || sum.Events != 12 || sum.Malformed != 1 {
+	if sum := scan.Run(); sum.Files != 1 || sum.Events != 21 || sum.Malformed != 1 { // 12, and 9 messages
 		t.Fatalf("first scan %+v", sum)
 	}
 	if sum := scan.Run(); sum.Read != 0 || sum.Events != 0 {
 		t.Fatalf("second scan %+v", sum)
 	}
 	put(t, db, "cursorDiskKV", "bubbleId:c1:b8", map[string]any{"type": 1, "bubbleId": "b8", "text": "thanks", "createdAt": iso(c0 + 40000)})
-	if sum := scan.Run(); sum.Events != 1 || scan.Last().ID != event.ID(Client, "prompt", "c1", "b8") {
+	if sum := scan.Run(); sum.Events != 2 || scan.Published[len(scan.Published)-2].ID != event.ID(Client, "prompt", "c1", "b8") ||
+		scan.Last().ID != event.ID(Client, "message", "c1", "b8", "0") {
 		t.Fatalf("scan after a bubble %+v", sum)
 	}
 	if sum := scan.Run(); sum.Events != 0 {

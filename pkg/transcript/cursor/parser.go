@@ -138,7 +138,8 @@ type chat struct {
 	id               string
 	created, updated int64 // Unix ms
 	model, dir       string
-	known            bool // its composerData was read
+	known            bool           // its composerData was read
+	order            map[string]int // the place of each bubble in the conversation, from 1
 }
 
 type row struct {
@@ -260,12 +261,13 @@ func (ps *pass) chat(ctx context.Context, tx *sql.Tx, cid string) (*chat, error)
 	if m, ok := ps.st.mark(cid); ok {
 		c.model, c.dir = m.Model, m.Dir
 	}
-	var created, updated, model any
+	var created, updated, model, headers any
 	err := tx.QueryRowContext(ctx, `SELECT
 		CASE WHEN json_valid(v) THEN json_extract(v, '$.createdAt') END,
 		CASE WHEN json_valid(v) THEN json_extract(v, '$.lastUpdatedAt') END,
-		CASE WHEN json_valid(v) THEN json_extract(v, '$.modelConfig.modelName') END
-		FROM (SELECT CAST(value AS TEXT) AS v FROM cursorDiskKV WHERE key = ?)`, "composerData:"+cid).Scan(&created, &updated, &model)
+		CASE WHEN json_valid(v) THEN json_extract(v, '$.modelConfig.modelName') END,
+		CASE WHEN json_valid(v) THEN json_extract(v, '$.fullConversationHeadersOnly') END
+		FROM (SELECT CAST(value AS TEXT) AS v FROM cursorDiskKV WHERE key = ?)`, "composerData:"+cid).Scan(&created, &updated, &model, &headers)
 	switch {
 	case err == sql.ErrNoRows:
 	case err != nil:
@@ -274,6 +276,12 @@ func (ps *pass) chat(ctx context.Context, tx *sql.Tx, cid string) (*chat, error)
 		c.created, c.updated = msOf(created), msOf(updated)
 		if s, ok := model.(string); ok && modelName(s) != "" {
 			c.model = transcript.CutRunes(modelName(s), 200)
+		}
+		if s, ok := headers.(string); ok {
+			var hs []json.RawMessage
+			if json.Unmarshal([]byte(s), &hs) == nil {
+				c.order = bubbleOrder(hs)
+			}
 		}
 	}
 	ps.chats[cid] = c
@@ -305,7 +313,8 @@ func (ps *pass) composer(id string, raw []byte) error {
 	if id == "" {
 		return transcript.Malformed(Client, "composer without an id")
 	}
-	c := &chat{id: id, created: msOf(rawValue(d.CreatedAt)), updated: msOf(rawValue(d.LastUpdatedAt)), known: true}
+	c := &chat{id: id, created: msOf(rawValue(d.CreatedAt)), updated: msOf(rawValue(d.LastUpdatedAt)), known: true,
+		order: bubbleOrder(append(slices.Clone(d.Headers), d.Conversation...))}
 	if d.ModelConfig != nil {
 		c.model = transcript.CutRunes(modelName(d.ModelConfig.ModelName), 200)
 	}
@@ -362,9 +371,15 @@ func (ps *pass) composer(id string, raw []byte) error {
 
 // bubbleData is the part of a bubble's JSON this reader uses.
 type bubbleData struct {
-	BubbleID  string          `json:"bubbleId"`
-	Type      int             `json:"type"`
-	Text      string          `json:"text"`
+	BubbleID string `json:"bubbleId"`
+	Type     int    `json:"type"`
+	Text     string `json:"text"`
+	Thinking *struct {
+		Text string `json:"text"`
+	} `json:"thinking"`
+	AllThinkingBlocks []struct {
+		Text string `json:"text"`
+	} `json:"allThinkingBlocks"`
 	CreatedAt json.RawMessage `json:"createdAt"`
 	ModelInfo *struct {
 		ModelName string `json:"modelName"`
@@ -423,10 +438,19 @@ func (ps *pass) bubble(c *chat, bid string, raw []byte) error {
 		if text := strings.TrimSpace(b.Text); text != "" {
 			a := &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(transcript.CutBytes(text, maxText)), MessageID: bid}
 			ps.action(c, event.ID(Client, "prompt", c.id, bid), t, a)
+			ps.message(c, bid, 0, t, event.Message{Role: event.RoleUser, Text: text, MessageID: bid})
 		}
 	case 2:
+		ps.message(c, bid, 0, t, event.Message{Role: event.RoleThinking, Text: thinkingText(&b), MessageID: bid, Model: model})
+		ps.message(c, bid, 1, t, event.Message{Role: event.RoleAssistant, Text: b.Text, MessageID: bid, Model: model})
 		if tf := b.ToolFormerData; tf != nil && (tf.Name != "" || tf.ToolCallID != "") {
-			ps.tool(c, bid, tf, model, t)
+			a := ps.tool(c, bid, tf, model, t)
+			tool := a.Tool
+			if tool == "" && a.ToolUseID == "" {
+				tool = string(a.Type)
+			}
+			ps.message(c, bid, 2, t, event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: tool, ToolUseID: a.ToolUseID,
+				MessageID: bid, Model: model})
 		}
 	default:
 		ps.stats.CountUnknown(fmt.Sprintf("bubble type %d", b.Type))
@@ -449,8 +473,8 @@ func (ps *pass) bubble(c *chat, bid string, raw []byte) error {
 	return nil
 }
 
-// tool reads a bubble's tool call.
-func (ps *pass) tool(c *chat, bid string, tf *toolFormer, model string, t time.Time) {
+// tool reads a bubble's tool call, and returns its action.
+func (ps *pass) tool(c *chat, bid string, tf *toolFormer, model string, t time.Time) *event.Action {
 	name := strings.TrimSpace(tf.Name)
 	args := jsonText(tf.Params)
 	if len(readArgs(args)) == 0 {
@@ -492,6 +516,52 @@ func (ps *pass) tool(c *chat, bid string, tf *toolFormer, model string, t time.T
 		key = bid
 	}
 	ps.action(c, event.ID(Client, "action", c.id, key), t, a)
+	return a
+}
+
+// message adds a message of bubble bid (none for a text role without text): id
+// event.ID("cursor", "message", composer id, bubble id, block), Seq the bubble's place in the
+// conversation × 64 + block.
+func (ps *pass) message(c *chat, bid string, block int, t time.Time, m event.Message) {
+	if m.Role != event.RoleToolCall {
+		if m.Text = transcript.Clip(strings.TrimSpace(m.Text), maxText); m.Text == "" {
+			return
+		}
+	}
+	m.Seq = int64(c.order[bid])*64 + int64(block)
+	ev := ps.newEvent(c, event.KindMessage, event.ID(Client, "message", c.id, bid, fmt.Sprint(block)), t)
+	ev.Message = &m
+	ps.evs = append(ps.evs, ev)
+}
+
+// thinkingText is an assistant bubble's thinking: thinking.text, else its thinking blocks' text.
+func thinkingText(b *bubbleData) string {
+	if b.Thinking != nil && strings.TrimSpace(b.Thinking.Text) != "" {
+		return b.Thinking.Text
+	}
+	var parts []string
+	for _, t := range b.AllThinkingBlocks {
+		if strings.TrimSpace(t.Text) != "" {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// bubbleOrder numbers the bubbles of a conversation's headers (or inline bubbles) from 1.
+func bubbleOrder(headers []json.RawMessage) map[string]int {
+	order := make(map[string]int, len(headers))
+	for i, h := range headers {
+		var x struct {
+			BubbleID string `json:"bubbleId"`
+		}
+		if json.Unmarshal(h, &x) == nil && x.BubbleID != "" {
+			if _, dup := order[x.BubbleID]; !dup {
+				order[x.BubbleID] = i + 1
+			}
+		}
+	}
+	return order
 }
 
 // toolResult is the part of a result this reader uses.
