@@ -87,8 +87,12 @@ var insertSQL = map[event.Kind]string{
 	event.KindMCPCall: `INSERT OR IGNORE INTO mcp_calls (event_id, ts, client, session_id, project, server, tool,
 		request_id, input_bytes, output_bytes, input_hash, output_hash, duration_ms, error, token_estimate)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-	event.KindMessage: `INSERT OR IGNORE INTO messages (event_id, ts, seq, client, session_id, project, role, text,
-		message_id, tool_use_id, tool, agent_id, sidechain, model, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	// A message read again with more text (a reply a client rewrites as it streams) keeps the
+	// longer text; its full-text entry follows it (migration 0019's trigger).
+	event.KindMessage: `INSERT INTO messages (event_id, ts, seq, client, session_id, project, role, text,
+		message_id, tool_use_id, tool, agent_id, sidechain, model, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (event_id) DO UPDATE SET text = excluded.text, model = CASE WHEN excluded.model != '' THEN excluded.model ELSE model END
+		WHERE length(excluded.text) > length(text)`,
 	// One row per distinct snapshot of a window: the same figures seen again move its times.
 	event.KindLimit: `INSERT INTO limit_snapshots (event_id, ts, last_seen, provider, window, window_minutes, used_pct,
 		status, resets_at, plan, client, source, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)

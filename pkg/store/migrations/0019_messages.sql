@@ -26,3 +26,12 @@ CREATE INDEX messages_ts ON messages(ts);
 -- calls, summaries), filled in batches off the write path (fts_progress 'message'), like the
 -- tool outputs' index.
 CREATE VIRTUAL TABLE message_fts USING fts5(text, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+-- A message read again with more text (a client that rewrites a reply as it streams: Cursor, Cline)
+-- keeps the longer text (write.go); its index entry, when it has one already, follows it. Only
+-- updates fire this: inserts are indexed in batches.
+CREATE TRIGGER messages_text_update AFTER UPDATE OF text ON messages
+WHEN old.id <= coalesce((SELECT last_id FROM fts_progress WHERE name = 'message'), 0)
+BEGIN
+    INSERT INTO message_fts (message_fts, rowid, text) SELECT 'delete', old.id, old.text WHERE old.text != '';
+    INSERT INTO message_fts (rowid, text) SELECT new.id, new.text WHERE new.text != '';
+END;
