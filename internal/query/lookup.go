@@ -89,7 +89,7 @@ func RecentCapture(ctx context.Context, db *sql.DB, since time.Time, max int) ([
 var eventTables = map[event.Kind]string{
 	event.KindAction: "actions", event.KindTokenUsage: "token_usage", event.KindAPITurn: "api_turns",
 	event.KindCompression: "compression_events", event.KindSession: "session_events",
-	event.KindHook: "hook_events", event.KindMCPCall: "mcp_calls",
+	event.KindHook: "hook_events", event.KindMCPCall: "mcp_calls", event.KindMessage: "messages",
 }
 
 // EventChecker answers whether the store holds an event, by its id, with one prepared statement

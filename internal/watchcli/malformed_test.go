@@ -56,8 +56,8 @@ func TestReportMalformed_NamesEachFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pub.n != 5 {
-		t.Fatalf("%d events published, want the 5 prompts", pub.n)
+	if pub.n != 2*5 {
+		t.Fatalf("%d events published, want the 5 prompts and their 5 user messages", pub.n)
 	}
 
 	var buf bytes.Buffer

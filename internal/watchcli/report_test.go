@@ -95,7 +95,7 @@ func TestReport_LongLineAndRewrite(t *testing.T) {
 	if len(recs) != 1 || recs[0]["msg"] != "transcript rewritten; read again from its start" || recs[0]["file"] != a || recs[0]["why"] == "" {
 		t.Fatalf("rewrite logged as %v", recs)
 	}
-	if got := pub.n - n; got != 4 {
-		t.Errorf("%d events after the rewrite, want the 4 new prompts", got)
+	if got := pub.n - n; got != 2*4 {
+		t.Errorf("%d events after the rewrite, want the 4 new prompts and their 4 user messages", got)
 	}
 }

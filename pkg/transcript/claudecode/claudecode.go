@@ -80,8 +80,8 @@
 // shell escape (<bash-input>) one whose target is "!command". Not prompts: lines holding
 // tool_result blocks; isMeta lines (the local-command caveat, a slash command's expanded
 // instructions, skill bodies); the isCompactSummary / isVisibleInTranscriptOnly summary written
-// after a compaction; sidechain lines (a subagent's task prompt, already the target of its
-// spawn_subagent call); command output (<local-command-stdout>, <bash-stdout>, ...) and
+// after a compaction (a summary message); sidechain lines (a subagent's task prompt, already the
+// target of its spawn_subagent call, and a user message of the subagent); command output (<local-command-stdout>, <bash-stdout>, ...) and
 // <system-reminder> text. "[Request interrupted by user...]" is a turn_aborted action.
 //
 // System lines: subtype api_error (each retry Claude Code logs) is an api_error action with the
@@ -93,6 +93,38 @@
 // yield nothing; a record type or system subtype this package does not know is counted in
 // Stats.Unknown and yields nothing. A line that is not UTF-8 or not a JSON object, or whose known
 // record does not decode, is malformed (transcript.ErrMalformed).
+//
+// # Messages
+//
+// The conversation is a message event per message (event.Message), with the line's time and Seq =
+// the line's byte offset in its file × 64 + the block's index in the line, so the messages of one
+// time keep their file order and a re-read or a resumed parser numbers them alike:
+//
+//   - user: every line that is a user_prompt above, with the same text unclipped (a slash command
+//     as "/name args", a shell escape as "!command", an image alone as "[image]"); and a subagent's
+//     task prompt (the first user line of a sidechain), on the sidechain. MessageID is the line's
+//     uuid.
+//   - assistant: each text block of an assistant line; thinking: each thinking block whose text is
+//     not empty (a block that holds only its signature, and redacted_thinking, are skipped).
+//     MessageID is message.id, shared by the lines of one model message; Model is its model.
+//   - tool_call: each tool_use and server_tool_use block with an id, in its place: Tool the raw
+//     tool name, ToolUseID the call's, Text the call action's target. The result stays with the
+//     action (its output), joined by ToolUseID.
+//   - summary: the isCompactSummary user line written after a compaction, its text.
+//
+// Not messages: tool_result lines, isMeta lines (the local-command caveat, a slash command's
+// expanded instructions), isVisibleInTranscriptOnly lines that are no compaction summary, command
+// output and <system-reminder> text, "[Request interrupted by user...]" markers (turn_aborted
+// actions), the "<synthetic>" model's lines and isApiErrorMessage lines (Claude Code's own
+// placeholders and API errors, which are api_error actions), empty text, system lines, and
+// summary records (the title of a conversation in the /resume list, not a compaction summary).
+//
+// A message's id is event.ID("claude-code", "message", line uuid (or its content hash),
+// block index), and a tool call's event.ID("claude-code", "message", "tool_use", tool_use_id), the
+// same in every file that copies the line (a resumed session, a replay), so a block written twice
+// is stored once. AgentID and Sidechain are the line's, as for actions: a subagent's messages,
+// inline or in its own file, belong to the parent session. The text goes through scrub.String and
+// is kept to 64 KiB.
 //
 // Every target, error and output goes through scrub.String. Events carry the line's time (UTC; the
 // last time seen when a line has none), source observer-watch, client claude-code, the session as

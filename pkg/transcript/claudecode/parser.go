@@ -284,9 +284,9 @@ func (p *Parser) record(off int64, raw []byte) ([]event.Event, error) {
 	var err error
 	switch typ {
 	case "user":
-		evs, err = p.user(&l, raw, t)
+		evs, err = p.user(&l, raw, off, t)
 	case "assistant":
-		evs, err = p.assistant(&l, raw, t)
+		evs, err = p.assistant(&l, raw, off, t)
 	case "system":
 		evs, err = p.system(&l, raw, t)
 	}
@@ -478,6 +478,7 @@ type block struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
 	ToolUseID string          `json:"tool_use_id"`
 	IsError   *bool           `json:"is_error"`
 	Content   json.RawMessage `json:"content"`
@@ -549,6 +550,8 @@ func decodeBlock(raw []byte) block {
 			b.Input = v
 		case "text":
 			b.Text = jsonscan.Str(v)
+		case "thinking":
+			b.Thinking = jsonscan.Str(v)
 		case "tool_use_id":
 			b.ToolUseID = jsonscan.Str(v)
 		case "is_error":
@@ -563,8 +566,9 @@ func decodeBlock(raw []byte) block {
 	return b
 }
 
-// assistant handles one assistant line: its usage, and its tool_use blocks.
-func (p *Parser) assistant(l *line, raw []byte, t time.Time) ([]event.Event, error) {
+// assistant handles one assistant line: its usage, its tool_use blocks, and its messages (text,
+// thinking, tool calls).
+func (p *Parser) assistant(l *line, raw []byte, off int64, t time.Time) ([]event.Event, error) {
 	m, blocks, text, err := decodeMessage(l.Message)
 	if err != nil {
 		return nil, malformed("assistant message: %v", err)
@@ -593,14 +597,26 @@ func (p *Parser) assistant(l *line, raw []byte, t time.Time) ([]event.Event, err
 	if u, ok := p.usage(l, &m, t); ok {
 		evs = append(evs, u)
 	}
+	// Claude Code's own placeholders (an API error, "No response requested.") are no reply.
+	replies := !l.IsAPIErrorMessage && m.Model != syntheticModel
 	for i := range blocks {
 		b := &blocks[i]
 		switch b.Type {
+		case "text", "thinking":
+			if replies {
+				if msg, ok := p.replyMessage(l, raw, &m, b, off, i, t); ok {
+					evs = append(evs, msg)
+				}
+			}
 		case "tool_use", "server_tool_use":
 			if b.ID == "" {
 				continue
 			}
-			evs = append(evs, p.toolCall(l, &m, b, t))
+			call := p.toolCall(l, &m, b, t)
+			evs = append(evs, call)
+			if replies {
+				evs = append(evs, p.callMessage(l, &m, call.Action, off, i, t))
+			}
 		case "web_search_tool_result", "web_fetch_tool_result":
 			if b.ToolUseID == "" {
 				continue
@@ -611,8 +627,8 @@ func (p *Parser) assistant(l *line, raw []byte, t time.Time) ([]event.Event, err
 	return evs, nil
 }
 
-// user handles one user line: tool results, a prompt, or an interruption.
-func (p *Parser) user(l *line, raw []byte, t time.Time) ([]event.Event, error) {
+// user handles one user line: tool results, a prompt, an interruption, or a compaction summary.
+func (p *Parser) user(l *line, raw []byte, off int64, t time.Time) ([]event.Event, error) {
 	_, blocks, text, err := decodeMessage(l.Message)
 	if err != nil {
 		return nil, malformed("user message: %v", err)
@@ -650,7 +666,13 @@ func (p *Parser) user(l *line, raw []byte, t time.Time) ([]event.Event, error) {
 	if reason, ok := interruption(prompt); ok {
 		return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionTurnAborted, Error: reason})}, nil
 	}
-	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.IsSidechain {
+	if l.IsCompactSummary {
+		if prompt == "" {
+			return nil, nil
+		}
+		return []event.Event{p.lineMessage(l, raw, off, t, event.RoleSummary, prompt)}, nil
+	}
+	if l.IsMeta || l.IsVisibleInTranscriptOnly {
 		return nil, nil
 	}
 	target, ok := promptTarget(prompt)
@@ -660,7 +682,11 @@ func (p *Parser) user(l *line, raw []byte, t time.Time) ([]event.Event, error) {
 	if target == "" && images > 0 {
 		target = "[image]"
 	}
-	return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)})}, nil
+	msg := p.lineMessage(l, raw, off, t, event.RoleUser, target)
+	if l.IsSidechain {
+		return []event.Event{msg}, nil // a subagent's task prompt: its conversation's first message, no prompt action
+	}
+	return []event.Event{p.lineAction(l, raw, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(target)}), msg}, nil
 }
 
 // interruption recognizes Claude Code's "[Request interrupted by user]" and "[Request interrupted
