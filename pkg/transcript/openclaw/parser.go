@@ -87,12 +87,13 @@ func malformed(format string, args ...any) error {
 }
 
 // Record parses one complete line of a legacy session file; a database is read by Poll.
-func (p *Parser) Record(_ int64, line []byte) ([]event.Event, error) {
+func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
 	if p.src.Database {
 		p.r.Stats.Lines++
 		p.r.Stats.Malformed++
 		return nil, malformed("%s is a database, read by Poll", p.src.Path)
 	}
+	p.r.Place = off
 	return p.r.Record(&p.st.File.Session, line)
 }
 
