@@ -222,7 +222,7 @@ func (r *Reader) prompt(s *Session, m *message, key string, t time.Time) []event
 		full = m.text(maxMessage + 1024)
 	}
 	return []event.Event{r.Action(s, id, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)}),
-		r.message(s, event.ID(r.Client, string(event.KindMessage), "user", key, shortHash(text)), t, 0,
+		r.Message(s, event.ID(r.Client, string(event.KindMessage), "user", key, shortHash(text)), t, 0,
 			&event.Message{Role: event.RoleUser, Text: clipMessage(full)})}
 }
 
@@ -256,7 +256,7 @@ func (r *Reader) assistant(s *Session, m *message, key string, t time.Time) []ev
 		case "toolCall":
 			call := r.toolCall(s, m, key, b, i, t)
 			a := call.Action
-			evs = append(evs, call, r.message(s, event.ID(r.Client, string(event.KindMessage), a.ToolUseID, key), t, i,
+			evs = append(evs, call, r.Message(s, event.ID(r.Client, string(event.KindMessage), a.ToolUseID, key), t, i,
 				&event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool, ToolUseID: a.ToolUseID,
 					MessageID: m.ResponseID, Model: m.Model}))
 		case "text", "thinking":
@@ -269,7 +269,7 @@ func (r *Reader) assistant(s *Session, m *message, key string, t time.Time) []ev
 				continue // a thinking block of a signature alone: encrypted, nothing to read
 			}
 			id := event.ID(r.Client, string(event.KindMessage), key, m.ResponseID, strconv.Itoa(i), shortHash(text))
-			evs = append(evs, r.message(s, id, t, i, &event.Message{Role: role, Text: clipMessage(text),
+			evs = append(evs, r.Message(s, id, t, i, &event.Message{Role: role, Text: clipMessage(text),
 				MessageID: m.ResponseID, Model: m.Model}))
 		}
 	}
@@ -449,14 +449,14 @@ func (r *Reader) bashExecution(s *Session, m *message, key string, t time.Time) 
 		}
 	}
 	id := event.ID(r.Client, string(event.KindAction), "bash", key, shortHash(cmd))
-	return []event.Event{r.Action(s, id, t, a), r.message(s, event.ID(r.Client, string(event.KindMessage), "bash", key, shortHash(cmd)),
+	return []event.Event{r.Action(s, id, t, a), r.Message(s, event.ID(r.Client, string(event.KindMessage), "bash", key, shortHash(cmd)),
 		t, 0, &event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool})}
 }
 
-// message returns the event of a message of session s, block i of the record being read: its
+// Message returns the event of a message of session s, block i of the record being read: its
 // Seq is the record's place (Reader.Place) × 64 + i, and for a subagent's session it carries
 // AgentID and Sidechain.
-func (r *Reader) message(s *Session, id string, t time.Time, i int, m *event.Message) event.Event {
+func (r *Reader) Message(s *Session, id string, t time.Time, i int, m *event.Message) event.Event {
 	m.Seq = r.Place*64 + int64(i)
 	m.AgentID = s.agentID()
 	m.Sidechain = s.Root != ""

@@ -387,7 +387,7 @@ func (r *Reader) compaction(s *Session, e *entry, t time.Time, hasTime bool) ([]
 		summary, _, _ = jsonscan.StringPrefix(e.Summary, maxMessage+1024)
 	}
 	if strings.TrimSpace(summary) != "" {
-		evs = append(evs, r.message(s, event.ID(r.Client, string(event.KindMessage), "summary", key), t, 0,
+		evs = append(evs, r.Message(s, event.ID(r.Client, string(event.KindMessage), "summary", key), t, 0,
 			&event.Message{Role: event.RoleSummary, Text: clipMessage(summary)}))
 	}
 	if s.Root == "" {
