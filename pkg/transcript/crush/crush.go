@@ -112,7 +112,7 @@
 // an api_error, "canceled" or "permission_denied" a turn_aborted (id event.ID("crush", "finish",
 // message id)); a summary message (is_summary_message, or the session's summary_message_id) a
 // context_compacted action (id event.ID("crush", "compaction", message id)). Reasoning, assistant
-// text, attachments and the other finish reasons yield nothing; a part type or role this package
+// text, attachments and the other finish reasons yield no action (see Conversation); a part type or role this package
 // does not know is counted in Stats.Unknown. A root session yields a started session event (the
 // project's directory as cwd, the database as transcript path). A sub-agent's session (the agent
 // or agentic_fetch tool: its id is the tool call's id, parent_session_id its parent; the title
@@ -120,6 +120,20 @@
 // and the sub-session's id as AgentID. A title session's prompts are not the user's and yield
 // nothing. The project is project.Root of the project's directory. Targets, errors and outputs are
 // scrubbed.
+//
+// # Conversation
+//
+// A message row's parts are messages of the conversation, at the row's time, Seq its rowid (Crush
+// inserts a conversation's messages in order, and ties their seconds) × 64 plus the part's index,
+// MessageID the row's id, AgentID and Sidechain for a sub-agent's session, text scrubbed and kept
+// to 64 KB: a user message's prompt (its first text part that is not hidden) is a user message
+// (id event.ID("crush", "message", message id, part index)); once an assistant message is
+// finished (its finish part), each text part is an assistant message (a summary in a summary
+// message) and each reasoning part with thinking a thinking message, with the message's model;
+// a tool_call part is a tool_call (id event.ID("crush", "message", session id, tool call id);
+// Tool, ToolUseID and Text its action's) once it is finished or its message is. A message is
+// stored once, as first read, so nothing is taken while it streams. Tool results (the action's
+// output), hidden text, attachments, system messages and a title session's messages are none.
 //
 // Malformed data (parts that are not a JSON array, or a part that does not decode) is counted in
 // Stats.Malformed and passed over: the watermark moves past it, and the ingest reports it.

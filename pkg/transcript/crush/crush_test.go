@@ -177,8 +177,8 @@ func TestIngest_Scan(t *testing.T) {
 	execT(t, db, insSession, rootID, nil, "t", t0, t0)
 	execT(t, db, insMessage, "m1", rootID, "user", parts(t, pText{Text: "hello"}, pFinish{Reason: "stop"}), nil, nil, t0, t0)
 	scan := ingesttest.NewScan(t, New([]string{global}))
-	if sum := scan.Run(); sum.Events != 2 || len(scan.Published) != 2 {
-		t.Fatalf("first scan: %+v, published %d; want a session and a prompt", sum, len(scan.Published))
+	if sum := scan.Run(); sum.Events != 3 || len(scan.Published) != 3 {
+		t.Fatalf("first scan: %+v, published %d; want a session, a prompt and its message", sum, len(scan.Published))
 	}
 	if scan.Published[0].Session == nil || scan.Published[0].Session.Cwd != dir || scan.Published[1].Project != dir {
 		t.Errorf("session %+v project %q, want cwd and project %s", scan.Published[0].Session, scan.Published[1].Project, dir)
@@ -189,7 +189,7 @@ func TestIngest_Scan(t *testing.T) {
 	execT(t, db, insMessage, "m2", rootID, "user", parts(t, pText{Text: "again"}, pFinish{Reason: "stop"}), nil, nil, t0+5, t0+5)
 	execT(t, db, insMessage, "m-bad", rootID, "user", "[", nil, nil, t0+6, t0+6)
 	sum := scan.Run()
-	if sum.Events != 1 || sum.Malformed != 1 {
+	if sum.Events != 2 || sum.Malformed != 1 { // the prompt and its message
 		t.Fatalf("scan after new rows: %+v", sum)
 	}
 	if got := scan.Last(); got.ID != event.ID(Client, "prompt", "m2") {

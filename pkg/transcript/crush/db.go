@@ -39,7 +39,8 @@ type sessionRow struct {
 type msgRow struct {
 	id, session, role, model, provider string
 	created, updated                   int64
-	summary                            bool // is_summary_message
+	rowid                              int64 // its place: Crush inserts a conversation's messages in order
+	summary                            bool  // is_summary_message
 	parts                              []byte
 }
 
@@ -112,7 +113,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	q, err = tx.QueryContext(ctx, `SELECT COALESCE(id, ''), COALESCE(session_id, ''), COALESCE(role, ''), parts,
 	  COALESCE(model, ''), CAST(COALESCE(created_at, 0) AS INTEGER), CAST(COALESCE(updated_at, 0) AS INTEGER),
 	  `+opt(mcols, "provider", "COALESCE(provider, '')", "''")+`,
-	  `+opt(mcols, "is_summary_message", "CAST(COALESCE(is_summary_message, 0) AS INTEGER)", "0")+`
+	  `+opt(mcols, "is_summary_message", "CAST(COALESCE(is_summary_message, 0) AS INTEGER)", "0")+`, rowid
 	FROM messages WHERE CAST(COALESCE(updated_at, 0) AS INTEGER) >= ? ORDER BY 7, 1`, st.Message.T)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		var m msgRow
 		var parts sql.RawBytes
 		var summary int64
-		if err := q.Scan(&m.id, &m.session, &m.role, &parts, &m.model, &m.created, &m.updated, &m.provider, &summary); err != nil {
+		if err := q.Scan(&m.id, &m.session, &m.role, &parts, &m.model, &m.created, &m.updated, &m.provider, &summary, &m.rowid); err != nil {
 			q.Close()
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 // panics, and what it emits validates.
 func FuzzParts(f *testing.F) {
 	f.Add([]byte(`[{"type":"text","data":{"text":"hi"}},{"type":"finish","data":{"reason":"stop","time":0}}]`), "user", "")
+	f.Add([]byte(`[{"type":"reasoning","data":{"thinking":"t"}},{"type":"text","data":{"text":"r","hidden":true}},{"type":"tool_call","data":{"finished":true}},{"type":"finish","data":{"reason":"end_turn"}}]`), "assistant", "m")
 	f.Add([]byte(`[{"type":"tool_call","data":{"id":"c","name":"bash","input":"{\"command\":\"ls\"}","finished":true}},{"type":"finish","data":{"reason":"error","message":"m","details":"d","prompt_tokens":"12","completion_tokens":3.5,"cost":-1}}]`), "assistant", "gpt-5")
 	f.Add([]byte(`[{"type":"tool_result","data":{"tool_call_id":"c","name":"bash","content":"x","metadata":"{\"start_time\":1767225600000,\"end_time\":1,\"exit_code\":2}","is_error":false}}]`), "tool", "")
 	f.Add([]byte(`[{"type":"tool_call","data":{"id":"","name":"","input":"","finished":false}}]`), "assistant", "")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ const (
 	maxTarget = 500
 	maxError  = 2 << 10
 	maxOutput = 8 << 10
+	maxText   = 64 << 10 // of a message
 	maxAtMark = 256      // rows kept at a watermark's second
 	maxParts  = 64 << 20 // decompressed size of one message's parts
 )
@@ -222,6 +224,9 @@ type (
 		Text   string `json:"text"`
 		Hidden bool   `json:"hidden"`
 	}
+	reasoningData struct {
+		Thinking string `json:"thinking"`
+	}
 	toolCallData struct {
 		ID       string `json:"id"`
 		Name     string `json:"name"`
@@ -305,7 +310,10 @@ func (p *Parser) message(r *rows, m msgRow, calls map[string]*event.Action) ([]e
 	}
 	o := p.owner(r, m.session)
 	t := unixTime(m.created)
-	var out []event.Event
+	out, err := p.conversation(r, o, m, parts, fin != nil, t)
+	if err != nil {
+		return nil, err
+	}
 	switch m.role {
 	case "user":
 		for _, d := range texts {
@@ -347,6 +355,93 @@ func (p *Parser) message(r *rows, m msgRow, calls map[string]*event.Action) ([]e
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
+
+// conversation returns the message events of a message row (see the package doc): the user's
+// prompt; once the assistant message is finished, its reasoning, text (a summary's text is the
+// summary) and tool calls, a tool call as soon as it is complete.
+func (p *Parser) conversation(r *rows, o owner, m msgRow, parts []part, finished bool, t time.Time) ([]event.Event, error) {
+	if o.title {
+		return nil, nil // a title's generation: not the session's conversation
+	}
+	var out []event.Event
+	add := func(i int, id string, msg event.Message) {
+		msg.Seq = m.rowid*64 + int64(i)
+		msg.MessageID = m.id
+		msg.AgentID, msg.Sidechain = o.agent, o.agent != ""
+		if m.role == "assistant" {
+			msg.Model = m.model
+		}
+		ev := p.newEvent(o, event.KindMessage, id, t)
+		ev.Message = &msg
+		out = append(out, ev)
+	}
+	switch m.role {
+	case "user":
+		for i, pt := range parts {
+			if pt.Type != "text" {
+				continue
+			}
+			var d textData
+			if err := decodeData(pt, &d); err != nil {
+				return nil, err
+			}
+			if d.Hidden || strings.TrimSpace(d.Text) == "" {
+				continue
+			}
+			add(i, event.ID(Client, "message", m.id, strconv.Itoa(i)), event.Message{Role: event.RoleUser, Text: clipText(d.Text)})
+			break // the message's prompt is its first text, as Crush sends it
+		}
+	case "assistant":
+		summary := m.summary || r.sessions[m.session].summary == m.id
+		for i, pt := range parts {
+			switch pt.Type {
+			case "text", "reasoning":
+				if !finished {
+					continue // still streaming
+				}
+				var d textData
+				var th reasoningData
+				role, text := event.RoleAssistant, ""
+				var err error
+				if pt.Type == "text" {
+					err = decodeData(pt, &d)
+					text = d.Text
+					if summary {
+						role = event.RoleSummary
+					}
+				} else {
+					err = decodeData(pt, &th)
+					role, text = event.RoleThinking, th.Thinking
+				}
+				if err != nil {
+					return nil, err
+				}
+				if d.Hidden || strings.TrimSpace(text) == "" {
+					continue
+				}
+				add(i, event.ID(Client, "message", m.id, strconv.Itoa(i)), event.Message{Role: role, Text: clipText(text)})
+			case "tool_call":
+				var d toolCallData
+				if err := decodeData(pt, &d); err != nil {
+					return nil, err
+				}
+				if !d.Finished && !finished || d.ID == "" && d.Name == "" {
+					continue // its input is not complete yet, or it names nothing
+				}
+				callID := d.ID
+				if callID == "" {
+					callID = m.id + ":" + d.Name
+				}
+				add(i, event.ID(Client, "message", m.session, callID), event.Message{Role: event.RoleToolCall,
+					Text: clipTarget(p.target(d.Name, []byte(d.Input))), Tool: d.Name, ToolUseID: d.ID})
+			}
+		}
+	}
+	return out, nil
+}
+
+// clipText scrubs a message's text and keeps at most maxText bytes of it.
+func clipText(s string) string { return transcript.Clip(s, maxText) }
 
 // actionID is the id of a tool call's action: its session's and its own.
 func actionID(session, callID string) string { return event.ID(Client, "action", session, callID) }

@@ -129,6 +129,9 @@ func goldenOf(evs []event.Event, dir string) []golden {
 	var out []golden
 	for _, id := range ids {
 		e := byID[id]
+		if e.Message != nil {
+			continue // the conversation has a golden file of its own
+		}
 		g := golden{ID: id, Kind: string(e.Kind), Time: e.Time.Format(time.RFC3339), Session: e.SessionID}
 		switch {
 		case e.Action != nil:

@@ -271,7 +271,8 @@ func (p *DBParser) events(r *rows, st *dbState) []event.Event {
 		if s == nil {
 			s = &session{id: m.session}
 		}
-		evs, err := p.messageEvents(s, &msg{role: m.role, created: m.created, content: []byte(m.content), userVisible: visible([]byte(m.meta))})
+		evs, err := p.messageEvents(s, &msg{role: m.role, created: m.created, content: []byte(m.content), userVisible: visible([]byte(m.meta)),
+			place: m.rowID})
 		if err != nil {
 			p.stats.Malformed++
 			continue

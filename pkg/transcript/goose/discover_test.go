@@ -82,7 +82,7 @@ func TestIngest_Scan(t *testing.T) {
 		t.Fatalf("second scan %+v", sum)
 	}
 	execT(t, db, insMessage, "msg_z", "20260105_1", "user", `[{"type":"text","text":"one more"}]`, t0+500, visibleMeta)
-	if sum := scan.Run(); sum.Events != 1 {
+	if sum := scan.Run(); sum.Events != 2 { // the prompt and its message
 		t.Fatalf("scan after a message %+v", sum)
 	}
 	if sum := scan.Run(); sum.Events != 0 {

@@ -148,7 +148,8 @@ func (p *FileParser) Record(off int64, data []byte) ([]event.Event, error) {
 	}
 	// Earlier messages are read again for their tool calls, so that results find their calls.
 	for i, m := range msgs {
-		evs, err := p.messageEvents(s, &msg{role: m.Role, created: m.Created, content: m.Content, userVisible: visible(m.Metadata)})
+		evs, err := p.messageEvents(s, &msg{role: m.Role, created: m.Created, content: m.Content, userVisible: visible(m.Metadata),
+			place: int64(i + 1)}) // the line after the metadata's
 		if err != nil {
 			p.stats.Malformed++
 			return nil, err

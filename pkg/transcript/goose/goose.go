@@ -90,7 +90,23 @@
 // "prompt", session id, created, text hash), unless goose marked it invisible to the user
 // (metadata.userVisible false: summaries and instructions it injects); a conversationCompacted item
 // is a context_compacted action. Text of the assistant, thinking, confirmations, notifications and
-// images yield nothing; an unknown item type or role is counted in Stats.Unknown.
+// images yield no action (see Conversation); an unknown item type or role is counted in Stats.Unknown.
+//
+// # Conversation
+//
+// A message's items are messages of the conversation, at the message's created time, Seq its place
+// (the row's id, or the file's line) × 64 plus the item's index, text scrubbed and kept to 64 KB,
+// ids keyed by session, created time and the text's hash or the tool call's id (so the rows
+// replace_conversation inserts again, and a file and its import, are the same messages): a user
+// message visible to the user is a user message (its text items joined, "[image]" for an image,
+// as its user_prompt); an assistant message's text items, when visible to the user, are assistant
+// messages and its thinking (and reasoning) items with text thinking, with the session's model; a
+// toolRequest item is a tool_call (Tool, ToolUseID and Text its action's). A compaction's summary
+// is the message hidden from the user (metadata userVisible false) that goose follows with its
+// continuation, an assistant message hidden too that starts "Your context was compacted": that
+// summary is a summary message. Other hidden messages (goose's instructions, memories, the
+// continuation), tool responses, redacted thinking, confirmations and notifications are none. A
+// subagent's session is a conversation of its own (nothing links it to its parent).
 //
 // A session yields a started session event (cwd = working_dir, start time, model from
 // model_config_json's model_name, the database or file as transcript path), and its name a title

@@ -50,10 +50,10 @@ func srcDB(path string) transcript.Source {
 	return transcript.Source{Client: Client, Path: path, Database: true}
 }
 
-// kinds counts events by kind, actions by type.
+// kinds counts events by kind, actions by type; messages are counted by the conversation tests.
 func kinds(evs []event.Event) map[string]int {
 	out := map[string]int{}
-	for _, e := range evs {
+	for _, e := range withoutMessages(evs) {
 		k := string(e.Kind)
 		if e.Action != nil {
 			k += ":" + string(e.Action.Type)

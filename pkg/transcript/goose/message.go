@@ -37,6 +37,9 @@ type reader struct {
 	stats transcript.Stats
 	roots map[string]string   // project.Root by directory
 	calls map[string]callInfo // tool calls read in this pass, by session and call id
+	// summary is, per session, the last message read when it was hidden from the user and had
+	// text: the compaction's summary when the next message is goose's continuation.
+	summary map[string]event.Event
 }
 
 // callInfo is what a tool call's result takes from its call.
@@ -47,7 +50,7 @@ type callInfo struct {
 }
 
 func newReader(a *Adapter, path string) reader {
-	return reader{a: a, path: path, roots: map[string]string{}, calls: map[string]callInfo{}}
+	return reader{a: a, path: path, roots: map[string]string{}, calls: map[string]callInfo{}, summary: map[string]event.Event{}}
 }
 
 func (r *reader) project(dir string) string {
@@ -167,6 +170,7 @@ type msg struct {
 	created     int64
 	content     []byte // the JSON array of items
 	userVisible bool
+	place       int64 // its place in the session: the row's id, the file's line
 }
 
 // metadata is a message's metadata JSON.
@@ -187,6 +191,7 @@ func visible(raw []byte) bool {
 type item struct {
 	Type       string      `json:"type"`
 	Text       string      `json:"text"`
+	Thinking   string      `json:"thinking"`
 	ID         string      `json:"id"`
 	ToolCall   *toolResult `json:"toolCall"`
 	ToolResult *toolResult `json:"toolResult"`
@@ -211,6 +216,7 @@ var knownItems = map[string]bool{"text": true, "image": true, "thinking": true, 
 
 // messageEvents returns the events of one message of session s.
 func (r *reader) messageEvents(s *session, m *msg) ([]event.Event, error) {
+	mm := m
 	raw := bytes.TrimSpace(m.content)
 	if len(raw) == 0 || raw[0] != '[' {
 		return nil, transcript.Malformed(Client, "message content is not a JSON array")
@@ -232,6 +238,16 @@ func (r *reader) messageEvents(s *session, m *msg) ([]event.Event, error) {
 	}
 	var out []event.Event
 	var texts []string
+	var convo []event.Event // the message's own messages, once its visibility is known
+	say := func(i int, id string, m event.Message) {
+		m.Seq = msgSeq(mm.place, i)
+		if m.Role != event.RoleUser && m.Role != event.RoleSummary {
+			m.Model = s.model
+		}
+		ev := r.newEvent(s, event.KindMessage, id, t)
+		ev.Message = &m
+		convo = append(convo, ev)
+	}
 	for i, rawItem := range items {
 		var it item
 		if err := json.Unmarshal(rawItem, &it); err != nil {
@@ -240,7 +256,12 @@ func (r *reader) messageEvents(s *session, m *msg) ([]event.Event, error) {
 		}
 		switch it.Type {
 		case "toolRequest", "frontendToolRequest":
-			out = append(out, r.toolRequest(s, &it, i, m.created, t))
+			ev := r.toolRequest(s, &it, i, m.created, t)
+			out = append(out, ev)
+			if a := ev.Action; a.Tool != "" || a.ToolUseID != "" {
+				say(i, event.ID(Client, "message", s.id, callKey(&it, i, m.created)), event.Message{Role: event.RoleToolCall,
+					Text: a.Target, Tool: a.Tool, ToolUseID: a.ToolUseID})
+			}
 		case "toolResponse":
 			out = append(out, r.toolResponse(s, &it, i, m.created, t))
 		case "conversationCompacted":
@@ -250,6 +271,20 @@ func (r *reader) messageEvents(s *session, m *msg) ([]event.Event, error) {
 		case "text":
 			if m.role == "user" {
 				texts = append(texts, it.Text)
+			} else if m.userVisible && strings.TrimSpace(it.Text) != "" {
+				say(i, event.ID(Client, "message", s.id, strconv.FormatInt(m.created, 10), strconv.Itoa(i), shortHash(it.Text)),
+					event.Message{Role: event.RoleAssistant, Text: clipText(it.Text)})
+			} else if !m.userVisible && strings.TrimSpace(it.Text) != "" {
+				texts = append(texts, it.Text) // goose's own: a summary, or its continuation after one
+			}
+		case "thinking", "reasoning":
+			text := it.Thinking
+			if it.Type == "reasoning" {
+				text = it.Text
+			}
+			if m.role == "assistant" && strings.TrimSpace(text) != "" {
+				say(i, event.ID(Client, "message", s.id, strconv.FormatInt(m.created, 10), strconv.Itoa(i), shortHash(text)),
+					event.Message{Role: event.RoleThinking, Text: clipText(text)})
 			}
 		case "image":
 			if m.role == "user" {
@@ -261,16 +296,40 @@ func (r *reader) messageEvents(s *session, m *msg) ([]event.Event, error) {
 			}
 		}
 	}
+	hidden := strings.TrimSpace(strings.Join(texts, "\n"))
 	if m.role == "user" && m.userVisible {
-		text := strings.TrimSpace(strings.Join(texts, "\n"))
+		text := hidden
 		if text != "" {
 			text = transcript.CutBytes(text, maxText)
 			id := event.ID(Client, "prompt", s.id, strconv.FormatInt(m.created, 10), shortHash(text))
 			out = append(out, r.action(s, id, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)}))
+			say(0, event.ID(Client, "message", s.id, strconv.FormatInt(m.created, 10), "user", shortHash(text)),
+				event.Message{Role: event.RoleUser, Text: clipText(text)})
 		}
 	}
-	return out, nil
+	// A compaction's summary is a message hidden from the user that goose follows with its own
+	// continuation, hidden too ("Your context was compacted..."): the one before is the summary.
+	prev, had := r.summary[s.id]
+	delete(r.summary, s.id)
+	if !m.userVisible && hidden != "" {
+		if had && m.role == "assistant" && strings.HasPrefix(hidden, continuation) {
+			out = append(out, prev)
+		} else {
+			ev := r.newEvent(s, event.KindMessage, event.ID(Client, "message", s.id, strconv.FormatInt(m.created, 10), "summary", shortHash(hidden)), t)
+			ev.Message = &event.Message{Role: event.RoleSummary, Text: clipText(hidden), Seq: msgSeq(mm.place, 0)}
+			r.summary[s.id] = ev
+		}
+	}
+	return append(convo, out...), nil
 }
+
+// continuation starts the text goose adds, hidden from the user, after a compaction's summary.
+const continuation = "Your context was compacted"
+
+// msgSeq is a message's Seq: its place × 64 plus its item's index.
+func msgSeq(place int64, i int) int64 { return place*64 + int64(i) }
+
+func clipText(s string) string { return transcript.Clip(s, maxText) }
 
 // callKey names a tool call in a pass: its id, else its place in the message.
 func callKey(it *item, i int, created int64) string {

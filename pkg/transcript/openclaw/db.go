@@ -293,6 +293,7 @@ func (p *Parser) events(got *pass, st *state) []event.Event {
 				p.r.Stats.Lines++
 				p.r.Stats.Malformed++
 			} else {
+				p.r.Place = r.seq
 				out, _ := p.r.Record(&s.Session, data)
 				evs = append(evs, out...)
 			}

@@ -72,7 +72,9 @@ func (p *Parser) nestedTool(s *pi.Session, details []byte, key string, t time.Ti
 	}
 	var id string
 	var a event.Action
-	if c, ok := s.Find(n.Parent); ok && c.Inner && strings.EqualFold(c.Tool, n.Tool) {
+	c, wrapped := s.Find(n.Parent)
+	wrapped = wrapped && c.Inner && strings.EqualFold(c.Tool, n.Tool)
+	if wrapped {
 		id, a = c.Key, event.Action{Type: c.Type, Tool: c.Tool, Target: string(c.Target), ToolUseID: c.CallID,
 			MessageID: c.Msg, Model: c.Model}
 	} else {
@@ -103,5 +105,12 @@ func (p *Parser) nestedTool(s *pi.Session, details []byte, key string, t time.Ti
 		})
 		pi.Outcome(&a, content, n.IsError)
 	}
-	return []event.Event{p.r.Action(s, id, t, &a)}
+	evs := []event.Event{p.r.Action(s, id, t, &a)}
+	if !wrapped {
+		// A tool a Code Mode program called is a tool call of its own, in its place.
+		evs = append(evs, p.r.Message(s, event.ID(Client, string(event.KindMessage), a.ToolUseID, key), t, 0,
+			&event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool, ToolUseID: a.ToolUseID,
+				MessageID: a.MessageID, Model: a.Model}))
+	}
+	return evs
 }

@@ -102,6 +102,19 @@
 // counted in Stats.Unknown. A record that is not UTF-8, not a JSON object, or a known entry that
 // does not decode is malformed: counted, reported (a line) or passed over (a row), never fatal.
 //
+// # Conversation
+//
+// As in package pi: prompts, replies, thinking with text, tool calls (Tool, ToolUseID and Text
+// their action's; a catalog tool run through Tool Search's tool_call is the wrapper's call, named
+// by the tool it ran), compaction summaries. A tool a Code Mode program called (a nested-tool
+// message with no wrapper) is a tool_call of its own. OpenClaw's notes (custom entries and
+// messages) and tool results are no message; a subagent's messages carry its AgentID and
+// Sidechain under the root session. Seq is the row's seq × 64 plus the block's index; in a legacy
+// file the line's index stands for the seq, which is what `openclaw doctor` gives it on import,
+// so a file and its import are the same messages. OpenClaw's user messages are taken as they are:
+// the records written here carry no mark of a prompt OpenClaw itself sends (a heartbeat's), so
+// none is told apart.
+//
 // # Sessions
 //
 // The session id is OpenClaw's (a uuid): the row's session_id, a file's name. The header yields a

@@ -48,8 +48,10 @@ type state struct {
 type sess struct {
 	pi.Session
 
+	// The last seq read, -1 before any: in a database a row's, in a legacy file the line's index
+	// (the seq `openclaw doctor` gives the line when it imports the file).
+	Seq int64 `json:"seq"`
 	// Database only.
-	Seq int64  `json:"seq"`           // the last seq read; -1 before any
 	Gen string `json:"gen,omitempty"` // the transcript generation it was read in
 	Act int64  `json:"act,omitempty"` // its window's activity time when last read
 }
@@ -93,6 +95,8 @@ func (p *Parser) Record(_ int64, line []byte) ([]event.Event, error) {
 		p.r.Stats.Malformed++
 		return nil, malformed("%s is a database, read by Poll", p.src.Path)
 	}
+	p.st.File.Seq++
+	p.r.Place = p.st.File.Seq // a message's Seq is the one its row gets when the file is imported
 	return p.r.Record(&p.st.File.Session, line)
 }
 

@@ -116,6 +116,11 @@ type partRow struct {
 	created, updated     int64
 	data                 []byte // valid until the next row is read
 	role, model          string // of its message, when the message's data decodes
+	// Of its message too: its time_created, when it completed, whether it is a compaction's
+	// summary; and the part's index among the message's parts (by id, the client's order).
+	msgCreated, msgDone int64
+	summary             bool
+	index               int64
 }
 
 // read reads the sessions and the rows past the watermark in one read transaction, turning each
@@ -185,9 +190,16 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 	}
 	// The role and model of a part's message come from SQLite's JSON functions, guarded by
 	// json_valid so that a malformed message does not fail the query.
+	// So do the time its message completed and whether it is a compaction's summary (summary is
+	// true there, an object of diffs on a user message). The part's index among its message's
+	// parts counts its siblings of smaller id, on the (message_id, id) index.
 	q, err = tx.QueryContext(ctx, `SELECT p.id, p.message_id, p.session_id, p.time_created, p.time_updated, p.data,
 	  CASE WHEN json_valid(m.data) THEN COALESCE(json_extract(m.data, '$.role'), '') ELSE '' END,
-	  CASE WHEN json_valid(m.data) THEN COALESCE(json_extract(m.data, '$.modelID'), '') ELSE '' END
+	  CASE WHEN json_valid(m.data) THEN COALESCE(json_extract(m.data, '$.modelID'), '') ELSE '' END,
+	  COALESCE(m.time_created, p.time_created),
+	  CASE WHEN json_valid(m.data) THEN COALESCE(json_extract(m.data, '$.time.completed'), 0) ELSE 0 END,
+	  CASE WHEN json_valid(m.data) THEN COALESCE(json_type(m.data, '$.summary') = 'true', 0) ELSE 0 END,
+	  (SELECT count(*) FROM part s WHERE s.message_id = p.message_id AND s.id < p.id)
 	FROM part p LEFT JOIN message m ON m.id = p.message_id
 	WHERE p.time_updated >= ? ORDER BY p.time_updated, p.id`, st.Part.T)
 	if err != nil {
@@ -197,8 +209,9 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 	for q.Next() {
 		var pr partRow
 		var data sql.RawBytes
-		var role, model any
-		if err := q.Scan(&pr.id, &pr.message, &pr.session, &pr.created, &pr.updated, &data, &role, &model); err != nil {
+		var role, model, done any
+		if err := q.Scan(&pr.id, &pr.message, &pr.session, &pr.created, &pr.updated, &data, &role, &model,
+			&pr.msgCreated, &done, &pr.summary, &pr.index); err != nil {
 			q.Close()
 			return err
 		}
@@ -206,7 +219,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 			continue
 		}
 		pr.data = data
-		pr.role, pr.model = asString(role), asString(model)
+		pr.role, pr.model, pr.msgDone = asString(role), asString(model), asInt(done)
 		st.Part.advance(pr.id, pr.updated)
 		p.stats.Lines++
 		evs, err := p.part(p.owner(r, pr.session), pr)
@@ -223,6 +236,16 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 		return err
 	}
 	return tx.Commit()
+}
+
+func asInt(v any) int64 {
+	switch v := v.(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	}
+	return 0
 }
 
 func asString(v any) string {

@@ -16,6 +16,9 @@ func FuzzData(f *testing.F) {
 	f.Add([]byte(`{"type":"subtask","agent":"general","description":"d","prompt":"p"}`), "user", "")
 	f.Add([]byte(`{"type":"tool","tool":"apply_patch","state":{"status":"error","input":{"patchText":"*** Update File: a.go\n"},"error":"e"}}`), "assistant", "")
 	f.Add([]byte(`{"type":"compaction","auto":true}`), "user", "")
+	f.Add([]byte(`{"type":"reasoning","text":"think","time":{"start":1,"end":2}}`), "assistant", "m")
+	f.Add([]byte(`{"type":"text","text":"reply","time":{"start":1,"end":"x"}}`), "assistant", "m")
+	f.Add([]byte(`{"type":"tool","state":{"status":"running"}}`), "assistant", "")
 	f.Add([]byte(`{"type":`), "", "")
 	f.Add([]byte(`[]`), "", "")
 	f.Fuzz(func(t *testing.T, data []byte, role, model string) {

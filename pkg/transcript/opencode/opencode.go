@@ -78,7 +78,8 @@
 // subagent) is a spawn_subagent action; a text part of a user message (not synthetic) a
 // user_prompt; a compaction part a context_compacted action; an assistant message with an error
 // an api_error action. Other parts (step-start, step-finish, reasoning, assistant text, file,
-// patch, snapshot, agent, retry) yield nothing; unknown part types are counted in Stats.Unknown.
+// patch, snapshot, agent, retry) yield no action (reasoning and assistant text are messages, see
+// Conversation); unknown part types are counted in Stats.Unknown.
 // A session yields a started session event (cwd, start time, the database as transcript path).
 // A root session's title column is its title (checked against the clients' code and the real
 // OpenCode 1.18.33 and Kilo CLI 7.7.7 through observer-fakeapi): the client creates a session with
@@ -96,6 +97,25 @@
 // A subagent's session (parent_id set) belongs to its root session: its events carry the root's
 // session id and the subagent's session id as AgentID, as other adapters do. The project is
 // project.Root of the root session's directory. Targets, errors and outputs are scrubbed.
+//
+// # Conversation
+//
+// A part of the conversation is a message event, id event.ID(client, "message", part id), at the
+// part's time_created, with its message's id, its model (an assistant's), and AgentID and
+// Sidechain for a subagent's session, its text scrubbed and kept to 64 KB: a text part of a user
+// message (not synthetic, not ignored: the client's own text, such as a file it read for an
+// @-mention or the "continue" it adds after a compaction) is a user message; a text part of an
+// assistant message is its reply, or a summary when the message is a compaction's summary
+// (data.summary true); a reasoning part with text is thinking (an encrypted one has none); a tool
+// part is a tool_call once it runs (Tool the client's name, ToolUseID its callID, Text its
+// action's target); a subtask part a tool_call of Tool "subtask" (its action's target). Nothing
+// else is: step-start/-finish, file, patch, snapshot, agent, retry, and the compaction part (its
+// summary is the next message's text). Seq is the message's time_created × 64 plus the part's
+// index among its message's parts by id (the client's order), stable across passes. A message is
+// stored once, as first read, so a text or reasoning part is a message only once it is complete
+// (its time.end, which the client sets when its stream ends or is cut off, or its message
+// completed) and a tool part once its input is there (running, completed, error): a later pass
+// reads it then.
 //
 // Malformed data (not JSON, not an object) is counted in Stats.Malformed and passed over: the
 // watermark moves past it, and the ingest reports it.

@@ -21,7 +21,8 @@ const (
 	maxTarget = 500
 	maxError  = 2 << 10
 	maxOutput = 8 << 10
-	maxIDsAt  = 256 // ids kept at a watermark's millisecond
+	maxText   = 64 << 10 // of a message
+	maxIDsAt  = 256      // ids kept at a watermark's millisecond
 )
 
 // mark is one table's watermark: the largest time read and the ids read at it.
@@ -345,7 +346,7 @@ type toolState struct {
 }
 
 // knownParts are the part types that yield nothing.
-var knownParts = map[string]bool{"step-start": true, "step-finish": true, "reasoning": true, "file": true,
+var knownParts = map[string]bool{"step-start": true, "step-finish": true, "file": true,
 	"patch": true, "snapshot": true, "agent": true, "retry": true}
 
 func (p *Parser) part(o owner, pr partRow) ([]event.Event, error) {
@@ -356,16 +357,39 @@ func (p *Parser) part(o owner, pr partRow) ([]event.Event, error) {
 	t := ms(pr.created)
 	switch d.Type {
 	case "tool":
-		return []event.Event{p.tool(o, pr, &d)}, nil
+		ev := p.tool(o, pr, &d)
+		if s := d.State; s == nil || s.Status == "pending" || d.Tool == "" && d.CallID == "" {
+			return []event.Event{ev}, nil // its input is not there yet, or it names nothing
+		}
+		return []event.Event{ev, p.messageEvent(o, pr, event.Message{Role: event.RoleToolCall, Text: ev.Action.Target,
+			ToolUseID: d.CallID, Tool: d.Tool})}, nil
 	case "text":
-		if pr.role != "user" || d.Synthetic || d.Ignored || strings.TrimSpace(d.Text) == "" {
+		if d.Synthetic || d.Ignored || strings.TrimSpace(d.Text) == "" {
 			return nil, nil
 		}
-		a := &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(d.Text), MessageID: pr.message,
-			AgentID: o.agent, Transcript: p.src.Path}
-		ev := p.newEvent(o, event.KindAction, event.ID(p.a.client, "prompt", pr.id), t)
-		ev.Action = a
-		return []event.Event{ev}, nil
+		switch pr.role {
+		case "user":
+			a := &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(d.Text), MessageID: pr.message,
+				AgentID: o.agent, Transcript: p.src.Path}
+			ev := p.newEvent(o, event.KindAction, event.ID(p.a.client, "prompt", pr.id), t)
+			ev.Action = a
+			return []event.Event{ev, p.messageEvent(o, pr, event.Message{Role: event.RoleUser, Text: clipText(d.Text)})}, nil
+		case "assistant":
+			if !p.finished(pr, &d) {
+				return nil, nil
+			}
+			role := event.RoleAssistant
+			if pr.summary {
+				role = event.RoleSummary
+			}
+			return []event.Event{p.messageEvent(o, pr, event.Message{Role: role, Text: clipText(d.Text)})}, nil
+		}
+		return nil, nil
+	case "reasoning":
+		if pr.role != "assistant" || strings.TrimSpace(d.Text) == "" || !p.finished(pr, &d) {
+			return nil, nil // an encrypted reasoning has no text
+		}
+		return []event.Event{p.messageEvent(o, pr, event.Message{Role: event.RoleThinking, Text: clipText(d.Text)})}, nil
 	case "subtask":
 		target := d.Desc
 		if target == "" {
@@ -378,7 +402,7 @@ func (p *Parser) part(o owner, pr partRow) ([]event.Event, error) {
 			MessageID: pr.message, AgentID: o.agent, Transcript: p.src.Path}
 		ev := p.newEvent(o, event.KindAction, event.ID(p.a.client, "action", pr.id), t)
 		ev.Action = a
-		return []event.Event{ev}, nil
+		return []event.Event{ev, p.messageEvent(o, pr, event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: "subtask"})}, nil
 	case "compaction":
 		target := "manual"
 		if d.Auto {
@@ -397,6 +421,37 @@ func (p *Parser) part(o owner, pr partRow) ([]event.Event, error) {
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
+
+// clipText scrubs a message's text and keeps at most maxText bytes of it.
+func clipText(s string) string { return transcript.Clip(s, maxText) }
+
+// finished reports whether a streamed text or reasoning part is complete: the client sets its
+// time.end when the stream of it ends (or is cut off), and completes the message after. A message
+// is stored once, as first read, so a part still streaming is left for the pass that reads it
+// again at its end.
+func (p *Parser) finished(pr partRow, d *partData) bool {
+	var tm struct {
+		End int64 `json:"end"`
+	}
+	if len(d.Time) > 0 && json.Unmarshal(d.Time, &tm) == nil && tm.End > 0 {
+		return true
+	}
+	return pr.msgDone > 0
+}
+
+// messageEvent returns the message event of a part: id event.ID(client, "message", part id), at
+// the part's creation, ordered by its message's creation time and its index in the message.
+func (p *Parser) messageEvent(o owner, pr partRow, m event.Message) event.Event {
+	m.Seq = pr.msgCreated*64 + pr.index
+	m.MessageID = pr.message
+	m.AgentID, m.Sidechain = o.agent, o.agent != ""
+	if pr.role == "assistant" {
+		m.Model = pr.model
+	}
+	ev := p.newEvent(o, event.KindMessage, event.ID(p.a.client, "message", pr.id), ms(pr.created))
+	ev.Message = &m
+	return ev
+}
 
 func (p *Parser) tool(o owner, pr partRow, d *partData) event.Event {
 	a := &event.Action{Type: ToolType(d.Tool), Tool: d.Tool, ToolUseID: d.CallID, MessageID: pr.message,

@@ -72,8 +72,8 @@ func TestPoll_UpdatesSubagentsMalformed(t *testing.T) {
 	execT(t, db, insMessage, "msg_a", "ses_root", 1000, 1005, assistant(10, 4))
 	execT(t, db, insPart, "prt_t", "msg_c", "ses_child", 1002, 1006, `{"type":"tool","tool":"read","callID":"c1","state":{"status":"completed","input":{"filePath":"/tmp/p/x.go"},"output":"ok","time":{"start":1002,"end":1010}}}`)
 	evs, state, _ = poll(t, a, path, state)
-	if len(evs) != 2 {
-		t.Fatalf("second pass %d events, want msg_a's usage and the completed read", len(evs))
+	if len(evs) != 3 {
+		t.Fatalf("second pass %d events, want msg_a's usage, the completed read and its tool call message (again, same id)", len(evs))
 	}
 	for _, e := range evs {
 		switch e.Kind {

@@ -30,8 +30,8 @@ func TestPollEach_Streams(t *testing.T) {
 	a := New(nil)
 	src := transcript.Source{Client: Client, Path: path, Database: true}
 	want, wantState, _ := poll(t, a, path, nil)
-	if len(want) != 1+2*n {
-		t.Fatalf("Poll: %d events, want %d", len(want), 1+2*n)
+	if len(want) != 1+3*n { // the session; per message its usage, its tool call's action and message
+		t.Fatalf("Poll: %d events, want %d", len(want), 1+3*n)
 	}
 
 	pr, _ := a.NewParser(src, nil)

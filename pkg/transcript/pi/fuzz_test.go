@@ -25,6 +25,7 @@ func FuzzRecord(f *testing.F) {
 		`{"type":"model_change","id":"e","parentId":"d","timestamp":"2026-01-02T10:00:05.000Z","provider":"p","modelId":"m2"}`,
 		`{"type":"branch_summary","id":"f","parentId":"a","timestamp":"2026-01-02T10:00:06.000Z","fromId":"e","summary":"s"}`,
 		`{"type":"custom_message","customType":"x","content":"c","display":true}`,
+		`{"type":"message","timestamp":"2026-01-02T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"t","thinkingSignature":"s"},{"type":"thinking","thinking":""},{"type":"text","text":"r"},{"type":"text","text":7}],"responseId":"r","timestamp":1767348002000}}`,
 		`{"type":"label","targetId":"a","label":"l"}`, `{"type":"session_info","name":"n"}`,
 		"\xff\xfe", `[]`, `{}`, `{"type":7}`, `{"type":"message","message":[]}`, `{"type":"message","timestamp":"garbage","message":{"role":"user","content":"x"}}`,
 	}

@@ -42,6 +42,7 @@ type block struct {
 	ID, Name string
 	Args     []byte // a toolCall's arguments, raw
 	Text     []byte // a text block's text, a raw JSON string
+	Thinking []byte // a thinking block's text, a raw JSON string
 	Data     int    // the size of an image's data
 }
 
@@ -120,6 +121,8 @@ func (b *block) walk(d []byte, at int) (int, error) {
 			return raw(d, i, &b.Args)
 		case "text":
 			return raw(d, i, &b.Text)
+		case "thinking":
+			return raw(d, i, &b.Thinking)
 		case "data":
 			var v []byte
 			end, err := raw(d, i, &v)
@@ -149,7 +152,7 @@ func Duration(start, end time.Time) int64 {
 	return 0
 }
 
-func (r *Reader) message(s *Session, e *entry, line []byte, t time.Time, hasTime bool) ([]event.Event, error) {
+func (r *Reader) entryMessage(s *Session, e *entry, line []byte, t time.Time, hasTime bool) ([]event.Event, error) {
 	if e.Msg == nil {
 		return nil, r.malformed("message entry without a message object")
 	}
@@ -214,7 +217,13 @@ func (r *Reader) prompt(s *Session, m *message, key string, t time.Time) []event
 		return nil
 	}
 	id := event.ID(r.Client, string(event.KindAction), "prompt", key, shortHash(text))
-	return []event.Event{r.Action(s, id, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)})}
+	full := text
+	if len(text) >= maxText {
+		full = m.text(maxMessage + 1024)
+	}
+	return []event.Event{r.Action(s, id, t, &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(text)}),
+		r.Message(s, event.ID(r.Client, string(event.KindMessage), "user", key, shortHash(text)), t, 0,
+			&event.Message{Role: event.RoleUser, Text: clipMessage(full)})}
 }
 
 // text joins the text of a message's content (a string, or text and image blocks), decoding at
@@ -242,8 +251,26 @@ func (m *message) text(max int) string {
 func (r *Reader) assistant(s *Session, m *message, key string, t time.Time) []event.Event {
 	evs := r.modelEvent(s, m.Model, key, t)
 	for i := range m.Blocks {
-		if m.Blocks[i].Type == "toolCall" {
-			evs = append(evs, r.toolCall(s, m, key, &m.Blocks[i], i, t))
+		b := &m.Blocks[i]
+		switch b.Type {
+		case "toolCall":
+			call := r.toolCall(s, m, key, b, i, t)
+			a := call.Action
+			evs = append(evs, call, r.Message(s, event.ID(r.Client, string(event.KindMessage), a.ToolUseID, key), t, i,
+				&event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool, ToolUseID: a.ToolUseID,
+					MessageID: m.ResponseID, Model: m.Model}))
+		case "text", "thinking":
+			role, raw := event.RoleAssistant, b.Text
+			if b.Type == "thinking" {
+				role, raw = event.RoleThinking, b.Thinking
+			}
+			text, _, _ := jsonscan.StringPrefix(raw, maxMessage+1024)
+			if strings.TrimSpace(text) == "" {
+				continue // a thinking block of a signature alone: encrypted, nothing to read
+			}
+			id := event.ID(r.Client, string(event.KindMessage), key, m.ResponseID, strconv.Itoa(i), shortHash(text))
+			evs = append(evs, r.Message(s, id, t, i, &event.Message{Role: role, Text: clipMessage(text),
+				MessageID: m.ResponseID, Model: m.Model}))
 		}
 	}
 	if ev, ok := r.usage(s, m, key, t); ok {
@@ -422,5 +449,20 @@ func (r *Reader) bashExecution(s *Session, m *message, key string, t time.Time) 
 		}
 	}
 	id := event.ID(r.Client, string(event.KindAction), "bash", key, shortHash(cmd))
-	return []event.Event{r.Action(s, id, t, a)}
+	return []event.Event{r.Action(s, id, t, a), r.Message(s, event.ID(r.Client, string(event.KindMessage), "bash", key, shortHash(cmd)),
+		t, 0, &event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool})}
 }
+
+// Message returns the event of a message of session s, block i of the record being read: its
+// Seq is the record's place (Reader.Place) × 64 + i, and for a subagent's session it carries
+// AgentID and Sidechain.
+func (r *Reader) Message(s *Session, id string, t time.Time, i int, m *event.Message) event.Event {
+	m.Seq = r.Place*64 + int64(i)
+	m.AgentID = s.agentID()
+	m.Sidechain = s.Root != ""
+	ev := r.newEvent(s, event.KindMessage, id, t)
+	ev.Message = m
+	return ev
+}
+
+func clipMessage(s string) string { return transcript.Clip(s, maxMessage) }

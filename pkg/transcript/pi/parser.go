@@ -67,6 +67,7 @@ func (p *Parser) State() []byte {
 func (p *Parser) Stats() transcript.Stats { return p.r.Stats.Clone() }
 
 // Record parses one complete line.
-func (p *Parser) Record(_ int64, line []byte) ([]event.Event, error) {
+func (p *Parser) Record(off int64, line []byte) ([]event.Event, error) {
+	p.r.Place = off
 	return p.r.Record(&p.st.Session, line)
 }

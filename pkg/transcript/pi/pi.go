@@ -112,10 +112,26 @@
 // stopped with "aborted" a turn_aborted; a compaction entry is a context_compacted action (target
 // "tokens before: N") with a session event of the next epoch. Extension messages (custom,
 // hookMessage, custom_message), summaries, labels, model and thinking-level changes, and text or
-// thinking blocks yield nothing; an entry type or message role this package does not
+// thinking blocks yield no action (see Conversation for the messages); an entry type or message role this package does not
 // know is counted in Stats.Unknown and yields nothing. A line that is not UTF-8, not a JSON object,
 // or a known entry that does not decode (a line half-written when pi stopped, then continued by the
 // next append) is malformed (transcript.ErrMalformed): counted, reported, skipped.
+//
+// # Conversation
+//
+// The conversation is read into message events, Seq the record's place (Reader.Place: a line's
+// byte offset, a database row's seq) × 64 plus the block's index in the message, text scrubbed
+// and kept to 64 KB, ids keyed like the actions' (by what a copy keeps: the message's timestamp,
+// the response id, the tool-call id, a hash of the text), so a fork's copies are the same
+// messages: a user message is a user message (its text blocks joined, "[image]" for an image);
+// an assistant message's text blocks are assistant messages, its thinking blocks with text
+// thinking (a block of a signature alone, encrypted, is none), each with the response id and the
+// model; a toolCall block is a tool_call (Tool, ToolUseID and Text its action's tool, id and
+// target; the result is the action's output, no message); a bashExecution message (a command
+// the user ran with "!") a tool_call of Tool "bashExecution"; a compaction entry's summary a
+// summary. Extension messages (custom, hookMessage, custom_message), tool results, branch
+// summaries and the other entries are no message. A message of a subagent's session (OpenClaw's
+// database) carries its AgentID and Sidechain.
 //
 // # Sessions
 //

@@ -40,6 +40,10 @@ type Reader struct {
 	// the entry's time; hasTime is false when the entry has none); nil means such messages, the
 	// extensions' own, yield nothing.
 	Custom func(s *Session, customType string, details []byte, key string, t time.Time, hasTime bool) ([]event.Event, error)
+	// Place is where the record being read lies among its session's records, growing along them
+	// (a line's byte offset, a row's sequence number), set by the caller before Record: a
+	// message's Seq is Place × 64 plus the index of its block in the record.
+	Place int64
 	// Stats counts what Record read.
 	Stats transcript.Stats
 
@@ -99,13 +103,14 @@ func (s *Session) agentID() string {
 
 // Limits on what a reader keeps and emits.
 const (
-	maxTarget  = 500  // runes
-	maxError   = 2048 // bytes
-	maxOutput  = 8192 // bytes
-	maxText    = 4096 // bytes of a prompt or summary read for its target and key
-	maxPending = 128  // tool calls waiting for their result, per session
-	maxDone    = 16   // tool calls remembered after their result, per session
-	maxComps   = 16   // compactions remembered as counted, per session
+	maxTarget  = 500      // runes
+	maxError   = 2048     // bytes
+	maxOutput  = 8192     // bytes
+	maxText    = 4096     // bytes of a prompt or summary read for its target and key
+	maxMessage = 64 << 10 // bytes of a message's text
+	maxPending = 128      // tool calls waiting for their result, per session
+	maxDone    = 16       // tool calls remembered after their result, per session
+	maxComps   = 16       // compactions remembered as counted, per session
 )
 
 func (r *Reader) malformed(format string, args ...any) error {
@@ -214,7 +219,7 @@ func (r *Reader) record(s *Session, line []byte) ([]event.Event, error) {
 	case "session":
 		return r.header(s, &e, t, hasTime)
 	case "message":
-		return r.message(s, &e, line, t, hasTime)
+		return r.entryMessage(s, &e, line, t, hasTime)
 	case "compaction":
 		return r.compaction(s, &e, t, hasTime)
 	case "session_info":
@@ -378,6 +383,13 @@ func (r *Reader) compaction(s *Session, e *entry, t time.Time, hasTime bool) ([]
 		a.Target = "tokens before: " + strconv.FormatInt(before, 10)
 	}
 	evs := []event.Event{r.Action(s, event.ID(r.Client, string(event.KindAction), "compaction", key), t, a)}
+	if size > maxText {
+		summary, _, _ = jsonscan.StringPrefix(e.Summary, maxMessage+1024)
+	}
+	if strings.TrimSpace(summary) != "" {
+		evs = append(evs, r.Message(s, event.ID(r.Client, string(event.KindMessage), "summary", key), t, 0,
+			&event.Message{Role: event.RoleSummary, Text: clipMessage(summary)}))
+	}
 	if s.Root == "" {
 		s.Epoch++
 		ses := r.newEvent(s, event.KindSession, event.ID(r.Client, string(event.KindSession), s.ID, "epoch", key), t)
