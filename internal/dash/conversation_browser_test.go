@@ -11,6 +11,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+
+	"github.com/observerhq/observer/pkg/event"
 )
 
 // convRow is a message as the page shows it.
@@ -302,6 +304,37 @@ func TestBrowser_Search(t *testing.T) {
 		t.Errorf("search results at phone width: the page is %d px wider than the screen", w)
 	}
 	b.screenshot(t, dir, "phone-search")
+	if errs := b.errors(); len(errs) > 0 {
+		t.Errorf("console errors: %v", errs)
+	}
+}
+
+// TestBrowser_ConversationLive: an open conversation follows the store: a message the writer
+// stores from the bus is appended without a reload, the messages on screen staying as they were
+// (the same elements, the folded thinking the user opened still open).
+func TestBrowser_ConversationLive(t *testing.T) {
+	pub, srv, st := liveSuite(t)
+	b := newBrowser(t)
+	now := time.Now()
+	msg := func(role, text string, seq int64, at time.Time) *event.Event {
+		ev := event.New(event.KindMessage, "test")
+		ev.ID, ev.Time, ev.Client, ev.SessionID, ev.Project = event.RandomID(), at.UTC(), "claude-code", "conv-live", liveProject
+		ev.Message = &event.Message{Role: role, Text: text, Seq: seq}
+		return &ev
+	}
+	publish(t, pub, msg("user", "rename the flag", 64, now.Add(-2*time.Second)), msg("thinking", "the flag is in main.go", 128, now.Add(-time.Second)))
+	waitRows(t, st, "messages", 2)
+	b.open(t, srv.URL+"/?tab=sessions&session=conv-live&sclient=claude-code", "sessions")
+	run(t, b, "conversation", chromedp.WaitReady(`[data-conversation] li.cm`))
+	run(t, b, "open the thinking", chromedp.Evaluate[bool](`(() => { const d = document.querySelector("[data-conversation] details.thinking"); d.open = true; d.marked = true; return d.open })()`))
+	following(t, srv, 1)
+	start := time.Now()
+	publish(t, pub, msg("assistant", "Renamed --old to --new.", 192, now))
+	took := waitFor(t, b, "the new reply", `[...document.querySelectorAll("[data-conversation] li.cm")].some((li) => li.textContent.includes("Renamed --old to --new."))`, start, 30*time.Second)
+	t.Logf("bus → conversation: %v", took)
+	if kept := run(t, b, "kept", chromedp.Evaluate[bool](`(() => { const d = document.querySelector("[data-conversation] details.thinking"); return d.open && d.marked === true && document.querySelectorAll("[data-conversation] li.cm").length === 3 })()`)); !kept {
+		t.Error("the live update rebuilt the conversation or closed what the user opened")
+	}
 	if errs := b.errors(); len(errs) > 0 {
 		t.Errorf("console errors: %v", errs)
 	}
