@@ -125,7 +125,7 @@ func (b *browser) waitReady(tb testing.TB, tab string) {
 const brokenText = `(() => {
   const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n; (n = w.nextNode()); ) {
-    if (/(^|[^A-Za-z_])(null|undefined|NaN)([^A-Za-z_]|$)/.test(n.textContent) && !n.parentElement.closest("pre, .mono, .wrap, [data-kind]")) {
+    if (/(^|[^A-Za-z_])(null|undefined|NaN)([^A-Za-z_]|$)/.test(n.textContent) && !n.parentElement.closest("pre, .mono, .wrap, [data-kind], .conv, .results")) {
       return n.parentElement.tagName + ": " + n.textContent.slice(0, 120);
     }
   }
@@ -462,9 +462,11 @@ func TestBrowser(t *testing.T) {
 		b.open(t, srv.URL+"/?window=all&tab=sessions&sort=cost", "sessions")
 		run(t, b, "open the costliest session", chromedp.Click(`table[data-table="sessions"] tbody tr`))
 		b.waitReady(t, "sessions")
+		// The conversation is shown first when the session has messages; the timeline is a click away.
+		run(t, b, "switch to the timeline", chromedp.Click(`button[data-sview="timeline"]`))
 		run(t, b, "timeline", chromedp.WaitReady(`[data-timeline] li details`))
 		loc := run(t, b, "location", chromedp.Location())
-		if !strings.Contains(loc, "session=") {
+		if !strings.Contains(loc, "session=") || !strings.Contains(loc, "sview=timeline") {
 			t.Fatalf("the detail view is not a deep link: %s", loc)
 		}
 		run(t, b, "expand a tool call", chromedp.Click(`[data-timeline] li details summary`))

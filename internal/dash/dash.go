@@ -48,6 +48,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -234,6 +235,7 @@ func (s *Server) routes() http.Handler {
 	static, _ := fs.Sub(assetFS, "assets")
 	files := http.FileServerFS(static)
 	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /sessions/{id}", s.sessionLink)
 	mux.Handle("GET /assets/", http.StripPrefix("/assets/", cacheFor(time.Hour, files)))
 	mux.HandleFunc("GET /api/status", s.api(s.status))
 	mux.HandleFunc("GET /api/filters", s.api(s.filtersAPI))
@@ -243,6 +245,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions", s.api(s.sessions))
 	mux.HandleFunc("GET /api/sessions/{id}", s.api(s.sessionDetail))
 	mux.HandleFunc("GET /api/sessions/{id}/timeline", s.api(s.timeline))
+	mux.HandleFunc("GET /api/sessions/{id}/conversation", s.api(s.conversation))
+	mux.HandleFunc("GET /api/search", s.api(s.searchAPI))
 	mux.HandleFunc("GET /api/actions", s.api(s.actions))
 	mux.HandleFunc("GET /api/members", s.api(s.membersAPI))
 	mux.HandleFunc("GET /api/tools", s.api(s.toolsAPI))
@@ -270,6 +274,16 @@ func (s *Server) index(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write([]byte(out))
+}
+
+// sessionLink sends /sessions/ID (the link `observerctl search` prints; a #m<id> fragment stays
+// with the browser across the redirect) to the session's page.
+func (s *Server) sessionLink(w http.ResponseWriter, r *http.Request) {
+	v := url.Values{"tab": {"sessions"}, "session": {r.PathValue("id")}}
+	if c := r.URL.Query().Get("client"); c != "" {
+		v.Set("sclient", c)
+	}
+	http.Redirect(w, r, "/?"+v.Encode(), http.StatusFound)
 }
 
 // assetTag names this build's page assets in their URLs (?v=), so a browser never runs a cached

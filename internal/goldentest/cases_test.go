@@ -32,6 +32,7 @@ const (
 	sessNaya   = "019e1695-0522-7c83-8b39-0dd379793f80"             // projNaya's, idle
 	sessCompac = "session-624a4a58"                                 // projRepo's, epochs 0 and 1
 	sessDemo   = "fe5e1c67-53e7-4862-81ae-d0e013e3270b"             // projDemo's biggest
+	sessConv   = "01996135-afde-7911-97f0-d863511eca56"             // a Codex session with its conversation
 	sessSubag  = "incremental-subagents__turn-2"                    // Claude Code 2.1 layout, with a subagent file
 )
 
@@ -250,6 +251,11 @@ func recordDash(t *testing.T, rec *recorder, home, path string) {
 	}
 	first := ask("timeline_page_1", "/api/sessions/"+sessDemo+"/timeline?limit=50")
 	ask("timeline_page_2", "/api/sessions/"+sessDemo+"/timeline?limit=50&cursor="+url.QueryEscape(nextCursor(t, first)))
+	// Conversations (issue 32): a Codex session's (28 messages, 18 of them tool calls) in two
+	// pages; a search through every conversation, output and title.
+	first = ask("conversation_page_1", "/api/sessions/"+sessConv+"/conversation?limit=25&client=codex")
+	ask("conversation_page_2", "/api/sessions/"+sessConv+"/conversation?limit=25&client=codex&after="+url.QueryEscape(nextCursor(t, first)))
+	ask("search_build", "/api/search?q=build")
 
 	// Actions: newest first, filtered, and a second page.
 	first = ask("actions", "/api/actions?limit=50")

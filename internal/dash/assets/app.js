@@ -15,10 +15,13 @@
     "web_fetch", "mcp_call", "spawn_subagent", "todo_update", "ask_user", "task_complete", "user_prompt", "api_error",
     "turn_aborted", "context_compacted", "system_prompt", "unknown"];
   // URL keys beyond the filters, per tab; switching tabs drops the others.
-  const TAB_KEYS = { analysis: ["heat"], sessions: ["session", "sclient", "page", "sort"], actions: ["type", "failed", "session", "tool"], team: ["by"] };
+  const TAB_KEYS = { analysis: ["heat"], sessions: ["session", "sclient", "page", "sort", "sview"], actions: ["type", "failed", "session", "tool"], team: ["by"],
+    search: ["q", "kind", "newest"] };
+  // Views reached otherwise than by a tab: search, from the header's search box.
+  const HIDDEN_TABS = ["search"];
   // Team mode: the tabs whose figures the member filter applies to (their endpoints take member;
   // the others refuse it). The Team tab and the member filter show only on a store with members.
-  const MEMBER_TABS = ["overview", "team", "cost", "sessions", "actions"];
+  const MEMBER_TABS = ["overview", "team", "cost", "sessions", "actions", "search"];
   let team = [];
 
   const HELP = {
@@ -40,6 +43,8 @@
     models: ["Top models", "Models by cost in the window."],
     clients: ["Activity per client", "Sessions, actions, failures, turns and cost of each AI client in the window."],
     timeline: ["Timeline", "The session's actions and model turns in time order, a page at a time from the server. Click a tool call to see its result."],
+    conversation: ["Conversation", "What was said and done in the session, in order, as the client's records hold it: the prompts, the assistant's replies, its thinking (folded; where the client records it), each tool call with its result (long outputs folded, failures in red), and compaction summaries, where a new epoch starts. A subagent's messages are grouped under the call that started it. Beside the first block of each model turn: its tokens and cost (observer-proxy's figures where it saw the turn, else the transcript's). Each message's # is a link to it. The page shown by default when the session has messages; Timeline lists the actions and turns instead. `observerctl export --session ID` writes it as Markdown or HTML."],
+    search: ["Search", "Looks through every stored conversation (prompts, replies, thinking, the commands and paths of tool calls, compaction summaries), the tool outputs and the session titles, within the page's window, project and client. Words must all be there, in any order (case and accents do not matter); a word ending in * matches every word starting so; \"a quoted phrase\"; OR between alternatives; NOT before what must not be there. Best match first (BM25), or newest. Each match links to its message in the conversation. The writer indexes new messages within seconds. `observerctl search` does the same in a terminal."],
     mix: ["Action mix", "Actions per type and hour or day; the eight commonest types keep their colour, the rest are summed as other."],
     tools: ["Tools per client", "Calls of each raw tool name per client: failures, calls whose result was never seen, success rate among the calls with a result, mean duration where the client reports one."],
     compression: ["Compression", "What observer-proxy's request compression ([compression] enabled = true) saved: one row per decision (a tool output compressed, messages dropped, tool descriptions trimmed), bytes before and after, tokens estimated as bytes / 4, dollars at the model's input price."],
@@ -90,7 +95,7 @@
     const p = new URLSearchParams(location.search);
     const s = {};
     for (const [k, v] of p) s[k] = v;
-    s.tab = TABS.some((t) => t[0] === s.tab) ? s.tab : "overview";
+    s.tab = TABS.some((t) => t[0] === s.tab) || HIDDEN_TABS.includes(s.tab) ? s.tab : "overview";
     s.window = s.window || DEFAULT_WINDOW;
     return s;
   }
@@ -106,16 +111,24 @@
     return location.pathname + (q ? "?" + q : "");
   }
 
-  function go(patch) {
+  // go shows the view of state patched; hash ("#m123") goes with the URL (a message to scroll to).
+  function go(patch, hash) {
     const next = Object.assign({}, state, patch);
     if (patch.tab && patch.tab !== state.tab) {
       for (const keys of Object.values(TAB_KEYS)) for (const k of keys) if (!(k in patch)) delete next[k];
     }
     state = next;
-    history.pushState(null, "", stateURL(state));
+    history.pushState(null, "", stateURL(state) + (hash || ""));
     render();
   }
-  window.addEventListener("popstate", () => { state = readState(); render(); });
+  // plainClick: a click the page handles itself (not one that opens a new tab or window).
+  const plainClick = (e) => e.button === 0 && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.altKey;
+  window.addEventListener("popstate", () => {
+    const next = readState();
+    if (stateURL(next) === stateURL(state)) return; // only the #fragment moved (a message's link): hashchange scrolls
+    state = next;
+    render();
+  });
 
   // ---- DOM ----
 
@@ -221,9 +234,19 @@
   $("#help-open").addEventListener("click", () => ($("#help").hidden ? openHelp("") : closeHelp()));
   $("#help-close").addEventListener("click", closeHelp);
   document.addEventListener("keydown", (e) => {
-    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName);
+    const typing = /^(INPUT|SELECT|TEXTAREA)$/.test(e.target.tagName) || e.target.isContentEditable;
     if (e.key === "?" && !typing) { $("#help").hidden ? openHelp("") : closeHelp(); e.preventDefault(); }
-    if (e.key === "Escape") closeHelp();
+    // "/" goes to the search box, as on most sites with one.
+    if (e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); $("#q").focus(); $("#q").select(); }
+    if (e.key === "Escape") { closeHelp(); if (e.target.id === "q") e.target.blur(); }
+  });
+  // The search box: Enter shows the results (the page's window, project and client apply).
+  $("#search").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const q = $("#q").value.trim();
+    if (!q) return;
+    $("#q").blur();
+    go({ tab: "search", q });
   });
 
   // ---- charts (uPlot) ----
@@ -763,17 +786,41 @@
         h("button", { type: "button", disabled: page >= pages, onclick: () => go({ page: String(page + 1) }) }, "Older ›")));
   };
 
-  // The session timeline on screen, kept across live refreshes of the same session: its items
-  // (and which are open) stay, new steps are appended once the last page is loaded.
-  let kept = null;
+  // The session's conversation and timeline on screen, kept across live refreshes of the same
+  // session: their items (and which are open) stay, new ones are appended once the last page is
+  // loaded.
+  let kept = null, convKept = null;
+  const CONV_PAGE = 100;
 
   async function sessionDetail(view, live, soft) {
     const id = state.session, client = state.sclient || "";
-    const d = await api("/api/sessions/" + encodeURIComponent(id), { client });
+    const base = "/api/sessions/" + encodeURIComponent(id);
+    const d = await api(base, { client });
     if (!live()) return;
     const s = d.session;
-    const page = (cursor) => api("/api/sessions/" + encodeURIComponent(id) + "/timeline", { client: s.client, cursor, limit: 100 });
-    let t = soft && kept && kept.id === s.session_id && kept.client === s.client && kept.tl.isConnected ? kept : null;
+    const same = (k) => soft && k && k.id === s.session_id && k.client === s.client && k.box.isConnected;
+
+    // The conversation: its first page decides the view shown by default.
+    let c = same(convKept) ? convKept : null;
+    if (c) {
+      if (!c.next) {
+        const p = await c.page(c.last);
+        if (!live()) return;
+        convAppend(c, p);
+      }
+    } else {
+      c = newConversation(s, base);
+      const p = await c.page("");
+      if (!live()) return;
+      convAppend(c, p);
+    }
+    convKept = c;
+    const hashed = /^#m\d+$/.test(location.hash);
+    const mode = state.sview === "timeline" && !hashed ? "timeline" : state.sview === "conversation" || hashed || c.count ? "conversation" : "timeline";
+
+    // The timeline, read when shown.
+    const page = (cursor) => api(base + "/timeline", { client: s.client, cursor, limit: 100 });
+    let t = same(kept) ? kept : null;
     // append adds a page's steps; next is where the following page starts ("" at the end), last
     // the cursor after the last step shown (where new steps start).
     const append = (p) => {
@@ -783,19 +830,26 @@
       t.next = p.next_cursor;
       t.more.hidden = !t.next;
     };
+    const loadTimeline = async () => {
+      t.loaded = true;
+      const p = await page("");
+      append(p);
+      if (!p.items.length) t.tl.append(h("li", { class: "muted none" }, "No steps recorded."));
+    };
     if (t) {
       // Steps stored since: only once every page is loaded (else "Load more" brings them).
-      if (!t.next) {
+      if (t.loaded && !t.next) {
         const p = await page(t.last);
         if (!live()) return;
         append(p);
       }
     } else {
-      t = { id: s.session_id, client: s.client, tl: h("ol", { class: "timeline", "data-timeline": "" }), more: h("button", { type: "button", hidden: true }, "Load more"), next: "", last: "" };
-      const p = await page("");
-      if (!live()) return;
-      append(p);
-      if (!p.items.length) t.tl.append(h("li", { class: "muted none" }, "No steps recorded."));
+      const tl = h("ol", { class: "timeline", "data-timeline": "" });
+      t = { id: s.session_id, client: s.client, tl, box: tl, more: h("button", { type: "button", hidden: true }, "Load more"), next: "", last: "", loaded: false };
+      if (mode === "timeline") {
+        await loadTimeline();
+        if (!live()) return;
+      }
     }
     kept = t;
     t.more.onclick = async () => {
@@ -806,8 +860,26 @@
       } catch (e) { showBanner(e.message); }
       t.more.disabled = false;
     };
+
+    // Conversation | Timeline: switched in place, the URL remembering the choice.
+    const convPane = h("div", { class: "pane", "data-pane": "conversation", hidden: mode !== "conversation" }, c.box, c.more);
+    const tlPane = h("div", { class: "pane", "data-pane": "timeline", hidden: mode !== "timeline" }, t.tl, t.more);
+    const switchTo = async (m) => {
+      state = Object.assign({}, state, { sview: m });
+      history.replaceState(null, "", stateURL(state));
+      for (const b of seg.querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.sview === m));
+      convPane.hidden = m !== "conversation";
+      tlPane.hidden = m !== "timeline";
+      if (m === "timeline" && !t.loaded) {
+        try { await loadTimeline(); } catch (e) { showBanner(e.message); }
+      }
+    };
+    const seg = h("div", { class: "seg", role: "tablist", "aria-label": "Show the session as" },
+      [["conversation", "Conversation"], ["timeline", "Timeline"]].map(([m, label]) =>
+        h("button", { type: "button", role: "tab", "data-sview": m, "aria-selected": String(mode === m), onclick: () => switchTo(m) }, label)));
+
     put(view,
-      h("p", {}, h("a", { href: stateURL(Object.assign({}, state, { session: "", sclient: "" })), onclick: (e) => { e.preventDefault(); go({ session: "", sclient: "" }); } }, "‹ All sessions")),
+      h("p", {}, h("a", { href: stateURL(Object.assign({}, state, { session: "", sclient: "", sview: "" })), onclick: (e) => { e.preventDefault(); go({ session: "", sclient: "", sview: "" }); } }, "‹ All sessions")),
       s.title ? h("h2", { class: "session-title" }, s.title) : null,
       h("h2", { class: "mono" + (s.title ? " muted" : ""), "data-session": s.session_id }, s.session_id),
       h("p", { class: "muted wrap-any" }, `${s.client} · ${s.project || "no project"} · ${s.state} · ${fmtTime(s.first_seen)} → ${fmtTime(s.last_seen)}`,
@@ -822,6 +894,7 @@
         card("Subagents", fmtInt(d.subagents)),
         d.analysis ? card("Score", String(d.analysis.score), { raw: d.analysis.score, metric: "score", help: "score",
           sub: `errors ${(100 * d.analysis.error_rate).toFixed(0)}% · redundancy ${(100 * d.analysis.redundancy).toFixed(0)}% · exploration ${(100 * d.analysis.exploration).toFixed(0)}%` }) : null),
+      c.count ? h("p", { class: "muted" }, h("a", { href: "#conversation", "data-jump": "conversation" }, "↓ Conversation"), " · ", fmtInt(c.count) + (c.next ? "+" : "") + " messages") : null,
       summariesPanel(s, d.summaries),
       h("div", { class: "grid" },
         panel("Actions by type", "actions", table([
@@ -839,9 +912,205 @@
         { label: "Session", get: (c) => shortID(c.session_id), cls: "mono" },
         { label: "First seen", get: (c) => fmtTime(c.first_seen) },
       ], d.child_sessions, { name: "child-sessions", onrow: (c) => go({ session: c.session_id, sclient: c.client }) })) : null,
-      panel("Timeline", "timeline", t.tl, t.more));
+      h("section", { class: "panel", id: "conversation", "data-session-view": "" },
+        h("div", { class: "pane-head" }, seg, helpBtn(mode === "timeline" ? "timeline" : "conversation")), convPane, tlPane));
     sizeBars(view);
+    if (!soft) await toMessage(c, live);
   }
+
+  // ---- conversation ----
+
+  const ROLE_LABEL = { user: "User", assistant: "Assistant", thinking: "Thinking", tool_call: "Tool call", summary: "Compaction summary" };
+
+  // newConversation is a session's conversation on screen: its list, its "More" button (pressed
+  // by itself when it scrolls into view), where the next page starts and the open subagent group.
+  function newConversation(s, base) {
+    const c = { id: s.session_id, client: s.client, box: h("ol", { class: "conv", "data-conversation": "" }),
+      more: h("button", { type: "button", class: "more", hidden: true, "data-more": "" }, "More messages"),
+      next: "", last: "", count: 0, group: null, loading: false };
+    c.page = (after) => api(base + "/conversation", { client: s.client, after, limit: CONV_PAGE });
+    c.loadMore = async () => {
+      if (c.loading || !c.next) return;
+      c.loading = true;
+      c.more.disabled = true;
+      try { convAppend(c, await c.page(c.next)); } catch (e) { showBanner(e.message); }
+      c.loading = false;
+      c.more.disabled = false;
+    };
+    c.more.onclick = c.loadMore;
+    const io = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) c.loadMore(); }, { rootMargin: "300px" });
+    io.observe(c.more);
+    onGone(c.box, () => io.disconnect());
+    return c;
+  }
+
+  // convAppend adds a page of messages: a subagent's run of messages goes into one folded group
+  // at its place, continued across pages.
+  function convAppend(c, p) {
+    if (p.items.length) c.box.querySelector(":scope > li.none")?.remove();
+    for (const it of p.items) {
+      const el = convItem(it);
+      const agent = it.agent_id || (it.sidechain ? "sidechain" : "");
+      if (agent) {
+        if (!c.group || c.group.agent !== agent || c.box.lastElementChild !== c.group.li) {
+          const label = h("span", {}), list = h("ol", { class: "conv" });
+          const li = h("li", { class: "subagent", "data-agent": agent },
+            h("details", { "data-key": "sub-" + it.id }, h("summary", {}, label), list));
+          c.group = { agent, li, label, list, n: 0 };
+          c.box.append(li);
+        }
+        c.group.list.append(el);
+        c.group.n++;
+        c.group.label.textContent = (agent === "sidechain" ? "Subagent" : "Subagent " + agent) + " · " + fmtInt(c.group.n) + (c.group.n === 1 ? " message" : " messages");
+      } else {
+        c.box.append(el);
+      }
+      c.count++;
+    }
+    if (p.items.length) c.last = p.items[p.items.length - 1].cursor;
+    c.next = p.next_cursor;
+    c.more.hidden = !c.next;
+    if (!c.count && !c.box.childElementCount) c.box.append(h("li", { class: "muted none" }, "No conversation recorded for this session: its client's records hold none, or they were stored before observer kept conversations. The Timeline lists its actions."));
+  }
+
+  // usageTag is a model turn's tokens and cost, beside its first message.
+  function usageTag(u) {
+    const src = u.proxy ? "observer-proxy" : "transcript" + (u.reliability ? ", " + u.reliability : "");
+    return h("span", { class: "usage", "data-usage": "", "data-cost": String(u.cost_usd),
+      title: `in ${fmtInt(u.input_tokens)} · out ${fmtInt(u.output_tokens)} · cache read ${fmtInt(u.cache_read_tokens)} · cache write ${fmtInt(u.cache_creation_tokens)} (${src})` },
+      fmtCompact(tokensOf(u)) + " tok · " + fmtUSD(u.cost_usd));
+  }
+
+  // toolOutput is a tool call's result: open when short, folded when long.
+  function toolOutput(it) {
+    if (!it.output) return it.output_size ? h("div", { class: "muted kv" }, fmtInt(it.output_size) + " bytes of output, not stored") : null;
+    const lines = it.output.replace(/\n$/, "").split("\n").length;
+    const short = it.output.length <= 600 && lines <= 12 && !it.output_truncated;
+    const label = "output · " + fmtInt(Math.max(it.output_size || 0, it.output.length)) + " bytes" + (lines > 1 ? " · " + fmtInt(lines) + " lines" : "") +
+      (it.output_truncated ? " · the first " + fmtInt(it.output.length) + " characters" : "");
+    return h("details", { class: "output", open: short, "data-key": "out-" + it.id, "data-part": "output" }, h("summary", {}, label), h("pre", {}, it.output));
+  }
+
+  // convItem is one message: a link anchor (#m<id>), who, when, the model and the turn's figures,
+  // then its text (set as text, never as markup).
+  function convItem(it) {
+    const failed = it.success === false;
+    const who = it.role === "tool_call" ? (it.tool || "tool") : ROLE_LABEL[it.role] || it.role;
+    const head = h("div", { class: "cm-head" },
+      h("a", { class: "anchor", href: "#m" + it.id, title: "Link to this message", "aria-label": "Link to this message" }, "#"),
+      h("span", { class: "who" + (it.role === "tool_call" ? " mono" : "") }, who),
+      it.role === "tool_call" && it.type ? h("span", { class: "muted" }, it.type) : null,
+      failed ? h("span", { class: "bad" }, "failed") : null,
+      h("span", { class: "muted t", title: fmtTime(it.t) }, fmtTime(it.t).slice(11)),
+      it.model && it.usage ? h("span", { class: "muted model" }, it.model) : null,
+      it.duration_ms ? h("span", { class: "muted" }, fmtDur(it.duration_ms)) : null,
+      it.usage ? usageTag(it.usage) : null);
+    const cut = it.text_truncated ? h("div", { class: "muted kv" }, "… cut here: `observerctl export --session " + state.session + "` has it whole") : null;
+    let body;
+    switch (it.role) {
+      case "thinking":
+        body = h("details", { class: "thinking", "data-key": "think-" + it.id },
+          h("summary", {}, "thinking · " + fmtInt(it.text.length) + " characters"), h("div", { class: "text" }, it.text), cut);
+        break;
+      case "tool_call":
+        body = [it.text ? h("pre", { class: "call", "data-part": "input" }, it.text) : null, cut,
+          failed && it.error ? h("pre", { class: "bad", "data-part": "error" }, it.error) : null, toolOutput(it)];
+        break;
+      case "summary":
+        body = [h("div", { class: "epoch", "data-epoch-boundary": "" }, "Context compacted: a new epoch starts from this summary"),
+          h("details", { "data-key": "sum-" + it.id }, h("summary", {}, "summary · " + fmtInt(it.text.length) + " characters"), h("div", { class: "text" }, it.text), cut)];
+        break;
+      default:
+        body = [h("div", { class: "text" }, it.text), cut];
+    }
+    return h("li", { class: "cm role-" + it.role + (failed ? " failed" : ""), id: "m" + it.id, "data-role": it.role, "data-id": String(it.id) }, head, body);
+  }
+
+  // toMessage scrolls to the message the URL's #m<id> names (reading more pages until it is
+  // there), opens what folds it and highlights it.
+  async function toMessage(c, live) {
+    const m = /^#m(\d+)$/.exec(location.hash);
+    if (!m || !c) return;
+    const find = () => c.box.querySelector("#m" + m[1]);
+    for (let i = 0; !find() && c.next && i < 100; i++) {
+      await c.loadMore();
+      if (!live()) return;
+    }
+    const el = find();
+    if (!el) return showBanner("Message " + m[1] + " is not in this session's conversation.");
+    for (let p = el.parentElement; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
+    el.querySelector(":scope > details.thinking, :scope > details:not(.output)")?.setAttribute("open", "");
+    for (const o of document.querySelectorAll(".cm.hl")) o.classList.remove("hl");
+    el.classList.add("hl");
+    el.scrollIntoView({ block: "center" });
+  }
+  window.addEventListener("hashchange", () => {
+    if (state.tab === "sessions" && state.session && convKept && convKept.box.isConnected) toMessage(convKept, () => true);
+  });
+
+  // ---- search ----
+
+  const KINDS = [["prompt", "prompts"], ["reply", "replies"], ["thinking", "thinking"], ["command", "commands"], ["summary", "summaries"], ["output", "outputs"], ["title", "titles"]];
+  const KIND_LABEL = { prompt: "prompt", reply: "reply", thinking: "thinking", command: "command", summary: "summary", output: "output", title: "title" };
+  const utf8 = new TextEncoder(), fromUTF8 = new TextDecoder();
+
+  // highlighted is a snippet with its matched words in <mark>: the ranges are byte offsets into
+  // the snippet's UTF-8; every piece is set as text.
+  function highlighted(text, ranges) {
+    const b = utf8.encode(text), out = [];
+    let at = 0;
+    for (const [from, to] of (ranges || []).slice().sort((x, y) => x[0] - y[0])) {
+      if (from < at || to > b.length || from >= to) continue;
+      if (from > at) out.push(fromUTF8.decode(b.subarray(at, from)));
+      out.push(h("mark", {}, fromUTF8.decode(b.subarray(from, to))));
+      at = to;
+    }
+    if (at < b.length) out.push(fromUTF8.decode(b.subarray(at)));
+    return out;
+  }
+
+  // A session's page from a search result, at the message (hash) when there is one.
+  function resultLink(s, hash, kids, cls) {
+    const patch = { tab: "sessions", session: s.session_id, sclient: s.client };
+    const href = stateURL({ window: state.window, project: state.project, client: state.client, member: state.member, ...patch }) + (hash || "");
+    return h("a", { href, class: cls, onclick: (e) => { if (!plainClick(e)) return; e.preventDefault(); go(patch, hash); } }, kids);
+  }
+
+  VIEWS.search = async (view, live) => {
+    const text = (state.q || "").trim();
+    if (!text) {
+      return put(view, h("div", { class: "empty", "data-empty": "search" }, "Type what to look for in the search box (press /), then Enter. ", helpBtn("search")));
+    }
+    const kinds = (state.kind || "").split(",").filter((k) => KIND_LABEL[k]);
+    const d = await api("/api/search", Object.assign(filterParams(), { q: text, kind: kinds.join(","), newest: state.newest ? "1" : "" }));
+    if (!live()) return;
+    if (!d.store) return put(view, noStore());
+    const chip = (k, label) => {
+      const on = k ? kinds.includes(k) : !kinds.length;
+      const next = !k ? [] : on ? kinds.filter((x) => x !== k) : kinds.concat([k]);
+      return h("button", { type: "button", class: "chip" + (on ? " on" : ""), "aria-pressed": String(on), "data-kind": k || "all",
+        onclick: () => go({ kind: KINDS.map((x) => x[0]).filter((x) => next.includes(x)).join(",") }) }, label);
+    };
+    const order = (newest, label) => h("button", { type: "button", role: "tab", "data-order": newest ? "newest" : "best", "aria-selected": String(!!d.newest === newest),
+      onclick: () => go({ newest: newest ? "1" : "" }) }, label);
+    const scope = [state.window === "all" ? "all time" : "the last " + state.window, state.project ? baseName(state.project) : "all projects",
+      state.client || "all clients", state.member ? "member " + state.member : null].filter(Boolean).join(" · ");
+    put(view,
+      h("div", { class: "toolbar" },
+        h("span", { class: "chips", role: "group", "aria-label": "Kinds of text" }, chip("", "all"), KINDS.map(([k, label]) => chip(k, label))),
+        h("span", { class: "seg", role: "tablist", "aria-label": "Order" }, order(false, "best first"), order(true, "newest first")),
+        helpBtn("search")),
+      h("p", { class: "muted", "data-search-summary": "" }, `${fmtInt(d.sessions.length)} ${d.sessions.length === 1 ? "session" : "sessions"} matching “${d.query}” in ${scope}`,
+        d.capped ? " (more matched than were looked at: a rarer word or a filter finds the rest)" : ""),
+      d.sessions.length ? h("ol", { class: "results", "data-results": "" }, d.sessions.map((s) => h("li", { class: "result panel", "data-session": s.session_id, "data-client": s.client },
+        h("div", { class: "result-head" }, resultLink(s, "", s.title || shortID(s.session_id), "result-title" + (s.title ? "" : " mono")),
+          h("div", { class: "muted wrap-any" }, `${s.client} · ${baseName(s.project)} · ${fmtShort(s.last_hit)} · ${fmtInt(s.hits)} ${s.hits === 1 ? "match" : "matches"}`)),
+        h("ul", { class: "matches" }, s.matches.map((m) => h("li", { class: "match", "data-kind": m.kind, "data-message": m.message_id ? String(m.message_id) : null },
+          h("span", { class: "pill kind-" + m.kind }, KIND_LABEL[m.kind] || m.kind), " ",
+          resultLink(s, m.message_id ? "#m" + m.message_id : "", highlighted(m.snippet, m.highlights), "snippet"),
+          h("span", { class: "muted t" }, " " + fmtShort(m.t))))))))
+        : h("div", { class: "empty", "data-empty": "search" }, "Nothing matches in " + scope + ". Fewer words, a word ending in *, another kind or a wider window may find it."));
+  };
 
   // ---- session memory ----
 
@@ -1440,6 +1709,7 @@
     cleanup = [];
     renderTabs();
     syncFilters();
+    if (state.tab === "search") $("#q").value = state.q || "";
     hideBanner();
     follow();
     readTick = Infinity;
@@ -1480,7 +1750,7 @@
     overview: EVENTS.concat(["alert", "limit"]),
     team: EVENTS,
     cost: ["token_usage", "api_turn"],
-    sessions: EVENTS,
+    sessions: EVENTS.concat(["message"]),
     actions: ["action"],
     tools: ["action"],
     compression: ["compression"],
