@@ -1,9 +1,10 @@
 // Package transcripttest holds the helpers the transcript adapters' tests share: finding the
 // shared corpus of real transcripts (skipping loudly when it is absent), reading a file's lines
 // and feeding them to a parser (in one pass or resumed at every line), folding events the way
-// the writer does, summaries and views of events for golden files, the checks of a fuzzed
-// parser, and polling a database reader's parsers. Only tests import it. It imports nothing
-// outside pkg: a scan through internal/ingest is internal/ingest/ingesttest.
+// the writer does, summaries and views of events for golden files, a read's conversation (its
+// message events in order) and its golden lines, the checks of a fuzzed parser, and polling a
+// database reader's parsers. Only tests import it. It imports nothing outside pkg: a scan
+// through internal/ingest is internal/ingest/ingesttest.
 package transcripttest
 
 import (
