@@ -1,39 +1,14 @@
 package aider
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// notMessages drops the message events (the goldens of the other events keep their views).
-func notMessages(evs []event.Event) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Message == nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// conversation is the golden form of the messages, in the order read (the file's): one line
-// each, role, the first 60 characters of the text with newlines escaped.
-func conversation(evs []event.Event) []string {
-	var out []string
-	for _, e := range evs {
-		if m := e.Message; m != nil {
-			text := strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(transcript.CutRunes(m.Text, 60))
-			out = append(out, fmt.Sprintf("%s %s %s", m.Role, m.Tool, text))
-		}
-	}
-	return out
-}
 
 // The prompts (slash commands too) and the replies whole (headings, code, blank lines), scrubbed;
 // aider's "> " lines are not messages; Seq follows the file; the ids are the same at a re-read.
@@ -50,15 +25,11 @@ func TestParser_Messages(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs, _ := parseFile(t, New(nil), path)
-	got := strings.Join(conversation(evs), "\n")
-	want := strings.Join([]string{
-		"user  use the key [REDACTED:anthropic-key]\\nand be brief",
-		"assistant  Sure.\\n\\n#### Plan\\n\\n\\n- one\\n\\n```go\\nx := 1\\n```",
-		"user  /run make",
-	}, "\n")
-	if got != want {
-		t.Errorf("conversation\n%s\nwant\n%s", got, want)
-	}
+	transcripttest.CheckConversation(t, evs,
+		"user\t\tuse the key [REDACTED:anthropic-key]\\nand be brief",
+		"assistant\t\tSure.\\n\\n#### Plan\\n\\n\\n- one\\n\\n```go\\nx := 1\\n```",
+		"user\t\t/run make",
+	)
 	var last int64 = -1
 	for _, e := range evs {
 		if m := e.Message; m != nil {
@@ -72,17 +43,5 @@ func TestParser_Messages(t *testing.T) {
 		}
 	}
 	again, _ := parseFile(t, New(nil), path)
-	if fmt.Sprint(ids(evs)) != fmt.Sprint(ids(again)) {
-		t.Errorf("a re-read gave other ids")
-	}
-}
-
-func ids(evs []event.Event) []string {
-	var out []string
-	for _, e := range evs {
-		if e.Message != nil {
-			out = append(out, e.ID)
-		}
-	}
-	return out
+	transcripttest.SameMessageIDs(t, evs, again)
 }

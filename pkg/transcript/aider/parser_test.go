@@ -38,7 +38,7 @@ func TestParser_HandWritten(t *testing.T) {
 		at     string
 	}
 	var got []want
-	for _, e := range notMessages(evs) {
+	for _, e := range transcripttest.WithoutMessages(evs) {
 		w := want{kind: string(e.Kind), at: e.Time.In(time.Local).Format("15:04:05.000")}
 		switch {
 		case e.Action != nil:
@@ -93,8 +93,8 @@ func TestParser_HandWritten(t *testing.T) {
 	if evs[0].Session.StartedAt != local("2026-01-05 10:00:00") || evs[0].Project == "" || evs[0].Session.Cwd != filepath.Dir(path) {
 		t.Errorf("session %+v project %q", evs[0].Session, evs[0].Project)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.golden.json"), views(notMessages(evs)), *update)
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.conversation.golden.json"), conversation(evs), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.golden.json"), views(transcripttest.WithoutMessages(evs)), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "repo.conversation.golden.json"), transcripttest.ConversationLines(evs), *update)
 }
 
 // TestParser_Resume reads the file in two parts at every line, the second part with a fresh

@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
@@ -70,9 +68,9 @@ func TestMessages_Fixture(t *testing.T) {
 		{event.RoleSummary, "", "This session is being continued from a previous conversation. Summary: login fixed.", "u4", ""},
 		{event.RoleUser, "", "!git status", "u5", ""},
 	}
-	msgs := conversation(evs)
+	msgs := transcripttest.Conversation(evs)
 	if len(msgs) != len(wants) {
-		t.Fatalf("%d messages, want %d: %s", len(msgs), len(wants), golden(msgs))
+		t.Fatalf("%d messages, want %d: %s", len(msgs), len(wants), transcripttest.ConversationText(msgs))
 	}
 	calls := map[string]*event.Action{}
 	for _, a := range actions(evs) {
@@ -124,11 +122,11 @@ func TestMessages_Fixture(t *testing.T) {
 		t.Errorf("seq %d %d, want %d and the next", msgs[3].Message.Seq, msgs[4].Message.Seq, off*64)
 	}
 	// The repeated line gives the same ids; a second read gives the same events.
-	if n := len(messageEvents(evs)); n != len(msgs)+2 {
+	if n := len(transcripttest.Messages(evs)); n != len(msgs)+2 {
 		t.Errorf("%d message events before the merge, want %d", n, len(msgs)+2)
 	}
 	again := run(t, newTestParser(t, src, nil), lines)
-	transcripttest.SameEvents(t, messageEvents(evs), messageEvents(again))
+	transcripttest.SameEvents(t, transcripttest.Messages(evs), transcripttest.Messages(again))
 }
 
 // Text, thinking and tool calls of one line are their own messages; a message's text is clipped
@@ -159,18 +157,15 @@ func TestMessages_Corpus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := srcOf(corpus(t, name))
 			evs, _ := parseFile(t, src)
-			msgs := conversation(evs)
+			msgs := transcripttest.Conversation(evs)
 			again, _ := parseFile(t, src)
-			if a, b := ids(messageEvents(evs)), ids(messageEvents(again)); a != b {
-				t.Errorf("a second read gives other ids")
-			}
+			transcripttest.SameMessageIDs(t, evs, again)
 
 			walked := walkMessages(t, src.Path)
 			var got []string
-			perRole, wantPerRole := map[string]int{}, map[string]int{}
+			perRole, wantPerRole := transcripttest.RoleCounts(msgs), map[string]int{}
 			for _, e := range msgs {
 				got = append(got, e.Message.Role+" "+e.Message.Tool)
-				perRole[e.Message.Role]++
 			}
 			for _, w := range walked {
 				wantPerRole[strings.Fields(w)[0]]++
@@ -191,24 +186,7 @@ func TestMessages_Corpus(t *testing.T) {
 				t.Errorf("subagent file: %d of %d messages on the sidechain", sidechain, len(msgs))
 			}
 
-			path := filepath.Join(dir, strings.TrimSuffix(name, ".jsonl")+".txt")
-			text := golden(msgs)
-			if *update {
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if text != string(want) {
-				t.Errorf("conversation differs from %s:\n%s", path, text)
-			}
+			transcripttest.GoldenText(t, filepath.Join(dir, strings.TrimSuffix(name, ".jsonl")+".txt"), transcripttest.ConversationText(msgs), *update)
 		})
 	}
 	if !*update {
@@ -298,56 +276,4 @@ func walkMessages(tb testing.TB, path string) []string {
 		list = append(list, m.what)
 	}
 	return list
-}
-
-// messageEvents returns the message events of evs, in the order read.
-func messageEvents(evs []event.Event) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Message != nil {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// conversation returns the message events as the store keeps them (the first of each id) in
-// (time, seq) order.
-func conversation(evs []event.Event) []event.Event {
-	seen := map[string]bool{}
-	var out []event.Event
-	for _, e := range messageEvents(evs) {
-		if !seen[e.ID] {
-			seen[e.ID] = true
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Time.Equal(out[j].Time) {
-			return out[i].Time.Before(out[j].Time)
-		}
-		return out[i].Message.Seq < out[j].Message.Seq
-	})
-	return out
-}
-
-func ids(evs []event.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString(e.ID)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// golden is a conversation as its golden file keeps it: a line per message, its role, tool and
-// first 60 characters, line breaks escaped.
-func golden(msgs []event.Event) string {
-	var b bytes.Buffer
-	esc := strings.NewReplacer("\\", `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	for _, e := range msgs {
-		m := e.Message
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, esc.Replace(transcript.CutRunes(m.Text, 60)))
-	}
-	return b.String()
 }

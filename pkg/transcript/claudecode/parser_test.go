@@ -9,6 +9,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 const testCwd = "/nonexistent/observer-test/proj"
@@ -74,17 +75,6 @@ func use(in, out, cw, cr, w1h int64) map[string]any {
 
 func testSource() transcript.Source {
 	return transcript.Source{Client: Client, Path: "/t/sess-1.jsonl", SessionID: "sess-1"}
-}
-
-// withoutMessages drops the message events, for tests of the other kinds.
-func withoutMessages(evs []event.Event) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Message == nil {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // messagesOf returns the message payloads of evs, in order.
@@ -395,7 +385,7 @@ func TestParser_SystemAndErrors(t *testing.T) {
 			map[string]any{"type": "text", "text": "no id"}),
 	}
 	all := run(t, p, lines)
-	evs, acts := withoutMessages(all), actions(all)
+	evs, acts := transcripttest.WithoutMessages(all), actions(all)
 	want := []struct {
 		typ          event.ActionType
 		target, errs string
@@ -433,7 +423,7 @@ func TestParser_ServerTools(t *testing.T) {
 			map[string]any{"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
 				"content": map[string]any{"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}}),
 	})
-	evs, a := withoutMessages(all), actions(all)
+	evs, a := transcripttest.WithoutMessages(all), actions(all)
 	if msgs := messagesOf(all); len(msgs) != 1 || msgs[0].Role != event.RoleToolCall || msgs[0].Tool != "web_search" ||
 		msgs[0].ToolUseID != "srvtoolu_1" || msgs[0].Text != "q" {
 		t.Errorf("messages %+v", msgs)
@@ -481,7 +471,7 @@ func TestParser_UsageBuckets(t *testing.T) {
 // A model the table does not price: cost 0, reliability unknown.
 func TestParser_UnpricedModel(t *testing.T) {
 	p := newTestParser(t, testSource(), nil)
-	evs := withoutMessages(run(t, p, [][]byte{assistantLine(t, "a", "2026-03-01T10:00:01Z", "m", "my-gateway-model", use(1, 1, 0, 0, 0),
+	evs := transcripttest.WithoutMessages(run(t, p, [][]byte{assistantLine(t, "a", "2026-03-01T10:00:01Z", "m", "my-gateway-model", use(1, 1, 0, 0, 0),
 		map[string]any{"type": "text", "text": "x"})}))
 	if len(evs) != 1 || evs[0].TokenUsage.CostUSD != 0 || evs[0].TokenUsage.Reliability != event.ReliabilityUnknown {
 		t.Errorf("%+v", evs[0].TokenUsage)
@@ -519,7 +509,7 @@ func TestParser_Envelope(t *testing.T) {
 		if msgs := messagesOf(all); len(msgs) != 1 || msgs[0].AgentID != "x9" || all[1].SessionID != "from-line" || all[1].Time.Hour() != 8 {
 			t.Errorf("messages %+v", all)
 		}
-		evs := withoutMessages(all)
+		evs := transcripttest.WithoutMessages(all)
 		if len(evs) != 1 || evs[0].SessionID != "from-line" || evs[0].Time.Hour() != 8 || evs[0].Action.AgentID != "x9" {
 			t.Errorf("%+v", evs)
 		}
@@ -539,7 +529,7 @@ func TestParser_Envelope(t *testing.T) {
 				t.Errorf("message project %q", e.Project)
 			}
 		}
-		evs := withoutMessages(all)
+		evs := transcripttest.WithoutMessages(all)
 		got := []string{evs[0].Project, evs[1].Project, evs[2].Project, evs[3].Project, evs[4].Project}
 		want := []string{testCwd, testCwd, testCwd, "/nonexistent/other", "/nonexistent/other"}
 		if strings.Join(got, ",") != strings.Join(want, ",") || evs[2].Action.Target != "web/app/page.tsx" {

@@ -47,7 +47,7 @@ func TestParser_Titles(t *testing.T) {
 	if evs := run(t, agent, [][]byte{
 		[]byte(`{"type":"user","uuid":"u2","sessionId":"s1","isSidechain":true,"timestamp":"2026-11-30T10:00:00Z","message":{"role":"user","content":"x"}}`),
 		[]byte(`{"type":"ai-title","aiTitle":"Subagent","sessionId":"s1"}`),
-	}); len(withoutMessages(evs)) != 0 {
+	}); len(transcripttest.WithoutMessages(evs)) != 0 {
 		t.Errorf("a subagent's title: %+v", evs)
 	}
 }

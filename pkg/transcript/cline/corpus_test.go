@@ -47,16 +47,22 @@ func TestCorpus_AgainstMetadata(t *testing.T) {
 	}
 }
 
-// TestFixtures_Golden keeps the figures of the fixtures: a Cline CLI 3.0.65 session recorded
-// against observer-fakeapi (testdata/cli), and hand-written VS Code task files of Cline and Roo
-// Code (testdata/vscode; no real ones were available).
-func TestFixtures_Golden(t *testing.T) {
-	cases := map[string]*Adapter{
+// fixtureAdapters returns the adapters of the fixtures by name: the Cline CLI session recorded
+// against observer-fakeapi (testdata/cli) and the hand-written VS Code tasks of Cline and Roo Code
+// (testdata/vscode).
+func fixtureAdapters() map[string]*Adapter {
+	return map[string]*Adapter{
 		"fake-cli":     New([]string{filepath.Join("testdata", "cli")}),
 		"vscode-cline": NewVSCode(ClientVSCode, []string{filepath.Join("testdata", "vscode")}),
 		"vscode-roo":   NewVSCode(ClientRoo, []string{filepath.Join("testdata", "vscode")}),
 	}
-	for name, a := range cases {
+}
+
+// TestFixtures_Golden keeps the figures of the fixtures: a Cline CLI 3.0.65 session recorded
+// against observer-fakeapi (testdata/cli), and hand-written VS Code task files of Cline and Roo
+// Code (testdata/vscode; no real ones were available).
+func TestFixtures_Golden(t *testing.T) {
+	for name, a := range fixtureAdapters() {
 		t.Run(name, func(t *testing.T) {
 			evs, st := parseAll(t, a)
 			if st.Malformed != 0 {

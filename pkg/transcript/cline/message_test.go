@@ -5,80 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// conversation is the golden form of the message events: in (Time, Seq) order, one line each:
-// role, tool, the first 60 characters of the text with newlines escaped.
-func conversation(evs []event.Event) []string {
-	var msgs []event.Event
-	for _, e := range evs {
-		if e.Message != nil {
-			msgs = append(msgs, e)
-		}
-	}
-	sort.SliceStable(msgs, func(i, j int) bool {
-		if !msgs[i].Time.Equal(msgs[j].Time) {
-			return msgs[i].Time.Before(msgs[j].Time)
-		}
-		return msgs[i].Message.Seq < msgs[j].Message.Seq
-	})
-	out := make([]string, 0, len(msgs))
-	for _, e := range msgs {
-		m := e.Message
-		text := strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(transcript.CutRunes(m.Text, 60))
-		out = append(out, fmt.Sprintf("%s %s %s", m.Role, m.Tool, text))
-	}
-	return out
-}
-
-// roles counts the message events per role.
-func roles(evs []event.Event) map[string]int {
-	n := map[string]int{}
-	for _, e := range evs {
-		if e.Message != nil {
-			n[e.Message.Role]++
-		}
-	}
-	return n
-}
-
-// noDuplicates fails when two message events share an id.
-func noDuplicates(t *testing.T, evs []event.Event) {
-	t.Helper()
-	seen := map[string]bool{}
-	for _, e := range evs {
-		if e.Message == nil {
-			continue
-		}
-		if seen[e.ID] {
-			t.Errorf("message id %s twice", e.ID)
-		}
-		seen[e.ID] = true
-	}
-}
-
-// sameMessageIDs checks that a second read without state gives the same message ids.
-func sameMessageIDs(t *testing.T, first, second []event.Event) {
-	t.Helper()
-	ids := func(evs []event.Event) []string {
-		var out []string
-		for _, e := range evs {
-			if e.Message != nil {
-				out = append(out, e.ID)
-			}
-		}
-		return out
-	}
-	if a, b := ids(first), ids(second); strings.Join(a, ",") != strings.Join(b, ",") {
-		t.Errorf("a re-read gave other message ids: %v, then %v", a, b)
-	}
-}
 
 // cliRoles counts, straight from the raw document, the messages a CLI session holds: a user
 // message with text and no tool result (what the user typed, not a bracketed insert), and the
@@ -134,68 +67,47 @@ func TestCorpus_Conversation(t *testing.T) {
 	root := corpusSession(t)
 	a := New([]string{root})
 	evs, _ := parseAll(t, a)
-	golden(t, "corpus-cli.conversation", conversation(evs))
+	golden(t, "corpus-cli.conversation", transcripttest.ConversationLines(evs))
 	want := cliRoles(t, filepath.Join(corpusDir(), fileMessages))
-	if got := roles(evs); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := transcripttest.RoleCounts(evs); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages per role %v, the document holds %v", got, want)
 	}
 	if want[event.RoleUser] != 2 || want[event.RoleThinking] != 3 {
 		t.Errorf("the corpus session holds %v: 2 prompts and 3 thinking blocks expected", want)
 	}
-	noDuplicates(t, evs)
+	transcripttest.UniqueMessageIDs(t, evs)
 	again, _ := parseAll(t, a)
-	sameMessageIDs(t, evs, again)
+	transcripttest.SameMessageIDs(t, evs, again)
 }
 
 // The fixtures' conversations (the Cline CLI session recorded against the fake API, and the
 // hand-written extension tasks).
 func TestFixtures_Conversation(t *testing.T) {
-	cases := map[string]*Adapter{
-		"fake-cli":     New([]string{filepath.Join("testdata", "cli")}),
-		"vscode-cline": NewVSCode(ClientVSCode, []string{filepath.Join("testdata", "vscode")}),
-		"vscode-roo":   NewVSCode(ClientRoo, []string{filepath.Join("testdata", "vscode")}),
-	}
-	for name, a := range cases {
+	for name, a := range fixtureAdapters() {
 		t.Run(name, func(t *testing.T) {
 			evs, _ := parseAll(t, a)
-			golden(t, name+".conversation", conversation(evs))
-			noDuplicates(t, evs)
+			golden(t, name+".conversation", transcripttest.ConversationLines(evs))
+			transcripttest.UniqueMessageIDs(t, evs)
 			again, _ := parseAll(t, a)
-			sameMessageIDs(t, evs, again)
+			transcripttest.SameMessageIDs(t, evs, again)
 		})
 	}
 	evs, _ := parseAll(t, New([]string{filepath.Join("testdata", "cli")}))
 	srcs, _ := New([]string{filepath.Join("testdata", "cli")}).Discover()
-	if want := cliRoles(t, srcs[0].Path); fmt.Sprint(roles(evs)) != fmt.Sprint(want) {
-		t.Errorf("fake-cli messages per role %v, the document holds %v", roles(evs), want)
+	if want := cliRoles(t, srcs[0].Path); fmt.Sprint(transcripttest.RoleCounts(evs)) != fmt.Sprint(want) {
+		t.Errorf("fake-cli messages per role %v, the document holds %v", transcripttest.RoleCounts(evs), want)
 	}
 }
 
 // byRole returns the messages of one role, in order.
 func byRole(evs []event.Event, role string) []event.Event {
 	var out []event.Event
-	for _, e := range conversationEvents(evs) {
+	for _, e := range transcripttest.Conversation(evs) {
 		if e.Message.Role == role {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-func conversationEvents(evs []event.Event) []event.Event {
-	var msgs []event.Event
-	for _, e := range evs {
-		if e.Message != nil {
-			msgs = append(msgs, e)
-		}
-	}
-	sort.SliceStable(msgs, func(i, j int) bool {
-		if !msgs[i].Time.Equal(msgs[j].Time) {
-			return msgs[i].Time.Before(msgs[j].Time)
-		}
-		return msgs[i].Message.Seq < msgs[j].Message.Seq
-	})
-	return msgs
 }
 
 // The CLI's roles: the typed prompt (not a tool result, not a bracketed insert), thinking, the
@@ -210,17 +122,13 @@ func TestParser_CLIMessages(t *testing.T) {
 	res := `{"id":"r1","role":"user","ts":1796146909000,"content":[{"type":"tool_result","tool_use_id":"c1","content":"package main"}]}`
 	src := cliSession(t, t.TempDir(), "s1", doc(insert, msgUser, call, res, msgFinal), metaJSON)
 	evs, _ := parseSource(t, New(nil), src, nil)
-	got := conversation(evs)
-	want := []string{
-		"user  fix the build",
-		"thinking  look at main.go",
-		"assistant  Reading it. token [REDACTED:anthropic-key]",
-		"tool_call read_file main.go",
-		"assistant  done",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("conversation\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	transcripttest.CheckConversation(t, evs,
+		"user\t\tfix the build",
+		"thinking\t\tlook at main.go",
+		"assistant\t\tReading it. token [REDACTED:anthropic-key]",
+		"tool_call\tread_file\tmain.go",
+		"assistant\t\tdone",
+	)
 	var action *event.Action
 	for _, e := range evs {
 		if e.Action != nil && e.Action.ToolUseID == "c1" {
@@ -280,21 +188,17 @@ func TestParser_VSCodeMessages(t *testing.T) {
 	a := NewVSCode(ClientVSCode, nil)
 	src := transcript.Source{Client: ClientVSCode, Path: path, SessionID: "1767261600000", Document: true}
 	evs, _ := parseSource(t, a, src, nil)
-	got := conversation(evs)
-	want := []string{
-		"user  Add a flag",
-		"thinking  the flag goes in main.go",
-		"assistant  I'll read main.go first.",
-		"tool_call readFile main.go",
-		"tool_call execute_command go build ./...",
-		"assistant  Plan: add it",
-		"summary  Context: the flag is half done",
-		"assistant  Added the flag.",
-		"user  also document it",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("conversation\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	transcripttest.CheckConversation(t, evs,
+		"user\t\tAdd a flag",
+		"thinking\t\tthe flag goes in main.go",
+		"assistant\t\tI'll read main.go first.",
+		"tool_call\treadFile\tmain.go",
+		"tool_call\texecute_command\tgo build ./...",
+		"assistant\t\tPlan: add it",
+		"summary\t\tContext: the flag is half done",
+		"assistant\t\tAdded the flag.",
+		"user\t\talso document it",
+	)
 	for _, e := range byRole(evs, event.RoleToolCall) {
 		if e.Message.MessageID == "" || e.Message.Model != "claude-sonnet-4-5" {
 			t.Errorf("call message %+v", e.Message)
@@ -316,7 +220,5 @@ func TestParser_VSCodeMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	revs, _ := parseSource(t, NewVSCode(ClientRoo, nil), transcript.Source{Client: ClientRoo, Path: rpath, Document: true}, nil)
-	if got := strings.Join(conversation(revs), "\n"); got != "user  Do it\nsummary  Earlier: did half" {
-		t.Errorf("roo conversation %q", got)
-	}
+	transcripttest.CheckConversation(t, revs, "user\t\tDo it", "summary\t\tEarlier: did half")
 }

@@ -1,12 +1,9 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -14,45 +11,6 @@ import (
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// conversation returns the messages among evs, one per id (the first), in (Time, Seq) order.
-func conversation(evs []event.Event) []event.Event {
-	seen := map[string]bool{}
-	var out []event.Event
-	for _, e := range evs {
-		if e.Message != nil && !seen[e.ID] {
-			seen[e.ID] = true
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Time.Equal(out[j].Time) {
-			return out[i].Time.Before(out[j].Time)
-		}
-		return out[i].Message.Seq < out[j].Message.Seq
-	})
-	return out
-}
-
-// conversationText renders messages as the golden files hold them: role, tool and the first 60
-// characters of the text (newlines escaped), one message a line.
-func conversationText(msgs []event.Event) string {
-	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	var b strings.Builder
-	for _, e := range msgs {
-		m := e.Message
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, esc.Replace(cutRunes(m.Text, 60)))
-	}
-	return b.String()
-}
-
-func roleCounts(msgs []event.Event) map[string]int {
-	out := map[string]int{}
-	for _, e := range msgs {
-		out[e.Message.Role]++
-	}
-	return out
-}
 
 // rawCounts counts, walking the rollout's lines with encoding/json alone, what must become a
 // message: event_msg user_message (the prompts; no corpus file has the item_completed form),
@@ -134,20 +92,10 @@ func TestCorpus_Conversation(t *testing.T) {
 		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
 			path := corpus(t, name)
 			evs, _ := parseFile(t, testAdapter(t, ""), path)
-			msgs := conversation(evs)
-			got := conversationText(msgs)
-			golden := filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".jsonl")+".messages.txt")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			} else if want, err := os.ReadFile(golden); err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			} else if got != string(want) {
-				t.Errorf("conversation differs from %s:\n%s", golden, got)
-			}
-
-			if got, want := roleCounts(msgs), rawCounts(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
+			msgs := transcripttest.Conversation(evs)
+			transcripttest.GoldenText(t, filepath.Join("testdata", "golden", strings.TrimSuffix(name, ".jsonl")+".messages.txt"),
+				transcripttest.ConversationText(msgs), *update)
+			if got, want := transcripttest.RoleCounts(msgs), rawCounts(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("messages per role = %v, the raw lines hold %v", got, want)
 			}
 			for _, e := range msgs {
@@ -161,10 +109,8 @@ func TestCorpus_Conversation(t *testing.T) {
 			}
 
 			again, _ := parseFile(t, testAdapter(t, ""), path)
-			if !bytes.Equal(transcripttest.MustJSON(t, conversation(again)), transcripttest.MustJSON(t, msgs)) {
-				t.Errorf("a second read gives other messages")
-			}
-			if n := len(conversation(append(append([]event.Event{}, evs...), again...))); n != len(msgs) {
+			transcripttest.SameEvents(t, transcripttest.Conversation(again), msgs)
+			if n := len(transcripttest.Conversation(append(append([]event.Event{}, evs...), again...))); n != len(msgs) {
 				t.Errorf("two reads hold %d distinct messages, one %d", n, len(msgs))
 			}
 		})
@@ -182,7 +128,7 @@ func TestCorpus_CallMessagesMatchActions(t *testing.T) {
 					calls[a.ToolUseID] = a // the call's own event comes first
 				}
 			}
-			for _, e := range conversation(evs) {
+			for _, e := range transcripttest.Conversation(evs) {
 				m := e.Message
 				if m.Role != event.RoleToolCall || m.ToolUseID == "" {
 					continue
@@ -277,7 +223,7 @@ func TestParser_Messages(t *testing.T) {
 		}
 		all = append(all, evs...)
 	}
-	msgs := conversation(all)
+	msgs := transcripttest.Conversation(all)
 	byTool := map[string]*event.Message{}
 	for _, e := range msgs {
 		if m := e.Message; m.Role == event.RoleToolCall {
@@ -289,13 +235,13 @@ func TestParser_Messages(t *testing.T) {
 	}
 	for _, e := range all {
 		if a := e.Action; a != nil && a.ToolUseID == "call_1" && a.Output != "" {
-			if strings.Contains(conversationText(msgs), "FAIL x_test.go") {
+			if strings.Contains(transcripttest.ConversationText(msgs), "FAIL x_test.go") {
 				t.Errorf("a call's output became a message")
 			}
 		}
 	}
 	if m := msgs[len(msgs)-1].Message; m.Role != event.RoleUser || msgs[0].Message.Role != event.RoleUser {
-		t.Errorf("conversation %s", conversationText(msgs))
+		t.Errorf("conversation %s", transcripttest.ConversationText(msgs))
 	}
 	// The assistant message's id; the two blocks of one message share it.
 	for _, e := range msgs {
@@ -318,11 +264,11 @@ func TestParser_MessageIDsStable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return conversation(append(evs, run(t, p2, lines[split:])...))
+		return transcripttest.Conversation(append(evs, run(t, p2, lines[split:])...))
 	}
 	one := read("/x/rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl", len(lines))
 	if len(one) != 12 {
-		t.Fatalf("%d messages:\n%s", len(one), conversationText(one))
+		t.Fatalf("%d messages:\n%s", len(one), transcripttest.ConversationText(one))
 	}
 	for _, split := range []int{1, 7, 12, 20} {
 		other := read("/y/rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl", split)
@@ -359,7 +305,7 @@ func TestParser_BareFormatMessages(t *testing.T) {
 		[]byte(`{"type":"message","id":"msg_2","role":"assistant","content":[{"type":"output_text","text":"Built."}]}`),
 	}
 	p, _ := New("").newParser(transcript.Source{Path: "/x/rollout-2025-05-07T17-24-21-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"}, nil)
-	msgs := conversation(run(t, p, lines))
+	msgs := transcripttest.Conversation(run(t, p, lines))
 	var got []string
 	for _, e := range msgs {
 		got = append(got, messageString(e.Message))
@@ -385,13 +331,11 @@ func TestParser_ForkMessagesOnce(t *testing.T) {
 	a := testAdapter(t, home)
 	parentEvs, _ := parseFile(t, a, parentPath)
 	forkEvs, _ := parseFile(t, a, forkPath)
-	parent := conversation(parentEvs)
-	both := conversation(append(append([]event.Event{}, parentEvs...), forkEvs...))
+	parent := transcripttest.Conversation(parentEvs)
+	both := transcripttest.Conversation(append(append([]event.Event{}, parentEvs...), forkEvs...))
 	if len(both) != len(parent)+2 {
-		t.Fatalf("parent %d messages, with the fork %d, want 2 more:\n%s", len(parent), len(both), conversationText(both))
+		t.Fatalf("parent %d messages, with the fork %d, want 2 more:\n%s", len(parent), len(both), transcripttest.ConversationText(both))
 	}
 	added := both[len(parent):]
-	if got := conversationText(added); got != "user\t\tnow run the tests\ntool_call\tshell\tgo test ./...\n" {
-		t.Errorf("the fork adds:\n%s", got)
-	}
+	transcripttest.CheckConversation(t, added, "user\t\tnow run the tests", "tool_call\tshell\tgo test ./...")
 }

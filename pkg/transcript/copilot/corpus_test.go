@@ -171,14 +171,7 @@ func TestCorpus_CLIAgainstManifest(t *testing.T) {
 // complete, paired with the model's calls (grep_search and read_file).
 func TestCorpus_VSCodeFigures(t *testing.T) {
 	path := vscodeCorpus(t)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, _, err := readDoc(t, vsSrc(path), nil, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs, _ := readVSFile(t, path)
 	s := summarize(evs, transcript.Stats{}, "")
 	if s.Usage.Events != 0 {
 		t.Errorf("copilot-vscode emitted token usage: %+v", s.Usage)

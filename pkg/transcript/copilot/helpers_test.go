@@ -85,6 +85,21 @@ func readDoc(tb testing.TB, src transcript.Source, state, data []byte) ([]event.
 	return evs, p.State(), err
 }
 
+// readVSFile reads the VS Code session file at path whole with a fresh parser, failing the test on
+// an error. It returns the events and the file's bytes.
+func readVSFile(tb testing.TB, path string) ([]event.Event, []byte) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs, _, err := readDoc(tb, vsSrc(path), nil, data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return evs, data
+}
+
 // bucket is one model's usage.
 type bucket struct {
 	Events        int     `json:"events"`

@@ -3,81 +3,17 @@ package copilot
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
 // convDir holds the conversation goldens (apart from the figures' goldens, which name corpus
 // files).
 var convDir = filepath.Join("testdata", "golden", "conversation")
-
-// messagesOf returns the message events in (Time, Seq) order.
-func messagesOf(evs []event.Event) []event.Event {
-	var msgs []event.Event
-	for _, e := range evs {
-		if e.Message != nil {
-			msgs = append(msgs, e)
-		}
-	}
-	sort.SliceStable(msgs, func(i, j int) bool {
-		if !msgs[i].Time.Equal(msgs[j].Time) {
-			return msgs[i].Time.Before(msgs[j].Time)
-		}
-		return msgs[i].Message.Seq < msgs[j].Message.Seq
-	})
-	return msgs
-}
-
-// conversation is the golden form of the messages: one line each, role, tool, the first 60
-// characters of the text with newlines escaped; a subagent's marked with its agent.
-func conversation(evs []event.Event) []string {
-	var out []string
-	for _, e := range messagesOf(evs) {
-		m := e.Message
-		text := strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(transcript.CutRunes(m.Text, 60))
-		line := fmt.Sprintf("%s %s %s", m.Role, m.Tool, text)
-		if m.AgentID != "" {
-			line = "[" + m.AgentID + "] " + line
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-func roles(evs []event.Event) map[string]int {
-	n := map[string]int{}
-	for _, e := range evs {
-		if e.Message != nil {
-			n[e.Message.Role]++
-		}
-	}
-	return n
-}
-
-// messageIDs returns the message events' ids, failing on a repeat.
-func messageIDs(t *testing.T, evs []event.Event) []string {
-	t.Helper()
-	var ids []string
-	seen := map[string]bool{}
-	for _, e := range evs {
-		if e.Message == nil {
-			continue
-		}
-		if seen[e.ID] {
-			t.Errorf("message id %s twice", e.ID)
-		}
-		seen[e.ID] = true
-		ids = append(ids, e.ID)
-	}
-	return ids
-}
 
 // cliRawRoles counts, straight from a CLI log with encoding/json, the records and blocks that are
 // messages: a typed user message, an assistant message's reasoning text, its content and each of
@@ -196,14 +132,13 @@ func TestCorpus_Conversation(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				path := transcripttest.CorpusFile(t, transcripttest.CorpusDir(corpusCLISub), name)
 				evs, _ := parseCLIFile(t, New(nil), cliSrc(path))
-				transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), conversation(evs), *update)
-				if got, want := roles(evs), cliRawRoles(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
+				transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), transcripttest.ConversationLines(evs), *update)
+				if got, want := transcripttest.RoleCounts(evs), cliRawRoles(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("messages per role %v, the log holds %v", got, want)
 				}
 				again, _ := parseCLIFile(t, New(nil), cliSrc(path))
-				if a, b := messageIDs(t, evs), messageIDs(t, again); strings.Join(a, ",") != strings.Join(b, ",") {
-					t.Errorf("a second read gave other ids")
-				}
+				transcripttest.UniqueMessageIDs(t, evs)
+				transcripttest.SameMessageIDs(t, evs, again)
 			})
 		}
 	})
@@ -211,22 +146,14 @@ func TestCorpus_Conversation(t *testing.T) {
 		for _, name := range transcripttest.CorpusNames(t, "VS Code Copilot Chat", transcripttest.CorpusDir(corpusVSCodeSub), ".json") {
 			t.Run(name, func(t *testing.T) {
 				path := transcripttest.CorpusFile(t, transcripttest.CorpusDir(corpusVSCodeSub), name)
-				data, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				evs, _, err := readDoc(t, vsSrc(path), nil, data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), conversation(evs), *update)
-				if got, want := roles(evs), vsRawRoles(t, data); fmt.Sprint(got) != fmt.Sprint(want) {
+				evs, data := readVSFile(t, path)
+				transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), transcripttest.ConversationLines(evs), *update)
+				if got, want := transcripttest.RoleCounts(evs), vsRawRoles(t, data); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("messages per role %v, the session holds %v", got, want)
 				}
 				again, _, _ := readDoc(t, vsSrc(path), nil, data)
-				if a, b := messageIDs(t, evs), messageIDs(t, again); strings.Join(a, ",") != strings.Join(b, ",") {
-					t.Errorf("a second read gave other ids")
-				}
+				transcripttest.UniqueMessageIDs(t, evs)
+				transcripttest.SameMessageIDs(t, evs, again)
 			})
 		}
 	})
@@ -239,22 +166,17 @@ func TestFixtures_Conversation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := cliSrc(absPath(t, path))
 			evs, _ := parseCLIFile(t, New(nil), src)
-			transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), conversation(evs), *update)
-			if got, want := roles(evs), cliRawRoles(t, src.Path); fmt.Sprint(got) != fmt.Sprint(want) {
+			transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), transcripttest.ConversationLines(evs), *update)
+			if got, want := transcripttest.RoleCounts(evs), cliRawRoles(t, src.Path); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("messages per role %v, the log holds %v", got, want)
 			}
 		})
 	}
 	t.Run("vscode", func(t *testing.T) {
-		path, lines := fixtureLog(t)
-		p, _ := newVSCodeParser(vsSrc(path), nil)
-		evs, err := p.Record(0, version(lines, len(lines)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs, _ := readFixtureLog(t)
 		name := "fixture-" + fixVSCodeID + ".jsonl"
-		transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), conversation(evs), *update)
-		messageIDs(t, evs)
+		transcripttest.Golden(t, filepath.Join(convDir, name+".golden.json"), transcripttest.ConversationLines(evs), *update)
+		transcripttest.UniqueMessageIDs(t, evs)
 	})
 }
 
@@ -276,24 +198,20 @@ func TestCLIParser_Messages(t *testing.T) {
 		`{"type":"tool.user_requested","data":{"toolCallId":"c4","toolName":"bash","arguments":{"command":"ls"}},"id":"t4","timestamp":"2026-03-02T10:00:05.000Z"}`,
 		`{"type":"tool.execution_start","data":{"toolCallId":"c4","toolName":"bash","arguments":{"command":"ls"}},"id":"t5","timestamp":"2026-03-02T10:00:05.100Z"}`,
 		`{"type":"session.compaction_complete","data":{"success":true,"preCompactionTokens":1000,"summaryContent":"We fixed a_test.go"},"id":"k1","timestamp":"2026-03-02T10:00:06.000Z"}`)
-	got := strings.Join(conversation(evs), "\n")
-	want := strings.Join([]string{
-		"user  fix the test",
-		"thinking  the test is in a_test.go",
-		"assistant  Looking. key [REDACTED:openai-key]",
-		"tool_call view a_test.go",
-		"tool_call task explore: find callers",
-		"[c2] tool_call grep Foo",
-		"tool_call bash ls",
-		"summary  We fixed a_test.go",
-	}, "\n")
-	if strings.Contains(got, key) || !strings.Contains(got, "Looking. key ") {
+	transcripttest.CheckConversation(t, evs,
+		"user\t\tfix the test",
+		"thinking\t\tthe test is in a_test.go",
+		"assistant\t\tLooking. key [REDACTED:openai-key]",
+		"tool_call\tview\ta_test.go",
+		"tool_call\ttask\texplore: find callers",
+		"[c2] tool_call\tgrep\tFoo",
+		"tool_call\tbash\tls",
+		"summary\t\tWe fixed a_test.go",
+	)
+	if got := strings.Join(transcripttest.ConversationLines(evs), "\n"); strings.Contains(got, key) || !strings.Contains(got, "Looking. key ") {
 		t.Errorf("the reply's secret: %s", got)
 	}
-	if got != want {
-		t.Errorf("conversation\n%s\nwant\n%s", got, want)
-	}
-	for _, e := range messagesOf(evs) {
+	for _, e := range transcripttest.Conversation(evs) {
 		m := e.Message
 		if m.Role != event.RoleToolCall {
 			continue
@@ -310,7 +228,7 @@ func TestCLIParser_Messages(t *testing.T) {
 			t.Errorf("call message %+v (%s), action %+v", m, e.ID, act)
 		}
 	}
-	if ms := messagesOf(evs); ms[1].Message.MessageID != "m1" || ms[1].Message.Model != "claude-sonnet-4.6" ||
+	if ms := transcripttest.Conversation(evs); ms[1].Message.MessageID != "m1" || ms[1].Message.Model != "claude-sonnet-4.6" ||
 		!ms[5].Message.Sidechain || ms[5].Message.AgentID != "c2" {
 		t.Errorf("messages %+v %+v", ms[1].Message, ms[5].Message)
 	}
@@ -333,31 +251,26 @@ func TestVSCodeParser_Messages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(conversation(evs), "\n"); got != "user  where is main?" {
-		t.Errorf("running: %q", got)
-	}
+	transcripttest.CheckConversation(t, evs, "user\t\twhere is main?")
 	evs2, _, err := readDoc(t, vsSrc("/x/chatSessions/s.json"), st, []byte(req(1, `,"result":{}`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Join([]string{
-		"thinking  look for main.go",
-		"assistant  I'll search the tree.",
-		"tool_call copilot_findFiles main.go",
-		"assistant  It is in main.go.",
-	}, "\n")
-	if got := strings.Join(conversation(evs2), "\n"); got != want {
-		t.Errorf("finished:\n%s\nwant\n%s", got, want)
-	}
-	for _, e := range messagesOf(evs2) {
+	transcripttest.CheckConversation(t, evs2,
+		"thinking\t\tlook for main.go",
+		"assistant\t\tI'll search the tree.",
+		"tool_call\tcopilot_findFiles\tmain.go",
+		"assistant\t\tIt is in main.go.",
+	)
+	for _, e := range transcripttest.Conversation(evs2) {
 		if m := e.Message; m.MessageID != "p1" || m.Model != "copilot/gpt-5" || m.Role == event.RoleToolCall && m.ToolUseID != "t1" {
 			t.Errorf("message %+v", m)
 		}
 	}
 	// Without state, the whole conversation with the same ids.
 	all, _, _ := readDoc(t, vsSrc("/x/chatSessions/s.json"), nil, []byte(req(1, `,"result":{}`)))
-	ids := messageIDs(t, all)
-	for _, id := range messageIDs(t, append(evs, evs2...)) {
+	ids := transcripttest.UniqueMessageIDs(t, all)
+	for _, id := range transcripttest.UniqueMessageIDs(t, append(evs, evs2...)) {
 		if !strings.Contains(strings.Join(ids, ","), id) {
 			t.Errorf("id %s not given again", id)
 		}

@@ -49,6 +49,19 @@ func fixtureLog(tb testing.TB) (path string, lines [][]byte) {
 	return path, transcripttest.ReadLines(tb, path)
 }
 
+// readFixtureLog reads the whole fixture log (fixtureLog) in one pass, failing the test on an
+// error. It returns the events and the parser.
+func readFixtureLog(tb testing.TB) ([]event.Event, *VSCodeParser) {
+	tb.Helper()
+	path, lines := fixtureLog(tb)
+	p, _ := newVSCodeParser(vsSrc(path), nil)
+	evs, err := p.Record(0, version(lines, len(lines)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return evs, p
+}
+
 // version is the log as it stood after its first n entries.
 func version(lines [][]byte, n int) []byte {
 	return append(bytes.Join(lines[:n], []byte("\n")), '\n')
@@ -415,12 +428,7 @@ func TestVSCodeParser_WorkspaceFolder(t *testing.T) {
 
 // TestVSCodeFixture_Golden keeps the fixture's figures in testdata/golden, as for the corpus.
 func TestVSCodeFixture_Golden(t *testing.T) {
-	path, lines := fixtureLog(t)
-	p, _ := newVSCodeParser(vsSrc(path), nil)
-	evs, err := p.Record(0, version(lines, len(lines)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs, p := readFixtureLog(t)
 	name := "fixture-" + fixVSCodeID + ".jsonl"
 	transcripttest.Golden(t, filepath.Join("testdata", "golden", name+".golden.json"),
 		summarize(evs, p.Stats(), p.st.SessionID), *update)

@@ -44,10 +44,8 @@ func TestPoll_StreamingSameSecond(t *testing.T) {
 	execT(t, db, upd, done, t0, t0, "m1")
 	evs, state, _ = poll(t, a, path, state)
 	// The reply's text and its tool call are messages once it is finished.
-	if got := messageLines(conversation(evs)); got != "assistant\t\tLet me look\ntool_call\tbash\tgo test ./...\n" {
-		t.Errorf("finished in the same second, the conversation:\n%s", got)
-	}
-	evs = withoutMessages(evs)
+	transcripttest.CheckConversation(t, transcripttest.Conversation(evs), "assistant\t\tLet me look", "tool_call\tbash\tgo test ./...")
+	evs = transcripttest.WithoutMessages(evs)
 	if len(evs) != 1 || evs[0].Action == nil || evs[0].Action.Target != "go test ./..." || evs[0].ID != actionID(rootID, "c1") {
 		t.Fatalf("finished in the same second: %+v", evs)
 	}

@@ -144,8 +144,8 @@ func testHandWritten(t *testing.T, journal string) {
 	if a := byUse["toolu_t2"]; a == nil || a.Success != nil {
 		t.Errorf("running command %+v: no result yet", a)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.golden.json"), transcripttest.Views(notMessages(evs), timeLayout), *update)
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.conversation.golden.json"), conversation(evs), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.golden.json"), transcripttest.Views(transcripttest.WithoutMessages(evs), timeLayout), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten.conversation.golden.json"), transcripttest.ConversationsLines(transcripttest.Conversations(evs)), *update)
 	if evs, _, _ := poll(t, a, path, state); len(evs) != 0 {
 		t.Errorf("second pass %d events %v, want none", len(evs), kinds(evs))
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -14,45 +13,6 @@ import (
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// conversation returns the messages among evs, one per id (the first), in (Time, Seq) order.
-func conversation(evs []event.Event) []event.Event {
-	seen := map[string]bool{}
-	var out []event.Event
-	for _, e := range evs {
-		if e.Message != nil && !seen[e.ID] {
-			seen[e.ID] = true
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if !out[i].Time.Equal(out[j].Time) {
-			return out[i].Time.Before(out[j].Time)
-		}
-		return out[i].Message.Seq < out[j].Message.Seq
-	})
-	return out
-}
-
-// conversationText renders messages as the golden files hold them: role, tool and the first 60
-// characters of the text (newlines escaped), one message a line.
-func conversationText(msgs []event.Event) string {
-	esc := strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	var b strings.Builder
-	for _, e := range msgs {
-		m := e.Message
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, esc.Replace(transcript.CutRunes(m.Text, 60)))
-	}
-	return b.String()
-}
-
-func roleCounts(msgs []event.Event) map[string]int {
-	out := map[string]int{}
-	for _, e := range msgs {
-		out[e.Message.Role]++
-	}
-	return out
-}
 
 // rawMessage is a Gemini CLI message as encoding/json reads it.
 type rawMessage struct {
@@ -183,28 +143,14 @@ func TestCorpus_Conversation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := corpus(t, name)
 			evs, _ := parseFile(t, New(nil), srcOf(path))
-			msgs := conversation(evs)
-			got := conversationText(msgs)
-			golden := filepath.Join("testdata", "golden", "conversation", name+".txt")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			} else if want, err := os.ReadFile(golden); err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			} else if got != string(want) {
-				t.Errorf("conversation differs from %s:\n%s", golden, got)
-			}
-			if got, want := roleCounts(msgs), rawCounts(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
+			msgs := transcripttest.Conversation(evs)
+			transcripttest.GoldenText(t, filepath.Join("testdata", "golden", "conversation", name+".txt"),
+				transcripttest.ConversationText(msgs), *update)
+			if got, want := transcripttest.RoleCounts(msgs), rawCounts(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("messages per role = %v, the raw file holds %v", got, want)
 			}
 			again, _ := parseFile(t, New(nil), srcOf(path))
-			if !bytes.Equal(transcripttest.MustJSON(t, conversation(again)), transcripttest.MustJSON(t, msgs)) {
-				t.Errorf("a second read gives other messages")
-			}
+			transcripttest.SameEvents(t, transcripttest.Conversation(again), msgs)
 			// A tool call's message carries its action's id and target.
 			calls := map[string]*event.Action{}
 			for _, e := range evs {
@@ -233,7 +179,7 @@ func TestParser_DocumentMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := conversation(once)
+	msgs := transcripttest.Conversation(once)
 	var roles []string
 	for _, e := range msgs {
 		roles = append(roles, e.Message.Role)
@@ -243,7 +189,7 @@ func TestParser_DocumentMessages(t *testing.T) {
 	}
 	want := "user thinking tool_call tool_call tool_call tool_call tool_call tool_call tool_call assistant user user assistant"
 	if strings.Join(roles, " ") != want {
-		t.Errorf("roles %q\n%s", roles, conversationText(msgs))
+		t.Errorf("roles %q\n%s", roles, transcripttest.ConversationText(msgs))
 	}
 	if m := msgs[1].Message; m.Text != "**Plan**\n\nread, test, fix" || m.MessageID != "m1" || m.Model != "gemini-2.5-pro" {
 		t.Errorf("thinking %+v", m)
@@ -260,7 +206,7 @@ func TestParser_DocumentMessages(t *testing.T) {
 			t.Errorf("%d messages: read again emitted %d events", n, len(again))
 		}
 	}
-	if a, b := transcripttest.MustJSON(t, conversation(all)), transcripttest.MustJSON(t, msgs); !bytes.Equal(a, b) {
+	if a, b := transcripttest.MustJSON(t, transcripttest.Conversation(all)), transcripttest.MustJSON(t, msgs); !bytes.Equal(a, b) {
 		t.Errorf("grown:\n%s\nonce:\n%s", a, b)
 	}
 }
@@ -270,19 +216,11 @@ func TestParser_DocumentMessages(t *testing.T) {
 // rewind is not emitted again.
 func TestParser_JSONLMessages(t *testing.T) {
 	evs, _ := parseFile(t, New(nil), srcOf(absFixture(t, fixtureJSONL)))
-	msgs := conversation(evs)
-	n := 0
-	for _, e := range evs {
-		if e.Message != nil {
-			n++
-		}
-	}
-	if n != len(msgs) {
+	msgs := transcripttest.Conversation(evs)
+	if n := len(transcripttest.Messages(evs)); n != len(msgs) {
 		t.Errorf("%d message events for %d messages", n, len(msgs))
 	}
-	if got := conversationText(msgs); got != "user\t\tread a.txt\ntool_call\tread_file\ta.txt\nassistant\t\ta.txt says hello\nassistant\t\tagain\n" {
-		t.Errorf("conversation:\n%s", got)
-	}
+	transcripttest.CheckConversation(t, msgs, "user\t\tread a.txt", "tool_call\tread_file\ta.txt", "assistant\t\ta.txt says hello", "assistant\t\tagain")
 }
 
 // Secrets in a prompt, a thought and a reply are scrubbed; a subagent's file gives its messages
@@ -296,9 +234,9 @@ func TestParser_MessagesScrubbedAndSubagent(t *testing.T) {
 	}
 	src := transcript.Source{Client: Client, Path: "/h/.gemini/tmp/p/chats/parent-1/sub-1.jsonl", SessionID: "parent-1", AgentID: "sub-1"}
 	evs, _ := transcripttest.ParseLines(t, New(nil).newParser, src, transcripttest.CheckEvents, lines...)
-	msgs := conversation(evs)
+	msgs := transcripttest.Conversation(evs)
 	if len(msgs) != 3 {
-		t.Fatalf("conversation:\n%s", conversationText(msgs))
+		t.Fatalf("conversation:\n%s", transcripttest.ConversationText(msgs))
 	}
 	for _, e := range msgs {
 		if strings.Contains(e.Message.Text, key[:20]) || e.Message.AgentID != "sub-1" || e.SessionID != "parent-1" {

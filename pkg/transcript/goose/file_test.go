@@ -61,7 +61,7 @@ func TestFile_HandWritten(t *testing.T) {
 	if got := kinds(evs); !maps.Equal(got, want) {
 		t.Fatalf("kinds %v, want %v", got, want)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten-jsonl.golden.json"), transcripttest.Views(withoutMessages(evs), time.RFC3339), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten-jsonl.golden.json"), transcripttest.Views(transcripttest.WithoutMessages(evs), time.RFC3339), *update)
 
 	// The same session in the database (goose imported the file) yields the same ids: stored once.
 	dbPath := filepath.Join(dir, DBName)

@@ -53,7 +53,7 @@ func srcDB(path string) transcript.Source {
 // kinds counts events by kind, actions by type; messages are counted by the conversation tests.
 func kinds(evs []event.Event) map[string]int {
 	out := map[string]int{}
-	for _, e := range withoutMessages(evs) {
+	for _, e := range transcripttest.WithoutMessages(evs) {
 		k := string(e.Kind)
 		if e.Action != nil {
 			k += ":" + string(e.Action.Type)

@@ -133,7 +133,7 @@ func TestPoll_HandWritten(t *testing.T) {
 	if !slices.Equal(prompts, wantPrompts) {
 		t.Errorf("prompts %q, want %q (the agent-only instruction is none)", prompts, wantPrompts)
 	}
-	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten-db.golden.json"), transcripttest.Views(withoutMessages(evs), time.RFC3339), *update)
+	transcripttest.Golden(t, filepath.Join("testdata", "golden", "handwritten-db.golden.json"), transcripttest.Views(transcripttest.WithoutMessages(evs), time.RFC3339), *update)
 
 	if evs, _, _ := poll(t, a, path, state); len(evs) != 0 {
 		t.Errorf("second pass %d events, want none: %v", len(evs), kinds(evs))

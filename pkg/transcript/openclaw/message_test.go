@@ -1,85 +1,18 @@
 package openclaw
 
 import (
-	"cmp"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// conversations returns the message events of evs by session (and subagent), each in (Time, Seq)
-// order, the last of each id kept.
-func conversations(evs []event.Event) map[string][]event.Event {
-	out := map[string][]event.Event{}
-	seen := map[string]bool{}
-	for _, e := range slices.Backward(evs) {
-		if e.Kind != event.KindMessage || seen[e.ID] {
-			continue
-		}
-		seen[e.ID] = true
-		k := e.SessionID
-		if e.Message.AgentID != "" {
-			k += "/" + e.Message.AgentID
-		}
-		out[k] = append(out[k], e)
-	}
-	for _, c := range out {
-		slices.SortStableFunc(c, func(a, b event.Event) int {
-			if c := a.Time.Compare(b.Time); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.Message.Seq, b.Message.Seq)
-		})
-	}
-	return out
-}
-
-// messageLines is each session's conversation as the golden files hold it: a line naming the
-// session, then per message its role, tool, and the first 60 characters of its text with its
-// line breaks escaped.
-func messageLines(convs map[string][]event.Event) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(convs)) {
-		fmt.Fprintf(&b, "# %s\n", k)
-		for _, e := range convs[k] {
-			m := e.Message
-			text := []rune(m.Text)
-			if len(text) > 60 {
-				text = text[:60]
-			}
-			t := strings.NewReplacer("\\", `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(string(text))
-			fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, t)
-		}
-	}
-	return b.String()
-}
-
-func goldenText(tb testing.TB, path, got string) {
-	tb.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		tb.Errorf("differs from %s:\n%s", path, got)
-	}
-}
 
 // countRows counts the messages the database's transcript rows hold, per session and role, read
 // apart from the parser: a user message with text is a prompt, an assistant's text and thinking
@@ -168,8 +101,8 @@ func countRows(tb testing.TB, path string) map[string]map[string]int {
 func TestMessages_Database(t *testing.T) {
 	a := New(nil)
 	evs, _ := poll(t, a, dbSrc(t, fixDB), nil)
-	convs := conversations(evs)
-	goldenText(t, filepath.Join("testdata", "golden", "database.messages"), messageLines(convs))
+	convs := transcripttest.Conversations(evs)
+	transcripttest.GoldenText(t, filepath.Join("testdata", "golden", "database.messages"), transcripttest.ConversationsText(convs), *update)
 	want := countRows(t, abs(t, fixDB))
 	for sid, c := range convs {
 		got := map[string]int{}
@@ -187,10 +120,10 @@ func TestMessages_Database(t *testing.T) {
 		t.Errorf("%d conversations, %d sessions", len(convs), len(want))
 	}
 	again, _ := poll(t, a, dbSrc(t, fixDB), nil)
-	if a, b := messageLines(convs), messageLines(conversations(again)); a != b {
+	if a, b := transcripttest.ConversationsText(convs), transcripttest.ConversationsText(transcripttest.Conversations(again)); a != b {
 		t.Errorf("a second read differs")
 	}
-	for k, c := range conversations(again) {
+	for k, c := range transcripttest.Conversations(again) {
 		for i, e := range c {
 			if e.ID != convs[k][i].ID {
 				t.Errorf("%s: message %d has id %s, then %s", k, i, convs[k][i].ID, e.ID)
@@ -205,7 +138,7 @@ func TestMessages_LegacyFile(t *testing.T) {
 	a := New(nil)
 	fileEvs, _ := parseFile(t, a, fileSrc(t, fixLegacy))
 	dbEvs, _ := poll(t, a, dbSrc(t, fixMigrated), nil)
-	file, imported := messageLines(conversations(fileEvs)), messageLines(conversations(dbEvs))
+	file, imported := transcripttest.ConversationsText(transcripttest.Conversations(fileEvs)), transcripttest.ConversationsText(transcripttest.Conversations(dbEvs))
 	if file != imported || !strings.Contains(file, "user\t\tlist the files\n") {
 		t.Errorf("file:\n%s\nimport:\n%s", file, imported)
 	}
@@ -224,8 +157,8 @@ func TestMessages_Subagent(t *testing.T) {
 	         (?, 2, '{"type":"message","id":"c2","parentId":"c1","timestamp":"2026-12-01T23:01:42.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"easy"},{"type":"text","text":"done"}],"provider":"fake","model":"gpt-5.2","responseId":"chatcmpl-c2","usage":{"input":1,"output":1},"stopReason":"stop","timestamp":1796166102000}}', 1796166102000)`,
 		child, child, child)
 	evs, _ := poll(t, New(nil), dbSrc(t, path), nil)
-	got := conversations(evs)[sessChat+"/"+child]
-	if s := messageLines(map[string][]event.Event{"child": got}); s != "# child\nuser\t\tchild task\nthinking\t\teasy\nassistant\t\tdone\n" {
+	got := transcripttest.Conversations(evs)[sessChat+"/"+child]
+	if s := transcripttest.ConversationsText(map[string][]event.Event{"child": got}); s != "# child\n["+child+"] user\t\tchild task\n["+child+"] thinking\t\teasy\n["+child+"] assistant\t\tdone\n" {
 		t.Errorf("subagent conversation:\n%s", s)
 	}
 	for _, e := range got {

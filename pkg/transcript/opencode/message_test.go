@@ -1,14 +1,11 @@
 package opencode
 
 import (
-	"cmp"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,55 +14,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// conversation returns the message events of evs in (Time, Seq) order, the last of each id kept
-// (a part read again yields its message again, under the same id).
-func conversation(evs []event.Event) []event.Event {
-	byID := map[string]int{}
-	var out []event.Event
-	for _, e := range evs {
-		if e.Kind != event.KindMessage {
-			continue
-		}
-		if i, ok := byID[e.ID]; ok {
-			out[i] = e
-			continue
-		}
-		byID[e.ID] = len(out)
-		out = append(out, e)
-	}
-	slices.SortStableFunc(out, func(a, b event.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Message.Seq, b.Message.Seq)
-	})
-	return out
-}
-
-// messageLines is a conversation as the golden files hold it: role, tool, the first 60 characters
-// of the text with its line breaks escaped.
-func messageLines(evs []event.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		m := e.Message
-		text := []rune(m.Text)
-		if len(text) > 60 {
-			text = text[:60]
-		}
-		t := strings.NewReplacer("\\", `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(string(text))
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, t)
-	}
-	return b.String()
-}
-
-func rolesOf(evs []event.Event) map[string]int {
-	n := map[string]int{}
-	for _, e := range evs {
-		n[e.Message.Role]++
-	}
-	return n
-}
 
 // TestMessages_Fixture covers each kind of part: a prompt, synthetic and ignored user text (the
 // client's, not the user's), reasoning (and an encrypted one with no text), a reply streaming and
@@ -126,18 +74,17 @@ func TestMessages_Fixture(t *testing.T) {
 			t.Errorf("%s: %v", e.ID, err)
 		}
 	}
-	got := conversation(evs)
-	want := "user\t\tfix the build, token [REDACTED:github-token]\n" +
-		"thinking\t\tLook at the Makefile first.\n" +
-		"tool_call\tbash\tmake build\n" +
-		"assistant\t\tThe build passes.\n" +
-		"user\t\tFind the tests.\n" +
-		"assistant\t\tThey are in pkg/.\n" +
-		"summary\t\t## Goal\\nFix the build.\n" +
-		"tool_call\tsubtask\tgeneral: review\n"
-	if s := messageLines(got); s != want {
-		t.Errorf("conversation\n%s\nwant\n%s", s, want)
-	}
+	got := transcripttest.Conversation(evs)
+	transcripttest.CheckConversation(t, got,
+		"user\t\tfix the build, token [REDACTED:github-token]",
+		"thinking\t\tLook at the Makefile first.",
+		"tool_call\tbash\tmake build",
+		"assistant\t\tThe build passes.",
+		"[ses_child] user\t\tFind the tests.",
+		"[ses_child] assistant\t\tThey are in pkg/.",
+		"summary\t\t## Goal\\nFix the build.",
+		"tool_call\tsubtask\tgeneral: review",
+	)
 	for _, e := range got {
 		m := e.Message
 		if e.SessionID != "ses_root" || e.Client != Client || e.Project == "" {
@@ -172,22 +119,11 @@ func TestMessages_Fixture(t *testing.T) {
 	execT(t, db, insPart, "prt_a2a", "msg_a2", "ses_root", 1101, 1500, `{"type":"text","text":"I will run a subagent.","time":{"start":1101,"end":1500}}`)
 	execT(t, db, insPart, "prt_a2b", "msg_a2", "ses_root", 1102, 1501, `{"type":"tool","tool":"task","callID":"call_2","state":{"status":"running","input":{"subagent_type":"explore","description":"find tests"},"time":{"start":1501}}}`)
 	more, _, _ := poll(t, a, path, state)
-	if s := messageLines(conversation(more)); s != "assistant\t\tI will run a subagent.\ntool_call\ttask\texplore: find tests\n" {
-		t.Errorf("second pass:\n%s", s)
-	}
+	transcripttest.CheckConversation(t, transcripttest.Conversation(more), "assistant\t\tI will run a subagent.", "tool_call\ttask\texplore: find tests")
 
 	// A second read from the start yields the same ids.
 	again, _, _ := poll(t, a, path, nil)
-	ids := func(evs []event.Event) []string {
-		var out []string
-		for _, e := range conversation(evs) {
-			out = append(out, e.ID)
-		}
-		return out
-	}
-	if first, second := ids(append(evs, more...)), ids(again); !slices.Equal(first, second) {
-		t.Errorf("ids of a second read differ:\n%v\n%v", first, second)
-	}
+	transcripttest.SameMessageIDs(t, transcripttest.Conversation(append(evs, more...)), transcripttest.Conversation(again))
 }
 
 // TestMessages_Corpus reads each database dump of the corpus and checks its conversation against
@@ -205,22 +141,14 @@ func TestMessages_Corpus(t *testing.T) {
 			loadDump(t, newDB(t, dbPath), path)
 			a := NewKilo(nil)
 			evs, _, _ := poll(t, a, dbPath, nil)
-			got := conversation(evs)
-			goldenText(t, filepath.Join("testdata", "golden", name+".messages"), messageLines(got))
+			got := transcripttest.Conversation(evs)
+			transcripttest.GoldenText(t, filepath.Join("testdata", "golden", name+".messages"), transcripttest.ConversationText(got), *update)
 
-			if want := countDump(t, path); !maps.Equal(rolesOf(got), want) {
-				t.Errorf("messages per role %v, the dump's rows say %v", rolesOf(got), want)
+			if want := countDump(t, path); !maps.Equal(transcripttest.RoleCounts(got), want) {
+				t.Errorf("messages per role %v, the dump's rows say %v", transcripttest.RoleCounts(got), want)
 			}
 			again, _, _ := poll(t, a, dbPath, nil)
-			second := conversation(again)
-			if len(second) != len(got) {
-				t.Fatalf("a second read: %d messages, want %d", len(second), len(got))
-			}
-			for i := range got {
-				if got[i].ID != second[i].ID {
-					t.Errorf("message %d: id %s, then %s", i, got[i].ID, second[i].ID)
-				}
-			}
+			transcripttest.SameMessageIDs(t, got, transcripttest.Conversation(again))
 		})
 	}
 }
@@ -281,25 +209,4 @@ func countDump(tb testing.TB, path string) map[string]int {
 		}
 	}
 	return n
-}
-
-// goldenText compares got with the golden file at path, or writes it there with -update.
-func goldenText(tb testing.TB, path, got string) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		tb.Errorf("differs from %s:\n%s", path, got)
-	}
 }

@@ -1,11 +1,8 @@
 package pi
 
 import (
-	"cmp"
 	"encoding/json"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,76 +11,6 @@ import (
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
-
-// conversation returns the message events of evs in (Time, Seq) order.
-func conversation(evs []event.Event) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Kind == event.KindMessage {
-			out = append(out, e)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b event.Event) int {
-		if c := a.Time.Compare(b.Time); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Message.Seq, b.Message.Seq)
-	})
-	return out
-}
-
-// messageLines is a conversation as the golden files hold it: role, tool, the first 60 characters
-// of the text with its line breaks escaped.
-func messageLines(evs []event.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		m := e.Message
-		text := []rune(m.Text)
-		if len(text) > 60 {
-			text = text[:60]
-		}
-		t := strings.NewReplacer("\\", `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(string(text))
-		fmt.Fprintf(&b, "%s\t%s\t%s\n", m.Role, m.Tool, t)
-	}
-	return b.String()
-}
-
-func rolesOf(evs []event.Event) map[string]int {
-	n := map[string]int{}
-	for _, e := range evs {
-		n[e.Message.Role]++
-	}
-	return n
-}
-
-func idsOf(evs []event.Event) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, e.ID)
-	}
-	return out
-}
-
-// goldenText compares got with the golden file at path, or writes it there with -update.
-func goldenText(tb testing.TB, path, got string) {
-	tb.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("%v (run go test -update)", err)
-	}
-	if got != string(want) {
-		tb.Errorf("differs from %s:\n%s", path, got)
-	}
-}
 
 var fixtureMessages = []string{
 	`{"type":"session","version":3,"id":"0b1c2d3e-0000-4000-8000-0000000000aa","timestamp":"2026-01-02T10:00:00.000Z","cwd":"/tmp/piwork/proj"}`,
@@ -106,18 +33,17 @@ var fixtureMessages = []string{
 func TestMessages_Fixture(t *testing.T) {
 	path := "/tmp/piwork/sessions/2026-01-02T10-00-00-000Z_0b1c2d3e-0000-4000-8000-0000000000aa.jsonl"
 	evs, _ := parseLines(t, New(nil), path, fixtureMessages...)
-	got := conversation(evs)
-	want := "user\t\tfix the build, token [REDACTED:github-token]\n" +
-		"thinking\t\tLook at the Makefile.\n" +
-		"assistant\t\tRunning it.\n" +
-		"tool_call\tbash\tmake build\n" +
-		"tool_call\tbashExecution\tgit status\n" +
-		"summary\t\t## Goal\\nFix the build.\n" +
-		"user\t\twhat is this?\\n[image]\n" +
-		"assistant\t\tA cat.\n"
-	if s := messageLines(got); s != want {
-		t.Errorf("conversation\n%s\nwant\n%s", s, want)
-	}
+	got := transcripttest.Conversation(evs)
+	transcripttest.CheckConversation(t, got,
+		"user\t\tfix the build, token [REDACTED:github-token]",
+		"thinking\t\tLook at the Makefile.",
+		"assistant\t\tRunning it.",
+		"tool_call\tbash\tmake build",
+		"tool_call\tbashExecution\tgit status",
+		"summary\t\t## Goal\\nFix the build.",
+		"user\t\twhat is this?\\n[image]",
+		"assistant\t\tA cat.",
+	)
 	for _, e := range got {
 		m := e.Message
 		if e.SessionID != "0b1c2d3e-0000-4000-8000-0000000000aa" || e.Project == "" || m.AgentID != "" || m.Sidechain {
@@ -148,7 +74,7 @@ func TestMessages_Fixture(t *testing.T) {
 	fork := append([]string{`{"type":"session","version":3,"id":"0b1c2d3e-0000-4000-8000-0000000000bb","timestamp":"2026-01-03T10:00:00.000Z","cwd":"/tmp/piwork/proj","parentSession":"` + path + `"}`},
 		fixtureMessages[1:]...)
 	copied, _ := parseLines(t, New(nil), "/tmp/piwork/sessions/2026-01-03T10-00-00-000Z_0b1c2d3e-0000-4000-8000-0000000000bb.jsonl", fork...)
-	if a, b := idsOf(got), idsOf(conversation(copied)); !slices.Equal(a, b) {
+	if a, b := transcripttest.MessageIDs(got), transcripttest.MessageIDs(transcripttest.Conversation(copied)); !slices.Equal(a, b) {
 		t.Errorf("a fork's messages have other ids:\n%v\n%v", a, b)
 	}
 }
@@ -164,23 +90,19 @@ func TestMessages_Corpus(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := corpus(t, name)
 			evs, _ := parseFile(t, New(nil), srcOf(path))
-			got := conversation(evs)
-			goldenText(t, filepath.Join("testdata", "golden", name+".messages"), messageLines(got))
-			if want := countLines(t, path); !maps.Equal(rolesOf(got), want) {
-				t.Errorf("messages per role %v, the file's lines say %v", rolesOf(got), want)
+			got := transcripttest.Conversation(evs)
+			transcripttest.GoldenText(t, filepath.Join("testdata", "golden", name+".messages"), transcripttest.ConversationText(got), *update)
+			if want := countLines(t, path); !maps.Equal(transcripttest.RoleCounts(got), want) {
+				t.Errorf("messages per role %v, the file's lines say %v", transcripttest.RoleCounts(got), want)
 			}
 			again, _ := parseFile(t, New(nil), srcOf(path))
-			if a, b := idsOf(got), idsOf(conversation(again)); !slices.Equal(a, b) {
-				t.Errorf("a second read gives other ids")
-			}
-			if ids := idsOf(got); len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
-				t.Errorf("two messages share an id")
-			}
+			transcripttest.SameMessageIDs(t, got, transcripttest.Conversation(again))
+			transcripttest.UniqueMessageIDs(t, evs)
 			resumed, err := transcripttest.Resumed(t, New(nil), srcOf(path))
 			if err != nil {
 				t.Log(err)
 			}
-			if a, b := messageLines(got), messageLines(conversation(resumed)); a != b {
+			if a, b := transcripttest.ConversationText(got), transcripttest.ConversationText(transcripttest.Conversation(resumed)); a != b {
 				t.Errorf("a resumed read differs")
 			}
 		})
