@@ -17,7 +17,13 @@
 //   - Token usage follows the accounting rules of DESIGN.md: one token_usage event per model
 //     message (id derived from the message id, not the line), input net of cache reads and writes,
 //     reasoning inside output.
-//   - Secrets are scrubbed from every string that leaves the parser (targets, errors, outputs).
+//   - A reader whose records hold the conversation emits it as message events (event.Message):
+//     the prompts the user typed, the replies, thinking in the clear, each tool call in its place
+//     (text: the action's target; tool use id: the action's), compaction summaries; not the tool
+//     results or the context a client injects. Seq orders a record's messages that share a time
+//     and is the same on every read; the package doc says what becomes a message.
+//   - Secrets are scrubbed from every string that leaves the parser (targets, errors, outputs,
+//     message text).
 //   - State holds no text of the transcript (a target, a command, a title, a prompt): it goes into
 //     the cursors file. Text a parser must carry to a later line is a Memo, kept in the process's
 //     memory and written as a reference; what it needs only to recognize again is a TextHash.
