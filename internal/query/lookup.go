@@ -97,15 +97,34 @@ var eventTables = map[event.Kind]string{
 type EventChecker struct {
 	db    *sql.DB
 	stmts map[event.Kind]*sql.Stmt
+	// absent holds the kinds whose table the store does not have yet (a store the running
+	// version's writer has not migrated: nothing of that kind is stored); checked, the kinds
+	// whose table was looked for.
+	absent, checked map[event.Kind]bool
 }
 
 // NewEventChecker returns a checker reading db; Close it when done.
 func NewEventChecker(db *sql.DB) *EventChecker {
-	return &EventChecker{db: db, stmts: map[event.Kind]*sql.Stmt{}}
+	return &EventChecker{db: db, stmts: map[event.Kind]*sql.Stmt{}, absent: map[event.Kind]bool{}, checked: map[event.Kind]bool{}}
 }
 
-// Stored reports whether the store holds an event with ev's id.
+// Stored reports whether the store holds an event with ev's id. A kind whose table the store
+// lacks (written by an earlier version, not migrated yet) has nothing stored.
 func (c *EventChecker) Stored(ctx context.Context, ev *event.Event) (bool, error) {
+	if c.absent[ev.Kind] {
+		return false, nil
+	}
+	if table, ok := map[event.Kind]string{event.KindLimit: "limit_snapshots", event.KindMessage: "messages"}[ev.Kind]; ok && !c.checked[ev.Kind] {
+		c.checked[ev.Kind] = true
+		var n int
+		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+			return false, err
+		}
+		if n == 0 {
+			c.absent[ev.Kind] = true
+			return false, nil
+		}
+	}
 	if ev.Kind == event.KindLimit && ev.Limit != nil {
 		// A limit snapshot is kept once per distinct figures, under the id of the first event
 		// that brought them: an event is stored when its figures are.
