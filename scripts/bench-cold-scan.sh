@@ -21,22 +21,7 @@ COPIES=${COPIES:-40}
 bench_setup
 bench_build_trees benchrun
 
-# The history, generated once per generator and corpus version.
-gen=$ROOT/../shared/scripts/gen_history.py
-[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-key=$( (sha256sum "$gen"; find "$(dirname "$gen")/../corpus" -type f -printf '%P %s %T@\n' 2>/dev/null | sort) | sha256sum | cut -c1-12)
-hist=$BENCH_DIR/history-$key-$COPIES
-if [ ! -d "$hist" ]; then
-	echo "== generating the history (gen_history.py scaled HOME $COPIES) into $hist" >&2
-	rm -rf "$hist.tmp"
-	bench_on_exit "rm -rf '$hist.tmp'"
-	python3 "$gen" scaled "$hist.tmp" "$COPIES" >/dev/null
-	mv "$hist.tmp" "$hist"
-fi
-files=$(find "$hist" -name '*.jsonl' | wc -l)
-mb=$(du -smc "$hist/.claude" "$hist/.codex" 2>/dev/null | tail -1 | cut -f1)
-# Every round reads the files from the page cache: read them once now.
-find "$hist" -name '*.jsonl' -exec cat {} + >/dev/null
+bench_history
 echo "== cold scan: $mb MB in $files files ($hist), $ROUNDS round(s): ${TREES[*]}" >&2
 
 results=$work/results.jsonl

@@ -122,3 +122,23 @@ wait_file() {
 	done
 	return 1
 }
+
+# bench_history: the ~300 MB history `../shared/scripts/gen_history.py scaled HOME $COPIES` builds,
+# generated once per generator and corpus version under $BENCH_DIR and read once into the page
+# cache; sets hist (its HOME), files (its transcripts) and mb (their size).
+bench_history() {
+	local gen=$ROOT/../shared/scripts/gen_history.py key
+	[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
+	key=$( (sha256sum "$gen"; find "$(dirname "$gen")/../corpus" -type f -printf '%P %s %T@\n' 2>/dev/null | sort) | sha256sum | cut -c1-12)
+	hist=$BENCH_DIR/history-$key-$COPIES
+	if [ ! -d "$hist" ]; then
+		echo "== generating the history (gen_history.py scaled HOME $COPIES) into $hist" >&2
+		rm -rf "$hist.tmp"
+		bench_on_exit "rm -rf '$hist.tmp'"
+		python3 "$gen" scaled "$hist.tmp" "$COPIES" >/dev/null
+		mv "$hist.tmp" "$hist"
+	fi
+	files=$(find "$hist" -name '*.jsonl' | wc -l)
+	mb=$(du -smc "$hist/.claude" "$hist/.codex" 2>/dev/null | tail -1 | cut -f1)
+	find "$hist" -name '*.jsonl' -exec cat {} + >/dev/null
+}

@@ -23,19 +23,7 @@ BENCH_DIR=${BENCH_DIR:-/tmp/observer-bench}
 bench_setup
 bench_build_trees benchrun
 
-gen=$ROOT/../shared/scripts/gen_history.py
-[ -f "$gen" ] || { echo "missing $gen" >&2; exit 1; }
-key=$( (sha256sum "$gen"; find "$(dirname "$gen")/../corpus" -type f -printf '%P %s %T@\n' 2>/dev/null | sort) | sha256sum | cut -c1-12)
-hist=$BENCH_DIR/history-$key-$COPIES
-if [ ! -d "$hist" ]; then
-	echo "== generating the history (gen_history.py scaled HOME $COPIES) into $hist" >&2
-	rm -rf "$hist.tmp"
-	bench_on_exit "rm -rf '$hist.tmp'"
-	python3 "$gen" scaled "$hist.tmp" "$COPIES" >/dev/null
-	mv "$hist.tmp" "$hist"
-fi
-mb=$(du -smc "$hist/.claude" "$hist/.codex" 2>/dev/null | tail -1 | cut -f1)
-find "$hist" -name '*.jsonl' -exec cat {} + >/dev/null
+bench_history
 
 results=$work/results.jsonl
 declare -A last_home

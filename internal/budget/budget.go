@@ -154,22 +154,30 @@ func Raise(ctx context.Context, st *store.Store, b config.Budget, now time.Time,
 	if err != nil {
 		return nil, err
 	}
+	var alerts []event.Alert
+	for _, s := range statuses {
+		alerts = append(alerts, s.Alerts(now)...)
+	}
+	return raise(ctx, st, alerts, publish)
+}
+
+// raise stores each of alerts that is not stored yet and passes each new one to publish (when not
+// nil); it returns the new ones. A publish error does not stop the others.
+func raise(ctx context.Context, st *store.Store, alerts []event.Alert, publish func(event.Alert) error) ([]event.Alert, error) {
 	var raised []event.Alert
 	var errs []error
-	for _, s := range statuses {
-		for _, a := range s.Alerts(now) {
-			isNew, err := st.InsertAlert(ctx, &a)
-			if err != nil {
-				return raised, err
-			}
-			if !isNew {
-				continue
-			}
-			raised = append(raised, a)
-			if publish != nil {
-				if err := publish(a); err != nil {
-					errs = append(errs, fmt.Errorf("publish alert %d: %w", a.ID, err))
-				}
+	for _, a := range alerts {
+		isNew, err := st.InsertAlert(ctx, &a)
+		if err != nil {
+			return raised, err
+		}
+		if !isNew {
+			continue
+		}
+		raised = append(raised, a)
+		if publish != nil {
+			if err := publish(a); err != nil {
+				errs = append(errs, fmt.Errorf("publish alert %d: %w", a.ID, err))
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package budget
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -52,22 +51,5 @@ func RaiseLimits(ctx context.Context, st *store.Store, l config.Limits, now time
 	if err != nil {
 		return nil, err
 	}
-	var raised []event.Alert
-	var errs []error
-	for _, a := range LimitAlerts(ls, l, now) {
-		isNew, err := st.InsertAlert(ctx, &a)
-		if err != nil {
-			return raised, err
-		}
-		if !isNew {
-			continue
-		}
-		raised = append(raised, a)
-		if publish != nil {
-			if err := publish(a); err != nil {
-				errs = append(errs, fmt.Errorf("publish alert %d: %w", a.ID, err))
-			}
-		}
-	}
-	return raised, errors.Join(errs...)
+	return raise(ctx, st, LimitAlerts(ls, l, now), publish)
 }

@@ -116,30 +116,13 @@ func runExport(c *cli.Context) error {
 	}
 	defer st.Close()
 
-	out := e.stdout
-	var f *os.File
 	path := c.String("output")
-	if path != "" {
-		// A temporary file beside it, renamed over it once complete: a failed export leaves the
-		// previous file as it was. CreateTemp makes it 0600.
-		f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		out = f
-	}
-	rows, err := exportRows(c.Context, st, q, format, out)
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), path)
-		}
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}
+	var rows int64
+	err = writeOutput(e.stdout, path, func(w io.Writer) error {
+		var err error
+		rows, err = exportRows(c.Context, st, q, format, w)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("export %s: %w", q.table, err)
 	}
@@ -147,6 +130,29 @@ func runExport(c *cli.Context) error {
 		fmt.Fprintf(e.stdout, "exported %s %s row(s) to %s\n", n(rows), q.table, path)
 	}
 	return nil
+}
+
+// writeOutput runs write on stdout, or, with a path, on a temporary file beside it renamed over it
+// once complete: a failed export leaves the previous file as it was (CreateTemp makes it 0600).
+func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(stdout)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // exportTimeCols are the columns holding Unix ms, written as RFC 3339.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -59,39 +57,22 @@ func runExportSession(c *cli.Context, e *env) error {
 		it := &page.Items[i]
 		it.Text, it.Output, it.Error = scrub.String(it.Text), scrub.String(it.Output), scrub.String(it.Error)
 	}
-	out := e.stdout
-	var f *os.File
 	path := c.String("output")
-	if path != "" {
-		if f, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"); err != nil {
-			return fmt.Errorf("export: %w", err)
+	err = writeOutput(e.stdout, path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		switch format {
+		case "md":
+			writeConversationMarkdown(bw, sess, page.Items)
+		case "html":
+			writeConversationHTML(bw, sess, page.Items)
+		default:
+			writeJSON(bw, struct {
+				Session  query.Session            `json:"session"`
+				Messages []query.ConversationItem `json:"messages"`
+			}{sess, page.Items})
 		}
-		out = f
-	}
-	bw := bufio.NewWriter(out)
-	switch format {
-	case "md":
-		writeConversationMarkdown(bw, sess, page.Items)
-	case "html":
-		writeConversationHTML(bw, sess, page.Items)
-	default:
-		writeJSON(bw, struct {
-			Session  query.Session            `json:"session"`
-			Messages []query.ConversationItem `json:"messages"`
-		}{sess, page.Items})
-	}
-	err = bw.Flush()
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(f.Name(), path)
-		}
-		if err != nil {
-			os.Remove(f.Name())
-		}
-	}
+		return bw.Flush()
+	})
 	if err != nil {
 		return fmt.Errorf("export session %s: %w", ref.ID, err)
 	}

@@ -44,14 +44,7 @@ func (s *Server) conversation(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}
-	db, err := s.db(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if db == nil {
-		return nil, notFound("no session %q: there is no store yet", id)
-	}
-	sess, err := resolveSession(ctx, db, id, client)
+	db, sess, err := s.session(ctx, id, client)
 	if err != nil {
 		return nil, err
 	}

@@ -194,6 +194,20 @@ func addPaths(ctx context.Context, db query.DB, list []Session) error {
 	return nil
 }
 
+// session opens the store and finds session id of client (see resolveSession); a 404 when there
+// is no store yet or no such session.
+func (s *Server) session(ctx context.Context, id, client string) (query.DB, Session, error) {
+	db, err := s.db(ctx)
+	if err != nil {
+		return nil, Session{}, err
+	}
+	if db == nil {
+		return nil, Session{}, notFound("no session %q: there is no store yet", id)
+	}
+	sess, err := resolveSession(ctx, db, id, client)
+	return db, sess, err
+}
+
 // resolveSession finds session id (of client, when given; else the most recent of that id).
 func resolveSession(ctx context.Context, db query.DB, id, client string) (Session, error) {
 	found, ok, err := query.FindSession(ctx, db, id, client)
@@ -223,14 +237,7 @@ func (s *Server) sessionDetail(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}
-	db, err := s.db(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if db == nil {
-		return nil, notFound("no session %q: there is no store yet", id)
-	}
-	sess, err := resolveSession(ctx, db, id, client)
+	db, sess, err := s.session(ctx, id, client)
 	if err != nil {
 		return nil, err
 	}
@@ -327,14 +334,7 @@ func (s *Server) timeline(ctx context.Context, q *reqParams) (any, error) {
 	if err := q.done(); err != nil {
 		return nil, err
 	}
-	db, err := s.db(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if db == nil {
-		return nil, notFound("no session %q: there is no store yet", id)
-	}
-	sess, err := resolveSession(ctx, db, id, client)
+	db, sess, err := s.session(ctx, id, client)
 	if err != nil {
 		return nil, err
 	}
