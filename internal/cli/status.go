@@ -411,9 +411,8 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	go pf.Run(ctx)
 	autoUpdatePrices(ctx, e)
 	w := &writer.Writer{Store: st, Bus: cl, Logger: e.logger, Heartbeat: time.Second, Prices: pf, Budget: e.cfg.Budget,
-		BudgetSource: func() (config.Budget, error) { c, err := config.Load(e.cfg.Home); return c.Budget, err },
+		ConfigSource: func() (config.Config, error) { return config.Load(e.cfg.Home) },
 		Limits:       &e.cfg.Limits,
-		LimitsSource: func() (config.Limits, error) { c, err := config.Load(e.cfg.Home); return c.Limits, err },
 		Options:      bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
 	if teamHub {
 		w.Team, w.Options.Stream, w.Options.Consumer = true, team.TeamStream, team.WriterConsumer
@@ -421,7 +420,6 @@ func runWriterOpts(ctx context.Context, e *env, teamHub bool) error {
 	// [alerts]: every alert the writer publishes also goes to the webhook, when one is set (or
 	// set later: config.toml is read again at every budget check).
 	w.Webhook = webhook.New(e.cfg.Alerts, e.logger)
-	w.AlertsSource = func() (config.Alerts, error) { c, err := config.Load(e.cfg.Home); return c.Alerts, err }
 	w.Model = writerModel(e, st, pf, cl, teamHub) // nil unless [memory] model is set
 	e.logger.Info("writer is up", "store", st.Path(), "bus", e.cfg.BusURL())
 	err = w.Run(ctx)

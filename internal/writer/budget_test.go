@@ -104,7 +104,7 @@ func TestWriter_RaisesBudgetAlertsOnce(t *testing.T) {
 	}
 }
 
-// TestWriter_BudgetFollowsConfig: a budget set while the writer runs (BudgetSource reads
+// TestWriter_BudgetFollowsConfig: a budget set while the writer runs (ConfigSource reads
 // config.toml at each check) raises its alert without a restart; a source that fails keeps the
 // budgets in force.
 func TestWriter_BudgetFollowsConfig(t *testing.T) {
@@ -126,13 +126,13 @@ func TestWriter_BudgetFollowsConfig(t *testing.T) {
 	var mu sync.Mutex
 	cur, fail := config.Budget{}, false
 	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
-		BudgetEvery: 30 * time.Millisecond, BudgetSource: func() (config.Budget, error) {
+		BudgetEvery: 30 * time.Millisecond, ConfigSource: func() (config.Config, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if fail {
-				return config.Budget{}, errors.New("config.toml: bad")
+				return config.Config{}, errors.New("config.toml: bad")
 			}
-			return cur, nil
+			return config.Config{Budget: cur}, nil
 		}}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -51,21 +51,18 @@ type Writer struct {
 	// Budget, when it sets a limit, is checked every BudgetEvery (zero: 30 s) (budget.go).
 	Budget      config.Budget
 	BudgetEvery time.Duration
-	// BudgetSource, when set, is asked for the budgets at every check (config.toml as it is now),
-	// so a change applies without a restart; an error keeps the last budgets.
-	BudgetSource func() (config.Budget, error)
 	// Limits, when set, raises the alerts on the providers' plan usage limits at every budget
 	// check (budget.RaiseLimits), and also as soon as a batch stored a limit figure: a warning
-	// comes with the figure that calls for it, not up to BudgetEvery later. LimitsSource, when
-	// set, is asked for them each time instead.
-	Limits       *config.Limits
-	LimitsSource func() (config.Limits, error)
+	// comes with the figure that calls for it, not up to BudgetEvery later.
+	Limits *config.Limits
 	// Webhook, when set, is handed every alert the writer publishes ([alerts] webhook_url;
 	// alerts.go); Run runs its delivery, and the heartbeat reports it as a notice
-	// ("alerts:webhook"), never as the writer's health. AlertsSource, when set, is asked for
-	// [alerts] at every budget check, so a new URL or format applies without a restart.
-	Webhook      *webhook.Sender
-	AlertsSource func() (config.Alerts, error)
+	// ("alerts:webhook"), never as the writer's health.
+	Webhook *webhook.Sender
+	// ConfigSource, when set, is asked for config.toml as it is now at every budget check, once:
+	// its [budget], [limits] and [alerts] then apply without a restart. An error keeps the
+	// settings in force.
+	ConfigSource func() (config.Config, error)
 	// Prices, when set, is the price table that follows config.toml: the writer reprices stored
 	// rows when its overrides change, and prices incoming events of overridden models (prices.go).
 	Prices *prices.Follower
@@ -174,7 +171,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.pr.swap(w.Prices.Current(), nil)
 		defer spawn(ctx, w.pricingLoop)()
 	}
-	if budget.Enabled(w.Budget) || w.BudgetSource != nil || w.Limits != nil || w.LimitsSource != nil || w.AlertsSource != nil && w.Webhook != nil {
+	if budget.Enabled(w.Budget) || w.ConfigSource != nil || w.Limits != nil {
 		w.limitKick = make(chan struct{}, 1)
 		defer spawn(ctx, w.budgetLoop)()
 	}
