@@ -179,10 +179,6 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 		m   SearchMatch
 	}
 	var hits []hit
-	order := "score"
-	if q.Newest {
-		order = "ts DESC"
-	}
 	collect := func(stmt string, args []any, kindOf func(string) string) error {
 		rows, err := db.QueryContext(ctx, stmt, args...)
 		if err != nil {
@@ -223,15 +219,31 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 		if !q.Until.IsZero() {
 			c, args = append(c, p+"ts < ?"), append(args, q.Until.UnixMilli())
 		}
-		for col, v := range map[string]string{"project": q.Project, "client": q.Client, "session_id": q.SessionID, "member": q.Member} {
-			if v != "" {
-				c, args = append(c, p+col+" = ?"), append(args, v)
+		for _, f := range [][2]string{{"project", q.Project}, {"client", q.Client}, {"session_id", q.SessionID}, {"member", q.Member}} {
+			if f[1] != "" {
+				c, args = append(c, p+f[0]+" = ?"), append(args, f[1])
 			}
 		}
 		if len(c) == 0 {
 			return "", nil
 		}
 		return " AND " + strings.Join(c, " AND "), args
+	}
+	// matches is the statement reading the best (or newest) q.Scan matches of an index, joined to
+	// their rows (cols, from join; rowCol is the match's row in the index) and narrowed by where; its arguments are the query, where's and
+	// q.Scan. Best first with nothing to narrow, the index ranks its own matches (FTS5's ORDER BY
+	// rank LIMIT, twice as fast as ranking them through the join), then the rows are read.
+	matches := func(index, cols, join, rowCol, tsCol, where string) string {
+		if where == "" && !q.Newest {
+			return `SELECT ` + cols + `, f.rank, ` + strings.ReplaceAll(rowCol, index+".rowid", "f.rowid") + ` FROM (SELECT rowid, rank FROM ` + index + ` WHERE ` + index + ` MATCH ? ORDER BY rank LIMIT ?) f
+				JOIN ` + strings.ReplaceAll(join, index+".rowid", "f.rowid") + ` ORDER BY f.rank`
+		}
+		order := "score"
+		if q.Newest {
+			order = tsCol + " DESC"
+		}
+		return `SELECT ` + cols + `, bm25(` + index + `) AS score, ` + rowCol + ` FROM ` + index + ` JOIN ` + join + `
+			WHERE ` + index + ` MATCH ?` + where + ` ORDER BY ` + order + ` LIMIT ?`
 	}
 	if has, err := HasConversation(ctx, db); err != nil {
 		return nil, err
@@ -244,40 +256,22 @@ func Search(ctx context.Context, db Querier, q SearchQuery) (*SearchResult, erro
 		}
 		if len(roles) > 0 {
 			slices.Sort(roles)
-			c, args := conds("m.")
-			stmt := `SELECT m.id, m.ts, m.client, m.session_id, m.role, bm25(message_fts) AS score, m.id
-				FROM message_fts JOIN messages m ON m.id = message_fts.rowid
-				WHERE message_fts MATCH ? AND m.role IN (` + strings.Join(roles, ", ") + `)` + c + `
-				ORDER BY ` + map[string]string{"score": "score", "ts DESC": "m.ts DESC"}[order] + ` LIMIT ?`
-			if c == "" && order == "score" && len(roles) == len(roleKind) {
-				// Best first over everything: the index ranks its own matches (FTS5's ORDER BY
-				// rank LIMIT, twice as fast as ranking them through the join), then the rows.
-				stmt = `SELECT m.id, m.ts, m.client, m.session_id, m.role, f.rank, m.id
-					FROM (SELECT rowid, rank FROM message_fts WHERE message_fts MATCH ? ORDER BY rank LIMIT ?) f
-					JOIN messages m ON m.id = f.rowid ORDER BY f.rank`
-				args = []any{q.Scan}
+			where, args := conds("m.")
+			if len(roles) < len(roleKind) {
+				where = " AND m.role IN (" + strings.Join(roles, ", ") + ")" + where
 			}
-			if c != "" || order != "score" || len(roles) != len(roleKind) {
-				args = append(args, q.Scan)
-			}
-			if err := collect(stmt, append([]any{match}, args...), func(r string) string { return roleKind[r] }); err != nil {
+			stmt := matches("message_fts", "m.id, m.ts, m.client, m.session_id, m.role", "messages m ON m.id = message_fts.rowid",
+				"m.id", "m.ts", where)
+			if err := collect(stmt, append(append([]any{match}, args...), q.Scan), func(r string) string { return roleKind[r] }); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if want(SearchOutput) {
-		c, args := conds("a.")
-		stmt := `SELECT a.id, a.ts, a.client, a.session_id, '', bm25(tool_output_fts) AS score, o.rowid
-			FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
-			WHERE tool_output_fts MATCH ?` + c + `
-			ORDER BY ` + map[string]string{"score": "score", "ts DESC": "a.ts DESC"}[order] + ` LIMIT ?`
-		args = append(args, q.Scan)
-		if c == "" && order == "score" {
-			stmt = `SELECT a.id, a.ts, a.client, a.session_id, '', f.rank, o.rowid
-				FROM (SELECT rowid, rank FROM tool_output_fts WHERE tool_output_fts MATCH ? ORDER BY rank LIMIT ?) f
-				JOIN action_outputs o ON o.rowid = f.rowid JOIN actions a ON a.event_id = o.event_id ORDER BY f.rank`
-		}
-		if err := collect(stmt, append([]any{match}, args...), func(string) string { return SearchOutput }); err != nil {
+		where, args := conds("a.")
+		stmt := matches("tool_output_fts", "a.id, a.ts, a.client, a.session_id, ''",
+			"action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id", "o.rowid", "a.ts", where)
+		if err := collect(stmt, append(append([]any{match}, args...), q.Scan), func(string) string { return SearchOutput }); err != nil {
 			return nil, err
 		}
 	}
