@@ -188,23 +188,11 @@ func limitEvent(id string, used float64, reset time.Time) event.Event {
 // as the batch holding it is stored, not at the next budget check (an hour away here), and only
 // once for its window however often the figure comes again.
 func TestWriter_LimitAlertWithItsFigure(t *testing.T) {
-	ctx := context.Background()
-	srv := startBus(t)
-	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, cancel, _, st, c := rig(t)
 	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
 		BudgetEvery: time.Hour, Limits: &config.Limits{WarnAt: 80}}
-	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	go func() { done <- w.Run(ctx) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
