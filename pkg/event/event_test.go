@@ -460,7 +460,7 @@ func TestLimitWindow(t *testing.T) {
 		family  string
 		want    string
 	}{{300, "", "5h"}, {10080, "", "7d"}, {90, "", "90m"}, {0, "", "window"}, {300, "GPT-5.3 Spark", "5h_gpt-5_3_spark"}} {
-		if got := event.LimitWindow(c.minutes, c.family); got != c.want {
+		if got := event.LimitWindow(c.minutes, c.family, "window"); got != c.want {
 			t.Errorf("LimitWindow(%d, %q) = %q, want %q", c.minutes, c.family, got, c.want)
 		}
 	}

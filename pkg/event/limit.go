@@ -51,12 +51,13 @@ func (l *Limit) Validate() error {
 }
 
 // LimitWindow names a window of minutes length ("5h", "7d", "90m"), with family after it when
-// given ("5h_spark"): the names Limit.Window uses for windows a provider gives by length.
-func LimitWindow(minutes int, family string) string {
+// given ("5h_spark"): the names Limit.Window uses for windows a provider gives by length. A window
+// of no known length is called unnamed (Codex's slot: primary, secondary).
+func LimitWindow(minutes int, family, unnamed string) string {
 	var name string
 	switch {
 	case minutes <= 0:
-		name = "window"
+		name = unnamed
 	case minutes%1440 == 0:
 		name = fmt.Sprintf("%dd", minutes/1440)
 	case minutes%60 == 0:

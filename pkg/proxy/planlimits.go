@@ -93,11 +93,7 @@ func codexLimits(h http.Header, status int, now time.Time) []event.Limit {
 		}
 		l := event.Limit{Provider: OpenAI, WindowMinutes: max(minutes, 0), UsedPercent: roundPct(used), Plan: plan,
 			Status: event.LimitAllowed}
-		l.Window = event.LimitWindow(minutes, family)
-		if minutes <= 0 {
-			// No length given: the slot names it (primary, secondary_<family>).
-			l.Window = slot + strings.TrimPrefix(l.Window, "window")
-		}
+		l.Window = event.LimitWindow(minutes, family, slot) // no length given: primary, secondary_<family>
 		if at := h.Get(base + "-reset-at"); at != "" {
 			l.ResetsAt = unixSeconds(at)
 		}

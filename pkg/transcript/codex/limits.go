@@ -52,10 +52,7 @@ func (p *Parser) limits(rl *rateLimits, t time.Time) []event.Event {
 		}
 		l := &event.Limit{Provider: "openai", WindowMinutes: max(w.w.WindowMinutes, 0), UsedPercent: *w.w.UsedPercent,
 			Status: event.LimitAllowed, Plan: plan}
-		l.Window = event.LimitWindow(l.WindowMinutes, family)
-		if l.WindowMinutes == 0 {
-			l.Window = w.slot + strings.TrimPrefix(l.Window, "window")
-		}
+		l.Window = event.LimitWindow(l.WindowMinutes, family, w.slot)
 		switch {
 		case w.w.ResetsAt > 0 && w.w.ResetsAt < 1e11:
 			l.ResetsAt = time.Unix(w.w.ResetsAt, 0).UTC()
