@@ -375,11 +375,11 @@ func turnTimes(ctx context.Context, db *sql.DB, b *Block) error {
 
 // hasRollup reports whether to read usage_hourly: it is there, and tests do not forbid it.
 func hasRollup(ctx context.Context, db *sql.DB) (bool, error) {
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_hourly'").Scan(&n); err != nil {
+	has, err := hasTable(ctx, db, "usage_hourly")
+	if err != nil {
 		return false, fmt.Errorf("blocks: %w", err)
 	}
-	return useRollups && n > 0, nil
+	return useRollups && has, nil
 }
 
 // hoursSQL walks usage_hourly's distinct hours in [:from, :to) by one primary-key seek each.
@@ -498,12 +498,12 @@ func readHours(ctx context.Context, db *sql.DB, rolled bool, from, to int64, cli
 
 // BlockClients returns the clients that have turns in the store, sorted.
 func BlockClients(ctx context.Context, db *sql.DB) ([]string, error) {
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'usage_sessions'").Scan(&n); err != nil {
+	has, err := hasTable(ctx, db, "usage_sessions")
+	if err != nil {
 		return nil, fmt.Errorf("blocks: %w", err)
 	}
 	stmt := "SELECT DISTINCT client FROM (" + turnsIn(0, 0, "") + ") ORDER BY client"
-	if useRollups && n > 0 {
+	if useRollups && has {
 		// usage_sessions (kept with usage_hourly) leads with client: one seek per client.
 		stmt = `WITH RECURSIVE c(client) AS (
   SELECT (SELECT min(client) FROM usage_sessions)

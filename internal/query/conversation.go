@@ -75,9 +75,7 @@ var conversationCursorRe = regexp.MustCompile(`^([0-9]{1,15})\.(-?[0-9]{1,19})\.
 // HasConversation reports whether the store has the messages table (a writer that has not
 // migrated yet does not): without it every conversation is empty.
 func HasConversation(ctx context.Context, db Querier) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'messages'`).Scan(&n)
-	return n > 0, err
+	return hasTable(ctx, db, "messages")
 }
 
 // Conversation reads a session's messages in order, with each tool call's result and each model

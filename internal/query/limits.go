@@ -63,18 +63,10 @@ type LimitPoint struct {
 	SeenAt      time.Time `json:"seen_at"`
 }
 
-// hasLimits reports whether the store has the limit_snapshots table (a writer that has not
-// migrated yet does not).
-func hasLimits(ctx context.Context, db Querier) (bool, error) {
-	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'limit_snapshots'`).Scan(&n)
-	return n > 0, err
-}
-
 // Limits is the latest figure of every window the providers ever gave, ordered by provider,
 // member, window length and name, each with its burn rate and forecast at now.
 func Limits(ctx context.Context, db Querier, now time.Time) ([]Limit, error) {
-	if ok, err := hasLimits(ctx, db); err != nil || !ok {
+	if ok, err := hasTable(ctx, db, "limit_snapshots"); err != nil || !ok {
 		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT provider, window, window_minutes, used_pct, status, resets_at, plan, client,
@@ -166,7 +158,7 @@ func Until(d time.Duration) string {
 // LimitHistory is every snapshot seen since since (ms window: any snapshot still seen after it),
 // oldest first: the utilization of each window over time.
 func LimitHistory(ctx context.Context, db Querier, since time.Time) ([]LimitPoint, error) {
-	if ok, err := hasLimits(ctx, db); err != nil || !ok {
+	if ok, err := hasTable(ctx, db, "limit_snapshots"); err != nil || !ok {
 		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT provider, window, member, used_pct, status, resets_at, ts, last_seen

@@ -116,11 +116,9 @@ func (c *EventChecker) Stored(ctx context.Context, ev *event.Event) (bool, error
 	}
 	if table, ok := map[event.Kind]string{event.KindLimit: "limit_snapshots", event.KindMessage: "messages"}[ev.Kind]; ok && !c.checked[ev.Kind] {
 		c.checked[ev.Kind] = true
-		var n int
-		if err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil {
+		if has, err := hasTable(ctx, c.db, table); err != nil {
 			return false, err
-		}
-		if n == 0 {
+		} else if !has {
 			c.absent[ev.Kind] = true
 			return false, nil
 		}

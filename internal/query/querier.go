@@ -39,3 +39,11 @@ func (d *Traced) QueryRowContext(ctx context.Context, query string, args ...any)
 	}
 	return d.DB.QueryRowContext(ctx, query, args...)
 }
+
+// hasTable reports whether the store has table name: a store that the running version's writer
+// has not migrated yet lacks the tables that came later, and a read of one has nothing.
+func hasTable(ctx context.Context, db Querier, name string) (bool, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n)
+	return n > 0, err
+}
