@@ -41,7 +41,7 @@ type costJSON struct {
 }
 
 // TestScan_CorpusOnceAndCostsAgree ingests the corpus with `observerctl scan` (nothing running:
-// scan hosts its own bus and writer), checks a second scan changes nothing, and that
+// scan hosts its own writer), checks a second scan changes nothing, and that
 // `observerctl cost --json` gives the same totals whatever the grouping.
 func TestScan_CorpusOnceAndCostsAgree(t *testing.T) {
 	clientHome := corpusHome(t)

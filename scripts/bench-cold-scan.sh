@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Cold ingest as users run it: `observerctl scan` with no suite running (it hosts its own bus and
-# writer), into a fresh OBSERVER_HOME each round, on the ~300 MB history
+# Cold ingest as users run it: `observerctl scan` with no suite running (it hosts its own writer,
+# fed without a bus), into a fresh OBSERVER_HOME each round, on the ~300 MB history
 # `../shared/scripts/gen_history.py scaled HOME 40` builds (unique session, message and tool ids per
 # copy: 25,536 actions expected). The whole command is measured by scripts/benchrun.go: wall time,
 # CPU time (user+sys, every process of the run) and the peak of the summed RSS of its process

@@ -19,7 +19,7 @@ on this machine that observer has not read yet (or the rest of one it read in pa
 events, so that cost, the dashboard and observer-mcp cover the past too. It is ` + "`observerctl scan`" + `
 over everything: the same cursors, so a file is never read twice, a stopped backfill resumes where
 it stopped, and a second one finds nothing new. When observer runs, the events go through its bus;
-otherwise backfill hosts a bus and a writer itself for the run. On a terminal, a progress line
+otherwise backfill hosts a writer itself for the run and hands it the events directly. On a terminal, a progress line
 (files, MB, rate, time left) is kept on stderr.
 
 Claude Code: ~/.claude/projects (and ~/.config/claude/projects), or every directory in

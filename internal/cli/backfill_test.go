@@ -18,7 +18,7 @@ import (
 // corpusEnv is a user whose Claude Code and Codex history is a few files of ../shared/corpus,
 // laid out as the clients keep them, and an observer home with no store yet. The bus port is a
 // closed one, so that no observer running on this machine is reached: the commands host their
-// own bus.
+// own writer.
 type corpusEnv struct {
 	home, obs, codexHome string
 	files                []string // the transcripts, as laid out
@@ -99,7 +99,7 @@ func runBackfillJSON(t *testing.T, args ...string) backfillJSON {
 }
 
 // TestBackfill_CorpusOnceThenNothing: a dry run counts the history and stores nothing; backfill
-// stores it (hosting its own bus and writer); a second backfill finds nothing new.
+// stores it (hosting its own writer); a second backfill finds nothing new.
 func TestBackfill_CorpusOnceThenNothing(t *testing.T) {
 	e := newCorpusEnv(t)
 	storePath := filepath.Join(e.obs, "observer.db")

@@ -31,7 +31,7 @@ every transcript file modified since --since again from its first line, ignoring
 had read it, computes its events, looks each event id up in the store (read-only) and publishes
 the events whose id the store lacks. The writer stores each id once, so a reconcile run twice, or
 beside observer-watch, stores nothing twice. It moves no cursor and needs no lock: it can run
-while observer runs. When observer is not running it hosts a bus and a writer for the run.
+while observer runs. When observer is not running it hosts a writer for the run and hands it the events directly.
 
 Per file it reports the events read, the distinct ids among them that are stored and missing, and
 the events sent for the missing ids (a tool call and its result, or a message's growing usage,

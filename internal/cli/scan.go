@@ -19,7 +19,6 @@ import (
 	"github.com/observerhq/observer/internal/readers"
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
-	"github.com/observerhq/observer/pkg/busserver"
 	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
@@ -34,8 +33,9 @@ func scanCommand() *cli.Command {
 		Description: `Reads every transcript file from where the last scan stopped and publishes its events. When
 observer runs, its observer-watch (which owns the reading position of every file) does the reading
 for this command and streams its progress back, and the events go through its bus; otherwise scan
-hosts a bus and a writer itself for the run. --dry-run counts from a snapshot of the reading
-positions, whether observer runs or not.
+hosts a writer itself for the run and hands it the events directly, without a bus (each batch is
+counted as read only once it is stored, so a scan stopped at any point resumes without loss).
+--dry-run counts from a snapshot of the reading positions, whether observer runs or not.
 
 ` + clientLocations() + `
 
@@ -251,8 +251,9 @@ func (o observing) PublishBatch(ctx context.Context, evs []event.Event) (int, er
 	return n, err
 }
 
-// scanPublisher publishes to the running bus, or hosts a bus and a writer for this run when
-// observer is not running. done waits until the writer has stored everything, then stops them.
+// scanPublisher publishes to the running bus, or hosts a writer for this run when observer is
+// not running. done waits until the writer has caught up (rollups, indexes, analysis), then
+// stops it and closes the store.
 func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error, error) {
 	if token, err := bus.ReadToken(e.cfg.TokenPath()); err == nil {
 		cl, err := bus.Connect(ctx, bus.Options{URL: e.cfg.BusURL(), Token: token, Name: "observerctl-scan",
@@ -268,64 +269,28 @@ func scanPublisher(ctx context.Context, e *env) (ingest.Publisher, func() error,
 		}
 		return nil, nil, err
 	}
-	token, err := bus.LoadOrCreateToken(e.cfg.TokenPath())
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	srv, err := busserver.Start(ctx, busserver.Config{Dir: e.cfg.BusDir(), Host: "127.0.0.1", Port: -1, Token: token,
-		MaxAge: e.cfg.Bus.MaxAge.D(), MaxBytes: e.cfg.Bus.MaxBytes, AckWait: e.cfg.Writer.AckWait.D()})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	pub, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-scan", Wait: true, Timeout: 30 * time.Second})
-	if err != nil {
-		srv.Close()
-		st.Close()
-		return nil, nil, err
-	}
-	wc, err := bus.Connect(ctx, bus.Options{Server: srv, Token: token, Name: "observerctl-scan-writer", Wait: true})
-	if err != nil {
-		pub.Close()
-		srv.Close()
-		st.Close()
-		return nil, nil, err
-	}
+	// No bus: the events go straight to a writer in this process (writer.Direct), each batch
+	// acknowledged to the scanner only once committed, so its cursors move after the commit as
+	// they would after the bus's acknowledgement.
+	direct := writer.NewDirect()
 	wctx, cancel := context.WithCancel(context.Background())
 	// Bulk: rows first, then the rollups, the full-text index and the analysis, once the run has
 	// stored everything (writer.Writer.Bulk).
-	w := &writer.Writer{Store: st, Bus: wc, Logger: e.logger, Prices: scanPrices(e), Bulk: true,
-		Options: bus.ConsumeOptions{BatchSize: e.cfg.Writer.BatchSize, FlushInterval: e.cfg.Writer.FlushInterval.D()}}
+	w := &writer.Writer{Store: st, Direct: direct, Logger: e.logger, Prices: scanPrices(e), Bulk: true}
 	wdone := make(chan struct{})
-	go func() { w.Run(wctx); close(wdone) }()
+	var werr error
+	go func() { werr = w.Run(wctx); close(wdone) }()
 	done := func() error {
 		start := time.Now()
-		defer func() {
-			e.logger.Debug("the writer has stored the scan's events", "took", time.Since(start))
-			start = time.Now()
-			cancel()
-			<-wdone
-			e.logger.Debug("the writer has caught up", "took", time.Since(start))
-			wc.Close()
-			pub.Close()
-			srv.Close()
-			st.Close()
-		}()
-		for {
-			sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-			stats, err := srv.Stats(sctx)
-			c()
-			if err != nil {
-				return err
-			}
-			if stats.Pending == 0 {
-				return nil
-			}
-			time.Sleep(20 * time.Millisecond)
+		cancel()
+		<-wdone
+		e.logger.Debug("the writer has caught up", "took", time.Since(start))
+		if err := st.Close(); err != nil && werr == nil {
+			werr = err
 		}
+		return werr
 	}
-	return pub, done, nil
+	return direct, done, nil
 }
 
 // scanPrices is the price table of the writer a scan hosts: config.toml's overrides (checked

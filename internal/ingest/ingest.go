@@ -481,7 +481,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		s.Publisher = pub
 	}
 	if !s.DryRun && len(jobs) > 0 {
-		s.pipe = startPipe(ctx, s.Publisher, s.Cursors)
+		s.pipe = startPipe(ctx, s.Publisher, s.Cursors, s.BatchSize)
 	}
 	p := Progress{Files: len(jobs), Bytes: total}
 	for _, j := range jobs {
@@ -912,9 +912,12 @@ func readOnce(path string, max int64) (data []byte, size, mtime int64, err error
 }
 
 // pipe publishes a scan's batches in order on its own goroutine, so that reading the next batch
-// overlaps waiting for the bus to acknowledge the last one. A file's cursor moves only after the
-// batch that ends at it was acknowledged; after a failure nothing more is published and no cursor
-// moves, so the next scan reads from the last acknowledged line.
+// overlaps waiting for the bus (or the writer) to acknowledge the last one. Batches that queued
+// meanwhile go out together while they hold fewer than the scan's BatchSize events: a history of
+// many small files is then not one publication, or one transaction of a scan's own writer, per
+// file. A file's cursor moves only
+// after the batch that ends at it was acknowledged; after a failure nothing more is published and
+// no cursor moves, so the next scan reads from the last acknowledged line.
 type pipe struct {
 	jobs   chan pubJob
 	done   chan struct{}
@@ -929,25 +932,52 @@ type pubJob struct {
 }
 
 // pipeDepth is how many batches may wait for the bus while the scan reads on.
-const pipeDepth = 2
+const pipeDepth = 8
 
-func startPipe(ctx context.Context, pub Publisher, cur *Cursors) *pipe {
+func startPipe(ctx context.Context, pub Publisher, cur *Cursors, coalesce int) *pipe {
 	p := &pipe{jobs: make(chan pubJob, pipeDepth), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		var group []pubJob
+		var evs []event.Event
 		for j := range p.jobs {
 			if p.err != nil {
 				continue
 			}
-			if len(j.events) > 0 {
-				if _, err := pub.PublishBatch(ctx, j.events); err != nil {
+			group = append(group[:0], j)
+			n := len(j.events)
+		gather:
+			for n < coalesce {
+				select {
+				case more, ok := <-p.jobs:
+					if !ok {
+						break gather
+					}
+					group = append(group, more)
+					n += len(more.events)
+				default:
+					break gather
+				}
+			}
+			batch := j.events
+			if len(group) > 1 {
+				evs = evs[:0]
+				for _, g := range group {
+					evs = append(evs, g.events...)
+				}
+				batch = evs
+			}
+			if len(batch) > 0 {
+				if _, err := pub.PublishBatch(ctx, batch); err != nil {
 					p.err = err
 					p.failed.Store(true)
 					continue
 				}
 			}
-			if j.cursor != nil {
-				cur.set(j.path, j.cursor)
+			for _, g := range group {
+				if g.cursor != nil {
+					cur.set(g.path, g.cursor)
+				}
 			}
 		}
 	}()

@@ -78,6 +78,9 @@ type Writer struct {
 	// Model, when set, is offered each epoch's summary for a language model's account
 	// ([memory] model; internal/memory).
 	Model memory.ModelSummarizer
+	// Direct, when set, is where Run takes its batches instead of the bus (direct.go): the
+	// writer a one-shot `observerctl scan` hosts when nothing else runs. Bus may then be nil.
+	Direct *Direct
 
 	bulkAt      atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
 	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
@@ -176,8 +179,8 @@ func (w *Writer) Run(ctx context.Context) error {
 		defer spawn(ctx, w.budgetLoop)()
 	}
 	var gone atomic.Pointer[error]
-	err := w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
-		if err := w.Handle(ctx, batch); err != nil {
+	stored := func(err error) error {
+		if err != nil {
 			if errors.Is(err, store.ErrFileGone) {
 				gone.Store(&err)
 				cancel()
@@ -191,7 +194,15 @@ func (w *Writer) Run(ctx context.Context) error {
 			}
 		}
 		return nil
-	})
+	}
+	var err error
+	if w.Direct != nil {
+		err = w.Direct.serve(ctx, func(evs []event.Event) error { return stored(w.write(ctx, evs, nil, w.Bulk)) })
+	} else {
+		err = w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
+			return stored(w.Handle(ctx, batch))
+		})
+	}
 	if p := gone.Load(); p != nil {
 		w.Logger.Error("the store file was removed or replaced under the writer; stopping without acknowledging the batch (it stays on the bus)", "err", *p)
 		return *p
@@ -231,10 +242,8 @@ func (w *Writer) bulkBacklog() uint64 {
 // behind it (its last message's Pending).
 func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 	bulk := w.Bulk || len(batch) > 0 && batch[len(batch)-1].Pending >= w.bulkBacklog()
-	w.setBulk(bulk)
 	evs := make([]event.Event, 0, len(batch))
 	var rejected []store.Rejected
-	var newest int64
 	for _, m := range batch {
 		ev, err := event.Decode(m.Data)
 		if err == nil && w.Team {
@@ -248,18 +257,28 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 			continue
 		}
 		evs = append(evs, ev)
-		newest = max(newest, ev.Time.UnixMilli())
 	}
+	return w.write(ctx, evs, rejected, bulk)
+}
+
+// write stores decoded events, and the messages that did not decode, in one transaction.
+func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.Rejected, bulk bool) error {
+	w.setBulk(bulk)
+	var newest int64
+	for i := range evs {
+		newest = max(newest, evs[i].Time.UnixMilli())
+	}
+	n := len(evs) + len(rejected)
 	defer w.priceEvents(evs)()
 	// A commit that fails for a moment (disk full, a reader's long checkpoint) is retried by the
 	// bus's redelivery, not here: the batch stays unacked.
 	start := time.Now().UnixMilli()
-	w.writingN.Store(int64(len(batch)))
+	w.writingN.Store(int64(n))
 	w.writing.Store(start)
 	res, err := w.Store.WriteBatchWith(context.WithoutCancel(ctx), evs, rejected, store.WriteOptions{Bulk: bulk})
 	w.writing.Store(0)
 	if err != nil {
-		err = fmt.Errorf("store batch of %d: %w", len(batch), err)
+		err = fmt.Errorf("store batch of %d: %w", n, err)
 		msg := err.Error()
 		w.lastErr.Store(&msg)
 		w.failSince.CompareAndSwap(0, start)
