@@ -1,5 +1,7 @@
 // Package writer is the single process that stores events: it consumes the bus's durable writer
 // consumer, writes each batch in one transaction, and acknowledges the batch only after the commit.
+// A one-shot scan with nothing running feeds it directly instead, with the same guarantee
+// (Direct: a batch is acknowledged to its publisher after the commit).
 // After each commit that stored something, and after its analysis or a repricing changed the store,
 // it says so on the bus (bus.StoredNote), for the dashboard's open views to re-read.
 // A message that does not decode goes to the quarantine table with the reason, in the same
