@@ -44,6 +44,7 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer stop()
+	defer daemon.StartCPUProfile("observer-dash", logger)()
 	if c.IsSet("addr") {
 		cfg.Dash.Addr = c.String("addr")
 	}

@@ -300,6 +300,27 @@ func (t *Tracker) desired(e *entry, now time.Time) (string, time.Time) {
 	}
 }
 
+// NextDue returns the earliest time after now at which a session's state changes with the
+// passing of time alone (it goes idle, or is finalized), or the zero time when none will: a
+// watcher that waits for changes need not tick before it.
+func (t *Tracker) NextDue() time.Time {
+	now := t.cfg.Now()
+	var next time.Time
+	for _, e := range t.sessions {
+		activity := max(e.Last, e.StartAt)
+		if activity == 0 || e.StopAt > 0 && e.StopAt >= activity {
+			continue
+		}
+		at := time.Unix(0, activity)
+		for _, d := range []time.Duration{t.cfg.IdleAfter, t.cfg.FinalizeAfter} {
+			if due := at.Add(d); due.After(now) && (next.IsZero() || due.Before(next)) {
+				next = due
+			}
+		}
+	}
+	return next
+}
+
 // Tick returns the transitions due at the clock's time, one event per session whose state changed
 // since it was last reported, with a commit function: call it once the events are published. The
 // events are ordered by session.

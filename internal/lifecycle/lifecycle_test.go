@@ -332,3 +332,40 @@ func TestTracker_SaveLoadAndDeterministicIDs(t *testing.T) {
 }
 
 func writeFile(path, body string) error { return os.WriteFile(path, []byte(body), 0o600) }
+
+// NextDue names when time alone changes a session's state: its idle time, then its finalize
+// time, then nothing; a later record moves it, a Stop hook ends it. A watcher that sleeps until
+// then misses no transition.
+func TestTracker_NextDue(t *testing.T) {
+	c := &clock{now: t0}
+	tr := New(Config{IdleAfter: 2 * time.Second, FinalizeAfter: 5 * time.Second, Now: c.Now})
+	if due := tr.NextDue(); !due.IsZero() {
+		t.Fatalf("no session: due %v", due)
+	}
+	observe(t, tr, prompt("a", "1", t0))
+	tick(t, tr)
+	if due := tr.NextDue(); !due.Equal(at(2 * time.Second)) {
+		t.Fatalf("active since t0: due %v, want its idle time t0+2s", due)
+	}
+	c.advance(2 * time.Second)
+	if got := statesOf(tick(t, tr)); len(got) != 1 || got[0] != "a:idle@0" {
+		t.Fatalf("at the due time: %v, want a:idle@0", got)
+	}
+	if due := tr.NextDue(); !due.Equal(at(5 * time.Second)) {
+		t.Fatalf("idle: due %v, want its finalize time t0+5s", due)
+	}
+	observe(t, tr, prompt("a", "2", at(3*time.Second)))
+	if due := tr.NextDue(); !due.Equal(at(5 * time.Second)) {
+		t.Fatalf("a record at t0+3s: due %v, want its idle time t0+5s", due)
+	}
+	c.advance(6 * time.Second) // t0+8s
+	tick(t, tr)
+	if due := tr.NextDue(); !due.IsZero() {
+		t.Fatalf("finalized: due %v, want none", due)
+	}
+	observe(t, tr, prompt("b", "1", at(8*time.Second)))
+	tr.Hook(hook("b", "Stop", "", at(8*time.Second)))
+	if due := tr.NextDue(); !due.IsZero() {
+		t.Fatalf("stopped by its hook: due %v, want none", due)
+	}
+}

@@ -70,7 +70,7 @@ func serve(c *cli.Context) error {
 		return err
 	}
 	defer stop()
-	defer startCPUProfile(logger)()
+	defer daemon.StartCPUProfile("observer-proxy", logger)()
 	for flag, dst := range map[string]*string{"addr": &cfg.Proxy.Addr, "anthropic-upstream": &cfg.Proxy.AnthropicUpstream, "openai-upstream": &cfg.Proxy.OpenAIUpstream,
 		"gemini-upstream": &cfg.Proxy.GeminiUpstream} {
 		if c.IsSet(flag) {

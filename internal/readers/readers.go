@@ -142,9 +142,12 @@ func WithPrices(ads []transcript.Adapter, prices func() *pricing.Table) []transc
 }
 
 // Roots lists the directories the adapters read, for watching (transcript.Watched).
-func Roots() []string {
+func Roots() []string { return RootsOf(All()) }
+
+// RootsOf lists the directories ads read, for watching (transcript.Watched).
+func RootsOf(ads []transcript.Adapter) []string {
 	var roots []string
-	for _, a := range All() {
+	for _, a := range ads {
 		if w, ok := a.(transcript.Watched); ok {
 			roots = append(roots, w.WatchDirs()...)
 		}

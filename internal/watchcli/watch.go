@@ -2,8 +2,11 @@
 // they grow and publishes their events, with the same cursors as `observerctl scan`.
 //
 // Changes are noticed through fsnotify on every directory that holds transcripts (and on the
-// roots, for new project directories), with a poll every PollEvery as the fallback for file
-// systems that do not report changes. Each pass reads only what was appended since the cursor; a
+// roots, and on each directory created under a watched one, for new projects and sessions). Where
+// the notifications report writes inside a watched directory (inotify, on Linux), a pass runs on a
+// change and otherwise every RescanEvery, for what no notification could name: the watcher idles
+// idle. Elsewhere (kqueue reports no writes to a directory's files; a file system without
+// notifications) a pass runs every PollEvery, a stat per file. Each pass reads only what was appended since the cursor; a
 // file rewritten in place (shorter than its cursor, or its fingerprinted bytes changed: see package
 // ingest) is read again from its start and logged at info level ("transcript rewritten; read again
 // from its start", file, why).
@@ -36,6 +39,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -55,9 +59,17 @@ import (
 // Version is set by main.
 var Version = "dev"
 
-// PollEvery is the fallback interval between passes when no file event arrives. A pass over files
-// that did not grow costs a stat each.
+// PollEvery is the interval between passes where file notifications do not report writes (or do
+// not work). A pass over files that did not grow costs a stat each.
 const PollEvery = 500 * time.Millisecond
+
+// RescanEvery is the interval between passes, when no change is notified, where notifications
+// report writes inside watched directories (inotify).
+const RescanEvery = 10 * time.Second
+
+// notifiesWrites reports whether fsnotify tells of writes to the files of a watched directory on
+// this system: inotify does; kqueue (macOS, the BSDs) reports only a directory's own changes.
+var notifiesWrites = runtime.GOOS == "linux"
 
 // Run runs observer-watch and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -76,6 +88,7 @@ func watch(c *cli.Context) error {
 		return err
 	}
 	defer stop()
+	defer daemon.StartCPUProfile("observer-watch", logger)()
 
 	cur, err := ingest.OpenCursors(filepath.Join(cfg.Home, "watch", "cursors.json"))
 	if err != nil {
@@ -95,7 +108,8 @@ func watch(c *cli.Context) error {
 	}
 	go pf.Run(ctx)
 	readers.UseStore(cfg.StorePath()) // Aider's histories are looked for in the projects the store knows
-	lv, err := newLive(cfg, cl, logger, readers.WithPrices(readers.All(), pf.Table), readers.Roots())
+	base := readers.WithPrices(readers.All(), pf.Table)
+	lv, err := newLive(cfg, cl, logger, base, readers.RootsOf(base))
 	if err != nil {
 		return err
 	}
@@ -133,7 +147,7 @@ func watch(c *cli.Context) error {
 	} else {
 		defer sub.Stop()
 	}
-	logger.Info("watch is up", "roots", strings.Join(readers.Roots(), ", "))
+	logger.Info("watch is up", "roots", strings.Join(readers.RootsOf(base), ", "))
 	for {
 		lv.beforePass(s)
 		sum, err := s.Scan(ctx)
@@ -156,10 +170,15 @@ func watch(c *cli.Context) error {
 			hs.events.Add(int64(lv.afterPass(ctx, cl)))
 		}
 		if fw != nil {
-			watchDirs(fw, slices.Concat(readers.Roots(), lv.hooked.extraRoots(), s.Dirs()), watched, logger)
+			roots := slices.Concat(readers.RootsOf(base), lv.hooked.extraRoots())
+			if watchDirs(fw, roots, s.Dirs(), watched, logger) > 0 && notifiesWrites {
+				// What was written in a new directory between this pass's look and its watch
+				// told nothing: one more pass, now that it is watched.
+				continue
+			}
 		}
 		var req *scanJob
-		if !wait(ctx, fw, lv.wakeup(), requests, &req) {
+		if !wait(ctx, fw, watched, lv.life.NextDue(), lv.wakeup(), requests, &req) {
 			return nil
 		}
 		if req != nil {
@@ -306,37 +325,65 @@ func malformedIn(sum ingest.Summary) int64 {
 	return n
 }
 
-// watchDirs adds a watch on every directory that holds a transcript, and on the roots.
-func watchDirs(fw *fsnotify.Watcher, dirs []string, watched map[string]bool, logger *slog.Logger) {
-	for i, d := range dirs {
-		// A root that does not exist yet (no session so far): watch its nearest existing ancestor,
-		// so its creation starts a pass.
-		for i < len(readers.Roots()) {
+// watchDirs adds a watch on every directory that holds a transcript (dirs), and on the roots; a
+// root that does not exist yet is watched at its nearest existing ancestor, so that its creation
+// starts a pass. It returns how many directories it began to watch.
+func watchDirs(fw *fsnotify.Watcher, roots, dirs []string, watched map[string]bool, logger *slog.Logger) int {
+	added := 0
+	add := func(d string) {
+		if watched[d] {
+			return
+		}
+		if err := fw.Add(d); err == nil {
+			watched[d] = true
+			added++
+		} else if !errors.Is(err, os.ErrNotExist) {
+			logger.Debug("cannot watch", "dir", d, "err", err)
+		}
+	}
+	for _, d := range roots {
+		for {
 			if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
 				break
 			}
 			d = filepath.Dir(d)
 		}
-		if watched[d] {
-			continue
-		}
-		if err := fw.Add(d); err == nil {
-			watched[d] = true
-		} else if !errors.Is(err, os.ErrNotExist) {
-			logger.Debug("cannot watch", "dir", d, "err", err)
-		}
+		add(d)
 	}
+	for _, d := range dirs {
+		add(d)
+	}
+	return added
 }
 
 // wait returns after a file event (gathering the burst that follows it for a moment), a hook's
-// arrival (wake), after PollEvery, or false when ctx ends.
-func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}, requests <-chan scanJob, req **scanJob) bool {
+// arrival (wake), a scan request, a notification error (events lost), at due (a session's next
+// change of state with time: idle, finalized) or after PollEvery or RescanEvery (notifiesWrites)
+// if sooner, or false when ctx ends. A directory created under a watched one is watched at once, so that what is then
+// written in it is told too.
+func wait(ctx context.Context, fw *fsnotify.Watcher, watched map[string]bool, due time.Time, wake <-chan struct{}, requests <-chan scanJob, req **scanJob) bool {
 	var evs <-chan fsnotify.Event
+	var errs <-chan error
+	every := PollEvery
 	if fw != nil {
-		evs = fw.Events
+		evs, errs = fw.Events, fw.Errors
+		if notifiesWrites {
+			every = RescanEvery
+		}
 	}
-	t := time.NewTimer(PollEvery)
+	if !due.IsZero() {
+		every = min(every, max(time.Until(due), 0)+10*time.Millisecond)
+	}
+	t := time.NewTimer(every)
 	defer t.Stop()
+	created := func(ev fsnotify.Event) {
+		if !ev.Has(fsnotify.Create) || watched[ev.Name] {
+			return
+		}
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && fw.Add(ev.Name) == nil {
+			watched[ev.Name] = true
+		}
+	}
 	select {
 	case <-ctx.Done():
 		return false
@@ -344,12 +391,16 @@ func wait(ctx context.Context, fw *fsnotify.Watcher, wake <-chan struct{}, reque
 	case <-wake:
 	case j := <-requests:
 		*req = &j
-	case <-evs:
+	case <-errs:
+		// Events were lost (the kernel's queue overflowed): a pass finds what they told.
+	case ev := <-evs:
+		created(ev)
 		time.Sleep(20 * time.Millisecond)
 	drain:
 		for {
 			select {
-			case <-evs:
+			case ev := <-evs:
+				created(ev)
 			default:
 				break drain
 			}

@@ -154,7 +154,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.Logger.Warn("no read connection for the analysis; it reads on the writer's", "err", err)
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) bool { return w.analyseStep(ctx, a) },
+		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) (bool, bool) { return w.analyseStep(ctx, a) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
 	})()
 	// Session memory (internal/memory): the summaries of ended epochs and each project's
@@ -169,7 +169,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) bool { return w.memoryStep(ctx, mem) },
+		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) (bool, bool) { return w.memoryStep(ctx, mem) },
 			func(ctx context.Context) { w.memoryStep(ctx, mem) })
 	})()
 	if w.Prices != nil {
@@ -341,12 +341,12 @@ func spawn(ctx context.Context, fn func(context.Context)) (stop func()) {
 const analyseBusy = 30 * time.Second
 
 // offBatch does work the writer keeps off the insert path: step every 2 s while there is some
-// (it reports whether work is left; a kick says a batch came in), starting with whatever a
-// previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
+// (it reports whether work is left; a kick says a batch came in), and step after step while no
+// batch comes in meanwhile, starting with whatever a previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
 // (the one `observerctl scan` hosts) leaves its work done. With busy set, while batches came in
 // since the last tick, step waits until busy has passed since it last ran. Nothing steps while
 // batches take the bulk path.
-func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) bool, finish func(context.Context)) {
+func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending, kicked := true, false
@@ -375,12 +375,29 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			continue
 		}
 		kicked, last = false, time.Now()
-		pending = step(ctx)
+		var again bool
+		pending, again = step(ctx)
+		// Work left that can go on now (the step made progress) and no batch came meanwhile (the
+		// backlog is stored): step again at once rather than once per tick, so that a catch-up
+		// takes its own time, not the ticks'. A step that failed or could not progress waits
+		// for the next tick.
+		for pending && again && ctx.Err() == nil && !w.inBulk() {
+			select {
+			case <-kick:
+				kicked = true
+			default:
+			}
+			if kicked {
+				break
+			}
+			pending, again = step(ctx)
+		}
 	}
 }
 
-// rollupStep and rollupFinish recompute the rollups of the hours bulk batches left pending.
-func (w *Writer) rollupStep(ctx context.Context) bool { return !w.rollupsAll(ctx) }
+// rollupStep and rollupFinish recompute the rollups of the hours bulk batches left pending; a
+// step goes to the end, or fails.
+func (w *Writer) rollupStep(ctx context.Context) (more, again bool) { return !w.rollupsAll(ctx), false }
 func (w *Writer) rollupFinish(ctx context.Context)    { w.rollupsAll(ctx) }
 
 // rollupsAll catches up every pending hour, a few hundred per transaction; it reports whether it
@@ -409,7 +426,7 @@ func (w *Writer) rollupsAll(ctx context.Context) bool {
 }
 
 // indexStep and indexFinish fill the full-text indexes of tool outputs and messages.
-func (w *Writer) indexStep(ctx context.Context) bool { return !w.indexAll(ctx) }
+func (w *Writer) indexStep(ctx context.Context) (more, again bool) { return !w.indexAll(ctx), false }
 func (w *Writer) indexFinish(ctx context.Context)    { w.indexAll(ctx) }
 
 // indexAll indexes every output not indexed yet; it reports whether it got to the end.
@@ -438,13 +455,13 @@ func (w *Writer) indexAll(ctx context.Context) bool {
 
 // analyseStep keeps the analysis tables current (internal/analysis): the sessions the batches
 // marked, 100 at a time between batches, and each project's patterns at most once a minute.
-func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
+func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) (more, again bool) {
 	p, err := a.Step(ctx, 100, false)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Logger.Warn("analysis failed; will retry", "err", err)
 		}
-		return true
+		return true, false
 	}
 	w.pendAnalyse.Store(p.PendingSessions)
 	if p.Sessions > 0 || p.Projects > 0 {
@@ -452,7 +469,7 @@ func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) bool {
 		w.Logger.Debug("analysed", "sessions", p.Sessions, "projects", p.Projects,
 			"pending_sessions", p.PendingSessions, "pending_projects", p.PendingProjects)
 	}
-	return p.PendingSessions > 0 || p.PendingProjects > 0
+	return p.PendingSessions > 0 || p.PendingProjects > 0, p.Sessions > 0 || p.Projects > 0
 }
 
 // serveForget answers `observerctl memory forget`: only the writer writes the store.
@@ -483,19 +500,19 @@ const memoryBusy = 10 * time.Second
 
 // memoryStep summarizes ended epochs, 50 sessions at a time, and recomputes the observations of
 // their projects; it reports whether more are due.
-func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory) bool {
+func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory) (more, again bool) {
 	p, err := m.Step(ctx, 50)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Logger.Warn("session memory failed; will retry", "err", err)
 		}
-		return true
+		return true, false
 	}
 	if p.Summaries > 0 || p.Projects > 0 {
 		w.notify(bus.StoredNote{Analysis: true})
 		w.Logger.Debug("session memory", "summaries", p.Summaries, "projects", p.Projects, "pending", p.Pending)
 	}
-	return p.Pending > 0
+	return p.Pending > 0, p.Summaries > 0 || p.Projects > 0
 }
 
 // analyseFinish analyses everything left, patterns included.

@@ -17,6 +17,8 @@ var otherVariables = []string{
 	"OBSERVER_CPUPROFILE",           // observerctl's CPU profile
 	"OBSERVER_MEMPROFILE",           // observerctl's heap profile
 	"OBSERVER_PROXY_CPUPROFILE",     // observer-proxy's CPU profile
+	"OBSERVER_WATCH_CPUPROFILE",     // observer-watch's CPU profile
+	"OBSERVER_DASH_CPUPROFILE",      // observer-dash's CPU profile
 	"OBSERVER_AIDER_DIRS",           // where Aider's histories are looked for
 	"OBSERVER_CRUSH_DIRS",           // where Crush's databases are looked for
 	"OBSERVER_VSCODE_GLOBALSTORAGE", // VS Code's globalStorage directories (Cline, Roo, Kilo)
