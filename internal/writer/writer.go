@@ -398,7 +398,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 // rollupStep and rollupFinish recompute the rollups of the hours bulk batches left pending; a
 // step goes to the end, or fails.
 func (w *Writer) rollupStep(ctx context.Context) (more, again bool) { return !w.rollupsAll(ctx), false }
-func (w *Writer) rollupFinish(ctx context.Context)    { w.rollupsAll(ctx) }
+func (w *Writer) rollupFinish(ctx context.Context)                  { w.rollupsAll(ctx) }
 
 // rollupsAll catches up every pending hour, a few hundred per transaction; it reports whether it
 // got to the end.
@@ -427,7 +427,7 @@ func (w *Writer) rollupsAll(ctx context.Context) bool {
 
 // indexStep and indexFinish fill the full-text indexes of tool outputs and messages.
 func (w *Writer) indexStep(ctx context.Context) (more, again bool) { return !w.indexAll(ctx), false }
-func (w *Writer) indexFinish(ctx context.Context)    { w.indexAll(ctx) }
+func (w *Writer) indexFinish(ctx context.Context)                  { w.indexAll(ctx) }
 
 // indexAll indexes every output not indexed yet; it reports whether it got to the end.
 func (w *Writer) indexAll(ctx context.Context) bool {
