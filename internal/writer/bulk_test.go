@@ -2,7 +2,9 @@ package writer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +123,58 @@ func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
 	stop()
 	<-wdone
 	caughtUp(t, st, n, time.Second)
+}
+
+// A history handed to the writer directly (writer.Direct, as `observerctl scan` does with nothing
+// running) is acknowledged batch by batch only once committed; once it is stored and caught up
+// the writer settles the store by itself: the write-ahead log, tens of megabytes during bulk
+// work, is checkpointed and truncated.
+func TestWriter_DirectBulkThenSettles(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenWriter(context.Background(), dir+"/observer.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	direct := writer.NewDirect()
+	w := &writer.Writer{Store: st, Direct: direct, Bulk: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	const n = 20000
+	evs := historyEvents(n)
+	for i := 0; i < n; i += 2000 {
+		if _, err := direct.PublishBatch(ctx, evs[i:i+2000]); err != nil {
+			t.Fatal(err)
+		}
+		var stored int
+		st.DB.QueryRow("SELECT count(*) FROM actions").Scan(&stored)
+		if stored != i+2000 {
+			t.Fatalf("PublishBatch returned with %d actions stored, want %d: acknowledged before committed", stored, i+2000)
+		}
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(dir + "/observer.db-wal")
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	during := walSize()
+	// The catch-ups start once no bulk batch has come for a while (writer.bulkStale).
+	caughtUp(t, st, n, time.Minute)
+	deadline := time.Now().Add(time.Minute)
+	for walSize() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if after := walSize(); after > 0 || during < 1<<20 {
+		t.Fatalf("write-ahead log %d bytes after the bulk work, %d during it; want it truncated once settled", after, during)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := direct.PublishBatch(context.Background(), evs[:1]); !errors.Is(err, writer.ErrWriterStopped) {
+		t.Fatalf("PublishBatch after the writer stopped: %v, want ErrWriterStopped", err)
+	}
 }

@@ -85,6 +85,8 @@ type Writer struct {
 	Direct *Direct
 
 	bulkAt      atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
+	lastWrite   atomic.Int64  // unix ms of the last batch stored
+	unsettled   atomic.Bool   // bulk work was stored since the last Settle (settle.go)
 	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
 	pendIndex   atomic.Bool   // tool outputs wait for the full-text index
 	pendAnalyse atomic.Int64  // sessions marked for the analysis, as last counted; -1: some
@@ -172,6 +174,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) (bool, bool) { return w.memoryStep(ctx, mem) },
 			func(ctx context.Context) { w.memoryStep(ctx, mem) })
 	})()
+	defer spawn(ctx, w.settleLoop)()
 	if w.Prices != nil {
 		w.pr.swap(w.Prices.Current(), nil)
 		defer spawn(ctx, w.pricingLoop)()
@@ -292,7 +295,9 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 	if err := w.Store.CheckFile(); err != nil {
 		return err
 	}
+	w.lastWrite.Store(time.Now().UnixMilli())
 	if bulk && res.Inserted > 0 {
+		w.unsettled.Store(true)
 		// Some of each, counted again as they are caught up.
 		w.pendRollups.Add(1)
 		w.pendIndex.Store(true)

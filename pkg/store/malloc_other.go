@@ -4,3 +4,6 @@ package store
 
 // setMallocArenas does nothing where the C library is not glibc's.
 func setMallocArenas(int) bool { return false }
+
+// trimMalloc does nothing where the C library is not glibc's.
+func trimMalloc() {}
