@@ -73,6 +73,9 @@ func runBackfill(c *cli.Context) error {
 			}
 			fmt.Fprintf(e.stdout, "%s %d of %d files: %s events from %s lines (%d malformed), %.1f MB in %.2fs\n",
 				verb, sum.Read, sum.Files, n(sum.Events), n(sum.Lines), sum.Malformed, mb, sum.Seconds)
+			if sum.TotalSeconds > 0 {
+				fmt.Fprintf(e.stdout, "stored, indexed and analysed in %.2fs\n", sum.TotalSeconds)
+			}
 			for t, k := range sum.Unknown {
 				fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, k)
 			}

@@ -71,6 +71,9 @@ func runScan(c *cli.Context) error {
 		fmt.Fprintf(e.stdout, "%s %d of %d files: %d lines, %d events, %d malformed lines, %.1f MB in %.2fs (%.0f MB/s)\n",
 			verb, sum.Read, sum.Files, sum.Lines, sum.Events, sum.Malformed, float64(sum.Bytes)/(1<<20), sum.Seconds,
 			float64(sum.Bytes)/(1<<20)/max(sum.Seconds, 0.001))
+		if sum.TotalSeconds > 0 {
+			fmt.Fprintf(e.stdout, "stored, indexed and analysed in %.2fs\n", sum.TotalSeconds)
+		}
 		for t, n := range sum.Unknown {
 			fmt.Fprintf(e.stdout, "  unknown record type %q: %d line(s)\n", t, n)
 		}
@@ -126,6 +129,7 @@ func (h *historyRun) result() error {
 // ingestHistory reads the adapters' files from their cursors and publishes their events (scan's
 // work, which backfill shares); progress, when set, is called as files are read.
 func ingestHistory(ctx context.Context, e *env, client string, ads []transcript.Adapter, since time.Time, dryRun bool, progress func(ingest.Progress)) (ingest.Summary, error) {
+	start := time.Now()
 	pset, err := prices.Build(e.cfg.Pricing.Models) // usage is priced with config.toml's overrides
 	if err != nil {
 		return ingest.Summary{}, withCode(ExitUsage, fmt.Errorf("config %s: %w", config.Path(e.cfg.Home), err))
@@ -157,10 +161,12 @@ func ingestHistory(ctx context.Context, e *env, client string, ads []transcript.
 	}
 	var pub ingest.Publisher
 	var finish func() error
+	hosted := false
 	if !s.DryRun {
 		s.Connect = func() (ingest.Publisher, error) {
 			p, done, err := scanPublisher(ctx, e)
 			finish, pub = done, p
+			_, hosted = p.(*writer.Direct)
 			return observing{next: p, life: life}, err
 		}
 	}
@@ -187,6 +193,9 @@ func ingestHistory(ctx context.Context, e *env, client string, ads []transcript.
 		if err := finish(); err != nil && scanErr == nil {
 			scanErr = err
 		}
+	}
+	if hosted {
+		sum.TotalSeconds = time.Since(start).Seconds()
 	}
 	return sum, scanErr
 }

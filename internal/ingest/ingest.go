@@ -266,8 +266,11 @@ type Summary struct {
 	Malformed int64            `json:"malformed"`
 	Unknown   map[string]int64 `json:"unknown_types,omitempty"`
 	Bytes     int64            `json:"bytes"`
-	Seconds   float64          `json:"seconds"`
-	Errors    []string         `json:"errors,omitempty"`
+	Seconds   float64          `json:"seconds"` // reading, until every event was handed on
+	// TotalSeconds is the command's own work from its start until what it read is stored, indexed
+	// and analysed, when it hosted the writer (scan, backfill with nothing running); 0 otherwise.
+	TotalSeconds float64  `json:"total_seconds,omitempty"`
+	Errors       []string `json:"errors,omitempty"`
 	// MalformedFiles names the files that gave malformed lines in this scan.
 	MalformedFiles map[string]MalformedFile `json:"malformed_files,omitempty"`
 	// LongLines are the lines this scan skipped for being longer than the line limit (counted
