@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/observerhq/observer/pkg/config"
@@ -37,7 +38,13 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 		if err != nil {
 			fmt.Fprintf(stderr, "observerctl: OBSERVER_CPUPROFILE: %v\n", err)
 		} else {
-			stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+			cpuProfile.Store(f)
+			stops = append(stops, func() {
+				if cpuProfile.CompareAndSwap(f, nil) {
+					pprof.StopCPUProfile()
+					f.Close()
+				}
+			})
 		}
 	}
 	if path := profilePath("OBSERVER_MEMPROFILE"); path != "" {
@@ -47,6 +54,19 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 		for _, s := range stops {
 			s()
 		}
+	}
+}
+
+// cpuProfile is the CPU profile being written, nil when none is.
+var cpuProfile atomic.Pointer[os.File]
+
+// abandonProfiles stops the CPU profile without keeping it (`up --detach`, whose supervisor
+// writes its own to the same file).
+func abandonProfiles() {
+	if f := cpuProfile.Swap(nil); f != nil {
+		pprof.StopCPUProfile()
+		f.Close()
+		os.Remove(f.Name())
 	}
 }
 

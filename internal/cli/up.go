@@ -190,7 +190,7 @@ func runSuite(c *cli.Context, hub bool) error {
 func guardHome(ctx context.Context, e *env, logger *slog.Logger, srv *busserver.Server, cancel func()) func() error {
 	var lost atomic.Pointer[error]
 	paths := []string{e.cfg.Home, e.cfg.BusDir(), e.cfg.StorePath(), e.cfg.RunDir()}
-	go supervisor.GuardPaths(ctx, paths, 250*time.Millisecond, func(path, what string) {
+	go supervisor.GuardPaths(ctx, paths, 2*time.Second, func(path, what string) {
 		logger.Error("observer's data was "+what+" while the suite ran; stopping the bus and every component, so that producers spool instead of writing into deleted files",
 			"path", path, "home", e.cfg.Home)
 		srv.Close()
@@ -279,6 +279,9 @@ func detach(c *cli.Context, e *env, hub bool) error {
 	cmd := exec.Command(self, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// The profiles the environment asks for are the supervisor's, which writes them to the same
+	// files: this process, which only starts it, writes none.
+	abandonProfiles()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start supervisor: %w", err)
 	}
