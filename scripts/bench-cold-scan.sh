@@ -31,6 +31,21 @@ bench_history
 echo "== cold scan: $mb MB in $files files ($hist), $ROUNDS round(s): ${TREES[*]}" >&2
 
 results=$work/results.jsonl
+# reference NAME ROUND COMMAND...: a run of another program on the same history, measured the same
+# way, as a row of its own.
+reference() {
+	local name=$1 rnd=$2
+	shift 2
+	"${OBS_ENV[@]}" HOME="$hist" "$work/tools/benchrun" -o "$work/run.json" -- "$@" >/dev/null 2>&1 || true
+	python3 - "$name" "$rnd" "$work/run.json" >>"$results" <<'PY'
+import json, sys
+name, rnd, run = sys.argv[1], sys.argv[2], json.load(open(sys.argv[3]))
+print(json.dumps({"tree": name, "round": int(rnd), "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
+                  "peak_mb": run["peak_tree_rss_kb"] / 1024}))
+print(f"  round {rnd} {name:8} wall {run['wall_s']:6.2f} s  cpu {run['cpu_s']:6.2f} s  "
+      f"peak RSS {run['peak_tree_rss_kb'] / 1024:6.1f} MB", file=sys.stderr)
+PY
+}
 for ((r = 1; r <= ROUNDS; r++)); do
 	for tree in $(bench_tree_order "$r"); do
 		bin=$(tree_bin "$tree")
@@ -67,25 +82,9 @@ PY
 		rm -rf "$oh"
 	done
 	# The floor and ccusage, in the same round.
-	"${OBS_ENV[@]}" HOME="$hist" "$work/tools/benchrun" -o "$work/run.json" -- "$work/tools/parsefloor" >"$work/floor.json"
-	python3 - floor "$r" "$work/run.json" >>"$results" <<'PY'
-import json, sys
-run = json.load(open(sys.argv[3]))
-print(json.dumps({"tree": sys.argv[1], "round": int(sys.argv[2]), "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
-                  "peak_mb": run["peak_tree_rss_kb"] / 1024}))
-print(f"  round {sys.argv[2]} {sys.argv[1]:8} wall {run['wall_s']:6.2f} s  cpu {run['cpu_s']:6.2f} s  "
-      f"peak RSS {run['peak_tree_rss_kb'] / 1024:6.1f} MB", file=sys.stderr)
-PY
+	reference floor "$r" "$work/tools/parsefloor"
 	if [ -n "$ccusage_bin" ]; then
-		"${OBS_ENV[@]}" HOME="$hist" "$work/tools/benchrun" -o "$work/run.json" -- "$ccusage_bin" daily --json --offline >/dev/null 2>&1 || true
-		python3 - ccusage "$r" "$work/run.json" >>"$results" <<'PY'
-import json, sys
-run = json.load(open(sys.argv[3]))
-print(json.dumps({"tree": sys.argv[1], "round": int(sys.argv[2]), "wall_s": run["wall_s"], "cpu_s": run["cpu_s"],
-                  "peak_mb": run["peak_tree_rss_kb"] / 1024}))
-print(f"  round {sys.argv[2]} {sys.argv[1]:8} wall {run['wall_s']:6.2f} s  cpu {run['cpu_s']:6.2f} s  "
-      f"peak RSS {run['peak_tree_rss_kb'] / 1024:6.1f} MB", file=sys.stderr)
-PY
+		reference ccusage "$r" "$ccusage_bin" daily --json --offline
 	fi
 done
 
@@ -96,7 +95,7 @@ labels+=("floor=parse-only floor")
 BENCH_SCRIPTS=$here python3 - "$results" "$COPIES" "$mb" "$files" "${labels[@]}" <<'PY'
 import json, os, statistics, sys
 sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
-from benchreport import Rounds
+from benchreport import Rounds, print_table
 copies, mb, files = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 labels = dict(a.split("=", 1) for a in sys.argv[5:])
 trees = list(labels)
@@ -135,11 +134,7 @@ for name, key, fmt, target in figures:
     row = [name] + [cell(t, key, fmt) for t in trees] + [ratio("current", t, key) or "n/a" for t in refs]
     row.append(target)
     table.append(row)
-w = [max(len(r[i]) for r in table) for i in range(len(head))]
-for i, r in enumerate(table):
-    print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
-    if i == 0:
-        print("  " + "  ".join("-" * x for x in w))
+print_table(table)
 print("  (read + published: scan's own `seconds`, from its start until every event is read and handed on;"
       " stored and caught up after: its `total_seconds` less that (the writer finishing, indexing, analysing);"
       " outside its own timer: the whole command less `total_seconds` (less `seconds` for a build without it):"

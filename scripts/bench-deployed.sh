@@ -34,7 +34,7 @@ for t in "${TREES[@]}"; do labels+=("$t=$(tree_label "$t")"); done
 BENCH_SCRIPTS=$here python3 - "$results" "$mb" "$files" "$AFTER" "${labels[@]}" <<'PY'
 import os, sys
 sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
-from benchreport import Rounds
+from benchreport import Rounds, print_table
 mb, files, after = sys.argv[2], sys.argv[3], float(sys.argv[4])
 labels = dict(a.split("=", 1) for a in sys.argv[5:])
 trees = list(labels)
@@ -60,11 +60,7 @@ for name, key, fmt, target in figures:
         b, c = R.mmm("base", key), R.mmm("current", key)
         row.append(f"{c[1] / b[1]:.2f}x" if b and c and b[1] else "n/a")
     table.append(row + [target])
-w = [max(len(r[i]) for r in table) for i in range(len(head))]
-for i, r in enumerate(table):
-    print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
-    if i == 0:
-        print("  " + "  ".join("-" * x for x in w))
+print_table(table)
 for t in trees:
     last = R.by[t][-1]
     print(f"  {labels[t]}, last round, {after:.0f} s after settling: RSS " +

@@ -26,7 +26,7 @@ def port():
 home = tempfile.mkdtemp(prefix="observer-bench-deployed-")
 env = dict(os.environ, HOME=hist, OBSERVER_HOME=home, OBSERVER_BUS_PORT=str(port()),
            OBSERVER_PROXY_ADDR=f"127.0.0.1:{port()}", OBSERVER_DASH_ADDR=f"127.0.0.1:{port()}",
-           OBSERVER_OTLP_GRPC_ADDR=f"127.0.0.1:{port()}", OBSERVER_OTLP_HTTP_ADDR=f"127.0.0.1:{port()}")
+           OBSERVER_OTLP_GRPC_ADDR=f"127.0.0.1:{port()}", OBSERVER_OTLP_ADDR=f"127.0.0.1:{port()}")
 ctl = os.path.join(bindir, "observerctl")
 tick = os.sysconf("SC_CLK_TCK")
 

@@ -19,3 +19,12 @@ class Rounds:
         """mmm as "min / median / max", each value formatted with fmt."""
         m = self.mmm(t, key)
         return "n/a" if m is None else " / ".join(fmt.format(x) for x in m)
+
+
+def print_table(table):
+    """Prints rows of cells (the first row the header) as aligned columns, a rule under the header."""
+    w = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for i, r in enumerate(table):
+        print("  " + "  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+        if i == 0:
+            print("  " + "  ".join("-" * x for x in w))
