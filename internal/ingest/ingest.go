@@ -942,7 +942,6 @@ func startPipe(ctx context.Context, pub Publisher, cur *Cursors, coalesce int) *
 	go func() {
 		defer close(p.done)
 		var group []pubJob
-		var evs []event.Event
 		for j := range p.jobs {
 			if p.err != nil {
 				continue
@@ -964,11 +963,11 @@ func startPipe(ctx context.Context, pub Publisher, cur *Cursors, coalesce int) *
 			}
 			batch := j.events
 			if len(group) > 1 {
-				evs = evs[:0]
+				// A slice of its own: a publisher may keep what it was handed.
+				batch = make([]event.Event, 0, n)
 				for _, g := range group {
-					evs = append(evs, g.events...)
+					batch = append(batch, g.events...)
 				}
-				batch = evs
 			}
 			if len(batch) > 0 {
 				if _, err := pub.PublishBatch(ctx, batch); err != nil {

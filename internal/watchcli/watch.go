@@ -6,10 +6,10 @@
 // the notifications report writes inside a watched directory (inotify, on Linux), a pass runs on a
 // change and otherwise every RescanEvery, for what no notification could name: the watcher idles
 // idle. Elsewhere (kqueue reports no writes to a directory's files; a file system without
-// notifications) a pass runs every PollEvery, a stat per file. Each pass reads only what was appended since the cursor; a
-// file rewritten in place (shorter than its cursor, or its fingerprinted bytes changed: see package
-// ingest) is read again from its start and logged at info level ("transcript rewritten; read again
-// from its start", file, why).
+// notifications) a pass runs every PollEvery, a stat per file. Each pass reads only what was
+// appended since the cursor; a file rewritten in place (shorter than its cursor, or its
+// fingerprinted bytes changed: see package ingest) is read again from its start and logged at info
+// level ("transcript rewritten; read again from its start", file, why).
 // Malformed lines never stop a file: they are skipped and logged at warn level per file, with the
 // pass's count and the file's total ("malformed transcript lines skipped", file, count, file_total);
 // a line skipped for passing the line limit (ingest.MaxLine) is logged on its own with its size
@@ -359,8 +359,8 @@ func watchDirs(fw *fsnotify.Watcher, roots, dirs []string, watched map[string]bo
 // wait returns after a file event (gathering the burst that follows it for a moment), a hook's
 // arrival (wake), a scan request, a notification error (events lost), at due (a session's next
 // change of state with time: idle, finalized) or after PollEvery or RescanEvery (notifiesWrites)
-// if sooner, or false when ctx ends. A directory created under a watched one is watched at once, so that what is then
-// written in it is told too.
+// if sooner, or false when ctx ends. A directory created under a watched one is watched at once,
+// so that what is then written in it is told too.
 func wait(ctx context.Context, fw *fsnotify.Watcher, watched map[string]bool, due time.Time, wake <-chan struct{}, requests <-chan scanJob, req **scanJob) bool {
 	var evs <-chan fsnotify.Event
 	var errs <-chan error
