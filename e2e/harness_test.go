@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3"
+	"github.com/observerhq/observer/pkg/store"
 )
 
 // binDir holds the binaries built once for the whole package.
@@ -244,7 +244,7 @@ func (s *suite) stop() {
 // db opens the store read-only.
 func (s *suite) db() *sql.DB {
 	s.tb.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(s.home, "observer.db")+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open(store.DriverName, "file:"+filepath.Join(s.home, "observer.db")+"?mode=ro&_busy_timeout=5000")
 	if err != nil {
 		s.tb.Fatal(err)
 	}

@@ -235,7 +235,7 @@ func TestMCP_Stdio(t *testing.T) {
 	}
 
 	// A word from a stored tool output is found, in an output that holds it.
-	rows, err := s.db().Query(`SELECT output FROM action_outputs ORDER BY rowid`)
+	rows, err := s.db().Query(`SELECT unpack(output) FROM action_outputs ORDER BY rowid`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestMCP_Stdio(t *testing.T) {
 	if err := json.Unmarshal([]byte(text), &found); err != nil || isErr || len(found.Hits) != 1 {
 		t.Fatalf("search %q: %s", word, text)
 	}
-	if n := s.count(`SELECT count(*) FROM actions a JOIN action_outputs o USING (event_id) WHERE a.id = ? AND o.output LIKE ?`,
+	if n := s.count(`SELECT count(*) FROM actions a JOIN action_outputs o USING (event_id) WHERE a.id = ? AND unpack(o.output) LIKE ?`,
 		found.Hits[0].ID, "%"+word+"%"); n != 1 {
 		t.Errorf("search %q found action %d, whose output does not hold it", word, found.Hits[0].ID)
 	}

@@ -196,7 +196,8 @@ func slicesCompact(s []string) []string {
 var storeColumns = []struct{ place, query string }{
 	{"actions.target (prompts)", `SELECT target FROM actions WHERE type = 'user_prompt'`},
 	{"actions.target (tool inputs)", `SELECT target FROM actions WHERE type != 'user_prompt'`},
-	{"action_outputs.output (tool outputs)", `SELECT output FROM action_outputs`},
+	{"action_outputs.output (tool outputs)", `SELECT unpack(output) FROM action_outputs`},
+	{"messages.text (conversations)", `SELECT unpack(text) FROM messages`},
 	{"actions.error (tool and API errors)", `SELECT error FROM actions WHERE error != ''`},
 	{"api_turns.error_message", `SELECT error_message FROM api_turns`},
 	{"api_turns.error_class", `SELECT error_class FROM api_turns`},
@@ -614,7 +615,7 @@ func TestSecrets_NeverStored(t *testing.T) {
 	for _, q := range []string{
 		`SELECT count(*) FROM actions WHERE type = 'user_prompt' AND target LIKE '%[REDACTED:%'`,
 		`SELECT count(*) FROM actions WHERE type = 'run_command' AND target LIKE '%[REDACTED:%'`,
-		`SELECT count(*) FROM action_outputs WHERE output LIKE '%[REDACTED:%'`,
+		`SELECT count(*) FROM action_outputs WHERE unpack(output) LIKE '%[REDACTED:%'`,
 		`SELECT count(*) FROM actions WHERE error LIKE '%[REDACTED:%'`,
 		`SELECT count(*) FROM actions WHERE type = 'api_error' AND error LIKE '%[REDACTED:%'`,
 		`SELECT count(*) FROM api_turns WHERE error_message LIKE '%[REDACTED:%'`,

@@ -419,7 +419,7 @@ func actionIDs(t *testing.T, path string) picked {
 	}
 	one(&p.failed, `SELECT id FROM actions WHERE project = ? AND type = 'run_command' AND success = 0 ORDER BY ts, id LIMIT 1`)
 	one(&p.output, `SELECT a.id FROM actions a JOIN action_outputs o ON o.event_id = a.event_id WHERE a.project = ?
-		ORDER BY length(o.output) DESC, a.id LIMIT 1`)
+		ORDER BY length(unpack(o.output)) DESC, a.id LIMIT 1`)
 	one(&p.edit, `SELECT id FROM actions WHERE project = ? AND type = 'edit_file' ORDER BY ts, id LIMIT 1`)
 	return p
 }

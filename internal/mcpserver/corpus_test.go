@@ -191,7 +191,7 @@ func TestTools_Corpus(t *testing.T) {
 			}
 		}
 		rows.Close()
-		out := queryStr(t, db, `SELECT o.output FROM action_outputs o JOIN actions a USING (event_id) WHERE a.id = ?`, id)
+		out := queryStr(t, db, `SELECT unpack(o.output) FROM action_outputs o JOIN actions a USING (event_id) WHERE a.id = ?`, id)
 		checkClipped(t, got.Out, out, 300)
 	})
 
@@ -224,8 +224,8 @@ func TestTools_Corpus(t *testing.T) {
 	t.Run("ActionDetails", func(t *testing.T) {
 		var id int64
 		var out string
-		db.QueryRow(`SELECT a.id, o.output FROM actions a JOIN action_outputs o USING (event_id)
-			WHERE length(o.output) BETWEEN 100 AND 3000 ORDER BY a.id LIMIT 1`).Scan(&id, &out)
+		db.QueryRow(`SELECT a.id, unpack(o.output) FROM actions a JOIN action_outputs o USING (event_id)
+			WHERE length(unpack(o.output)) BETWEEN 100 AND 3000 ORDER BY a.id LIMIT 1`).Scan(&id, &out)
 		var got detailAnswer
 		callJSON(t, cs, toolActionDetails, map[string]any{"id": id}, &got)
 		if got.ID != id || got.Out != out {
@@ -496,7 +496,7 @@ var asciiWord = regexp.MustCompile(`^[a-z0-9]+$`)
 // returns it with those outputs' action ids, newest output first.
 func rareWord(t *testing.T, db *sql.DB, proj string) (string, []int64) {
 	t.Helper()
-	rows, err := db.Query(`SELECT o.rowid, a.id, o.output FROM action_outputs o JOIN actions a USING (event_id) WHERE a.project = ?`, proj)
+	rows, err := db.Query(`SELECT o.rowid, a.id, unpack(o.output) FROM action_outputs o JOIN actions a USING (event_id) WHERE a.project = ?`, proj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -604,7 +604,7 @@ func SearchOutputs(ctx context.Context, db Querier, s OutputSearch) ([]OutputHit
 	}
 	args = append(args, s.Limit)
 	rows, err := db.QueryContext(ctx, `SELECT a.id, a.ts, a.session_id, a.type, a.target, a.project,
-		substr(o.output, 1, ?)
+		substr(unpack(o.output), 1, ?)
 		FROM tool_output_fts JOIN action_outputs o ON o.rowid = tool_output_fts.rowid JOIN actions a ON a.event_id = o.event_id
 		WHERE tool_output_fts MATCH ?`+cond+` ORDER BY tool_output_fts.rowid DESC LIMIT ?`, args...)
 	if err != nil {

@@ -105,7 +105,7 @@ func Conversation(ctx context.Context, db Querier, q ConversationQuery) (*Conver
 		}
 		return n
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, ts, seq, role, substr(text, 1, :mt), length(text) > :mt, message_id,
+	rows, err := db.QueryContext(ctx, `SELECT id, ts, seq, role, substr(unpack(text), 1, :mt), length(unpack(text)) > :mt, message_id,
 		model, agent_id, sidechain, tool, tool_use_id
 	FROM messages
 	WHERE session_id = :sid AND client = :client
@@ -158,7 +158,7 @@ func toolResults(ctx context.Context, db Querier, q ConversationQuery, maxOutput
 	}
 	args := append([]any{maxOutput, maxOutput, q.SessionID, q.Client}, ids...)
 	rows, err := db.QueryContext(ctx, `SELECT a.tool_use_id, a.type, a.success, a.error, a.duration_ms, a.output_size,
-		coalesce(substr(o.output, 1, ?), ''), coalesce(length(o.output) > ?, 0)
+		coalesce(substr(unpack(o.output), 1, ?), ''), coalesce(length(unpack(o.output)) > ?, 0)
 		FROM actions a LEFT JOIN action_outputs o ON o.event_id = a.event_id
 		WHERE a.session_id = ? AND a.client = ? AND a.tool_use_id IN (`+strings.Repeat("?, ", len(ids)-1)+`?)
 		ORDER BY a.id DESC`, args...)

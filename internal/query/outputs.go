@@ -10,7 +10,7 @@ import (
 // ToolOutput reads the tool output stored under an action's event id ("" when none was kept).
 func ToolOutput(ctx context.Context, db Querier, eventID string) (string, error) {
 	var out string
-	err := db.QueryRowContext(ctx, `SELECT output FROM action_outputs WHERE event_id = ?`, eventID).Scan(&out)
+	err := db.QueryRowContext(ctx, `SELECT unpack(output) FROM action_outputs WHERE event_id = ?`, eventID).Scan(&out)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -91,7 +91,7 @@ func Timeline(ctx context.Context, db Querier, client, id string, cur TimelineCu
 	stmt := `
 SELECT * FROM (
   SELECT a.ts, 0 AS k, a.id, a.type, a.tool, substr(a.target, 1, :tp), length(a.target) > :tp, a.success, substr(a.error, 1, :tp),
-         a.duration_ms, a.output_size, coalesce(substr(o.output, 1, :op), ''), coalesce(length(o.output) > :op, 0),
+         a.duration_ms, a.output_size, coalesce(substr(unpack(o.output), 1, :op), ''), coalesce(length(unpack(o.output)) > :op, 0),
          a.agent_id, a.sidechain, a.freshness, a.tool_use_id, a.model, a.message_id, 0, 0, 0, 0, 0.0, ''
     FROM actions a LEFT JOIN action_outputs o ON o.event_id = a.event_id
    WHERE a.session_id = :sid AND a.client = :client AND ` + afterCursor("a.", 0) + `

@@ -225,7 +225,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 			// of the terms, removed given the original text).
 			if v.id <= ftsLast {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO message_fts (message_fts, rowid, text)
-					SELECT 'delete', id, text FROM messages WHERE id = ? AND text != ''`, v.id); err != nil {
+					SELECT 'delete', id, unpack(text) FROM messages WHERE id = ? AND text != ''`, v.id); err != nil {
 					return 0, fmt.Errorf("full-text index: %w", err)
 				}
 			}
@@ -269,7 +269,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 func deleteOutput(ctx context.Context, tx *sql.Tx, eventID string, ftsLast int64) (int64, error) {
 	var rowid int64
 	var output string
-	err := tx.QueryRowContext(ctx, `SELECT rowid, output FROM action_outputs WHERE event_id = ?`, eventID).Scan(&rowid, &output)
+	err := tx.QueryRowContext(ctx, `SELECT rowid, unpack(output) FROM action_outputs WHERE event_id = ?`, eventID).Scan(&rowid, &output)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -142,7 +142,7 @@ func TestStore_Prune(t *testing.T) {
 	}
 	term := func(id string) string {
 		var out string
-		if err := s.DB.QueryRow(`SELECT output FROM action_outputs WHERE event_id = ?`, id).Scan(&out); err != nil {
+		if err := s.DB.QueryRow(`SELECT unpack(output) FROM action_outputs WHERE event_id = ?`, id).Scan(&out); err != nil {
 			t.Fatal(err)
 		}
 		return fmt.Sprintf(`"%s"`, out[len("output "):len(out)-len(" common")])
@@ -209,7 +209,7 @@ func TestStore_Prune(t *testing.T) {
 		t.Errorf("after prune the rollups (%d rows) differ from a rebuild (%d rows)", len(got), len(want))
 	}
 
-	if _, err := s.DB.Exec(`INSERT INTO tool_output_fts (tool_output_fts) VALUES ('integrity-check')`); err != nil {
+	if _, err := s.DB.Exec(`INSERT INTO tool_output_fts (tool_output_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
 		t.Errorf("full-text index after prune: %v", err)
 	}
 	if n := countWhere(t, s, `SELECT count(*) FROM tool_output_fts WHERE tool_output_fts MATCH ?`, goneTerm); n != 0 {

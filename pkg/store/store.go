@@ -70,7 +70,7 @@ func (s *Store) ReadDB() (*sql.DB, error) {
 	if s.read != nil {
 		return s.read, nil
 	}
-	db, err := sql.Open("sqlite3", dsn(s.path, true, ReadCacheKiB))
+	db, err := sql.Open(DriverName, dsn(s.path, true, ReadCacheKiB))
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func OpenWriter(ctx context.Context, path string) (*Store, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(path, false, CacheKiB))
+	db, err := sql.Open(DriverName, dsn(path, false, CacheKiB))
 	if err != nil {
 		lock.Close()
 		return nil, err
@@ -201,7 +201,7 @@ func OpenReader(ctx context.Context, path string) (*Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open store %s: %w (has the writer run yet? start observer with `observerctl up`)", path, err)
 	}
-	db, err := sql.Open("sqlite3", dsn(path, true, CacheKiB))
+	db, err := sql.Open(DriverName, dsn(path, true, CacheKiB))
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ var insertSQL = map[event.Kind]string{
 	event.KindMessage: `INSERT INTO messages (event_id, ts, seq, client, session_id, project, role, text,
 		message_id, tool_use_id, tool, agent_id, sidechain, model, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT (event_id) DO UPDATE SET text = excluded.text, model = CASE WHEN excluded.model != '' THEN excluded.model ELSE model END
-		WHERE length(excluded.text) > length(text)`,
+		WHERE length(unpack(excluded.text)) > length(unpack(text))`,
 	// One row per distinct snapshot of a window: the same figures seen again move its times.
 	event.KindLimit: `INSERT INTO limit_snapshots (event_id, ts, last_seen, provider, window, window_minutes, used_pct,
 		status, resets_at, plan, client, source, member) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
@@ -148,7 +148,7 @@ func args(e *event.Event) []any {
 			m.OutputBytes, m.InputHash, m.OutputHash, m.DurationMs, m.Error, m.TokenEstimate}
 	case event.KindMessage:
 		m := e.Message
-		return []any{e.ID, ts, m.Seq, e.Client, e.SessionID, e.Project, m.Role, m.Text, m.MessageID, m.ToolUseID, m.Tool,
+		return []any{e.ID, ts, m.Seq, e.Client, e.SessionID, e.Project, m.Role, Pack(m.Text), m.MessageID, m.ToolUseID, m.Tool,
 			m.AgentID, m.Sidechain, m.Model, e.Member}
 	case event.KindLimit:
 		l := e.Limit
@@ -506,7 +506,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			if err != nil {
 				return res, err
 			}
-			if _, err := st.ExecContext(ctx, e.ID, e.Action.Output); err != nil {
+			if _, err := st.ExecContext(ctx, e.ID, Pack(e.Action.Output)); err != nil {
 				return res, fmt.Errorf("insert output %s: %w", e.ID, err)
 			}
 		}
@@ -645,7 +645,7 @@ func (s *Store) IndexOutputs(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO tool_output_fts (rowid, output)
-		SELECT rowid, output FROM action_outputs WHERE rowid > ? AND rowid <= ?`, last, upto.Int64)
+		SELECT rowid, unpack(output) FROM action_outputs WHERE rowid > ? AND rowid <= ?`, last, upto.Int64)
 	if err != nil {
 		return 0, fmt.Errorf("index outputs: %w", err)
 	}
@@ -681,7 +681,7 @@ func (s *Store) IndexMessages(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO message_fts (rowid, text)
-		SELECT id, text FROM messages WHERE id > ? AND id <= ? AND text != ''`, last, upto.Int64); err != nil {
+		SELECT id, unpack(text) FROM messages WHERE id > ? AND id <= ? AND text != ''`, last, upto.Int64); err != nil {
 		return 0, fmt.Errorf("index messages: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO fts_progress (name, last_id) VALUES ('message', ?)

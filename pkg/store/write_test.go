@@ -126,7 +126,7 @@ func TestStore_WriteBatch_EveryKind(t *testing.T) {
 		checkRow(t, s.DB, []any{"edit_file", int64(0), "old_string not found"},
 			`SELECT type, success, error FROM actions WHERE event_id = ?`, id("act-failed"))
 		// Only an action with output gets a row in action_outputs.
-		checkRow(t, s.DB, []any{id("act-ok"), "package main"}, `SELECT event_id, output FROM action_outputs`)
+		checkRow(t, s.DB, []any{id("act-ok"), "package main"}, `SELECT event_id, unpack(output) FROM action_outputs`)
 	})
 	t.Run("TokenUsage", func(t *testing.T) {
 		checkRow(t, s.DB, []any{ms(4), "store-test", "msg_1", "req_1", "claude-sonnet-4", "", int64(11), int64(22),
@@ -289,7 +289,7 @@ func TestStore_IndexOutputs(t *testing.T) {
 
 	match := func(term string) []string {
 		t.Helper()
-		rows, err := s.DB.Query(`SELECT o.output FROM tool_output_fts f JOIN action_outputs o ON o.rowid = f.rowid
+		rows, err := s.DB.Query(`SELECT unpack(o.output) FROM tool_output_fts f JOIN action_outputs o ON o.rowid = f.rowid
 			WHERE tool_output_fts MATCH ? ORDER BY f.rowid`, term)
 		if err != nil {
 			t.Fatalf("MATCH %s: %v", term, err)
