@@ -4,9 +4,12 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/observerhq/observer/pkg/event"
 )
 
 // Packed text. The two largest columns of the store, tool outputs (action_outputs.output) and
@@ -65,7 +68,8 @@ func Pack(s string) any {
 		return s
 	}
 	enc, _ := coders()
-	b := enc.EncodeAll([]byte(s), make([]byte, 0, len(s)/2))
+	// EncodeAll only reads its input: the string's bytes are not copied first.
+	b := enc.EncodeAll(unsafe.Slice(unsafe.StringData(s), len(s)), make([]byte, 0, len(s)/2))
 	if len(b) >= len(s) {
 		return s
 	}
@@ -97,4 +101,66 @@ func unpackSQL(v any) (any, error) {
 		return nil, nil
 	}
 	return Unpack(v)
+}
+
+// packChunk is how many events the packing goroutine hands over at a time.
+const packChunk = 64
+
+// packer compresses a batch's texts (a message's text, an action's output) on a goroutine of its
+// own while the writer inserts the batch's rows: on the writer's critical path the compression
+// would add its whole time to a bulk load's.
+type packer struct {
+	vals  []any
+	ready chan int // how many events are packed, in chunks, in order
+	have  int
+}
+
+// startPack starts packing evs' texts; get(i) gives event i's.
+func startPack(evs []event.Event) *packer {
+	p := &packer{vals: make([]any, len(evs))}
+	need := false
+	for i := range evs {
+		if t := textOf(&evs[i]); len(t) >= packMin {
+			need = true
+			break
+		}
+	}
+	if !need {
+		for i := range evs {
+			p.vals[i] = textOf(&evs[i])
+		}
+		p.have = len(evs)
+		return p
+	}
+	chunks := (len(evs) + packChunk - 1) / packChunk
+	p.ready = make(chan int, chunks)
+	go func() {
+		for c := range chunks {
+			end := min(len(evs), (c+1)*packChunk)
+			for i := c * packChunk; i < end; i++ {
+				p.vals[i] = Pack(textOf(&evs[i]))
+			}
+			p.ready <- end
+		}
+	}()
+	return p
+}
+
+// get is event i's text as stored, waiting for the goroutine to have packed it.
+func (p *packer) get(i int) any {
+	for p.have <= i {
+		p.have = <-p.ready
+	}
+	return p.vals[i]
+}
+
+// textOf is the text of e that the store packs: a message's text, an action's output.
+func textOf(e *event.Event) string {
+	switch {
+	case e.Kind == event.KindMessage && e.Message != nil:
+		return e.Message.Text
+	case e.Kind == event.KindAction && e.Action != nil:
+		return e.Action.Output
+	}
+	return ""
 }

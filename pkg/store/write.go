@@ -102,7 +102,8 @@ var insertSQL = map[event.Kind]string{
 		WHERE excluded.ts < ts OR excluded.last_seen > last_seen`,
 }
 
-func args(e *event.Event) []any {
+// args are the insert's arguments for e; text is its message's text as stored (Pack).
+func args(e *event.Event, text any) []any {
 	ts := e.Time.UnixMilli()
 	switch e.Kind {
 	case event.KindAction:
@@ -148,7 +149,7 @@ func args(e *event.Event) []any {
 			m.OutputBytes, m.InputHash, m.OutputHash, m.DurationMs, m.Error, m.TokenEstimate}
 	case event.KindMessage:
 		m := e.Message
-		return []any{e.ID, ts, m.Seq, e.Client, e.SessionID, e.Project, m.Role, Pack(m.Text), m.MessageID, m.ToolUseID, m.Tool,
+		return []any{e.ID, ts, m.Seq, e.Client, e.SessionID, e.Project, m.Role, text, m.MessageID, m.ToolUseID, m.Tool,
 			m.AgentID, m.Sidechain, m.Model, e.Member}
 	case event.KindLimit:
 		l := e.Limit
@@ -373,6 +374,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 	if err != nil {
 		return res, err
 	}
+	packed := startPack(evs) // compressing the texts beside the inserts, on another core
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
@@ -385,7 +387,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		if t, ok := known[e.ID]; ok {
 			oldTs = t
 		}
-		r, err := st.ExecContext(ctx, args(e)...)
+		r, err := st.ExecContext(ctx, args(e, packed.get(i))...)
 		if err != nil {
 			return res, fmt.Errorf("insert %s %s: %w", e.Kind, e.ID, err)
 		}
@@ -506,7 +508,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			if err != nil {
 				return res, err
 			}
-			if _, err := st.ExecContext(ctx, e.ID, Pack(e.Action.Output)); err != nil {
+			if _, err := st.ExecContext(ctx, e.ID, packed.get(i)); err != nil {
 				return res, fmt.Errorf("insert output %s: %w", e.ID, err)
 			}
 		}
