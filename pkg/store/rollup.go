@@ -98,6 +98,13 @@ var usageHourSQL = `INSERT INTO usage_hourly SELECT :hour, client, session_id, p
 	"t.ts >= :hour AND t.ts < :hour + 3600000") + `)
  GROUP BY client, session_id, project, model`
 
+// usageSessionHourSQL is usageHourSQL for the rows of one session id of the hour (any client: a
+// transcript row joins a turn by session id alone).
+var usageSessionHourSQL = `INSERT INTO usage_hourly SELECT :hour, client, session_id, project, model, ` + usageSums + `
+  FROM (` + fmt.Sprintf(TurnsSQL, "api_turns.session_id = :session AND api_turns.ts >= :hour AND api_turns.ts < :hour + 3600000",
+	"t.session_id = :session AND t.ts >= :hour AND t.ts < :hour + 3600000") + `)
+ GROUP BY client, session_id, project, model`
+
 var usageAllSQL = `INSERT INTO usage_hourly SELECT ts - ts % 3600000 AS h, client, session_id, project, model, ` + usageSums + `
   FROM (` + fmt.Sprintf(TurnsSQL, "1", "1") + `)
  GROUP BY h, client, session_id, project, model`
@@ -149,24 +156,51 @@ func recomputeSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[ses
 const actionsAllSQL = `INSERT INTO actions_hourly SELECT ts - ts % 3600000 AS h, client, session_id, project, type, tool, ` + actionSums + `
   FROM actions GROUP BY h, client, session_id, project, type, tool`
 
-// dirtyHours are the hours a batch changed, per rollup. For actions_hourly it also keeps, per
-// hour, the sessions whose actions changed (actSess): a live batch recomputes only those sessions'
-// rows of the hour, not the hour's every row (a busy hour, a team hub's most of all, holds far more
-// than a batch touches). An hour marked whole (action) is recomputed whole.
+// dirtyHours are the hours a batch changed, per rollup. It also keeps, per hour, the sessions
+// whose rows changed (actSess for actions_hourly; usageSess for usage_hourly, by session id): a live
+// batch recomputes only those sessions' rows of the hour, not the hour's every row (a busy hour, a
+// team hub's most of all, holds far more than a batch touches; recomputing a whole hour of 20,000
+// proxy turns for each batch held the writer to a few hundred turns a second). An hour marked whole
+// (action, turn) is recomputed whole.
 type dirtyHours struct {
 	usage, actions map[int64]bool
 	actSess        map[int64]map[sessionKey]bool // nil for an hour marked whole
+	usageSess      map[int64]map[string]bool     // nil for an hour marked whole
 }
 
 func newDirtyHours() *dirtyHours {
-	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}, actSess: map[int64]map[sessionKey]bool{}}
+	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}, actSess: map[int64]map[sessionKey]bool{},
+		usageSess: map[int64]map[string]bool{}}
 }
 
-// turn notes a model turn at ts: its hour, and the hours of transcript rows it may join or stop
-// joining (within JoinWindowMs).
+// turn notes a model turn at ts whose sessions are not known: its hour, and the hours of
+// transcript rows it may join or stop joining (within JoinWindowMs), whole.
 func (d *dirtyHours) turn(ts int64) {
 	for _, t := range []int64{ts - JoinWindowMs, ts, ts + JoinWindowMs} {
-		d.usage[HourOf(t)] = true
+		h := HourOf(t)
+		d.usage[h] = true
+		d.usageSess[h] = nil
+	}
+}
+
+// sessionHour notes that the rows of session id session in hour h changed.
+func (d *dirtyHours) sessionHour(h int64, session string) {
+	if d.usage[h] && d.usageSess[h] == nil {
+		return // the whole hour is recomputed anyway
+	}
+	d.usage[h] = true
+	if d.usageSess[h] == nil {
+		d.usageSess[h] = map[string]bool{}
+	}
+	d.usageSess[h][session] = true
+}
+
+// turnOf notes a model turn, or a transcript row, of session id session at ts: only that session's
+// rows of those hours change. Every row a turn decides about is of its own session id, but for the
+// rows it joins by message or request id, which are marked by their own sessions (markHours).
+func (d *dirtyHours) turnOf(ts int64, session string) {
+	for _, t := range []int64{ts - JoinWindowMs, ts, ts + JoinWindowMs} {
+		d.sessionHour(HourOf(t), session)
 	}
 }
 
@@ -197,17 +231,32 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 		return nil
 	}
 	window := sql.Named("window", JoinWindowMs)
+	wholeUsage := map[int64]bool{}
+	for h := range d.usage {
+		if d.usageSess[h] == nil {
+			wholeUsage[h] = true
+		}
+	}
 	// The sessions of the dirty hours before and after: their all-time sums change.
 	sessions := map[sessionKey]bool{}
-	if err := sessionsIn(ctx, tx, d.usage, sessions); err != nil {
+	if err := sessionsIn(ctx, tx, wholeUsage, sessions); err != nil {
 		return err
 	}
-	if err := recompute(ctx, tx, "usage_hourly", "hour", usageHourSQL, d.usage, func(h int64) []any {
+	if err := sessionIDsIn(ctx, tx, d.usageSess, sessions); err != nil {
+		return err
+	}
+	if err := recompute(ctx, tx, "usage_hourly", "hour", usageHourSQL, wholeUsage, func(h int64) []any {
 		return []any{sql.Named("hour", h), window}
 	}); err != nil {
 		return err
 	}
-	if err := sessionsIn(ctx, tx, d.usage, sessions); err != nil {
+	if err := recomputeUsageSessions(ctx, tx, d.usageSess); err != nil {
+		return err
+	}
+	if err := sessionsIn(ctx, tx, wholeUsage, sessions); err != nil {
+		return err
+	}
+	if err := sessionIDsIn(ctx, tx, d.usageSess, sessions); err != nil {
 		return err
 	}
 	if err := refreshSessions(ctx, tx, sessions); err != nil {
@@ -363,6 +412,74 @@ func sessionsIn(ctx context.Context, tx *sql.Tx, hours map[int64]bool, set map[s
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// sessionIDsIn adds to set the sessions usage_hourly has under the given session ids of each hour.
+func sessionIDsIn(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]bool, set map[sessionKey]bool) error {
+	var st *sql.Stmt
+	for h, ids := range bySess {
+		if ids == nil {
+			continue
+		}
+		if st == nil {
+			var err error
+			if st, err = tx.PrepareContext(ctx, `SELECT DISTINCT client FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
+				return err
+			}
+			defer st.Close()
+		}
+		for id := range ids {
+			rows, err := st.QueryContext(ctx, h, id)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				k := sessionKey{id: id}
+				if err := rows.Scan(&k.client); err != nil {
+					rows.Close()
+					return err
+				}
+				set[k] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recomputeUsageSessions replaces usage_hourly's rows of each dirty (hour, session id) by what
+// that session id's turns of the hour sum to.
+func recomputeUsageSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]bool) error {
+	var del, ins *sql.Stmt
+	for _, h := range slices.Sorted(maps.Keys(bySess)) {
+		ids := bySess[h]
+		if ids == nil {
+			continue
+		}
+		if del == nil {
+			var err error
+			if del, err = tx.PrepareContext(ctx, `DELETE FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
+				return err
+			}
+			defer del.Close()
+			if ins, err = tx.PrepareContext(ctx, usageSessionHourSQL); err != nil {
+				return err
+			}
+			defer ins.Close()
+		}
+		for _, id := range slices.Sorted(maps.Keys(ids)) {
+			if _, err := del.ExecContext(ctx, h, id); err != nil {
+				return fmt.Errorf("rollup usage_hourly: %w", err)
+			}
+			if _, err := ins.ExecContext(ctx, sql.Named("hour", h), sql.Named("session", id), sql.Named("window", JoinWindowMs)); err != nil {
+				return fmt.Errorf("rollup usage_hourly: %w", err)
+			}
 		}
 	}
 	return nil

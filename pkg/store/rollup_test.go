@@ -93,6 +93,9 @@ func TestRollups_IncrementalEqualsRebuild(t *testing.T) {
 				}
 				e.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: int64(rng.IntN(100)), Output: int64(rng.IntN(1000))},
 					MessageID: msg, Model: "claude-sonnet-4-5", CostUSD: rng.Float64(), Reliability: event.ReliabilityApproximate, Origin: "transcript"}
+				if rng.IntN(3) == 0 {
+					e.TokenUsage.RequestID = "req-" + key
+				}
 			case 2:
 				e = newEv(event.KindAPITurn, "p"+key, ts)
 				e.Project = ""
@@ -103,6 +106,13 @@ func TestRollups_IncrementalEqualsRebuild(t *testing.T) {
 				e.APITurn = &event.APITurn{Tokens: event.Tokens{Input: int64(rng.IntN(100)), Output: int64(rng.IntN(1000))},
 					Provider: "anthropic", Endpoint: "/v1/messages", Model: "claude-sonnet-4-5", MessageID: msg, Status: 200,
 					CostUSD: rng.Float64(), Reliability: event.ReliabilityAccurate}
+				switch rng.IntN(4) {
+				case 0: // the same request seen by OTLP (its session may differ: joined by request id)
+					e.ID = event.ID("store-test", "o"+key)
+					e.APITurn.Origin, e.APITurn.MessageID, e.APITurn.RequestID = "otlp", "", "req-"+key
+				case 1:
+					e.APITurn.RequestID = "req-" + key
+				}
 			case 3:
 				e = newEv(event.KindSession, "s"+key, ts)
 				e.Project = fmt.Sprintf("/p/%d", rng.IntN(3))

@@ -432,9 +432,21 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				}
 			}
 		case event.KindTokenUsage:
-			dirty.turn(ts)
+			sess := e.SessionID
+			if oldTs >= 0 && !o.Bulk {
+				// A merge: the row keeps the session it was first stored under. (A bulk batch
+				// records hours only: its rollups are caught up whole.)
+				st, err := stmt(`SELECT session_id FROM token_usage WHERE event_id = ?`, "usage_session")
+				if err != nil {
+					return res, err
+				}
+				if err := st.QueryRowContext(ctx, e.ID).Scan(&sess); err != nil {
+					return res, fmt.Errorf("rollup usage %s: %w", e.ID, err)
+				}
+			}
+			dirty.turnOf(ts, sess)
 			if oldTs >= 0 {
-				dirty.turn(oldTs)
+				dirty.turnOf(oldTs, sess)
 			}
 			if u := e.TokenUsage; u.MessageID != "" && e.SessionID != "" {
 				near, err := unlinked.any(ctx, stmt)
@@ -448,7 +460,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				}
 			}
 		case event.KindAPITurn:
-			dirty.turn(ts)
+			dirty.turnOf(ts, e.SessionID)
 			if m := e.APITurn.MessageID; m != "" {
 				// The transcript rows of the same message stop counting, wherever their hour.
 				if err := markMessage(ctx, stmt, dirty, m); err != nil {
@@ -773,18 +785,19 @@ func txStmt(ctx context.Context, tx *sql.Tx) stmtFunc {
 // markMessage marks the hours of the transcript rows of one message for their rollups to be
 // recomputed: a proxy turn of the same message stops them counting.
 func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID string) error {
-	return markHours(ctx, stmt, d, `SELECT ts FROM token_usage WHERE message_id = ?`, "message_ts", messageID)
+	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE message_id = ?`, "message_ts", messageID)
 }
 
 // markRequest marks the hours of the rows of one API request (transcript rows, other turns) for
 // their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
 // which of them count.
 func markRequest(ctx context.Context, stmt stmtFunc, d *dirtyHours, requestID string) error {
-	return markHours(ctx, stmt, d, `SELECT ts FROM token_usage WHERE request_id = ?1 AND request_id != ''
-		UNION ALL SELECT ts FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts", requestID)
+	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE request_id = ?1 AND request_id != ''
+		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts", requestID)
 }
 
-// markHours marks the hour of every time query (a prepared statement named name) returns for key.
+// markHours marks the hour and session of every row query (a prepared statement named name)
+// returns for key, as its time and session id.
 func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, name event.Kind, key string) error {
 	st, err := stmt(query, name)
 	if err != nil {
@@ -797,10 +810,11 @@ func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, 
 	defer rows.Close()
 	for rows.Next() {
 		var ts int64
-		if err := rows.Scan(&ts); err != nil {
+		var session string
+		if err := rows.Scan(&ts, &session); err != nil {
 			return err
 		}
-		d.turn(ts)
+		d.turnOf(ts, session)
 	}
 	return rows.Err()
 }
@@ -1128,7 +1142,7 @@ func markProjectChange(ctx context.Context, stmt stmtFunc, d *dirtyHours, k sess
 		if err := rows.Scan(&h); err != nil {
 			return err
 		}
-		d.usage[h] = true
+		d.sessionHour(h, k.id)
 	}
 	return rows.Err()
 }
