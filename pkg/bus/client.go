@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -267,8 +268,10 @@ func (c *Client) toSpool(data []byte) (Result, error) {
 }
 
 // PublishBatch publishes many events without waiting for each ack in turn, then waits for all of
-// them, Timeout in all. Events the stream did not ack by then are spooled; it returns how many.
-// Without a spool, those events are named in a NotRecordedError wrapping ErrUnavailable.
+// them, Timeout in all. The events go in batch messages (batch.go): those of one kind and client
+// together, BatchEvents at most per message. Events the stream did not ack by then are spooled,
+// one by one; it returns how many. Without a spool, those events are named in a NotRecordedError
+// wrapping ErrUnavailable.
 func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error) {
 	datas := make([][]byte, len(evs))
 	for i := range evs {
@@ -283,13 +286,11 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 	}
 	var lost []int
 	var lostErr error
-	spoolFrom := func(i int) (int, error) {
-		for ; i < len(evs); i++ {
+	spoolAll := func(idx []int) (int, error) {
+		for k, i := range idx {
 			if _, err := c.toSpool(datas[i]); err != nil {
 				// The spool failed (a full disk): every event from here on is lost; say which.
-				for ; i < len(evs); i++ {
-					lost = append(lost, i)
-				}
+				lost = append(lost, idx[k:]...)
 				return spooled, &NotRecordedError{Lost: lost, Err: err}
 			}
 			spooled++
@@ -299,30 +300,40 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 		}
 		return spooled, nil
 	}
-	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
-		return spoolFrom(0)
+	cs := chunks(evs, datas)
+	members := make([][]int, len(cs))
+	for k := range cs {
+		members[k] = cs[k].idx
 	}
-	futures := make([]jetstream.PubAckFuture, len(evs))
-	for i := range evs {
-		f, err := c.js.PublishMsgAsync(&nats.Msg{Subject: evs[i].Subject(), Data: datas[i]},
-			jetstream.WithMsgID(msgID(datas[i])), jetstream.WithExpectStream(StreamName))
+	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
+		return spoolAll(slices.Concat(members...))
+	}
+	futures := make([]jetstream.PubAckFuture, len(cs))
+	for k := range cs {
+		msg := cs[k].message(datas)
+		f, err := c.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID(msg.Data)), jetstream.WithExpectStream(StreamName))
 		if err != nil {
 			if c.spool == nil {
 				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 			}
 			// Wait for what is in flight, spool the rest.
-			lost, lostErr = c.waitFutures(ctx, futures[:i], datas, &spooled)
-			return spoolFrom(i)
+			lost, lostErr = c.waitFutures(ctx, futures[:k], members[:k], datas, &spooled)
+			return spoolAll(slices.Concat(members[k:]...))
 		}
-		futures[i] = f
+		futures[k] = f
 	}
 	if c.spool == nil {
-		if lost, err := c.waitAcks(ctx, futures); len(lost) > 0 {
+		if unacked, err := c.waitAcks(ctx, futures); len(unacked) > 0 {
+			var lost []int
+			for _, k := range unacked {
+				lost = append(lost, members[k]...)
+			}
+			slices.Sort(lost)
 			return 0, &NotRecordedError{Lost: lost, Err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
 		}
 		return 0, nil
 	}
-	if lost, err := c.waitFutures(ctx, futures, datas, &spooled); len(lost) > 0 {
+	if lost, err := c.waitFutures(ctx, futures, members, datas, &spooled); len(lost) > 0 {
 		return spooled, &NotRecordedError{Lost: lost, Err: err}
 	}
 	return spooled, nil
@@ -344,25 +355,28 @@ func (e *NotRecordedError) Error() string {
 
 func (e *NotRecordedError) Unwrap() error { return e.Err }
 
-// waitFutures waits for the acks of futures, Timeout in all (waitAcks), and spools the events not
-// acknowledged by then. It returns the indexes of those it could not spool either, and the spool's
-// first error.
-func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, datas [][]byte, spooled *int) (lost []int, firstErr error) {
+// waitFutures waits for the acks of futures, Timeout in all (waitAcks), and spools the events
+// of the messages not acknowledged by then (members[k] are message k's events). It returns the
+// indexes of those it could not spool either, and the spool's first error.
+func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, members [][]int, datas [][]byte, spooled *int) (lost []int, firstErr error) {
 	unacked, _ := c.waitAcks(ctx, futures)
-	for _, i := range unacked {
-		if _, err := c.toSpool(datas[i]); err == nil {
-			*spooled++
-		} else {
-			lost = append(lost, i)
-			if firstErr == nil {
-				firstErr = err
+	for _, k := range unacked {
+		for _, i := range members[k] {
+			if _, err := c.toSpool(datas[i]); err == nil {
+				*spooled++
+			} else {
+				lost = append(lost, i)
+				if firstErr == nil {
+					firstErr = err
+				}
 			}
 		}
 	}
+	slices.Sort(lost)
 	return lost, firstErr
 }
 
-// waitAcks waits for the acks of futures, Timeout in all, and returns the indexes of the events
+// waitAcks waits for the acks of futures, Timeout in all, and returns the indexes of the messages
 // not acknowledged by then and the first reason. The deadline holds for every future after it
 // passes: a stream that takes events and never answers (a JetStream whose store failed a write)
 // must not hold the batch, or the producer's publishing behind it, any longer.

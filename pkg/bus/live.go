@@ -34,12 +34,20 @@ type Filter struct {
 // Subject returns the subject pattern for the filter.
 func (f Filter) Subject() string { return event.SubjectFilter(f.Kind, f.Client) }
 
-// Subscribe delivers live events matching f to fn, in publication order, on one goroutine. A
-// message that does not decode is passed with its error and the raw bytes.
+// Subscribe delivers live events matching f to fn, in publication order, on one goroutine (a
+// batch message's events one by one). A message or event that does not decode is passed with its
+// error and the raw bytes.
 func (c *Client) Subscribe(f Filter, fn func(ev event.Event, raw []byte, err error)) (*Subscription, error) {
 	sub, err := c.nc.Subscribe(f.Subject(), func(m *nats.Msg) {
-		ev, err := event.Decode(m.Data)
-		fn(ev, m.Data, err)
+		raws, err := Split(m.Header, m.Data)
+		if err != nil {
+			fn(event.Event{}, m.Data, err)
+			return
+		}
+		for _, raw := range raws {
+			ev, err := event.Decode(raw)
+			fn(ev, raw, err)
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -109,19 +117,24 @@ func (c *Client) SubscribeHealth(fn func(Health)) (*Subscription, error) {
 type Message struct {
 	Subject string
 	Data    []byte
-	// Pending is how many events the stream still held for the writer, after this one, when it
+	// Header is the message's header: a batch message's says how many events it carries (Split).
+	Header nats.Header
+	// Pending is how many messages the stream still held for the writer, after this one, when it
 	// was delivered: the backlog behind it (a scan or backfill publishing history makes one).
 	Pending uint64
 }
 
+// Events is how many events m carries.
+func (m Message) Events() int { return EventCount(m.Header) }
+
 // ConsumeOptions tunes the writer's batching.
 type ConsumeOptions struct {
-	BatchSize     int           // most messages per batch
+	BatchSize     int           // most events per batch (a batch message counts its events)
 	FlushInterval time.Duration // longest a message waits for its batch to fill
-	// BulkBatchSize is the most messages per batch while a backlog waits (at least BatchSize
-	// messages behind a batch's first one: history being published): fewer, larger transactions
-	// write each index page of the store fewer times. Zero means 5 × BatchSize; at most
-	// MaxAckPending.
+	// BulkBatchSize is the most events per batch while a backlog waits (at least BatchSize
+	// events behind a batch's first message, counting each waiting message as that one's size:
+	// history being published): fewer, larger transactions write each index page of the store
+	// fewer times. Zero means 5 × BatchSize; at most MaxAckPending messages.
 	BulkBatchSize int
 	// Stream and Consumer name the durable consumer to read; default the observer stream's
 	// writer. A team hub's writer reads the team stream (package team).
@@ -166,7 +179,9 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 	if err != nil {
 		return fmt.Errorf("find consumer %s of stream %s: %w", consumer, stream, err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(2*o.BatchSize), jetstream.PullHeartbeat(2*time.Second))
+	// The messages fetched ahead are bounded in bytes too: a batch message holds up to
+	// BatchEvents events. (The bound must exceed the largest message, MaxPayload.)
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(2*o.BatchSize, 2*MaxPayload), jetstream.PullHeartbeat(2*time.Second))
 	if err != nil {
 		return err
 	}
@@ -192,14 +207,15 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 			continue
 		}
 		msgs = append(msgs, m)
+		events := EventCount(m.Headers())
 		size, deadline := o.BatchSize, time.Now().Add(o.FlushInterval)
-		if md, err := m.Metadata(); err == nil && md.NumPending >= uint64(o.BatchSize) {
+		if md, err := m.Metadata(); err == nil && md.NumPending*uint64(events) >= uint64(o.BatchSize) {
 			// A backlog: the messages are in the stream, a larger batch of them fills at once
 			// (the wait only bounds a slow delivery).
-			size = int(min(uint64(o.BulkBatchSize), 1+md.NumPending))
+			size = int(min(uint64(o.BulkBatchSize), uint64(events)*(1+md.NumPending)))
 			deadline = deadline.Add(200 * time.Millisecond)
 		}
-		for len(msgs) < size {
+		for events < size && len(msgs) < MaxAckPending {
 			wait := time.Until(deadline)
 			if wait <= 0 {
 				break
@@ -209,9 +225,10 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 				break
 			}
 			msgs = append(msgs, m)
+			events += EventCount(m.Headers())
 		}
 		for _, m := range msgs {
-			msg := Message{Subject: m.Subject(), Data: m.Data()}
+			msg := Message{Subject: m.Subject(), Data: m.Data(), Header: m.Headers()}
 			if md, err := m.Metadata(); err == nil {
 				msg.Pending = md.NumPending
 			}

@@ -401,10 +401,11 @@ func (s *Sharer) consume(ctx context.Context) error {
 			continue
 		}
 		msgs = append(msgs, m)
+		events := bus.EventCount(m.Headers())
 		// A batch waits at most 20 ms for more: a steady stream of events must not hold the
-		// first of them back until 500 have come.
+		// first of them back until 500 have come. (A batch message counts its events.)
 		deadline := time.Now().Add(20 * time.Millisecond)
-		for len(msgs) < 500 {
+		for events < 500 {
 			wait := time.Until(deadline)
 			if wait <= 0 {
 				break
@@ -414,6 +415,7 @@ func (s *Sharer) consume(ctx context.Context) error {
 				break
 			}
 			msgs = append(msgs, m)
+			events += bus.EventCount(m.Headers())
 		}
 		if err := s.share(ctx, msgs); err != nil {
 			s.logger.Warn("team: events not copied to the share stream; retrying", "events", len(msgs), "err", err)
@@ -432,20 +434,29 @@ func (s *Sharer) consume(ctx context.Context) error {
 func (s *Sharer) share(ctx context.Context, msgs []jetstream.Msg) error {
 	var futures []jetstream.PubAckFuture
 	for _, m := range msgs {
-		out, subject, ok := Shareable(m.Data(), s.cfg.Share, s.key)
-		if !ok {
+		raws, err := bus.Split(m.Headers(), m.Data())
+		if err != nil {
 			s.dropped++ // the writer quarantines it locally
 			continue
 		}
-		if out == nil {
-			continue // withheld at this share level
+		// Each event of a batch message goes to the share stream on its own: the hub may run
+		// an older observer that reads one event per message.
+		for _, raw := range raws {
+			out, subject, ok := Shareable(raw, s.cfg.Share, s.key)
+			if !ok {
+				s.dropped++ // the writer quarantines it locally
+				continue
+			}
+			if out == nil {
+				continue // withheld at this share level
+			}
+			f, err := s.sjs.PublishMsgAsync(&nats.Msg{Subject: subject, Data: out,
+				Header: nats.Header{jetstream.MsgIDHeader: []string{bus.MsgID(out)}}})
+			if err != nil {
+				return err
+			}
+			futures = append(futures, f)
 		}
-		f, err := s.sjs.PublishMsgAsync(&nats.Msg{Subject: subject, Data: out,
-			Header: nats.Header{jetstream.MsgIDHeader: []string{bus.MsgID(out)}}})
-		if err != nil {
-			return err
-		}
-		futures = append(futures, f)
 	}
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()

@@ -1,0 +1,145 @@
+package bus_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
+)
+
+func TestSplit(t *testing.T) {
+	one := []byte(`{"id":"a"}`)
+	for _, c := range []struct {
+		name   string
+		header string
+		data   string
+		want   int
+		err    bool
+	}{
+		{"an event alone", "", string(one), 1, false},
+		{"a batch", "3", `{"id":"a"}` + "\n" + `{"id":"b"}` + "\n" + `{"id":"c"}`, 3, false},
+		{"fewer lines than its header says", "3", `{"id":"a"}` + "\n" + `{"id":"b"}`, 0, true},
+		{"a header that is no count", "many", `{"id":"a"}`, 0, true},
+	} {
+		h := nats.Header{}
+		if c.header != "" {
+			h.Set(bus.EventsHeader, c.header)
+		}
+		got, err := bus.Split(h, []byte(c.data))
+		if (err != nil) != c.err || len(got) != c.want {
+			t.Errorf("%s: %d events, %v; want %d, error %v", c.name, len(got), err, c.want, c.err)
+		}
+	}
+}
+
+// PublishBatch sends the events of one kind and client in as few messages as BatchEvents allows,
+// and every reader gets each event back, with its id, in order within its kind and client: the
+// writer's consumer (Consume, Split) and a live subscription.
+func TestPublishBatch_BatchMessages(t *testing.T) {
+	srv := newServer(t)
+	pub := connect(t, bus.Options{Server: srv, Wait: true, Name: "producer"})
+	tail := connect(t, bus.Options{URL: srv.ClientURL(), Wait: true, Name: "tail"})
+	var live collector
+	s, err := tail.Subscribe(bus.Filter{}, live.fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+
+	// 600 hooks of codex, 5 actions of claude-code in between, 1 hook of claude-code.
+	var evs []event.Event
+	for i := range 600 {
+		evs = append(evs, hookEvent(fmt.Sprint("h", i), "codex"))
+		if i%120 == 0 {
+			evs = append(evs, sample(event.KindAction, fmt.Sprint("a", i), "claude-code"))
+		}
+	}
+	evs = append(evs, hookEvent("h-claude", "claude-code"))
+	if n, err := pub.PublishBatch(context.Background(), evs); err != nil || n != 0 {
+		t.Fatalf("PublishBatch = %d spooled, %v", n, err)
+	}
+	// codex hooks: 256 + 256 + 88; claude-code actions: 1; claude-code hooks: 1.
+	if st := stats(t, srv); st.Published != 5 {
+		t.Errorf("the stream holds %d messages for %d events, want 5", st.Published, len(evs))
+	}
+	bySubject := func(ids []string) map[string][]string {
+		out := map[string][]string{}
+		at := map[string]string{}
+		for _, e := range evs {
+			at[e.ID] = e.Subject()
+		}
+		for _, id := range ids {
+			out[at[id]] = append(out[at[id]], id)
+		}
+		return out
+	}
+	want := map[string][]string{}
+	for _, e := range evs {
+		want[e.Subject()] = append(want[e.Subject()], e.ID)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var consumed []string
+	var sizes []int
+	go pub.Consume(ctx, bus.ConsumeOptions{BatchSize: 300, BulkBatchSize: 300, FlushInterval: 100 * time.Millisecond}, func(_ context.Context, batch []bus.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, m := range batch {
+			raws, err := bus.Split(m.Header, m.Data)
+			if err != nil {
+				t.Errorf("message on %s: %v", m.Subject, err)
+				continue
+			}
+			if len(raws) != m.Events() {
+				t.Errorf("message on %s: %d events, Events() %d", m.Subject, len(raws), m.Events())
+			}
+			for _, raw := range raws {
+				ev, err := event.Decode(raw)
+				if err != nil || ev.Subject() != m.Subject {
+					t.Errorf("event of a message on %s: subject %q, %v", m.Subject, ev.Subject(), err)
+					continue
+				}
+				consumed = append(consumed, ev.ID)
+				n++
+			}
+		}
+		sizes = append(sizes, n)
+		return nil
+	})
+	waitFor(t, "every event consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(consumed) == len(evs)
+	})
+	waitFor(t, "every event seen live", func() bool { ids, _ := live.snapshot(); return len(ids) == len(evs) })
+	mu.Lock()
+	defer mu.Unlock()
+	for name, got := range map[string][]string{"consumed": consumed, "live": func() []string { ids, _ := live.snapshot(); return ids }()} {
+		g := bySubject(got)
+		for subj, ids := range want {
+			if !slices.Equal(g[subj], ids) {
+				t.Errorf("%s: the events of %s came as %d, not in the order published (%d)", name, subj, len(g[subj]), len(ids))
+			}
+		}
+	}
+	// A batch fills to BulkBatchSize events or a little over (by whole messages), not to that
+	// many messages.
+	for _, n := range sizes {
+		if n >= 300+bus.BatchEvents {
+			t.Errorf("a batch of %d events for at most 300 (sizes %v)", n, sizes)
+		}
+	}
+	if len(sizes) < 2 {
+		t.Errorf("%d events in batches %v, want at least two", len(evs), sizes)
+	}
+}
