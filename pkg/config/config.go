@@ -75,7 +75,7 @@ type Bus struct {
 
 // Writer configures the process that owns the SQLite store.
 type Writer struct {
-	BatchSize     int      `toml:"batch_size" comment:"Events written per transaction at most."`
+	BatchSize     int      `toml:"batch_size" comment:"Events written per transaction (whole bus messages: a batch message may take it up to 255 over)."`
 	FlushInterval Duration `toml:"flush_interval" comment:"Longest time an event waits for its batch to fill."`
 	AckWait       Duration `toml:"ack_wait" comment:"How long the bus waits for an ack before redelivering to a restarted writer."`
 }
