@@ -391,14 +391,16 @@ const analyseBusy = 30 * time.Second
 
 // offBatch does work the writer keeps off the insert path: step every 2 s while there is some
 // (it reports whether work is left; a kick says a batch came in), and step after step while no
-// batch comes in meanwhile, starting with whatever a previous writer left, and finish, bounded to 10 s, once ctx ends, so that a short-lived writer
-// (the one `observerctl scan` hosts) leaves its work done. With busy set, while batches came in
+// batch comes in meanwhile, starting with whatever a previous writer left, and finish, bounded to
+// 10 s, once ctx ends, so that a short-lived writer (the one `observerctl scan` hosts) leaves its
+// work done. The first batch stored after a backlog starts a step at once. With busy set, while batches came in
 // since the last tick, step waits until busy has passed since it last ran. Nothing steps while
 // batches take the bulk path.
 func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending, kicked := true, false
+	bulkWait := false // a tick found batches on the bulk path
 	var last time.Time
 	for {
 		select {
@@ -411,14 +413,20 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			return
 		case <-kick:
 			pending, kicked = true, true
-			continue
+			if !bulkWait || w.inBulk() {
+				continue
+			}
+			// The first batch after a backlog: catch up now, not at the next tick (each loop
+			// waited up to 2 s for it, a quarter of the deployed form's time to settle).
+			bulkWait, kicked = false, false
 		case <-t.C:
 		}
 		if w.inBulk() {
 			// Batches take the bulk path: everything waits until the backlog is stored.
-			pending = true
+			pending, bulkWait = true, true
 			continue
 		}
+		bulkWait = false
 		if !pending || (busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
 			continue
