@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -207,25 +206,7 @@ func TestStore_LinksTurnsByMessageID(t *testing.T) {
 func TestStore_MigratesFromSchema4(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob("migrations/*.sql")
-	sort.Strings(files)
-	for v, f := range files[:4] {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		db.Exec("INSERT INTO schema_migrations VALUES (?, ?, 0)", v+1, filepath.Base(f))
-	}
+	db := storeAtSchema(t, path, 4)
 	at := time.Date(2026, 6, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
 	for i := 0; i < 5; i++ {
 		if _, err := db.Exec(`INSERT INTO api_turns (event_id, ts, client, session_id, project, provider, endpoint, model, message_id,

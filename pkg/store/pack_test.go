@@ -3,12 +3,9 @@ package store_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -139,25 +136,7 @@ func TestPack_OutputsStoredPackedSearchedPruned(t *testing.T) {
 func TestPack_MigratesFromSchema19(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob("migrations/*.sql")
-	sort.Strings(files)
-	for v, f := range files[:19] {
-		body, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		db.Exec("INSERT INTO schema_migrations VALUES (?, ?, 0)", v+1, filepath.Base(f))
-	}
+	db := storeAtSchema(t, path, 19)
 	oldOut, oldMsg := goTestOutput("gazelle"), "the gazelle parser fails on empty input; "+strings.Repeat("look at the lexer first. ", 10)
 	for _, q := range []string{
 		`INSERT INTO action_outputs (event_id, output) VALUES ('old-a', ?1)`,

@@ -124,29 +124,42 @@ const actionsSessionHourSQL = `INSERT INTO actions_hourly SELECT :hour, client, 
 // recomputeSessions replaces actions_hourly's rows of each dirty (hour, session) by what the
 // session's actions of that hour sum to.
 func recomputeSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[sessionKey]bool) error {
-	var del, ins *sql.Stmt
+	return recomputeBy(ctx, tx, "actions_hourly", bySess,
+		`DELETE FROM actions_hourly WHERE hour = ? AND client = ? AND session_id = ?`, actionsSessionHourSQL,
+		func(h int64, k sessionKey) []any { return []any{h, k.client, k.id} },
+		func(h int64, k sessionKey) []any {
+			return []any{sql.Named("hour", h), sql.Named("session", k.id), sql.Named("client", k.client)}
+		})
+}
+
+// recomputeBy replaces a rollup table's rows of each dirty (hour, key) of bySess (an hour whose
+// set is nil is not its to do): del, run with delArgs, deletes them and ins, run with insArgs,
+// computes them again from the raw rows.
+func recomputeBy[K comparable](ctx context.Context, tx *sql.Tx, table string, bySess map[int64]map[K]bool, del, ins string,
+	delArgs, insArgs func(int64, K) []any) error {
+	var dst, ist *sql.Stmt
 	for _, h := range slices.Sorted(maps.Keys(bySess)) {
-		sessions := bySess[h]
-		if sessions == nil {
+		keys := bySess[h]
+		if keys == nil {
 			continue
 		}
-		if del == nil {
+		if dst == nil {
 			var err error
-			if del, err = tx.PrepareContext(ctx, `DELETE FROM actions_hourly WHERE hour = ? AND client = ? AND session_id = ?`); err != nil {
+			if dst, err = tx.PrepareContext(ctx, del); err != nil {
 				return err
 			}
-			defer del.Close()
-			if ins, err = tx.PrepareContext(ctx, actionsSessionHourSQL); err != nil {
+			defer dst.Close()
+			if ist, err = tx.PrepareContext(ctx, ins); err != nil {
 				return err
 			}
-			defer ins.Close()
+			defer ist.Close()
 		}
-		for k := range sessions {
-			if _, err := del.ExecContext(ctx, h, k.client, k.id); err != nil {
-				return fmt.Errorf("rollup actions_hourly: %w", err)
+		for k := range keys {
+			if _, err := dst.ExecContext(ctx, delArgs(h, k)...); err != nil {
+				return fmt.Errorf("rollup %s: %w", table, err)
 			}
-			if _, err := ins.ExecContext(ctx, sql.Named("hour", h), sql.Named("session", k.id), sql.Named("client", k.client)); err != nil {
-				return fmt.Errorf("rollup actions_hourly: %w", err)
+			if _, err := ist.ExecContext(ctx, insArgs(h, k)...); err != nil {
+				return fmt.Errorf("rollup %s: %w", table, err)
 			}
 		}
 	}
@@ -397,20 +410,7 @@ func sessionsIn(ctx context.Context, tx *sql.Tx, hours map[int64]bool, set map[s
 	}
 	defer st.Close()
 	for h := range hours {
-		rows, err := st.QueryContext(ctx, h)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var k sessionKey
-			if err := rows.Scan(&k.client, &k.id); err != nil {
-				rows.Close()
-				return err
-			}
-			set[k] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := addSessions(ctx, st, set, h); err != nil {
 			return err
 		}
 	}
@@ -426,26 +426,13 @@ func sessionIDsIn(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]b
 		}
 		if st == nil {
 			var err error
-			if st, err = tx.PrepareContext(ctx, `SELECT DISTINCT client FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
+			if st, err = tx.PrepareContext(ctx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
 				return err
 			}
 			defer st.Close()
 		}
 		for id := range ids {
-			rows, err := st.QueryContext(ctx, h, id)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				k := sessionKey{id: id}
-				if err := rows.Scan(&k.client); err != nil {
-					rows.Close()
-					return err
-				}
-				set[k] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			if err := addSessions(ctx, st, set, h, id); err != nil {
 				return err
 			}
 		}
@@ -453,36 +440,31 @@ func sessionIDsIn(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]b
 	return nil
 }
 
+// addSessions adds to set the (client, session_id) rows st returns for args.
+func addSessions(ctx context.Context, st *sql.Stmt, set map[sessionKey]bool, args ...any) error {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k sessionKey
+		if err := rows.Scan(&k.client, &k.id); err != nil {
+			return err
+		}
+		set[k] = true
+	}
+	return rows.Err()
+}
+
 // recomputeUsageSessions replaces usage_hourly's rows of each dirty (hour, session id) by what
 // that session id's turns of the hour sum to.
 func recomputeUsageSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]bool) error {
-	var del, ins *sql.Stmt
-	for _, h := range slices.Sorted(maps.Keys(bySess)) {
-		ids := bySess[h]
-		if ids == nil {
-			continue
-		}
-		if del == nil {
-			var err error
-			if del, err = tx.PrepareContext(ctx, `DELETE FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
-				return err
-			}
-			defer del.Close()
-			if ins, err = tx.PrepareContext(ctx, usageSessionHourSQL); err != nil {
-				return err
-			}
-			defer ins.Close()
-		}
-		for _, id := range slices.Sorted(maps.Keys(ids)) {
-			if _, err := del.ExecContext(ctx, h, id); err != nil {
-				return fmt.Errorf("rollup usage_hourly: %w", err)
-			}
-			if _, err := ins.ExecContext(ctx, sql.Named("hour", h), sql.Named("session", id), sql.Named("window", JoinWindowMs)); err != nil {
-				return fmt.Errorf("rollup usage_hourly: %w", err)
-			}
-		}
-	}
-	return nil
+	return recomputeBy(ctx, tx, "usage_hourly", bySess, `DELETE FROM usage_hourly WHERE hour = ? AND session_id = ?`, usageSessionHourSQL,
+		func(h int64, id string) []any { return []any{h, id} },
+		func(h int64, id string) []any {
+			return []any{sql.Named("hour", h), sql.Named("session", id), sql.Named("window", JoinWindowMs)}
+		})
 }
 
 // refreshSessions recomputes usage_sessions for the given sessions from usage_hourly.
