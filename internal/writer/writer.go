@@ -206,8 +206,8 @@ func (w *Writer) Run(ctx context.Context) error {
 	if w.Direct != nil {
 		err = w.Direct.serve(ctx, func(evs []event.Event) error { return stored(w.write(ctx, evs, nil, w.Bulk)) })
 	} else {
-		err = w.Bus.Consume(ctx, w.Options, func(ctx context.Context, batch []bus.Message) error {
-			return stored(w.Handle(ctx, batch))
+		err = bus.ConsumePrepared(ctx, w.Bus, w.Options, w.decode, func(ctx context.Context, d decoded) error {
+			return stored(w.store(ctx, d))
 		})
 	}
 	if p := gone.Load(); p != nil {
@@ -250,6 +250,24 @@ func (w *Writer) bulkBacklog() uint64 {
 // message's Pending). A message that does not split into its events is quarantined whole; an
 // event that does not decode, alone.
 func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
+	return w.store(ctx, w.decode(batch))
+}
+
+// decoded is a batch of messages decoded, ready to store.
+type decoded struct {
+	evs      []event.Event
+	rejected []store.Rejected
+	bulk     bool
+}
+
+// store stores a decoded batch.
+func (w *Writer) store(ctx context.Context, d decoded) error {
+	return w.write(ctx, d.evs, d.rejected, d.bulk)
+}
+
+// decode is Handle's first half: it has no side effect but logging, and runs on the consumer's
+// goroutine while the batch before is stored (bus.ConsumePrepared).
+func (w *Writer) decode(batch []bus.Message) decoded {
 	// The backlog in events: each message waiting counted as the last one's size.
 	bulk := w.Bulk || len(batch) > 0 && batch[len(batch)-1].Pending*uint64(batch[len(batch)-1].Events()) >= w.bulkBacklog()
 	evs := make([]event.Event, 0, len(batch))
@@ -307,7 +325,7 @@ func (w *Writer) Handle(ctx context.Context, batch []bus.Message) error {
 		}
 		evs = append(evs, items[i].ev)
 	}
-	return w.write(ctx, evs, rejected, bulk)
+	return decoded{evs, rejected, bulk}
 }
 
 // write stores decoded events, and the messages that did not decode, in one transaction.

@@ -143,3 +143,48 @@ func TestPublishBatch_BatchMessages(t *testing.T) {
 		t.Errorf("%d events in batches %v, want at least two", len(evs), sizes)
 	}
 }
+
+// ConsumePrepared prepares the next batch while the one before is being stored: a store that
+// waits for the next batch's prepare ends only because the two overlap. Every batch is acked once
+// stored.
+func TestConsumePrepared_PreparesTheNextWhileStoring(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{Server: srv, Wait: true, Name: "writer"})
+	for i := range 6 {
+		publish(t, c, hookEvent(fmt.Sprint("p", i), "c"), bus.Published)
+	}
+	waitFor(t, "6 events pending for the writer", func() bool { return stats(t, srv).Pending == 6 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prepared := make(chan int, 16)
+	var mu sync.Mutex
+	stored, overlapped := 0, 0
+	go bus.ConsumePrepared(ctx, c, bus.ConsumeOptions{BatchSize: 2, BulkBatchSize: 2, FlushInterval: 50 * time.Millisecond},
+		func(b []bus.Message) int { prepared <- len(b); return len(b) },
+		func(_ context.Context, n int) error {
+			mu.Lock()
+			first := stored == 0
+			mu.Unlock()
+			if first {
+				// The first batch's store waits for the second batch's prepare.
+				<-prepared
+				select {
+				case <-prepared:
+					mu.Lock()
+					overlapped++
+					mu.Unlock()
+				case <-time.After(5 * time.Second):
+				}
+			}
+			mu.Lock()
+			stored += n
+			mu.Unlock()
+			return nil
+		})
+	waitFor(t, "every event stored and acked", func() bool { return stats(t, srv).Pending == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if stored != 6 || overlapped != 1 {
+		t.Errorf("stored %d of 6; the next batch was prepared during a store %d time(s), want 1", stored, overlapped)
+	}
+}

@@ -145,6 +145,14 @@ type ConsumeOptions struct {
 // ctx ends. A batch is acknowledged only when handle returns nil; otherwise it is redelivered
 // after a pause. Consume rides out the bus going away and coming back.
 func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx context.Context, batch []Message) error) error {
+	return ConsumePrepared(ctx, c, o, func(b []Message) []Message { return b }, handle)
+}
+
+// ConsumePrepared is Consume with a batch's work in two steps: prepare (decoding, without side
+// effects) runs on the next batch, on a goroutine of its own, while store runs on the one before,
+// so that a writer decodes while it commits. A batch is acknowledged only when store returns nil;
+// otherwise it is redelivered after a pause (the batch prepared meanwhile is stored after it).
+func ConsumePrepared[T any](ctx context.Context, c *Client, o ConsumeOptions, prepare func([]Message) T, store func(context.Context, T) error) error {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 1000
 	}
@@ -157,7 +165,7 @@ func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx 
 	o.BulkBatchSize = min(max(o.BulkBatchSize, o.BatchSize), MaxAckPending)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := c.consumeOnce(ctx, o, handle)
+		err := consumeOnce(ctx, c, o, prepare, store)
 		if ctx.Err() != nil {
 			break
 		}
@@ -171,7 +179,7 @@ func (c *Client) Consume(ctx context.Context, o ConsumeOptions, handle func(ctx 
 	return nil
 }
 
-func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(context.Context, []Message) error) error {
+func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepare func([]Message) T, store func(context.Context, T) error) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	stream, consumer := cmp.Or(o.Stream, StreamName), cmp.Or(o.Consumer, WriterConsumer)
 	cons, err := c.js.Consumer(cctx, stream, consumer)
@@ -186,59 +194,39 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 		return err
 	}
 	defer it.Stop()
-	var msgs []jetstream.Msg
-	var batch []Message
+	type job struct {
+		msgs   []jetstream.Msg
+		events int
+		p      T
+	}
+	// One batch is prepared ahead of the one being stored.
+	jobs := make(chan job, 1)
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	fetchErr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		for {
+			msgs, batch, err := c.fetch(fctx, it, o)
+			if err != nil || msgs == nil {
+				fetchErr <- err
+				return
+			}
+			select {
+			case jobs <- job{msgs, len(batch), prepare(batch)}:
+			case <-fctx.Done():
+				fetchErr <- nil
+				return
+			}
+		}
+	}()
 	failures := 0
-	for {
-		msgs, batch = msgs[:0], batch[:0]
-		m, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return err
-			}
-			// Missed heartbeats while the bus is away: keep waiting on the same iterator.
-			c.logger.Debug("consumer wait", "err", err)
-			if !c.nc.IsConnected() {
-				time.Sleep(100 * time.Millisecond)
-			}
-			continue
-		}
-		msgs = append(msgs, m)
-		events := EventCount(m.Headers())
-		size, deadline := o.BatchSize, time.Now().Add(o.FlushInterval)
-		if md, err := m.Metadata(); err == nil && md.NumPending*uint64(events) >= uint64(o.BatchSize) {
-			// A backlog: the messages are in the stream, a larger batch of them fills at once
-			// (the wait only bounds a slow delivery).
-			size = int(min(uint64(o.BulkBatchSize), uint64(events)*(1+md.NumPending)))
-			deadline = deadline.Add(200 * time.Millisecond)
-		}
-		for events < size && len(msgs) < MaxAckPending {
-			wait := time.Until(deadline)
-			if wait <= 0 {
-				break
-			}
-			m, err := it.Next(jetstream.NextMaxWait(wait))
-			if err != nil {
-				break
-			}
-			msgs = append(msgs, m)
-			events += EventCount(m.Headers())
-		}
-		for _, m := range msgs {
-			msg := Message{Subject: m.Subject(), Data: m.Data(), Header: m.Headers()}
-			if md, err := m.Metadata(); err == nil {
-				msg.Pending = md.NumPending
-			}
-			batch = append(batch, msg)
-		}
-		if err := handle(ctx, batch); err != nil {
+	for j := range jobs {
+		if err := store(ctx, j.p); err != nil {
 			failures++
 			delay := min(time.Duration(failures)*time.Second, 30*time.Second)
-			c.logger.Error("batch not stored; it will be redelivered", "events", len(batch), "err", err, "retry_in", delay)
-			for _, m := range msgs {
+			c.logger.Error("batch not stored; it will be redelivered", "messages", j.events, "err", err, "retry_in", delay)
+			for _, m := range j.msgs {
 				m.NakWithDelay(delay)
 			}
 			select {
@@ -251,13 +239,69 @@ func (c *Client) consumeOnce(ctx context.Context, o ConsumeOptions, handle func(
 		failures = 0
 		// Each message is acked on its own: an "ack all up to here" would also ack older messages
 		// that a killed writer left pending and that are still waiting for redelivery.
-		for _, m := range msgs {
+		for _, m := range j.msgs {
 			if err := m.Ack(); err != nil {
 				c.logger.Warn("ack failed; the event will be redelivered and de-duplicated", "err", err)
 				break
 			}
 		}
 	}
+	return <-fetchErr
+}
+
+// fetch waits for the next batch of messages on it: the first one, then as many more as come
+// within FlushInterval, up to BatchSize events (BulkBatchSize while a backlog waits). It returns
+// no messages and no error when ctx ends, and an error when the iterator is closed.
+func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o ConsumeOptions) ([]jetstream.Msg, []Message, error) {
+	var m jetstream.Msg
+	for {
+		var err error
+		m, err = it.Next(jetstream.NextContext(ctx))
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, nil, nil
+		}
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			return nil, nil, err
+		}
+		// Missed heartbeats while the bus is away: keep waiting on the same iterator.
+		c.logger.Debug("consumer wait", "err", err)
+		if !c.nc.IsConnected() {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	msgs := []jetstream.Msg{m}
+	events := EventCount(m.Headers())
+	size, deadline := o.BatchSize, time.Now().Add(o.FlushInterval)
+	if md, err := m.Metadata(); err == nil && md.NumPending*uint64(events) >= uint64(o.BatchSize) {
+		// A backlog: the messages are in the stream, a larger batch of them fills at once
+		// (the wait only bounds a slow delivery).
+		size = int(min(uint64(o.BulkBatchSize), uint64(events)*(1+md.NumPending)))
+		deadline = deadline.Add(200 * time.Millisecond)
+	}
+	for events < size && len(msgs) < MaxAckPending {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			break
+		}
+		m, err := it.Next(jetstream.NextMaxWait(wait))
+		if err != nil {
+			break
+		}
+		msgs = append(msgs, m)
+		events += EventCount(m.Headers())
+	}
+	batch := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		msg := Message{Subject: m.Subject(), Data: m.Data(), Header: m.Headers()}
+		if md, err := m.Metadata(); err == nil {
+			msg.Pending = md.NumPending
+		}
+		batch = append(batch, msg)
+	}
+	return msgs, batch, nil
 }
 
 // Heartbeat publishes fn's report every interval until ctx ends, stamping the component's pid
