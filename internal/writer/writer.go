@@ -411,9 +411,9 @@ const analyseBusy = 30 * time.Second
 // (it reports whether work is left; a kick says a batch came in), and step after step while no
 // batch comes in meanwhile, starting with whatever a previous writer left, and finish, bounded to
 // 10 s, once ctx ends, so that a short-lived writer (the one `observerctl scan` hosts) leaves its
-// work done. The first batch stored after a backlog starts a step at once. With busy set, while batches came in
-// since the last tick, step waits until busy has passed since it last ran. Nothing steps while
-// batches take the bulk path.
+// work done. The first batch stored after a backlog starts a step at once. With busy set, while
+// batches came in since the last tick, step waits until busy has passed since it last ran.
+// Nothing steps while batches take the bulk path.
 func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()

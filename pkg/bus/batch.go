@@ -3,6 +3,7 @@ package bus
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -86,6 +87,16 @@ func chunks(evs []event.Event, datas [][]byte) []chunk {
 		out[c].idx = append(out[c].idx, i)
 		size[s] += len(datas[i]) + 1
 	}
+	return out
+}
+
+// eventsOf is the indexes of the events of cs, in batch order.
+func eventsOf(cs []chunk) []int {
+	var out []int
+	for _, c := range cs {
+		out = append(out, c.idx...)
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -301,12 +301,8 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 		return spooled, nil
 	}
 	cs := chunks(evs, datas)
-	members := make([][]int, len(cs))
-	for k := range cs {
-		members[k] = cs[k].idx
-	}
 	if c.spool != nil && (c.spooling.Load() || !c.nc.IsConnected()) {
-		return spoolAll(slices.Concat(members...))
+		return spoolAll(eventsOf(cs))
 	}
 	futures := make([]jetstream.PubAckFuture, len(cs))
 	for k := range cs {
@@ -317,23 +313,22 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 				return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 			}
 			// Wait for what is in flight, spool the rest.
-			lost, lostErr = c.waitFutures(ctx, futures[:k], members[:k], datas, &spooled)
-			return spoolAll(slices.Concat(members[k:]...))
+			lost, lostErr = c.waitFutures(ctx, futures[:k], cs[:k], datas, &spooled)
+			return spoolAll(eventsOf(cs[k:]))
 		}
 		futures[k] = f
 	}
 	if c.spool == nil {
 		if unacked, err := c.waitAcks(ctx, futures); len(unacked) > 0 {
-			var lost []int
-			for _, k := range unacked {
-				lost = append(lost, members[k]...)
+			lost := make([]chunk, len(unacked))
+			for i, k := range unacked {
+				lost[i] = cs[k]
 			}
-			slices.Sort(lost)
-			return 0, &NotRecordedError{Lost: lost, Err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
+			return 0, &NotRecordedError{Lost: eventsOf(lost), Err: fmt.Errorf("%w: %v", ErrUnavailable, err)}
 		}
 		return 0, nil
 	}
-	if lost, err := c.waitFutures(ctx, futures, members, datas, &spooled); len(lost) > 0 {
+	if lost, err := c.waitFutures(ctx, futures, cs, datas, &spooled); len(lost) > 0 {
 		return spooled, &NotRecordedError{Lost: lost, Err: err}
 	}
 	return spooled, nil
@@ -356,12 +351,12 @@ func (e *NotRecordedError) Error() string {
 func (e *NotRecordedError) Unwrap() error { return e.Err }
 
 // waitFutures waits for the acks of futures, Timeout in all (waitAcks), and spools the events
-// of the messages not acknowledged by then (members[k] are message k's events). It returns the
-// indexes of those it could not spool either, and the spool's first error.
-func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, members [][]int, datas [][]byte, spooled *int) (lost []int, firstErr error) {
+// of the messages not acknowledged by then (futures[k] is chunk cs[k]'s). It returns the indexes
+// of those it could not spool either, and the spool's first error.
+func (c *Client) waitFutures(ctx context.Context, futures []jetstream.PubAckFuture, cs []chunk, datas [][]byte, spooled *int) (lost []int, firstErr error) {
 	unacked, _ := c.waitAcks(ctx, futures)
 	for _, k := range unacked {
-		for _, i := range members[k] {
+		for _, i := range cs[k].idx {
 			if _, err := c.toSpool(datas[i]); err == nil {
 				*spooled++
 			} else {

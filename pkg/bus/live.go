@@ -195,9 +195,8 @@ func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepar
 	}
 	defer it.Stop()
 	type job struct {
-		msgs   []jetstream.Msg
-		events int
-		p      T
+		msgs []jetstream.Msg
+		p    T
 	}
 	// One batch is prepared ahead of the one being stored.
 	jobs := make(chan job, 1)
@@ -213,7 +212,7 @@ func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepar
 				return
 			}
 			select {
-			case jobs <- job{msgs, len(batch), prepare(batch)}:
+			case jobs <- job{msgs, prepare(batch)}:
 			case <-fctx.Done():
 				fetchErr <- nil
 				return
@@ -225,7 +224,7 @@ func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepar
 		if err := store(ctx, j.p); err != nil {
 			failures++
 			delay := min(time.Duration(failures)*time.Second, 30*time.Second)
-			c.logger.Error("batch not stored; it will be redelivered", "messages", j.events, "err", err, "retry_in", delay)
+			c.logger.Error("batch not stored; it will be redelivered", "messages", len(j.msgs), "err", err, "retry_in", delay)
 			for _, m := range j.msgs {
 				m.NakWithDelay(delay)
 			}

@@ -384,8 +384,10 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		ts := e.Time.UnixMilli()
 		oldTs := int64(-1)
 		known := prior[e.Kind]
-		if t, ok := known[e.ID]; ok {
-			oldTs = t
+		// The session a merge keeps: the one the row was first stored under.
+		sk := sessionKey{e.Client, e.SessionID}
+		if p, ok := known[e.ID]; ok {
+			oldTs, sk = p.ts, p.session
 		}
 		r, err := st.ExecContext(ctx, args(e, packed.get(i))...)
 		if err != nil {
@@ -401,24 +403,13 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			// row keeps its first.
 			switch {
 			case oldTs < 0:
-				known[e.ID] = ts
+				known[e.ID] = priorRow{ts, sk}
 			case e.Kind == event.KindAction:
-				known[e.ID] = min(oldTs, ts)
+				known[e.ID] = priorRow{min(oldTs, ts), sk}
 			}
 		}
 		switch e.Kind {
 		case event.KindAction:
-			sk := sessionKey{e.Client, e.SessionID}
-			if oldTs >= 0 {
-				// A merge: the row keeps the session it was first stored under.
-				st, err := stmt(`SELECT client, session_id FROM actions WHERE event_id = ?`, "action_session")
-				if err != nil {
-					return res, err
-				}
-				if err := st.QueryRowContext(ctx, e.ID).Scan(&sk.client, &sk.id); err != nil {
-					return res, fmt.Errorf("rollup action %s: %w", e.ID, err)
-				}
-			}
 			dirty.actionOf(ts, sk)
 			since := ts
 			if oldTs >= 0 {
@@ -432,21 +423,9 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				}
 			}
 		case event.KindTokenUsage:
-			sess := e.SessionID
-			if oldTs >= 0 && !o.Bulk {
-				// A merge: the row keeps the session it was first stored under. (A bulk batch
-				// records hours only: its rollups are caught up whole.)
-				st, err := stmt(`SELECT session_id FROM token_usage WHERE event_id = ?`, "usage_session")
-				if err != nil {
-					return res, err
-				}
-				if err := st.QueryRowContext(ctx, e.ID).Scan(&sess); err != nil {
-					return res, fmt.Errorf("rollup usage %s: %w", e.ID, err)
-				}
-			}
-			dirty.turnOf(ts, sess)
+			dirty.turnOf(ts, sk.id)
 			if oldTs >= 0 {
-				dirty.turnOf(oldTs, sess)
+				dirty.turnOf(oldTs, sk.id)
 			}
 			if u := e.TokenUsage; u.MessageID != "" && e.SessionID != "" {
 				near, err := unlinked.any(ctx, stmt)
@@ -719,41 +698,48 @@ func (s *Store) Counts(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
-// priorTsSQL reads the stored times of the rows of a batch's event ids (a JSON array) before its
-// upserts may change them.
+// priorTsSQL reads the stored times and sessions of the rows of a batch's event ids (a JSON
+// array) before its upserts may change them.
 var priorTsSQL = map[event.Kind]string{
-	event.KindAction:     `SELECT event_id, ts FROM actions WHERE event_id IN (SELECT value FROM json_each(?))`,
-	event.KindTokenUsage: `SELECT event_id, ts FROM token_usage WHERE event_id IN (SELECT value FROM json_each(?))`,
+	event.KindAction:     `SELECT event_id, ts, client, session_id FROM actions WHERE event_id IN (SELECT value FROM json_each(?))`,
+	event.KindTokenUsage: `SELECT event_id, ts, client, session_id FROM token_usage WHERE event_id IN (SELECT value FROM json_each(?))`,
 }
 
-// priorTimes reads the stored time of every row the batch's actions and usage events may merge
-// into, by kind and event id. Each kind present in the batch has a map, empty when none is stored.
-func priorTimes(ctx context.Context, tx *sql.Tx, evs []event.Event) (map[event.Kind]map[string]int64, error) {
+// priorRow is what a merge needs of a stored row: its time, and the session it keeps.
+type priorRow struct {
+	ts      int64
+	session sessionKey
+}
+
+// priorTimes reads the stored time and session of every row the batch's actions and usage events
+// may merge into, by kind and event id. Each kind present in the batch has a map, empty when none
+// is stored.
+func priorTimes(ctx context.Context, tx *sql.Tx, evs []event.Event) (map[event.Kind]map[string]priorRow, error) {
 	ids := map[event.Kind][]string{}
 	for i := range evs {
 		if _, ok := priorTsSQL[evs[i].Kind]; ok {
 			ids[evs[i].Kind] = append(ids[evs[i].Kind], evs[i].ID)
 		}
 	}
-	out := make(map[event.Kind]map[string]int64, len(ids))
+	out := make(map[event.Kind]map[string]priorRow, len(ids))
 	for kind, list := range ids {
 		arg, err := json.Marshal(list)
 		if err != nil {
 			return nil, err
 		}
-		m := make(map[string]int64)
+		m := make(map[string]priorRow)
 		rows, err := tx.QueryContext(ctx, priorTsSQL[kind], string(arg))
 		if err != nil {
 			return nil, fmt.Errorf("read stored %s times: %w", kind, err)
 		}
 		for rows.Next() {
 			var id string
-			var ts int64
-			if err := rows.Scan(&id, &ts); err != nil {
+			var p priorRow
+			if err := rows.Scan(&id, &p.ts, &p.session.client, &p.session.id); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			m[id] = ts
+			m[id] = p
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
