@@ -38,9 +38,12 @@ func TestProxy_KilledAfterAnswer(t *testing.T) {
 	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := newSuite(t, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_ANTHROPIC_UPSTREAM="+up.URL)
 	busProc := s.spawn("observerctl", "bus")
-	// The proxy starts once the bus answers, so its client publishes to the bus from the first
-	// turn instead of spooling to disk (which would survive the kill without the journal).
+	// The proxy starts once the bus has its stream, so its client publishes to the bus from the
+	// first turn instead of spooling to disk (which would survive the kill without the journal).
+	// The bus listens before its stream exists: a turn published in between is spooled, and the
+	// client keeps spooling until its drain has ended, which may be after the turn is stored.
 	waitTCP(t, "127.0.0.1:"+s.envValue("OBSERVER_BUS_PORT"))
+	waitLogLine(t, filepath.Join(s.home, "observerctl-bus.log"), "bus is up")
 	s.spawn("observerctl", "writer")
 	proxyProc := s.spawn("observer-proxy")
 	waitHTTP(t, "http://"+proxyAddr+"/")
@@ -134,6 +137,22 @@ func journalHolds(dir string, ids []string) bool {
 		}
 	}
 	return true
+}
+
+// waitLogLine waits until the log at path holds a line containing want.
+func waitLogLine(tb testing.TB, path, want string) {
+	tb.Helper()
+	deadline := time.Now().Add(patient(0))
+	for {
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s has no line with %q:\n%s", path, want, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitTCP waits until addr accepts connections.
