@@ -14,27 +14,61 @@ const TrimEvery = 30 * time.Second
 const trimAbove = 8 << 20
 
 // TrimMemory gives the system back, every TrimEvery until ctx ends, the heap memory the process
-// freed but still holds: after a burst (a history ingested, a load test) the Go runtime keeps its
-// peak for minutes, so a suite that is idle again would stay at its peak size. Each look reads the
-// memory statistics (a pause of microseconds); giving back runs a collection, only when more than
-// 8 MiB is held for nothing.
+// no longer uses: after a burst (a history ingested, a load test) the Go runtime keeps its peak for
+// minutes, so a suite that is idle again would stay at its peak size. Each look reads the memory
+// statistics (a pause of microseconds) and acts only when it finds memory to give back (see
+// trimmer.look).
 func TrimMemory(ctx context.Context) {
 	t := time.NewTicker(TrimEvery)
 	defer t.Stop()
+	var tr trimmer
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		TrimNow()
+		tr.look()
 	}
 }
 
+// trimmer is TrimMemory's state between looks.
+type trimmer struct {
+	numGC uint32 // the collections counted at the end of the last look
+	alloc uint64 // the heap allocated then
+}
+
+// look gives memory back in two cases. Freed heap held past trimAbove is released (TrimNow). And
+// a process that ran no collection since the last look (it is quiet: it allocated less than its
+// heap goal since) while holding more than trimAbove over what it held after the last look is
+// collected twice and released: a burst leaves its garbage uncollected for as long as the process
+// stays quiet (Go forces a collection only every two minutes), and the buffers it parked in
+// sync.Pools (nats-server's message blocks, of megabytes each: most of an idle bus host's
+// heap) are dropped only by the second collection after they were last used. A busy process
+// collects by itself between looks, and is left to do so. It reports what it did.
+func (t *trimmer) look() (released, collected bool) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	quiet := ms.NumGC == t.numGC
+	switch {
+	case quiet && ms.HeapAlloc > t.alloc+trimAbove:
+		runtime.GC()
+		debug.FreeOSMemory()
+		released, collected = true, true
+	case ms.HeapIdle-ms.HeapReleased > trimAbove:
+		debug.FreeOSMemory()
+		released = true
+	}
+	if released {
+		runtime.ReadMemStats(&ms)
+	}
+	t.numGC, t.alloc = ms.NumGC, ms.HeapAlloc
+	return released, collected
+}
+
 // TrimNow gives the system back, now, the heap memory the process freed but still holds, when
-// that is more than 8 MiB: what TrimMemory does at each tick. A process that knows it has just
-// ended a burst (the watcher after a large pass) calls it so as not to wait up to TrimEvery.
-// It reports whether it gave memory back.
+// that is more than 8 MiB. A process that knows it has just ended a burst (the watcher after a
+// large pass) calls it so as not to wait up to TrimEvery. It reports whether it gave memory back.
 func TrimNow() bool {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

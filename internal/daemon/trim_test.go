@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"runtime"
+	"runtime/debug"
+	"sync"
 	"testing"
 )
 
@@ -26,4 +28,51 @@ func TestTrimNow(t *testing.T) {
 	if TrimNow() {
 		t.Error("TrimNow gave memory back again right after giving it all back")
 	}
+}
+
+var pool sync.Pool
+
+// TestTrimmer_QuietProcess: a process that went quiet holding a burst's buffers in a sync.Pool
+// (as nats-server does) gets them collected and given back at the first look that finds no
+// collection since the one before; a busy process, and a quiet one with nothing more held, are
+// left alone.
+func TestTrimmer_QuietProcess(t *testing.T) {
+	// A quiet process runs no collection: hold the runtime's own off while the pool fills.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var tr trimmer
+	tr.look() // the state to compare with
+	for range 8 {
+		b := make([]byte, 8<<20)
+		for i := range b {
+			b[i] = 1
+		}
+		pool.Put(&b)
+	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if before.NumGC != tr.numGC {
+		t.Skip("a collection ran while the test filled the pool: the process was not quiet")
+	}
+	released, collected := tr.look()
+	if !released || !collected {
+		t.Fatalf("look released %v, collected %v with 64 MiB parked in a pool and no collection since the last look", released, collected)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if after.HeapAlloc > before.HeapAlloc-48<<20 {
+		t.Errorf("heap allocated %d MiB after the look, %d before: the pool's buffers were not collected", after.HeapAlloc>>20, before.HeapAlloc>>20)
+	}
+	if held := after.HeapSys - after.HeapReleased; held > before.HeapSys-before.HeapReleased-48<<20 {
+		t.Errorf("%d MiB of heap held after the look: the collected buffers were not given back", held>>20)
+	}
+	if _, collected := tr.look(); collected {
+		t.Error("look collected again with nothing more held")
+	}
+	// Busy: a collection ran since the last look, so the runtime does its own work.
+	sink = make([]byte, 32<<20)
+	runtime.GC()
+	if _, collected := tr.look(); collected {
+		t.Error("look collected in a process that collected by itself since the last look")
+	}
+	sink = nil
 }

@@ -178,3 +178,50 @@ func TestWriter_DirectBulkThenSettles(t *testing.T) {
 		t.Fatalf("PublishBatch after the writer stopped: %v, want ErrWriterStopped", err)
 	}
 }
+
+// Live work settles too: after live batches (no bulk path), a writer quiet for IdleSettle
+// checkpoints and truncates the write-ahead log they left (and gives back SQLite's caches).
+func TestWriter_QuietWriterSettlesLiveWork(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.OpenWriter(context.Background(), dir+"/observer.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	direct := writer.NewDirect()
+	w := &writer.Writer{Store: st, Direct: direct, IdleSettle: 3 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	walSize := func() int64 {
+		fi, err := os.Stat(dir + "/observer.db-wal")
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	evs := historyEvents(400)
+	for i := 0; i < len(evs); i += 20 {
+		if _, err := direct.PublishBatch(ctx, evs[i:i+20]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	during := walSize()
+	if during == 0 {
+		t.Fatal("live batches left nothing in the write-ahead log: the test shows nothing")
+	}
+	const patientWait = 2 * time.Minute // bounds a hang; the settle comes about 3 s after the last step
+	deadline := time.Now().Add(patientWait)
+	for walSize() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if after := walSize(); after > 0 {
+		t.Fatalf("write-ahead log %d bytes %v after live work (%d during it); want it truncated once the writer is quiet", after, patientWait, during)
+	}
+}

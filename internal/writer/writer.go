@@ -89,6 +89,11 @@ type Writer struct {
 	bulkAt      atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
 	lastWrite   atomic.Int64  // unix ms of the last batch stored
 	unsettled   atomic.Bool   // bulk work was stored since the last Settle (settle.go)
+	lastWork    atomic.Int64  // unix ms of the last batch stored or off-batch step run (settle.go)
+	settledAt   atomic.Int64  // unix ms of the start of the last Settle
+	// IdleSettle is how long a writer stays quiet (no batch, no catch-up step) before it settles
+	// the store after live work (settle.go). Default idleSettleAfter; tests shorten it.
+	IdleSettle time.Duration
 	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
 	pendIndex   atomic.Bool   // tool outputs wait for the full-text index
 	pendAnalyse atomic.Int64  // sessions marked for the analysis, as last counted; -1: some
@@ -358,6 +363,7 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 		return err
 	}
 	w.lastWrite.Store(time.Now().UnixMilli())
+	w.lastWork.Store(w.lastWrite.Load())
 	if bulk && res.Inserted > 0 {
 		w.unsettled.Store(true)
 		// Some of each, counted again as they are caught up.
@@ -467,6 +473,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			}
 			pending, again = step(ctx)
 		}
+		w.lastWork.Store(time.Now().UnixMilli())
 	}
 }
 
