@@ -86,14 +86,14 @@ type Writer struct {
 	// writer a one-shot `observerctl scan` hosts when nothing else runs. Bus may then be nil.
 	Direct *Direct
 
-	bulkAt      atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
-	lastWrite   atomic.Int64  // unix ms of the last batch stored
-	unsettled   atomic.Bool   // bulk work was stored since the last Settle (settle.go)
-	lastWork    atomic.Int64  // unix ms of the last batch stored or off-batch step run (settle.go)
-	settledAt   atomic.Int64  // unix ms of the start of the last Settle
+	bulkAt    atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
+	lastWrite atomic.Int64 // unix ms of the last batch stored
+	unsettled atomic.Bool  // bulk work was stored since the last Settle (settle.go)
+	lastWork  atomic.Int64 // unix ms of the last batch stored or off-batch step run (settle.go)
+	settledAt atomic.Int64 // unix ms of the start of the last Settle
 	// IdleSettle is how long a writer stays quiet (no batch, no catch-up step) before it settles
 	// the store after live work (settle.go). Default idleSettleAfter; tests shorten it.
-	IdleSettle time.Duration
+	IdleSettle  time.Duration
 	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
 	pendIndex   atomic.Bool   // tool outputs wait for the full-text index
 	pendAnalyse atomic.Int64  // sessions marked for the analysis, as last counted; -1: some
