@@ -4,7 +4,9 @@
 # (scripts/benchdeployed.py): the time until the suite has settled (everything stored, the bus
 # empty, the writer catching nothing up: rollups, full-text index, analysis), the CPU it took, the
 # suite's RSS then, and over the AFTER seconds that follow with nothing written: the suite's CPU,
-# the watcher's share of a core (idle is idle), its RSS at the end, the store and its WAL.
+# the watcher's share of a core (idle is idle), its RSS at the end (split into anonymous memory and
+# file-backed pages, mostly the binaries' code, and its PSS, which counts a page shared by two
+# processes once: the bus host and the writer both run observerctl), the store and its WAL.
 #
 #   ROUNDS=n   rounds (default 3); min / median / max of each figure are printed
 #   BASE=rev   also build that revision and run it in the same rounds, alternating which goes first
@@ -44,6 +46,9 @@ figures = [
     ("CPU until settled, s (all components)", "cpu_settle_s", "{:.2f}", ""),
     ("suite RSS when settled, MB", "rss_settled_mb", "{:.0f}", ""),
     (f"suite RSS {after:.0f} s later, MB", "rss_after_mb", "{:.0f}", "<= 120 MB (3 min)"),
+    ("  of it anonymous, MB", "anon_after_mb", "{:.0f}", ""),
+    ("  of it the binaries and other files, MB", "file_after_mb", "{:.0f}", ""),
+    ("  suite PSS then, MB", "pss_after_mb", "{:.0f}", ""),
     (f"suite CPU in those {after:.0f} s, s", "cpu_after_s", "{:.2f}", "<= 3 s (3 min)"),
     ("  of a core, %", "idle_core_pct", "{:.2f}", ""),
     ("watcher idle, % of a core", "watch_core_pct", "{:.2f}", "<= 0.5 %"),

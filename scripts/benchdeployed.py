@@ -61,6 +61,17 @@ def rss(pid):
     return 0.0
 
 
+def rollup(pid):
+    """The process's RSS split (smaps_rollup, MB): anonymous, file-backed, and its PSS (shared
+    pages divided among the processes that map them: the bus host and the writer run one binary)."""
+    r = {}
+    for line in open(f"/proc/{pid}/smaps_rollup"):
+        parts = line.split()
+        if len(parts) >= 2 and parts[1].isdigit():
+            r[parts[0].rstrip(":")] = int(parts[1]) / 1024
+    return {"anon": r.get("Anonymous", 0.0), "file": r.get("Rss", 0.0) - r.get("Anonymous", 0.0), "pss": r.get("Pss", 0.0)}
+
+
 def size(name):
     try:
         return os.path.getsize(os.path.join(home, name)) / 2**20
@@ -98,6 +109,7 @@ try:
     time.sleep(after)
     c1 = {p: cpu(p) for p in pids}
     r1 = {p: rss(p) for p in pids}
+    split = {p: rollup(p) for p in pids}
     by = lambda d: {pids[p]: round(v, 2) for p, v in d.items()}
     out = {"tree": tree, "round": rnd, "settled_s": settled, "cpu_settle_s": sum(c0.values()),
            "rss_settled_mb": sum(r0.values()), "rss_after_mb": sum(r1.values()),
@@ -105,6 +117,9 @@ try:
            "watch_core_pct": 100 * sum(c1[p] - c0[p] for p in pids if pids[p] == "watch") / after,
            "idle_core_pct": 100 * sum(c1[p] - c0[p] for p in pids) / after,
            "store_mb": size("observer.db"), "wal_mb": size("observer.db-wal"), "actions": last[0],
+           "anon_after_mb": sum(v["anon"] for v in split.values()),
+           "file_after_mb": sum(v["file"] for v in split.values()),
+           "pss_after_mb": sum(v["pss"] for v in split.values()),
            "rss_after_by": by(r1), "cpu_after_by": by({p: c1[p] - c0[p] for p in pids})}
     print(json.dumps(out))
     print(f"  round {rnd} {tree:8} after {after:.0f} s: RSS {out['rss_after_mb']:.0f} MB "
