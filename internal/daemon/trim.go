@@ -35,23 +35,25 @@ func TrimMemory(ctx context.Context) {
 // trimmer is TrimMemory's state between looks.
 type trimmer struct {
 	numGC uint32 // the collections counted at the end of the last look
-	alloc uint64 // the heap allocated then
+	floor uint64 // the heap allocated right after this trimmer's last collection
 }
 
 // look gives memory back in two cases. Freed heap held past trimAbove is released (TrimNow). And
 // a process that ran no collection since the last look (it is quiet: it allocated less than its
-// heap goal since) while holding more than trimAbove over what it held after the last look is
-// collected twice and released: a burst leaves its garbage uncollected for as long as the process
-// stays quiet (Go forces a collection only every two minutes), and the buffers it parked in
-// sync.Pools (nats-server's message blocks, of megabytes each: most of an idle bus host's
-// heap) are dropped only by the second collection after they were last used. A busy process
-// collects by itself between looks, and is left to do so. It reports what it did.
+// heap goal since) while its heap is more than trimAbove over what was left after this trimmer's
+// last collection is collected twice and released: a burst leaves its garbage uncollected for as
+// long as the process stays quiet (Go forces a collection only every two minutes), and the buffers
+// it parked in sync.Pools (nats-server's message blocks, of megabytes each: most of an idle bus
+// host's heap) are dropped only by the second collection after they were last used, which Go's
+// forced collections, two minutes apart, take four minutes to reach. A busy process collects by
+// itself between looks, and is left to do so; a process whose live heap grew is collected once
+// more, and its new size is the floor from then on. It reports what it did.
 func (t *trimmer) look() (released, collected bool) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	quiet := ms.NumGC == t.numGC
 	switch {
-	case quiet && ms.HeapAlloc > t.alloc+trimAbove:
+	case quiet && ms.HeapAlloc > t.floor+trimAbove:
 		runtime.GC()
 		debug.FreeOSMemory()
 		released, collected = true, true
@@ -62,7 +64,10 @@ func (t *trimmer) look() (released, collected bool) {
 	if released {
 		runtime.ReadMemStats(&ms)
 	}
-	t.numGC, t.alloc = ms.NumGC, ms.HeapAlloc
+	if collected {
+		t.floor = ms.HeapAlloc
+	}
+	t.numGC = ms.NumGC
 	return released, collected
 }
 

@@ -76,3 +76,33 @@ func TestTrimmer_QuietProcess(t *testing.T) {
 	}
 	sink = nil
 }
+
+// TestTrimmer_AfterTheRuntimesCollection: a burst's memory that outlived a collection of the
+// runtime's (forced every two minutes in a quiet process: a pool's buffers go to its victim
+// cache then, and stay until the next one) and became garbage after it is still collected by the
+// first quiet look: the floor is the heap after this trimmer's own collection, not the heap at
+// the last look.
+func TestTrimmer_AfterTheRuntimesCollection(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var tr trimmer
+	tr.look()
+	sink = make([]byte, 64<<20)
+	for i := range sink {
+		sink[i] = 1
+	}
+	runtime.GC() // the runtime's: the 64 MiB is still in use
+	if _, collected := tr.look(); collected {
+		t.Fatal("look collected right after the runtime did")
+	}
+	sink = nil // now garbage, which nothing collects in a quiet process
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, collected := tr.look(); !collected {
+		t.Fatalf("the first quiet look after the runtime's collection left %d MiB allocated", before.HeapAlloc>>20)
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if after.HeapAlloc > before.HeapAlloc-48<<20 {
+		t.Errorf("heap allocated %d MiB after the look, %d before: the burst's memory was not collected", after.HeapAlloc>>20, before.HeapAlloc>>20)
+	}
+}
