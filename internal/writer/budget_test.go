@@ -70,14 +70,9 @@ func TestWriter_RaisesBudgetAlertsOnce(t *testing.T) {
 		}
 		w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
 			Budget: config.Budget{Daily: 10}, BudgetEvery: 50 * time.Millisecond}
-		wctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(wctx) }()
+		stopWriter := startWriter(t, ctx, w)
 		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
+			stopWriter()
 			c.Close()
 		}
 	}
@@ -134,15 +129,7 @@ func TestWriter_BudgetFollowsConfig(t *testing.T) {
 			}
 			return config.Config{Budget: cur}, nil
 		}}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer startWriter(t, ctx, w)()
 	alerts := func() int {
 		a, err := store.RecentAlerts(ctx, st.DB, time.Now().Add(-time.Hour), 10)
 		if err != nil {

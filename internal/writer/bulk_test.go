@@ -130,12 +130,7 @@ func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
 // the writer settles the store by itself: the write-ahead log, tens of megabytes during bulk
 // work, is checkpointed and truncated.
 func TestWriter_DirectBulkThenSettles(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.OpenWriter(context.Background(), dir+"/observer.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, dir := tempStore(t)
 	direct := writer.NewDirect()
 	w := &writer.Writer{Store: st, Direct: direct, Bulk: true}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -153,13 +148,7 @@ func TestWriter_DirectBulkThenSettles(t *testing.T) {
 			t.Fatalf("PublishBatch returned with %d actions stored, want %d: acknowledged before committed", stored, i+2000)
 		}
 	}
-	walSize := func() int64 {
-		fi, err := os.Stat(dir + "/observer.db-wal")
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
-	}
+	walSize := func() int64 { return walBytes(dir) }
 	during := walSize()
 	// The catch-ups start once no bulk batch has come for a while (writer.bulkStale).
 	caughtUp(t, st, n, time.Minute)
@@ -179,49 +168,62 @@ func TestWriter_DirectBulkThenSettles(t *testing.T) {
 	}
 }
 
-// Live work settles too: after live batches (no bulk path), a writer quiet for IdleSettle
-// checkpoints and truncates the write-ahead log they left (and gives back SQLite's caches).
-func TestWriter_QuietWriterSettlesLiveWork(t *testing.T) {
+// tempStore opens a store in a directory of the test's, closed when the test ends.
+func tempStore(t *testing.T) (*store.Store, string) {
 	dir := t.TempDir()
 	st, err := store.OpenWriter(context.Background(), dir+"/observer.db")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	direct := writer.NewDirect()
-	w := &writer.Writer{Store: st, Direct: direct, IdleSettle: 3 * time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	walSize := func() int64 {
-		fi, err := os.Stat(dir + "/observer.db-wal")
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
+	t.Cleanup(func() { st.Close() })
+	return st, dir
+}
+
+// walBytes is the size of the write-ahead log of the store in dir (0 when there is none).
+func walBytes(dir string) int64 {
+	fi, err := os.Stat(dir + "/observer.db-wal")
+	if err != nil {
+		return 0
 	}
+	return fi.Size()
+}
+
+// Live work settles too: after live batches (no bulk path), a writer quiet for IdleSettle
+// checkpoints and truncates the write-ahead log they left (and gives back SQLite's caches).
+func TestWriter_QuietWriterSettlesLiveWork(t *testing.T) {
+	st, dir := tempStore(t)
+	direct := writer.NewDirect()
+	ctx := context.Background()
+	defer startWriter(t, ctx, &writer.Writer{Store: st, Direct: direct, IdleSettle: 3 * time.Second})()
 	evs := historyEvents(400)
 	for i := 0; i < len(evs); i += 20 {
 		if _, err := direct.PublishBatch(ctx, evs[i:i+20]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	during := walSize()
+	during := walBytes(dir)
 	if during == 0 {
 		t.Fatal("live batches left nothing in the write-ahead log: the test shows nothing")
 	}
 	const patientWait = 2 * time.Minute // bounds a hang; the settle comes about 3 s after the last step
 	deadline := time.Now().Add(patientWait)
-	for walSize() > 0 && time.Now().Before(deadline) {
+	for walBytes(dir) > 0 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if after := walSize(); after > 0 {
+	if after := walBytes(dir); after > 0 {
 		t.Fatalf("write-ahead log %d bytes %v after live work (%d during it); want it truncated once the writer is quiet", after, patientWait, during)
+	}
+}
+
+// startWriter runs w until the returned stop is called, which fails the test if Run failed.
+func startWriter(t *testing.T, ctx context.Context, w *writer.Writer) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

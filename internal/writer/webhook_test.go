@@ -59,15 +59,7 @@ func TestWriter_BudgetAlertReachesWebhook(t *testing.T) {
 	hook := webhook.New(config.Alerts{WebhookURL: recv.URL + "/services/T0/B0/tok", Format: "slack"}, nil)
 	w := &writer.Writer{Store: st, Bus: c, Options: bus.ConsumeOptions{BatchSize: 10, FlushInterval: 10 * time.Millisecond},
 		Budget: config.Budget{Daily: 10}, BudgetEvery: 50 * time.Millisecond, Webhook: hook}
-	wctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	defer startWriter(t, ctx, w)()
 	next := func() post {
 		t.Helper()
 		select {
