@@ -240,3 +240,69 @@ func TestStore_MigratesFromSchema4(t *testing.T) {
 		t.Errorf("usage_sessions sums $%v, want $2.50", cost)
 	}
 }
+
+// A turn the proxy could not name (client unknown: Continue's CLI sends only the OpenAI SDK's
+// marks) and the message of a client that keeps the whole prompt as its input (Continue records
+// prompt_tokens, cached tokens included, and no cached count) are one turn when the model, the
+// output and the whole prompt agree: it counts once, at the proxy's split, under the message's
+// session and client, whichever is stored first. A named turn still needs the same split, and a
+// different prompt links nothing.
+func TestStore_LinksUnknownTurnsByWholePrompt(t *testing.T) {
+	at := time.Date(2026, 12, 6, 18, 30, 15, 0, time.UTC)
+	pair := func(i int, turnClient string, msg event.Tokens) []event.Event {
+		turn := newEv(event.KindAPITurn, fmt.Sprintf("uturn-%d", i), at.Add(time.Duration(i)*time.Hour))
+		turn.Client, turn.SessionID, turn.Project = turnClient, "", ""
+		turn.APITurn = &event.APITurn{Tokens: event.Tokens{Input: 120, CacheRead: 1000, Output: 45}, Provider: "openai",
+			Endpoint: "/v1/responses", Model: "gpt-5.2", MessageID: fmt.Sprintf("resp_%d", i), Status: 200, Reliability: event.ReliabilityAccurate}
+		usage := newEv(event.KindTokenUsage, fmt.Sprintf("cmsg-%d", i), turn.Time.Add(2*time.Second))
+		usage.Client, usage.SessionID, usage.Project = "continue-cli", "cn-session", "/work/c"
+		usage.TokenUsage = &event.TokenUsage{Tokens: msg, MessageID: fmt.Sprintf("cn-%d", i), Model: "gpt-5.2",
+			Reliability: event.ReliabilityApproximate, Origin: "transcript"}
+		return []event.Event{turn, usage}
+	}
+	whole := event.Tokens{Input: 1120, Output: 45}
+	for _, order := range []string{"TurnFirst", "MessageFirst", "OneBatch"} {
+		t.Run(order, func(t *testing.T) {
+			s, err := store.OpenWriter(context.Background(), filepath.Join(t.TempDir(), "o.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			evs := pair(0, "unknown", whole)
+			switch order {
+			case "TurnFirst":
+				write(t, s, evs[:1], nil)
+				write(t, s, evs[1:], nil)
+			case "MessageFirst":
+				write(t, s, evs[1:], nil)
+				write(t, s, evs[:1], nil)
+			case "OneBatch":
+				write(t, s, evs, nil)
+			}
+			n, sessions, input := turns(t, s)
+			if n != 1 || !reflect.DeepEqual(sessions, []string{"cn-session/1"}) || input != 120 {
+				t.Fatalf("counted %d turns %v, input %d; want one proxy turn in cn-session at the proxy's input 120", n, sessions, input)
+			}
+			var client string
+			s.DB.QueryRow("SELECT client FROM api_turns").Scan(&client)
+			if client != "continue-cli" {
+				t.Errorf("the linked turn's client is %q, want the message's continue-cli", client)
+			}
+		})
+	}
+	t.Run("NoMatch", func(t *testing.T) {
+		s, err := store.OpenWriter(context.Background(), filepath.Join(t.TempDir(), "o.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var evs []event.Event
+		evs = append(evs, pair(0, "unknown", event.Tokens{Input: 1121, Output: 45})...) // another prompt
+		evs = append(evs, pair(1, "qwen-code", whole)...)                               // a named turn, another split
+		evs = append(evs, pair(2, "unknown", event.Tokens{Input: 1120, Output: 46})...) // another output
+		write(t, s, evs, nil)
+		if n, _, _ := turns(t, s); n != 6 {
+			t.Errorf("%d turns counted, want 6 (nothing linked)", n)
+		}
+	})
+}

@@ -838,17 +838,23 @@ func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, 
 // turn (so a turn whose message came late is never counted twice). A client's last request, with
 // no request after it, keeps no session.
 
-const linkTurnSQL = `SELECT t.message_id, t.session_id, t.project, t.ts FROM token_usage t
- WHERE t.ts BETWEEN ? AND ? AND t.client = ? AND t.model = ?
-   AND t.input_tokens = ? AND t.output_tokens = ? AND t.cache_read_tokens = ?
+// A turn the proxy could not name (client unknown) matches a message of any client by the whole
+// prompt (input, cache reads and cache writes together) rather than by its split: a client that
+// sends no mark of its own may also keep no cache figures (Continue's CLI records prompt_tokens,
+// cached tokens included, and drops the cached count), while the proxy stores the split.
+const linkTurnSQL = `SELECT t.message_id, t.session_id, t.project, t.ts, t.client FROM token_usage t
+ WHERE t.ts BETWEEN ? AND ? AND t.model = ? AND t.output_tokens = ?
+   AND ((t.client = ? AND t.input_tokens = ? AND t.cache_read_tokens = ?)
+     OR (? = 'unknown' AND t.input_tokens + t.cache_read_tokens + t.cache_creation_tokens = ?))
    AND t.message_id != '' AND t.session_id != ''
    AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.message_id = t.message_id)
    AND NOT EXISTS (SELECT 1 FROM api_turns a WHERE a.transcript_message_id = t.message_id)
  ORDER BY abs(t.ts - ?) LIMIT 1`
 
 const linkUsageSQL = `SELECT a.event_id, a.ts FROM api_turns a
- WHERE a.session_id = '' AND a.ts BETWEEN ? AND ? AND a.client = ? AND a.model = ?
-   AND a.input_tokens = ? AND a.output_tokens = ? AND a.cache_read_tokens = ?
+ WHERE a.session_id = '' AND a.ts BETWEEN ? AND ? AND a.model = ? AND a.output_tokens = ?
+   AND ((a.client = ? AND a.input_tokens = ? AND a.cache_read_tokens = ?)
+     OR (a.client = 'unknown' AND a.input_tokens + a.cache_read_tokens + a.cache_creation_tokens = ?))
    AND a.transcript_message_id = ''
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.message_id = ?)
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
@@ -881,8 +887,9 @@ const NextTurnWindowMs int64 = 30_000
 // to a neighbour's session with the message's figures: the message is that turn (on the partial
 // index api_turns_next_turn, migration 0017).
 const linkAttachedSQL = `SELECT a.event_id, a.ts FROM api_turns a INDEXED BY api_turns_next_turn
- WHERE a.transcript_message_id = '` + NextTurnMark + `' AND a.ts BETWEEN ? AND ? AND a.client = ? AND a.model = ?
-   AND a.input_tokens = ? AND a.output_tokens = ? AND a.cache_read_tokens = ?
+ WHERE a.transcript_message_id = '` + NextTurnMark + `' AND a.ts BETWEEN ? AND ? AND a.model = ? AND a.output_tokens = ?
+   AND ((a.client = ? AND a.input_tokens = ? AND a.cache_read_tokens = ?)
+     OR (a.client = 'unknown' AND a.input_tokens + a.cache_read_tokens + a.cache_creation_tokens = ?))
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.message_id = ?)
    AND NOT EXISTS (SELECT 1 FROM api_turns x WHERE x.transcript_message_id = ?)
  ORDER BY abs(a.ts - ?) LIMIT 1`
@@ -1011,12 +1018,12 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 	t, ts := e.APITurn, e.Time.UnixMilli()
 	var msg, session, project string
 	var uts int64
+	client := e.Client
 	if t.MessageID != "" {
 		byID, err := stmt(linkTurnByIDSQL, "link_turn_id")
 		if err != nil {
 			return err
 		}
-		client := e.Client
 		err = byID.QueryRowContext(ctx, t.MessageID, e.Client, e.Client).Scan(&msg, &session, &project, &uts, &client)
 		if err == nil {
 			return link(ctx, stmt, d, e.ID, ts, session, msg, project, client, uts)
@@ -1025,15 +1032,16 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 			return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
 		}
 	}
-	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, t.Model, t.Input, t.Output, t.CacheRead, ts).
-		Scan(&msg, &session, &project, &uts)
+	client = e.Client
+	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, t.Model, t.Output, e.Client, t.Input, t.CacheRead,
+		e.Client, t.Input+t.CacheRead+t.CacheCreation, ts).Scan(&msg, &session, &project, &uts, &client)
 	if errors.Is(err, sql.ErrNoRows) {
 		return attachToNext(ctx, stmt, d, e)
 	}
 	if err != nil {
 		return fmt.Errorf("link proxy turn %s: %w", e.ID, err)
 	}
-	return link(ctx, stmt, d, e.ID, ts, session, msg, project, e.Client, uts)
+	return link(ctx, stmt, d, e.ID, ts, session, msg, project, client, uts)
 }
 
 // linkUsage links the transcript message e to a session-less proxy turn, when one is stored.
@@ -1055,7 +1063,8 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
 	}
-	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
+	prompt := u.Input + u.CacheRead + u.CacheCreation
+	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, u.Model, u.Output, e.Client, u.Input, u.CacheRead, prompt,
 		u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A turn lent a neighbour's session may be this message's own.
@@ -1063,7 +1072,7 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 		if serr != nil {
 			return serr
 		}
-		err = att.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, e.Client, u.Model, u.Input, u.Output, u.CacheRead,
+		err = att.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, u.Model, u.Output, e.Client, u.Input, u.CacheRead, prompt,
 			u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
