@@ -23,6 +23,11 @@ type otherClient struct {
 	// transcript reader names the records with. A turn of client "unknown" takes the records'
 	// client when it is linked to them by response id (Pi).
 	proxyClient, readerClient string
+	// endpoint is the API the client calls (default /v1/chat/completions).
+	endpoint string
+	// wholePrompt says that the client's records keep the whole prompt as input, cached tokens
+	// included, and no cached count (Continue's CLI).
+	wholePrompt bool
 }
 
 // TestRealClients_OpenCodeThroughProxy: OpenCode sends X-Session-Id ses_..., the session of its
@@ -66,6 +71,21 @@ func TestRealClients_PiThroughProxy(t *testing.T) {
 		}})
 }
 
+// TestRealClients_ContinueThroughProxy: Continue's CLI (with a local config.yaml: without one it
+// fetches its default from Continue's servers) sends only the OpenAI SDK's marks and no session,
+// calls the Responses API for a gpt-5 model, and keeps per message the usage it read with the
+// cached tokens inside the prompt and no response id: the proxy names its turns "unknown", and the
+// writer links each to its message by model, output and whole prompt (the turn takes the session
+// and the client continue-cli).
+func TestRealClients_ContinueThroughProxy(t *testing.T) {
+	runOtherClient(t, otherClient{name: "continue", find: realclient.FindContinue, proxyClient: "unknown", readerClient: "continue-cli",
+		endpoint: "/v1/responses", wholePrompt: true,
+		setup: func(tb testing.TB, home, baseURL string) ([]string, []string) {
+			realclient.ContinueHome(tb, home, baseURL)
+			return realclient.ContinueEnv(home), realclient.ContinueArgs("list the files")
+		}})
+}
+
 // runOtherClient runs the client, offline, against the fake Chat Completions API through
 // observer-proxy started by `observerctl up`, with the client's HOME as the watcher's. It checks
 // that every request the fake served is one api_turn of the client at the fake's figures, that the
@@ -73,6 +93,9 @@ func TestRealClients_PiThroughProxy(t *testing.T) {
 // the session those records name, and that `cost --json` counts each turn once.
 func runOtherClient(t *testing.T, c otherClient) {
 	bin := c.find(t)
+	if c.endpoint == "" {
+		c.endpoint = "/v1/chat/completions"
+	}
 	usage := fakeapi.Usage{Input: 321, Output: 54, CacheRead: 4321, Reasoning: 7}
 	fake := fakeapi.New(fakeapi.Config{Usage: usage})
 	up := httptest.NewServer(fake)
@@ -123,7 +146,7 @@ func runOtherClient(t *testing.T, c otherClient) {
 		if got, want := [5]int64{in, outTok, cr, cc, reasoning}, [5]int64{usage.Input, usage.Output, usage.CacheRead, 0, usage.Reasoning}; got != want {
 			t.Errorf("turn %s: buckets in/out/cache_read/cache_write/reasoning %v, the fake returned %v", r.ResponseID, got, want)
 		}
-		if (client != c.proxyClient && client != c.readerClient) || status != 200 || partial != 0 || model != r.Model || endpoint != "/v1/chat/completions" {
+		if (client != c.proxyClient && client != c.readerClient) || status != 200 || partial != 0 || model != r.Model || endpoint != c.endpoint {
 			t.Errorf("turn %s: client %q (want %q) endpoint %q model %q status %d partial %d; the fake served %+v",
 				r.ResponseID, client, c.proxyClient, endpoint, model, status, partial, r)
 		}
@@ -154,7 +177,13 @@ func runOtherClient(t *testing.T, c otherClient) {
 	var tin, tout, tcr int64
 	db.QueryRow("SELECT coalesce(sum(input_tokens),0), coalesce(sum(output_tokens),0), coalesce(sum(cache_read_tokens),0) FROM token_usage WHERE client = ?",
 		c.readerClient).Scan(&tin, &tout, &tcr)
-	if tin%usage.Input != 0 || tin/usage.Input != tout/usage.Output || tin/usage.Input != tcr/usage.CacheRead || tin == 0 {
+	switch prompt := usage.Input + usage.CacheRead; {
+	case c.wholePrompt:
+		if tin%prompt != 0 || tin/prompt != tout/usage.Output || tcr != 0 || tin == 0 {
+			t.Errorf("%d transcript messages hold in/out/cache_read %d/%d/%d: not a multiple of the fake's whole prompt %d and output %d",
+				msgs, tin, tout, tcr, prompt, usage.Output)
+		}
+	case tin%usage.Input != 0 || tin/usage.Input != tout/usage.Output || tin/usage.Input != tcr/usage.CacheRead || tin == 0:
 		t.Errorf("%d transcript messages hold in/out/cache_read %d/%d/%d: not a multiple of the fake's %d/%d/%d",
 			msgs, tin, tout, tcr, usage.Input, usage.Output, usage.CacheRead)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/cline"
 	"github.com/observerhq/observer/pkg/transcript/codex"
+	"github.com/observerhq/observer/pkg/transcript/continuecli"
 	"github.com/observerhq/observer/pkg/transcript/copilot"
 	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/cursor"
@@ -37,4 +38,5 @@ var registry = map[string]func() transcript.Adapter{
 	client.Cursor:        func() transcript.Adapter { return cursor.New(cursor.DefaultDirs()) },
 	client.Aider:         func() transcript.Adapter { return aiderAdapter() },
 	client.OpenClaw:      func() transcript.Adapter { return openclaw.NewDefault() },
+	client.ContinueCLI:   func() transcript.Adapter { return continuecli.New(continuecli.DefaultRoots()) },
 }

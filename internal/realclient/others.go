@@ -13,6 +13,7 @@ const (
 	KiloPackage     = "@kilocode/cli@7.7.7"
 	QwenCodePackage = "@qwen-code/qwen-code@0.24.4"
 	PiPackage       = "@mariozechner/pi-coding-agent@0.73.1"
+	ContinuePackage = "@continuedev/cli@1.5.47"
 )
 
 // FakeModel is the model the OpenAI-compatible providers below are configured with.
@@ -40,6 +41,12 @@ func FindQwen(tb testing.TB) string {
 func FindPi(tb testing.TB) string {
 	tb.Helper()
 	return Find(tb, "OBSERVER_PI_BIN", "pi", "npm install -g "+PiPackage)
+}
+
+// FindContinue returns Continue's CLI, cn ($OBSERVER_CONTINUE_BIN, else PATH).
+func FindContinue(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_CONTINUE_BIN", "cn", "npm install -g "+ContinuePackage)
 }
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -124,3 +131,27 @@ func PiEnv(home string) []string { return []string{"HOME=" + home, "NO_COLOR=1"}
 func PiArgs(prompt string) []string {
 	return []string{"-p", "--provider", "fake", "--model", FakeModel, prompt}
 }
+
+// ContinueHome writes $HOME/.continue/config.yaml: one model, FakeModel from the OpenAI provider at
+// baseURL (ending in /v1). Without a local configuration the CLI fetches its default one from
+// Continue's servers, which an offline run cannot reach.
+func ContinueHome(tb testing.TB, home, baseURL string) {
+	tb.Helper()
+	dir := filepath.Join(home, ".continue")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	cfg := "name: observer fake\nversion: 0.0.1\nschema: v1\nmodels:\n  - name: fake\n    provider: openai\n" +
+		"    model: " + FakeModel + "\n    apiBase: " + baseURL + "\n    apiKey: sk-test\n    roles: [chat]\n"
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// ContinueEnv is the CLI's environment: its state under home, no telemetry.
+func ContinueEnv(home string) []string {
+	return []string{"HOME=" + home, "CONTINUE_CLI_ENABLE_TELEMETRY=0", "NO_COLOR=1"}
+}
+
+// ContinueArgs run one prompt headless, every tool allowed (--auto).
+func ContinueArgs(prompt string) []string { return []string{"-p", "--auto", prompt} }

@@ -22,6 +22,7 @@ const (
 	Cursor        = "cursor"
 	Aider         = "aider"
 	OpenClaw      = "openclaw"
+	ContinueCLI   = "continue-cli"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -122,6 +123,14 @@ var registry = []Client{
 		Bins:  []string{"openclaw"},
 		Proxy: `a provider with "baseUrl": "http://%s/v1" under models.providers in ~/.openclaw/openclaw.json`,
 		Shell: []Tool{{"exec", "command"}}},
+	// Continue's CLI 1.5.47 sends only the OpenAI SDK's marks (User-Agent ls/JS 5.23.2: the SDK's
+	// class name as its bundle minified it, no mark to rely on) and no session: the proxy names
+	// it unknown, and the writer names such a turn continue-cli when a message of its record
+	// carries the same model and figures (see pkg/store/write.go).
+	{Name: ContinueCLI, Title: "Continue CLI", Product: "Continue", Aliases: []string{"continue", "cn"},
+		Where: "~/.continue/sessions (or $CONTINUE_GLOBAL_DIR/sessions)",
+		Bins:  []string{"cn"}, Proxy: `a model with "apiBase: http://%s/v1" in ~/.continue/config.yaml`,
+		Shell: []Tool{{"Bash", "command"}}},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.
