@@ -39,7 +39,8 @@
 // proxy could not name (the CLI sends only the OpenAI SDK's marks) is linked to its message by
 // model, output and the whole prompt (input + cache read + cache write), and its exact figures
 // win (pkg/store). One token_usage event per assistant message with a usage (id
-// event.ID(client, "usage", session, item index)), priced from the pricing table at the item's
+// event.ID(client, "usage", session, item index); its MessageID, which its text and tool calls
+// carry too, event.ID(client, "message", session, item index)), priced from the pricing table at the item's
 // time, "approximate"; a model the table does not price is "unknown" at cost 0 (cost_cents is
 // kept only when the table has no price and it is not 0).
 //

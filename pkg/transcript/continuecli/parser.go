@@ -187,24 +187,24 @@ func (p *Parser) document(d *doc) []event.Event {
 				ev := p.newEvent(event.KindAction, p.actionID("prompt", key), t)
 				ev.Action = &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(prompt), Transcript: p.src.Path}
 				evs = append(evs, ev)
-				evs = append(evs, p.textMessage(event.RoleUser, key, i, 0, t, prompt, "")...)
+				evs = append(evs, p.textMessage(event.RoleUser, key, i, 0, t, prompt, "", "")...)
 			}
 		case "assistant":
-			model := ""
+			model, msgID := "", p.messageID(key)
 			if m.Usage != nil {
 				model = strings.TrimSpace(m.Usage.Model)
 				evs = append(evs, p.modelEvent(model, t)...)
-				if ev, ok := p.usage(key, model, m.Usage, t); ok {
+				if ev, ok := p.usage(key, msgID, model, m.Usage, t); ok {
 					evs = append(evs, ev)
 				}
 			}
-			evs = append(evs, p.textMessage(event.RoleAssistant, key, i, 0, t, text, model)...)
+			evs = append(evs, p.textMessage(event.RoleAssistant, key, i, 0, t, text, msgID, model)...)
 			for j := range m.ToolCalls {
 				c := &m.ToolCalls[j]
 				if c.ID == "" {
 					continue
 				}
-				call := p.call(c, states[c.ID], model, t)
+				call := p.call(c, states[c.ID], msgID, model, t)
 				evs = append(evs, call, p.callMessage(call.Action, key, i, j+1, t))
 			}
 		case "system", "tool", "thinking":
@@ -241,11 +241,11 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(out, "\n")
 }
 
-func (p *Parser) call(c *toolCall, s *callState, model string, t time.Time) event.Event {
+func (p *Parser) call(c *toolCall, s *callState, msgID, model string, t time.Time) event.Event {
 	var in map[string]any
 	_ = json.Unmarshal([]byte(c.Function.Arguments), &in)
 	ty, target := p.toolOf(c.Function.Name, in)
-	a := &event.Action{Type: ty, Tool: c.Function.Name, Target: clipTarget(target), ToolUseID: c.ID, Model: model,
+	a := &event.Action{Type: ty, Tool: c.Function.Name, Target: clipTarget(target), ToolUseID: c.ID, MessageID: msgID, Model: model,
 		InputHash: inputHash(c.Function.Arguments), Transcript: p.src.Path}
 	if s != nil {
 		var parts []string
@@ -314,13 +314,13 @@ func str(m map[string]any, keys ...string) string {
 	return ""
 }
 
-func (p *Parser) usage(key, model string, u *usage, t time.Time) (event.Event, bool) {
+func (p *Parser) usage(key, msgID, model string, u *usage, t time.Time) (event.Event, bool) {
 	tok := event.Tokens{Input: max(int64(u.PromptTokens), 0), Output: max(int64(u.CompletionTokens), 0)}
 	if tok.Input+tok.Output == 0 {
 		return event.Event{}, false
 	}
 	tu := &event.TokenUsage{Tokens: tok, Model: model, Origin: "transcript", Reliability: event.ReliabilityApproximate,
-		MessageID: event.ID(Client, "message", p.st.Session, key)}
+		MessageID: msgID}
 	cost, known := 0.0, false
 	if model != "" {
 		cost, known = p.prices().CostAt(model, tok, t)
@@ -455,18 +455,22 @@ func (p *Parser) message(key string, record, part int, t time.Time, m event.Mess
 	return ev
 }
 
-func (p *Parser) textMessage(role, key string, record, part int, t time.Time, text, model string) []event.Event {
+func (p *Parser) textMessage(role, key string, record, part int, t time.Time, text, msgID, model string) []event.Event {
 	text = transcript.Clip(strings.TrimSpace(text), maxMessage)
 	if text == "" {
 		return nil
 	}
-	return []event.Event{p.message(key, record, part, t, event.Message{Role: role, Text: text, Model: model})}
+	return []event.Event{p.message(key, record, part, t, event.Message{Role: role, Text: text, MessageID: msgID, Model: model})}
 }
 
 func (p *Parser) callMessage(a *event.Action, key string, record, part int, t time.Time) event.Event {
 	return p.message(key, record, part, t, event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: a.Tool,
-		ToolUseID: a.ToolUseID, Model: a.Model})
+		ToolUseID: a.ToolUseID, MessageID: a.MessageID, Model: a.Model})
 }
+
+// messageID names an assistant message, which the CLI gives no id: its usage, text and tool calls
+// carry it.
+func (p *Parser) messageID(key string) string { return event.ID(Client, "message", p.st.Session, key) }
 
 // ---------------------------------------------------------------------------------------------
 // Emitting only what changed

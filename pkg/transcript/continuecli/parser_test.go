@@ -110,6 +110,9 @@ func TestDiscoverAndParse(t *testing.T) {
 		!strings.Contains(a.Error, "No rule to make target") || a.ToolUseID != "call_a1" || a.Tool != "Bash" {
 		t.Errorf("run_command %+v: want make build, failed with the tool's output as its error", a)
 	}
+	if a := acts[event.ActionRunCommand]; a != nil && a.MessageID != usage[0].TokenUsage.MessageID {
+		t.Errorf("the tool call's message %q is not its response's usage message %q", a.MessageID, usage[0].TokenUsage.MessageID)
+	}
 	if a := acts[event.ActionReadFile]; a == nil || a.Target != "Makefile" || a.Success == nil || !*a.Success ||
 		!strings.Contains(a.Output, "go build") {
 		t.Errorf("read_file %+v: want Makefile (relative to the project), succeeded, with its output", a)
