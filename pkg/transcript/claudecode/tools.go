@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -173,25 +172,7 @@ func (p *Parser) target(name string, raw json.RawMessage) string {
 }
 
 // relPath makes a file path relative to the project root when it lies inside it.
-func (p *Parser) relPath(file string) string {
-	file = strings.TrimSpace(file)
-	if file == "" {
-		return ""
-	}
-	if !filepath.IsAbs(file) {
-		if p.st.Cwd == "" || !filepath.IsAbs(p.st.Cwd) {
-			return filepath.Clean(file)
-		}
-		file = filepath.Join(p.st.Cwd, file)
-	}
-	file = filepath.Clean(file)
-	if root := p.project(); root != "" && within(root, file) {
-		if rel, err := filepath.Rel(root, file); err == nil {
-			return rel
-		}
-	}
-	return file
-}
+func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.project()) }
 
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {

@@ -44,13 +44,13 @@ type state struct {
 
 // Parser reads one document: a CLI session's messages or an extension task's ui messages.
 type Parser struct {
-	client string
-	vscode bool
-	src    transcript.Source
-	prices func() *pricing.Table
-	st     state
-	seen   map[string]bool
-	stats  transcript.Stats
+	client  string
+	vscode  bool
+	src     transcript.Source
+	prices  func() *pricing.Table
+	st      state
+	emitted transcript.Emitted
+	stats   transcript.Stats
 }
 
 func newParser(client string, vscode bool, src transcript.Source, st []byte, prices func() *pricing.Table) (*Parser, error) {
@@ -108,7 +108,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 		p.st = saved
 		return nil, err
 	}
-	return p.keep(evs), nil
+	return p.emitted.Keep(evs, &p.st.Seen, maxSeen), nil
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -493,45 +493,6 @@ func (p *Parser) modelEvent(model string, t time.Time) []event.Event {
 // ---------------------------------------------------------------------------------------------
 // Emitting only what changed
 
-// keep drops the events emitted before exactly as they are, and remembers the others.
-func (p *Parser) keep(evs []event.Event) []event.Event {
-	if p.seen == nil {
-		p.seen = make(map[string]bool, len(p.st.Seen))
-		for _, f := range p.st.Seen {
-			p.seen[f] = true
-		}
-	}
-	out := evs[:0]
-	for i := range evs {
-		f := fingerprint(&evs[i])
-		if f != "" && p.seen[f] {
-			continue
-		}
-		out = append(out, evs[i])
-		if f == "" {
-			continue
-		}
-		p.seen[f] = true
-		p.st.Seen = append(p.st.Seen, f)
-		if n := len(p.st.Seen); n > maxSeen {
-			for _, old := range p.st.Seen[:n-maxSeen] {
-				delete(p.seen, old)
-			}
-			p.st.Seen = slices.Clone(p.st.Seen[n-maxSeen:])
-		}
-	}
-	return out
-}
-
-func fingerprint(e *event.Event) string {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return ""
-	}
-	h := sha256.Sum256(b)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
 // ---------------------------------------------------------------------------------------------
 // Envelope and helpers
 
@@ -604,22 +565,4 @@ func clipError(s string) string { return transcript.Clip(strings.TrimSpace(s), m
 func clipOutput(s string) string { return transcript.Clip(s, maxOutput) }
 
 // relPath makes a file path relative to the project when it lies inside it.
-func (p *Parser) relPath(file string) string {
-	file = strings.TrimSpace(file)
-	if file == "" {
-		return ""
-	}
-	if !filepath.IsAbs(file) {
-		if p.st.Cwd == "" || !filepath.IsAbs(p.st.Cwd) {
-			return filepath.Clean(file)
-		}
-		file = filepath.Join(p.st.Cwd, file)
-	}
-	file = filepath.Clean(file)
-	if root := p.st.Project; root != "" {
-		if rel, err := filepath.Rel(root, file); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return rel
-		}
-	}
-	return file
-}
+func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }

@@ -52,12 +52,12 @@ type state struct {
 
 // Parser reads one session document.
 type Parser struct {
-	src    transcript.Source
-	prices func() *pricing.Table
-	st     state
-	seen   map[string]bool
-	stats  transcript.Stats
-	now    func() time.Time // the document's time when it cannot be read (tests set it)
+	src     transcript.Source
+	prices  func() *pricing.Table
+	st      state
+	emitted transcript.Emitted
+	stats   transcript.Stats
+	now     func() time.Time // the document's time when it cannot be read (tests set it)
 }
 
 func newParser(src transcript.Source, st []byte, prices func() *pricing.Table) (*Parser, error) {
@@ -141,7 +141,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, malformed("document does not parse (written while read, or damaged): %v", err)
 	}
-	return p.keep(p.document(&d)), nil
+	return p.emitted.Keep(p.document(&d), &p.st.Seen, maxSeen), nil
 }
 
 func malformed(format string, args ...any) error { return transcript.Malformed("", format, args...) }
@@ -475,45 +475,6 @@ func (p *Parser) messageID(key string) string { return event.ID(Client, "message
 // ---------------------------------------------------------------------------------------------
 // Emitting only what changed
 
-// keep drops the events emitted before exactly as they are, and remembers the others.
-func (p *Parser) keep(evs []event.Event) []event.Event {
-	if p.seen == nil {
-		p.seen = make(map[string]bool, len(p.st.Seen))
-		for _, f := range p.st.Seen {
-			p.seen[f] = true
-		}
-	}
-	out := evs[:0]
-	for i := range evs {
-		f := fingerprint(&evs[i])
-		if f != "" && p.seen[f] {
-			continue
-		}
-		out = append(out, evs[i])
-		if f == "" {
-			continue
-		}
-		p.seen[f] = true
-		p.st.Seen = append(p.st.Seen, f)
-		if n := len(p.st.Seen); n > maxSeen {
-			for _, old := range p.st.Seen[:n-maxSeen] {
-				delete(p.seen, old)
-			}
-			p.st.Seen = slices.Clone(p.st.Seen[n-maxSeen:])
-		}
-	}
-	return out
-}
-
-func fingerprint(e *event.Event) string {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return ""
-	}
-	h := sha256.Sum256(b)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
 // ---------------------------------------------------------------------------------------------
 // Envelope and helpers
 
@@ -573,22 +534,4 @@ func clipError(s string) string { return transcript.Clip(strings.TrimSpace(s), m
 func clipOutput(s string) string { return transcript.Clip(s, maxOutput) }
 
 // relPath makes a file path relative to the project when it lies inside it.
-func (p *Parser) relPath(file string) string {
-	file = strings.TrimSpace(file)
-	if file == "" {
-		return ""
-	}
-	if !filepath.IsAbs(file) {
-		if p.st.Cwd == "" || !filepath.IsAbs(p.st.Cwd) {
-			return filepath.Clean(file)
-		}
-		file = filepath.Join(p.st.Cwd, file)
-	}
-	file = filepath.Clean(file)
-	if root := p.st.Project; root != "" {
-		if rel, err := filepath.Rel(root, file); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return rel
-		}
-	}
-	return file
-}
+func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }

@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolTypes maps Crush's built-in tool names to the taxonomy (see the package doc).
@@ -101,24 +101,7 @@ func plural(n int, what string) string {
 
 // relPath returns file relative to the project when it lies inside it; a relative path is taken
 // from the project's directory (Crush runs its tools there).
-func (p *Parser) relPath(file string) string {
-	if file == "" {
-		return ""
-	}
-	if !filepath.IsAbs(file) {
-		if p.dir == "" || !filepath.IsAbs(p.dir) {
-			return filepath.Clean(file)
-		}
-		file = filepath.Join(p.dir, file)
-	}
-	file = filepath.Clean(file)
-	if p.root != "" {
-		if r, err := filepath.Rel(p.root, file); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return r
-		}
-	}
-	return file
-}
+func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.dir, p.root) }
 
 // hashInput hashes a tool call's input, so repeated calls can be found.
 func hashInput(raw []byte) string {

@@ -754,23 +754,7 @@ func within(root, path string) bool {
 // relPath makes a file path relative to the project when it lies inside it; a relative path is
 // relative to the directory the client ran in.
 func (p *Parser) relPath(file string) string {
-	file = strings.TrimSpace(file)
-	if file == "" {
-		return ""
-	}
-	if !filepath.IsAbs(file) {
-		if p.st.Root == "" || !filepath.IsAbs(p.st.Root) {
-			return filepath.Clean(file)
-		}
-		file = filepath.Join(p.st.Root, file)
-	}
-	file = filepath.Clean(file)
-	if root := p.st.Project; root != "" && within(root, file) {
-		if rel, err := filepath.Rel(root, file); err == nil {
-			return rel
-		}
-	}
-	return file
+	return transcript.RelPath(file, p.st.Root, p.st.Project)
 }
 
 // ---------------------------------------------------------------------------------------------
