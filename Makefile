@@ -38,8 +38,9 @@ check: ## gofmt, then make test
 e2e: ## run only the end-to-end tests on the real binaries
 	$(GO) test -tags $(TAGS) -count=1 -timeout 30m -v ./e2e/...
 
-bench: ## deployed-form benchmarks: cold scan (beside the parse-only floor and ccusage), `up` until settled then 3 minutes idle (CPU, RSS, the watcher's share of a core), proxy vs a bare ReverseProxy, bus-to-store vs raw SQLite, idle memory, request compression per 200 KB body, the OTLP receiver under load, team mode (hub + 3 members: throughput vs one writer, member-to-hub delay), the hook with observer down vs a bare process (ROUNDS=n, BASE=rev)
+bench: ## deployed-form benchmarks: cold scan (beside the parse-only floor and ccusage), each reader's MB/s beside Claude Code's, `up` until settled then 3 minutes idle (CPU, RSS, the watcher's share of a core), proxy vs a bare ReverseProxy, bus-to-store vs raw SQLite, idle memory, request compression per 200 KB body, the OTLP receiver under load, team mode (hub + 3 members: throughput vs one writer, member-to-hub delay), the hook with observer down vs a bare process (ROUNDS=n, BASE=rev)
 	./scripts/bench-cold-scan.sh
+	./scripts/bench-readers.sh
 	./scripts/bench-deployed.sh
 	./scripts/bench-proxy.sh
 	RUNS=$${RUNS:-$${ROUNDS:-3}} ./scripts/bench-pipeline.sh
