@@ -3,6 +3,7 @@ package readers
 import (
 	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/amp"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/cline"
 	"github.com/observerhq/observer/pkg/transcript/codex"
@@ -39,4 +40,5 @@ var registry = map[string]func() transcript.Adapter{
 	client.Aider:         func() transcript.Adapter { return aiderAdapter() },
 	client.OpenClaw:      func() transcript.Adapter { return openclaw.NewDefault() },
 	client.ContinueCLI:   func() transcript.Adapter { return continuecli.New(continuecli.DefaultRoots()) },
+	client.Amp:           func() transcript.Adapter { return amp.New(amp.DefaultRoots()) },
 }

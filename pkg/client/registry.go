@@ -23,6 +23,7 @@ const (
 	Aider         = "aider"
 	OpenClaw      = "openclaw"
 	ContinueCLI   = "continue-cli"
+	Amp           = "amp"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -131,6 +132,11 @@ var registry = []Client{
 		Where: "~/.continue/sessions (or $CONTINUE_GLOBAL_DIR/sessions)",
 		Bins:  []string{"cn"}, Proxy: `a model with "apiBase: http://%s/v1" in ~/.continue/config.yaml`,
 		Shell: []Tool{{"Bash", "command"}}},
+	// Amp's traffic goes to Amp's own servers: no proxy recipe. Its CLI stopped keeping threads on
+	// disk in 2026-03; the threads it wrote before are read.
+	{Name: Amp, Title: "Amp", Product: "Amp",
+		Where: "~/.local/share/amp/threads (or $XDG_DATA_HOME/amp/threads; the same on macOS), the threads Amp kept until 2026-03",
+		Bins:  []string{"amp"}},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.
