@@ -1,12 +1,16 @@
 package transcript
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
 )
@@ -79,4 +83,62 @@ func RelPath(file, cwd, root string) string {
 		}
 	}
 	return file
+}
+
+// DecodeDocument decodes a whole JSON object document into v (a reader of documents' Record):
+// an empty document, one that is not UTF-8, not an object or that does not parse (caught while
+// its client rewrote it) is ErrMalformed.
+func DecodeDocument(raw []byte, v any) error {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return Malformed("", "document is empty (being written?)")
+	case !utf8.Valid(raw):
+		return Malformed("", "document is not UTF-8")
+	case raw[0] != '{':
+		return Malformed("", "document is not a JSON object")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return Malformed("", "document does not parse (written while read, or damaged): %v", err)
+	}
+	return nil
+}
+
+// Count adds one read of a record to s: its events, and whether it was malformed.
+func (s *Stats) Count(events int, err error) {
+	s.Lines++
+	if err != nil {
+		s.Malformed++
+	}
+	s.Events += int64(events)
+}
+
+// DiscoverDocuments lists, sorted by path, the files directly in roots whose name match accepts
+// (it returns the session the file holds), as Document sources of client. A missing root is not
+// an error.
+func DiscoverDocuments(client string, roots []string, match func(name string) (session string, ok bool)) ([]Source, error) {
+	var out []Source
+	var errs []error
+	seen := map[string]bool{}
+	for _, root := range roots {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			abs = root
+		}
+		ents, err := ReadDir(abs)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, e := range ents {
+			p := filepath.Join(abs, e.Name())
+			session, ok := match(e.Name())
+			if !ok || seen[p] || !IsFile(e, p) {
+				continue
+			}
+			seen[p] = true
+			out = append(out, Source{Client: client, Path: p, SessionID: session, Document: true})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, errors.Join(errs...)
 }

@@ -66,10 +66,8 @@
 package amp
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/client"
@@ -118,30 +116,10 @@ func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...
 
 // Discover lists the threads (T-*.json), sorted by path. A missing root is not an error.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			abs = root
-		}
-		ents, err := transcript.ReadDir(abs)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		for _, e := range ents {
-			id, ok := strings.CutSuffix(e.Name(), ".json")
-			p := filepath.Join(abs, e.Name())
-			if !ok || !strings.HasPrefix(id, "T-") || seen[p] || !transcript.IsFile(e, p) {
-				continue
-			}
-			seen[p] = true
-			out = append(out, transcript.Source{Client: Client, Path: p, SessionID: id, Document: true})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return transcript.DiscoverDocuments(Client, a.Roots, func(name string) (string, bool) {
+		id, ok := strings.CutSuffix(name, ".json")
+		return id, ok && strings.HasPrefix(id, "T-")
+	})
 }
 
 // NewParser returns a parser for one thread.

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
@@ -134,30 +133,13 @@ type block struct {
 
 // Record reads the whole document.
 func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
-	p.stats.Lines++
-	defer func() {
-		if err != nil {
-			p.stats.Malformed++
-		}
-		p.stats.Events += int64(len(evs))
-	}()
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0:
-		return nil, malformed("document is empty (being written?)")
-	case !utf8.Valid(raw):
-		return nil, malformed("document is not UTF-8")
-	case raw[0] != '{':
-		return nil, malformed("document is not a JSON object")
-	}
+	defer func() { p.stats.Count(len(evs), err) }()
 	var d thread
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, malformed("document does not parse (written while read, or damaged): %v", err)
+	if err := transcript.DecodeDocument(raw, &d); err != nil {
+		return nil, err
 	}
 	return p.emitted.Keep(p.thread(&d), &p.st.Seen, maxSeen), nil
 }
-
-func malformed(format string, args ...any) error { return transcript.Malformed("", format, args...) }
 
 func (p *Parser) unknown(kind string) {
 	if p.stats.Unknown == nil {

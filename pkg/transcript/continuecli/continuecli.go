@@ -70,10 +70,8 @@
 package continuecli
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/client"
@@ -125,33 +123,13 @@ func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...
 // indexFile is the sessions' index beside them, not a session.
 const indexFile = "sessions.json"
 
-// Discover lists the sessions, sorted by path. A missing root is not an error.
+// Discover lists the sessions (not the index beside them), sorted by path. A missing root is not
+// an error.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			abs = root
-		}
-		ents, err := transcript.ReadDir(abs)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		for _, e := range ents {
-			name := e.Name()
-			id, ok := strings.CutSuffix(name, ".json")
-			p := filepath.Join(abs, name)
-			if !ok || id == "" || name == indexFile || seen[p] || !transcript.IsFile(e, p) {
-				continue
-			}
-			seen[p] = true
-			out = append(out, transcript.Source{Client: Client, Path: p, SessionID: id, Document: true})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return transcript.DiscoverDocuments(Client, a.Roots, func(name string) (string, bool) {
+		id, ok := strings.CutSuffix(name, ".json")
+		return id, ok && id != "" && name != indexFile
+	})
 }
 
 // NewParser returns a parser for one session document.

@@ -1,7 +1,6 @@
 package continuecli
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
@@ -121,30 +119,13 @@ type usage struct {
 // Record reads the whole document. A document that does not parse emits nothing and leaves the
 // state as it was.
 func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
-	p.stats.Lines++
-	defer func() {
-		if err != nil {
-			p.stats.Malformed++
-		}
-		p.stats.Events += int64(len(evs))
-	}()
-	raw = bytes.TrimSpace(raw)
-	switch {
-	case len(raw) == 0:
-		return nil, malformed("document is empty (being written?)")
-	case !utf8.Valid(raw):
-		return nil, malformed("document is not UTF-8")
-	case raw[0] != '{':
-		return nil, malformed("document is not a JSON object")
-	}
+	defer func() { p.stats.Count(len(evs), err) }()
 	var d doc
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return nil, malformed("document does not parse (written while read, or damaged): %v", err)
+	if err := transcript.DecodeDocument(raw, &d); err != nil {
+		return nil, err
 	}
 	return p.emitted.Keep(p.document(&d), &p.st.Seen, maxSeen), nil
 }
-
-func malformed(format string, args ...any) error { return transcript.Malformed("", format, args...) }
 
 func (p *Parser) unknown(kind string) {
 	if p.stats.Unknown == nil {
