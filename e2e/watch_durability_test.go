@@ -273,7 +273,39 @@ func TestWatch_DurabilityKill9(t *testing.T) {
 		t.Fatalf("only %d kills happened while the transcript grew: %v", len(kills), kills)
 	}
 	if replays == 0 {
-		t.Fatalf("no kill landed while stored lines were still ahead of the saved cursor: the replay after a restart went untested")
+		// No kill landed while stored lines lay beyond the saved cursor: the watcher saves its
+		// cursors at the end of a pass, and it published the whole burst before the writer stored
+		// from it (the bus takes batches faster than a loaded machine's store). Make the replay
+		// happen: kill the watcher and take its saved cursor of the transcript away before the
+		// supervisor restarts it, so the next watcher reads every stored line again.
+		pid := s.componentPID("watch")
+		if pid == 0 {
+			t.Fatal("no watch pid for the replay")
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond) // dead, and not yet restarted (the backoff is 0.5 s at least)
+		cursors := filepath.Join(s.home, "watch", "cursors.json")
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(s.readFile("watch/cursors.json")), &m); err != nil {
+			t.Fatalf("read %s: %v", cursors, err)
+		}
+		delete(m, path)
+		data, _ := json.Marshal(m)
+		if err := os.WriteFile(cursors, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		replays++
+		kills = append(kills, fmt.Sprintf("after writing, its cursor of the transcript taken away (pid %d, %d stored): every stored line read again", pid, stored()))
+		t.Logf("no kill landed while stored lines lay beyond the saved cursor; replaying the whole transcript instead:\n  %s", kills[len(kills)-1])
+		deadline := time.Now().Add(30 * time.Second)
+		for s.componentPID("watch") == pid || s.componentPID("watch") == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("watch not restarted 30s after kill -9 of %d", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 
 	// Wait until the watcher has read the file to its end, the bus holds nothing for the writer and
