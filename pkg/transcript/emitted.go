@@ -10,9 +10,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/pricing"
 )
 
 // Emitted is what a reader of documents (files its client rewrites whole, read whole at each
@@ -141,4 +143,27 @@ func DiscoverDocuments(client string, roots []string, match func(name string) (s
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, errors.Join(errs...)
+}
+
+// PricedUsage is a transcript's token usage of model, priced from table at t: "approximate" when
+// the table prices the model, else at the client's own cost clientUSD (when it is positive and
+// sane), still "approximate", else "unknown" at cost 0. It is nil when tok counts nothing.
+func PricedUsage(table *pricing.Table, model, msgID string, tok event.Tokens, clientUSD float64, t time.Time) *event.TokenUsage {
+	if tok.Input+tok.Output+tok.CacheRead+tok.CacheCreation == 0 {
+		return nil
+	}
+	u := &event.TokenUsage{Tokens: tok, MessageID: msgID, Model: model, Origin: "transcript", Reliability: event.ReliabilityApproximate}
+	cost, known := 0.0, false
+	if model != "" {
+		cost, known = table.CostAt(model, tok, t)
+	}
+	switch {
+	case known:
+		u.CostUSD = cost
+	case clientUSD > 0 && clientUSD < 1e6:
+		u.CostUSD = clientUSD
+	default:
+		u.Reliability = event.ReliabilityUnknown
+	}
+	return u
 }

@@ -384,18 +384,9 @@ func str(m map[string]any, keys ...string) string {
 }
 
 func (p *Parser) usage(id, msgID, model string, tok event.Tokens, t time.Time) (event.Event, bool) {
-	if tok.Input+tok.Output+tok.CacheRead+tok.CacheCreation == 0 {
+	u := transcript.PricedUsage(p.prices(), model, msgID, tok, 0, t)
+	if u == nil {
 		return event.Event{}, false
-	}
-	u := &event.TokenUsage{Tokens: tok, MessageID: msgID, Model: model, Origin: "transcript", Reliability: event.ReliabilityApproximate}
-	cost, known := 0.0, false
-	if model != "" {
-		cost, known = p.prices().CostAt(model, tok, t)
-	}
-	if known {
-		u.CostUSD = cost
-	} else {
-		u.Reliability = event.ReliabilityUnknown
 	}
 	ev := p.newEvent(event.KindTokenUsage, id, t)
 	ev.TokenUsage = u

@@ -430,22 +430,9 @@ func netTokens(in, out, read, write int64, anthropic bool) event.Tokens {
 }
 
 func (p *Parser) usage(id, msgID, model string, tok event.Tokens, clientCost float64, t time.Time) (event.Event, bool) {
-	if tok.Input+tok.Output+tok.CacheRead+tok.CacheCreation == 0 {
+	u := transcript.PricedUsage(p.prices(), model, msgID, tok, clientCost, t)
+	if u == nil {
 		return event.Event{}, false
-	}
-	u := &event.TokenUsage{Tokens: tok, MessageID: msgID, Model: model, Origin: "transcript",
-		Reliability: event.ReliabilityApproximate}
-	cost, known := 0.0, false
-	if model != "" {
-		cost, known = p.prices().CostAt(model, tok, t)
-	}
-	switch {
-	case known:
-		u.CostUSD = cost
-	case clientCost > 0 && clientCost < 1e6:
-		u.CostUSD = clientCost
-	default:
-		u.Reliability = event.ReliabilityUnknown
 	}
 	ev := p.newEvent(event.KindTokenUsage, id, t)
 	ev.TokenUsage = u

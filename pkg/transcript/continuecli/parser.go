@@ -297,22 +297,9 @@ func str(m map[string]any, keys ...string) string {
 
 func (p *Parser) usage(key, msgID, model string, u *usage, t time.Time) (event.Event, bool) {
 	tok := event.Tokens{Input: max(int64(u.PromptTokens), 0), Output: max(int64(u.CompletionTokens), 0)}
-	if tok.Input+tok.Output == 0 {
+	tu := transcript.PricedUsage(p.prices(), model, msgID, tok, float64(u.CostCents)/100, t)
+	if tu == nil {
 		return event.Event{}, false
-	}
-	tu := &event.TokenUsage{Tokens: tok, Model: model, Origin: "transcript", Reliability: event.ReliabilityApproximate,
-		MessageID: msgID}
-	cost, known := 0.0, false
-	if model != "" {
-		cost, known = p.prices().CostAt(model, tok, t)
-	}
-	switch c := float64(u.CostCents) / 100; {
-	case known:
-		tu.CostUSD = cost
-	case c > 0 && c < 1e6:
-		tu.CostUSD = c
-	default:
-		tu.Reliability = event.ReliabilityUnknown
 	}
 	ev := p.newEvent(event.KindTokenUsage, event.ID(Client, "usage", p.st.Session, key), t)
 	ev.TokenUsage = tu
