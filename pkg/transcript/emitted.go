@@ -167,3 +167,16 @@ func PricedUsage(table *pricing.Table, model, msgID string, tok event.Tokens, cl
 	}
 	return u
 }
+
+// NewModel records model among *models (the newest max) and reports whether it was not there:
+// a document reader reports each model of a session once. An empty model is never new.
+func NewModel(models *[]string, model string, max int) bool {
+	if model == "" || slices.Contains(*models, model) {
+		return false
+	}
+	*models = append(*models, model)
+	if n := len(*models); n > max {
+		*models = slices.Clone((*models)[n-max:])
+	}
+	return true
+}

@@ -467,12 +467,8 @@ func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 
 // modelEvent reports a model the session had not reported yet.
 func (p *Parser) modelEvent(model string, t time.Time) []event.Event {
-	if model == "" || slices.Contains(p.st.Models, model) {
+	if !transcript.NewModel(&p.st.Models, model, maxModels) {
 		return nil
-	}
-	p.st.Models = append(p.st.Models, model)
-	if n := len(p.st.Models); n > maxModels {
-		p.st.Models = slices.Clone(p.st.Models[n-maxModels:])
 	}
 	return []event.Event{p.sessionEvent(event.SessionActive, model, t)}
 }
