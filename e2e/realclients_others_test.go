@@ -86,6 +86,18 @@ func TestRealClients_ContinueThroughProxy(t *testing.T) {
 		}})
 }
 
+// TestRealClients_DroidThroughProxy: Factory's Droid (a custom model in ~/.factory/settings.json,
+// air-gapped) sends User-Agent factory-cli/<version> and no session; its session files keep no
+// token figures, its log one usage line per model call: the proxy names its turns droid, and the
+// writer joins each to its log line by model, time and figures (the turn takes the session).
+func TestRealClients_DroidThroughProxy(t *testing.T) {
+	runOtherClient(t, otherClient{name: "droid", find: realclient.FindDroid, proxyClient: "droid", readerClient: "droid",
+		setup: func(tb testing.TB, home, baseURL string) ([]string, []string) {
+			realclient.DroidHome(tb, home, baseURL)
+			return realclient.DroidEnv(home), realclient.DroidArgs("list the files")
+		}})
+}
+
 // runOtherClient runs the client, offline, against the fake Chat Completions API through
 // observer-proxy started by `observerctl up`, with the client's HOME as the watcher's. It checks
 // that every request the fake served is one api_turn of the client at the fake's figures, that the

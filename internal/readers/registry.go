@@ -11,6 +11,7 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/copilot"
 	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/cursor"
+	"github.com/observerhq/observer/pkg/transcript/droid"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
 	"github.com/observerhq/observer/pkg/transcript/openclaw"
@@ -41,4 +42,5 @@ var registry = map[string]func() transcript.Adapter{
 	client.OpenClaw:      func() transcript.Adapter { return openclaw.NewDefault() },
 	client.ContinueCLI:   func() transcript.Adapter { return continuecli.New(continuecli.DefaultRoots()) },
 	client.Amp:           func() transcript.Adapter { return amp.New(amp.DefaultRoots()) },
+	client.Droid:         func() transcript.Adapter { return droid.NewDefault() },
 }

@@ -14,6 +14,10 @@ const (
 	QwenCodePackage = "@qwen-code/qwen-code@0.24.4"
 	PiPackage       = "@mariozechner/pi-coding-agent@0.73.1"
 	ContinuePackage = "@continuedev/cli@1.5.47"
+	// DroidPackage is Droid's Linux binary: @factory/cli 0.225.1, the newest on npm, names a
+	// platform package of its own version that npm does not have, so .ci/run installs the binary's
+	// package (0.225.2) under a prefix and points OBSERVER_DROID_BIN at it.
+	DroidPackage = "@factory/cli-linux-x64@0.225.2"
 )
 
 // FakeModel is the model the OpenAI-compatible providers below are configured with.
@@ -47,6 +51,13 @@ func FindPi(tb testing.TB) string {
 func FindContinue(tb testing.TB) string {
 	tb.Helper()
 	return Find(tb, "OBSERVER_CONTINUE_BIN", "cn", "npm install -g "+ContinuePackage)
+}
+
+// FindDroid returns Factory's Droid ($OBSERVER_DROID_BIN, else PATH).
+func FindDroid(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_DROID_BIN", "droid", "npm install --prefix DIR "+DroidPackage+
+		" and OBSERVER_DROID_BIN=DIR/node_modules/@factory/cli-linux-x64/bin/droid")
 }
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -155,3 +166,27 @@ func ContinueEnv(home string) []string {
 
 // ContinueArgs run one prompt headless, every tool allowed (--auto).
 func ContinueArgs(prompt string) []string { return []string{"-p", "--auto", prompt} }
+
+// DroidModel is the id of the custom model DroidHome configures.
+const DroidModel = "custom:observer-fake"
+
+// DroidHome writes $HOME/.factory/settings.json: one custom (BYOK) model, FakeModel from an
+// OpenAI-compatible provider at baseURL (ending in /v1).
+func DroidHome(tb testing.TB, home, baseURL string) {
+	writeJSON(tb, filepath.Join(home, ".factory", "settings.json"), map[string]any{
+		"customModels": []any{map[string]any{"id": DroidModel, "model": FakeModel, "displayName": "observer fake",
+			"baseUrl": baseURL, "apiKey": "sk-test", "provider": "generic-chat-completion-api", "maxOutputTokens": 1024}},
+	})
+}
+
+// DroidEnv is Droid's environment: its state under home, and air-gapped (without it each run
+// spends seconds on calls to Factory's servers, which an offline run cannot reach).
+func DroidEnv(home string) []string {
+	return []string{"HOME=" + home, "FACTORY_AIRGAP_ENABLED=1", "NO_COLOR=1"}
+}
+
+// DroidArgs run one prompt headless with the custom model; --auto low lets it run read-only
+// commands such as ls.
+func DroidArgs(prompt string) []string {
+	return []string{"exec", "--model", DroidModel, "--auto", "low", prompt}
+}

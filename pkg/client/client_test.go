@@ -118,12 +118,12 @@ func TestUsageReliability(t *testing.T) {
 func TestShellTools(t *testing.T) {
 	got := ShellTools()
 	for _, want := range []Tool{{"bash", "command"}, {"run_shell_command", "command"}, {"run_commands", "commands"},
-		{"execute_command", "command"}, {"exec", "command"}, {"Bash", "command"}} {
+		{"execute_command", "command"}, {"exec", "command"}, {"Bash", "command"}, {"Execute", "command"}} {
 		if !slices.Contains(got, want) {
 			t.Errorf("shell tools %v lack %v", got, want)
 		}
 	}
-	if len(got) != 6 {
+	if len(got) != 7 {
 		t.Errorf("shell tools %v: each once", got)
 	}
 }

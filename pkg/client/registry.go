@@ -24,6 +24,7 @@ const (
 	OpenClaw      = "openclaw"
 	ContinueCLI   = "continue-cli"
 	Amp           = "amp"
+	Droid         = "droid"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -137,6 +138,14 @@ var registry = []Client{
 	{Name: Amp, Title: "Amp", Product: "Amp",
 		Where: "~/.local/share/amp/threads (or $XDG_DATA_HOME/amp/threads; the same on macOS), the threads Amp kept until 2026-03",
 		Bins:  []string{"amp"}},
+	// Droid 0.225.2 sends User-Agent factory-cli/0.225.2 and the OpenAI SDK's marks, and no
+	// session: the writer joins its turns to the usage lines of Droid's log by model, time and
+	// figures (see pkg/transcript/droid).
+	{Name: Droid, Title: "Factory Droid", Product: "Droid", Aliases: []string{"factory"},
+		Where: "~/.factory (or $FACTORY_HOME_OVERRIDE/.factory; the same on macOS): sessions/*/*.jsonl, and the usage in logs/droid-log*.log (or $FACTORY_LOG_FILE)",
+		Bins:  []string{"droid"}, Proxy: `a custom model with "baseUrl": "http://%s/v1" in ~/.factory/settings.json`,
+		Marks: []Mark{{Prefix: "factory-cli/"}},
+		Shell: []Tool{{"Execute", "command"}}},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.
