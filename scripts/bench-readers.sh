@@ -4,7 +4,7 @@
 # stored: the readers' own speed, with their files in the page cache). Claude Code and Codex read
 # the ~300 MB history `../shared/scripts/gen_history.py scaled HOME 40` builds; the other readers
 # read copies of the corpus's files of their client (or, where no corpus file exists, of the
-# readers' own fixtures: Continue CLI, Amp) laid out as the client keeps them. Their files are smaller
+# readers' own fixtures: Continue CLI, Amp and the readers added since) laid out as the client keeps them. Their files are smaller
 # than Claude Code's, so part of the gap is the cost of a file (open, stat, a whole JSON document).
 #
 #   ROUNDS=n   rounds (default 3); min / median / max of each reader's MB/s are printed
@@ -26,7 +26,11 @@ import re, statistics, sys
 names = {"BenchmarkReaders": "Claude Code + Codex (the history)", "BenchmarkReaders_Gemini": "Gemini CLI (corpus copies)",
          "BenchmarkReaders_Pi": "Pi (corpus copies)", "BenchmarkReaders_Cline": "Cline CLI and VS Code (corpus and fixture copies)",
          "BenchmarkReaders_OpenCode": "OpenCode (corpus copies)", "BenchmarkReaders_Continue": "Continue CLI (fixture copies)",
-         "BenchmarkReaders_Amp": "Amp (fixture copies)"}
+         "BenchmarkReaders_Amp": "Amp (fixture copies)", "BenchmarkReaders_Droid": "Factory Droid (fixture copies)",
+         "BenchmarkReaders_CursorAgent": "Cursor Agent (fixture copies)", "BenchmarkReaders_Antigravity": "Antigravity (fixture copies)",
+         "BenchmarkReaders_GrokBuild": "Grok Build (fixture copies)", "BenchmarkReaders_ZCode": "ZCode (fixture copies)",
+         "BenchmarkReaders_Kimi": "Kimi CLI (fixture copies)", "BenchmarkReaders_MistralVibe": "Mistral Vibe (fixture copies)",
+         "BenchmarkReaders_Codebuff": "Codebuff (fixture copies)", "BenchmarkReaders_Hermes": "Hermes Agent (fixture copies)"}
 runs = {}
 for line in open(sys.argv[1]):
     m = re.match(r"(Benchmark\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) MB/s", line)

@@ -4,19 +4,27 @@ import (
 	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/amp"
+	"github.com/observerhq/observer/pkg/transcript/antigravity"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/cline"
+	"github.com/observerhq/observer/pkg/transcript/codebuff"
 	"github.com/observerhq/observer/pkg/transcript/codex"
 	"github.com/observerhq/observer/pkg/transcript/continuecli"
 	"github.com/observerhq/observer/pkg/transcript/copilot"
 	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/cursor"
+	"github.com/observerhq/observer/pkg/transcript/cursoragent"
 	"github.com/observerhq/observer/pkg/transcript/droid"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
+	"github.com/observerhq/observer/pkg/transcript/grokbuild"
+	"github.com/observerhq/observer/pkg/transcript/hermes"
+	"github.com/observerhq/observer/pkg/transcript/kimi"
+	"github.com/observerhq/observer/pkg/transcript/mistralvibe"
 	"github.com/observerhq/observer/pkg/transcript/openclaw"
 	"github.com/observerhq/observer/pkg/transcript/opencode"
 	"github.com/observerhq/observer/pkg/transcript/pi"
+	"github.com/observerhq/observer/pkg/transcript/zcode"
 )
 
 // registry opens each client's reader on its default locations, by the client's name: one line
@@ -43,4 +51,12 @@ var registry = map[string]func() transcript.Adapter{
 	client.ContinueCLI:   func() transcript.Adapter { return continuecli.New(continuecli.DefaultRoots()) },
 	client.Amp:           func() transcript.Adapter { return amp.New(amp.DefaultRoots()) },
 	client.Droid:         func() transcript.Adapter { return droid.NewDefault() },
+	client.CursorAgent:   func() transcript.Adapter { return cursoragent.Default() },
+	client.Antigravity:   func() transcript.Adapter { return antigravity.New(antigravity.DefaultRoots()) },
+	client.GrokBuild:     func() transcript.Adapter { return grokbuild.New(grokbuild.DefaultRoots()) },
+	client.ZCode:         func() transcript.Adapter { return zcode.New(zcode.DefaultRoots()) },
+	client.KimiCLI:       func() transcript.Adapter { return kimi.New(kimi.DefaultRoots()) },
+	client.MistralVibe:   func() transcript.Adapter { return mistralvibe.New(mistralvibe.DefaultRoots()) },
+	client.Codebuff:      func() transcript.Adapter { return codebuff.New(codebuff.DefaultRoots()) },
+	client.Hermes:        func() transcript.Adapter { return hermes.New(hermes.DefaultRoots()) },
 }

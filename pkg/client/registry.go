@@ -25,6 +25,14 @@ const (
 	ContinueCLI   = "continue-cli"
 	Amp           = "amp"
 	Droid         = "droid"
+	CursorAgent   = "cursor-agent"
+	Antigravity   = "antigravity"
+	GrokBuild     = "grok-build"
+	ZCode         = "zcode"
+	KimiCLI       = "kimi-cli"
+	MistralVibe   = "mistral-vibe"
+	Codebuff      = "codebuff"
+	Hermes        = "hermes"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -113,7 +121,7 @@ var registry = []Client{
 		Bins:  []string{"goose"}, Proxy: "its provider's host setting pointing at http://%s (not tested)"},
 	{Name: Cursor, Title: "Cursor", Product: "Cursor",
 		Where:    "~/.config/Cursor/User/globalStorage/state.vscdb (macOS: ~/Library/Application Support/Cursor/User), read read-only",
-		Bins:     []string{"cursor", "cursor-agent"},
+		Bins:     []string{"cursor"},
 		MCPNames: []string{"cursor"}}, // cursor-vscode
 	{Name: Aider, Title: "Aider", Product: "Aider",
 		Where: ".aider.chat.history.md in every project observer already knows, in the directories of " +
@@ -146,6 +154,41 @@ var registry = []Client{
 		Bins:  []string{"droid"}, Proxy: `a custom model with "baseUrl": "http://%s/v1" in ~/.factory/settings.json`,
 		Marks: []Mark{{Prefix: "factory-cli/"}},
 		Shell: []Tool{{"Execute", "command"}}},
+	// Cursor's agent (the editor's Agent pane and the cursor-agent CLI) talks to Cursor's servers:
+	// no proxy recipe. By default only the CLI's conversations are read: the editor's are the
+	// chats the cursor reader reads from state.vscdb (see pkg/transcript/cursoragent).
+	{Name: CursorAgent, Title: "Cursor Agent (CLI)", Product: "Cursor", Aliases: []string{"cursor-cli"},
+		Where: "~/.cursor/projects/*/agent-transcripts (or $CURSOR_DATA_DIR/projects; the same on macOS): cursor-agent's conversations, those with a chat under ~/.cursor/chats ($CURSOR_CONFIG_DIR/chats)",
+		Bins:  []string{"cursor-agent"}},
+	// Antigravity (IDE and CLI), Grok Build and ZCode talk to their makers' own endpoints with
+	// their own sign-in: no proxy recipe.
+	{Name: Antigravity, Title: "Antigravity", Product: "Antigravity", Aliases: []string{"agy"},
+		Where: "~/.gemini/antigravity-cli, ~/.gemini/antigravity and ~/.gemini/antigravity-ide brain/*/.system_generated/logs/transcript.jsonl (the same on macOS; or the directories in $OBSERVER_ANTIGRAVITY_DIRS)",
+		Bins:  []string{"antigravity", "agy"}},
+	{Name: GrokBuild, Title: "Grok Build", Product: "Grok", Aliases: []string{"grok"},
+		Where: "$GROK_HOME/sessions (default ~/.grok/sessions; the same on macOS): */<session>/updates.jsonl and its subagents",
+		Bins:  []string{"grok"}},
+	{Name: ZCode, Title: "ZCode", Product: "ZCode",
+		Where: "its SQLite database ~/.zcode/cli/db/db.sqlite (the same on macOS; or the directories in $OBSERVER_ZCODE_DIRS), read read-only",
+		Bins:  []string{"zcode"}},
+	// Kimi CLI and Mistral Vibe: the marks are those their published source sends (User-Agent
+	// KimiCLI/<version> on its kimi provider; Mistral-Vibe/<version>), not seen through the fake
+	// API (neither is on npm); their base-URL settings are not tested.
+	{Name: KimiCLI, Title: "Kimi CLI", Product: "Kimi", Aliases: []string{"kimi"},
+		Where: "~/.kimi/sessions/<workdir hash>/<session>/wire.jsonl and its subagents (or $KIMI_SHARE_DIR/sessions; the same on macOS)",
+		Bins:  []string{"kimi", "kimi-cli"}, Proxy: "KIMI_BASE_URL=http://%s/v1 (not tested)",
+		Marks: []Mark{{Prefix: "kimicli/"}}},
+	{Name: MistralVibe, Title: "Mistral Vibe", Product: "Mistral Vibe", Aliases: []string{"vibe"},
+		Where: "~/.vibe/logs/session (or $VIBE_HOME/logs/session, or [session_logging] save_dir in its config.toml; the same on macOS)",
+		Bins:  []string{"vibe", "vibe-acp"}, Proxy: `a provider with api_base = "http://%s/v1" in $VIBE_HOME/config.toml (not tested)`,
+		Marks: []Mark{{Contains: "mistral-vibe/"}}},
+	// Codebuff talks to its own servers: no proxy recipe.
+	{Name: Codebuff, Title: "Codebuff", Product: "Codebuff", Aliases: []string{"manicode", "freebuff"},
+		Where: "~/.config/manicode (-dev, -staging)/projects/*/chats/*/chat-messages.json (the same on macOS; or $CODEBUFF_DATA_DIR)",
+		Bins:  []string{"codebuff", "freebuff"}},
+	{Name: Hermes, Title: "Hermes Agent", Product: "Hermes", Aliases: []string{"hermes-agent"},
+		Where: "its SQLite database ~/.hermes/state.db and profiles/*/state.db (or $HERMES_HOME; the same on macOS), read read-only",
+		Bins:  []string{"hermes"}, Proxy: "a custom endpoint, model.base_url: http://%s/v1 in ~/.hermes/config.yaml (not tested)"},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.

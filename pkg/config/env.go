@@ -21,6 +21,8 @@ var otherVariables = []string{
 	"OBSERVER_DASH_CPUPROFILE",      // observer-dash's CPU profile
 	"OBSERVER_AIDER_DIRS",           // where Aider's histories are looked for
 	"OBSERVER_CRUSH_DIRS",           // where Crush's databases are looked for
+	"OBSERVER_ANTIGRAVITY_DIRS",     // Antigravity's data directories (it honours no variable of its own)
+	"OBSERVER_ZCODE_DIRS",           // where ZCode's database directories are looked for
 	"OBSERVER_VSCODE_GLOBALSTORAGE", // VS Code's globalStorage directories (Cline, Roo, Kilo)
 	"OBSERVER_VSCODE_USER_DIRS",     // VS Code's User directories (Copilot Chat)
 	"OBSERVER_FAKE_OPENAI_API_KEY",  // the key OpenClaw is given against a fake API
