@@ -98,6 +98,18 @@ func TestRealClients_DroidThroughProxy(t *testing.T) {
 		}})
 }
 
+// TestRealClients_CopilotThroughProxy: GitHub's Copilot CLI with a custom provider
+// (COPILOT_PROVIDER_BASE_URL) runs offline, without a GitHub sign-in; the proxy names it by its
+// X-Interaction-Type header; its records
+// (~/.copilot/session-state/<id>/events.jsonl) keep one usage record per API call with the call's
+// response id, by which the writer links each proxy turn to the session.
+func TestRealClients_CopilotThroughProxy(t *testing.T) {
+	runOtherClient(t, otherClient{name: "copilot", find: realclient.FindCopilot, proxyClient: "copilot-cli", readerClient: "copilot-cli",
+		setup: func(tb testing.TB, home, baseURL string) ([]string, []string) {
+			return realclient.CopilotEnv(home, baseURL), realclient.CopilotArgs("list the files")
+		}})
+}
+
 // runOtherClient runs the client, offline, against the fake Chat Completions API through
 // observer-proxy started by `observerctl up`, with the client's HOME as the watcher's. It checks
 // that every request the fake served is one api_turn of the client at the fake's figures, that the

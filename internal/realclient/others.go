@@ -18,6 +18,9 @@ const (
 	// platform package of its own version that npm does not have, so .ci/run installs the binary's
 	// package (0.225.2) under a prefix and points OBSERVER_DROID_BIN at it.
 	DroidPackage = "@factory/cli-linux-x64@0.225.2"
+	// CopilotPackage is GitHub's Copilot CLI, run with a custom (BYOK) provider and offline: no
+	// GitHub sign-in.
+	CopilotPackage = "@github/copilot@1.0.102"
 )
 
 // FakeModel is the model the OpenAI-compatible providers below are configured with.
@@ -58,6 +61,12 @@ func FindDroid(tb testing.TB) string {
 	tb.Helper()
 	return Find(tb, "OBSERVER_DROID_BIN", "droid", "npm install --prefix DIR "+DroidPackage+
 		" and OBSERVER_DROID_BIN=DIR/node_modules/@factory/cli-linux-x64/bin/droid")
+}
+
+// FindCopilot returns GitHub's Copilot CLI ($OBSERVER_COPILOT_BIN, else PATH).
+func FindCopilot(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_COPILOT_BIN", "copilot", "npm install -g "+CopilotPackage)
 }
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -190,3 +199,16 @@ func DroidEnv(home string) []string {
 func DroidArgs(prompt string) []string {
 	return []string{"exec", "--model", DroidModel, "--auto", "low", prompt}
 }
+
+// CopilotEnv is Copilot CLI's environment for an offline run against baseURL (ending in /v1): its
+// state under home, a custom OpenAI-compatible provider serving FakeModel (COPILOT_PROVIDER_*),
+// offline mode (no GitHub sign-in, no update check).
+func CopilotEnv(home, baseURL string) []string {
+	// The binary unpacks its ~240 MB of JavaScript on its first run: once per machine, not per HOME.
+	return []string{"HOME=" + home, "COPILOT_PKG_CACHE_HOME=" + filepath.Join(os.TempDir(), "observer-copilot-pkg"),
+		"COPILOT_OFFLINE=1", "COPILOT_AUTO_UPDATE=false", "COPILOT_PROVIDER_BASE_URL=" + baseURL,
+		"COPILOT_PROVIDER_API_KEY=sk-test", "COPILOT_MODEL=" + FakeModel, "NO_COLOR=1"}
+}
+
+// CopilotArgs run one prompt headless, every tool allowed.
+func CopilotArgs(prompt string) []string { return []string{"-p", prompt, "--allow-all-tools"} }

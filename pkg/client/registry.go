@@ -108,10 +108,13 @@ var registry = []Client{
 		// Crush's public source (internal/agent); not seen through the fake API (Crush cannot be
 		// installed offline); no session id.
 		Marks: []Mark{{Prefix: "charm-crush/"}}},
-	// Copilot talks to GitHub's own API: no proxy recipe.
+	// Copilot CLI 1.0.102 with a custom provider (BYOK; COPILOT_OFFLINE=1 runs it without a GitHub
+	// sign-in) sends User-Agent OpenAI/JS 5.20.1 and Copilot's X-Interaction-Type and X-Initiator
+	// headers, and no session: its records keep each call's response id, which links the turn.
 	{Name: CopilotCLI, Title: "GitHub Copilot CLI", Product: "Copilot", Aliases: []string{"copilot"},
 		Where: "~/.copilot/session-state (or $COPILOT_HOME)",
-		Bins:  []string{"copilot"}},
+		Bins:  []string{"copilot"}, Proxy: "COPILOT_PROVIDER_BASE_URL=http://%s/v1 COPILOT_PROVIDER_API_KEY=... COPILOT_MODEL=... (a custom provider)",
+		Marks: []Mark{{Header: "X-Interaction-Type"}}},
 	{Name: CopilotVSCode, Title: "VS Code Copilot Chat", Product: "Copilot",
 		Where: "each editor's User/workspaceStorage/*/chatSessions and globalStorage/emptyWindowChatSessions " +
 			"(or the User directories in $OBSERVER_VSCODE_USER_DIRS)",

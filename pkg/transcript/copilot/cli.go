@@ -40,14 +40,17 @@ var _ transcript.Parser = (*Parser)(nil)
 
 // cliState is everything a parser needs to resume after the last line it was given. It is JSON.
 type cliState struct {
-	V         int       `json:"v"`
-	SessionID string    `json:"sid,omitempty"`
-	Cwd       string    `json:"cwd,omitempty"`
-	Root      string    `json:"root,omitempty"`  // the project
-	Model     string    `json:"model,omitempty"` // the session's current model
-	Epoch     int       `json:"epoch,omitempty"`
-	LastTime  int64     `json:"t,omitempty"` // unix nanoseconds of the last time seen
-	Pending   []pending `json:"pending,omitempty"`
+	V         int    `json:"v"`
+	SessionID string `json:"sid,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
+	Root      string `json:"root,omitempty"`  // the project
+	Model     string `json:"model,omitempty"` // the session's current model
+	Epoch     int    `json:"epoch,omitempty"`
+	LastTime  int64  `json:"t,omitempty"` // unix nanoseconds of the last time seen
+	// PerCall: the run since the last shutdown wrote usage records (one per API call), which its
+	// shutdown's sums repeat.
+	PerCall bool      `json:"percall,omitempty"`
+	Pending []pending `json:"pending,omitempty"`
 }
 
 // pending is a tool call whose outcome may still come.
@@ -192,6 +195,7 @@ var handlers = map[string]func(*Parser, *record, time.Time) ([]event.Event, erro
 	"session.error":               (*Parser).sessionError,
 	"session.compaction_complete": (*Parser).compaction,
 	"session.shutdown":            (*Parser).shutdown,
+	"session.usage_record":        (*Parser).usageRecord,
 	"abort":                       (*Parser).abort,
 	"user.message":                (*Parser).userMessage,
 	"assistant.message":           (*Parser).assistantMessage,

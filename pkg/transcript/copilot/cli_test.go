@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -392,5 +393,43 @@ func TestCLIParser_LaterFields(t *testing.T) {
 	}
 	if a := actionByTool(t, evs, "t2"); a.Model != "gpt-5-mini" || a.AgentID != "t0" {
 		t.Errorf("t2 %+v", a)
+	}
+}
+
+// Copilot CLI 1.0.102 writes one session.usage_record per API call, with the call's response id:
+// each is a usage of its own (input net of the cache reads inside it), the proxy's turn of the same
+// id replaces it, and the run's shutdown, whose sums repeat them, adds nothing. A run with no
+// usage record (an older CLI, resumed) still counts its shutdown.
+func TestCLIParser_UsageRecords(t *testing.T) {
+	rec := func(id, call string, in, cached, out int) string {
+		return `{"type":"session.usage_record","data":{"usage":{"model":"gpt-5.2","inputTokens":` + strconv.Itoa(in) +
+			`,"outputTokens":` + strconv.Itoa(out) + `,"cacheReadTokens":` + strconv.Itoa(cached) +
+			`,"cacheWriteTokens":0,"reasoningTokens":10,"cost":0,"isByok":true,"apiCallId":"` + call +
+			`","apiEndpoint":"/chat/completions"}},"id":"` + id + `","timestamp":"2026-12-06T20:43:48.667Z"}`
+	}
+	shutdown := func(id string, in, cached, out int) string {
+		return `{"type":"session.shutdown","data":{"modelMetrics":{"gpt-5.2":{"requests":{"count":2,"cost":0},"usage":{"inputTokens":` +
+			strconv.Itoa(in) + `,"outputTokens":` + strconv.Itoa(out) + `,"cacheReadTokens":` + strconv.Itoa(cached) +
+			`,"cacheWriteTokens":0,"reasoningTokens":20}}}},"id":"` + id + `","timestamp":"2026-12-06T20:43:49.000Z"}`
+	}
+	start := `{"type":"session.start","data":{"sessionId":"s-102","version":1,"producer":"copilot-agent","copilotVersion":"1.0.102",` +
+		`"startTime":"2026-12-06T20:43:47.754Z","selectedModel":"gpt-5.2","context":{"cwd":"/home/ann/shop"}},"id":"r0","timestamp":"2026-12-06T20:43:47.754Z"}`
+	resume := `{"type":"session.resume","data":{"selectedModel":"gpt-5.2","context":{"cwd":"/home/ann/shop"}},"id":"r9","timestamp":"2026-12-07T09:00:00.000Z"}`
+	evs, _ := parseCLILines(t, "/home/ann/.copilot/session-state/s-102/events.jsonl", start,
+		rec("r1", "chatcmpl-1", 1120, 1000, 45), rec("r2", "chatcmpl-3", 1300, 1100, 30), shutdown("r3", 2420, 2100, 75),
+		resume, shutdown("r10", 500, 0, 20))
+	us := usagesOf(evs)
+	if len(us) != 3 {
+		t.Fatalf("%d usage events %+v, want the two calls and the older run's shutdown", len(us), us)
+	}
+	want := []event.TokenUsage{
+		{Tokens: event.Tokens{Input: 120, Output: 45, CacheRead: 1000, Reasoning: 10}, MessageID: "chatcmpl-1"},
+		{Tokens: event.Tokens{Input: 200, Output: 30, CacheRead: 1100, Reasoning: 10}, MessageID: "chatcmpl-3"},
+		{Tokens: event.Tokens{Input: 500, Output: 20, Reasoning: 20}},
+	}
+	for i, w := range want {
+		if us[i].Tokens != w.Tokens || us[i].MessageID != w.MessageID || us[i].Model != "gpt-5.2" || us[i].CostUSD <= 0 {
+			t.Errorf("usage %d: %+v, want %+v at gpt-5.2's price", i, us[i], w)
+		}
 	}
 }

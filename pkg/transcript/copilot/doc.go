@@ -68,7 +68,16 @@
 //
 // # Copilot CLI: token accounting
 //
-// The only token counts on disk are session.shutdown's modelMetrics {<model>: {requests {count,
+// From 1.0.102 the CLI also writes session.usage_record, one per API call: {usage: {model,
+// inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, reasoningTokens, apiCallId (the
+// response id: chatcmpl-..., resp_..., msg_...), isByok, apiEndpoint, ...}}, in the shutdown's
+// shape and meaning (below). Each is one token_usage event, id event.ID("copilot-cli", "usage",
+// session id, "call", apiCallId), MessageID the apiCallId, so the proxy's turn of the same response
+// replaces it (and takes its session: the CLI sends none); the run's shutdown, whose sums repeat
+// them, then adds nothing (State.PerCall). A run without usage records counts its shutdown as
+// below.
+//
+// Before 1.0.102 the only token counts on disk are session.shutdown's modelMetrics {<model>: {requests {count,
 // cost (a premium request multiplier)}, usage {inputTokens, outputTokens, cacheReadTokens,
 // cacheWriteTokens, reasoningTokens}}}, written when the CLI process exits. The CLI sums them from
 // its assistant.usage events (ephemeral), each one API response's usage in the OpenAI Chat

@@ -49,6 +49,10 @@ func (p *Parser) shutdown(r *record, t time.Time) ([]event.Event, error) {
 	if err := decode(r, &d); err != nil {
 		return nil, err
 	}
+	if p.st.PerCall {
+		p.st.PerCall = false // the run's calls were counted one by one (usageRecord)
+		return nil, nil
+	}
 	models := make([]string, 0, len(d.ModelMetrics))
 	for m := range d.ModelMetrics {
 		models = append(models, m)
@@ -74,6 +78,49 @@ func (p *Parser) shutdown(r *record, t time.Time) ([]event.Event, error) {
 		evs = append(evs, ev)
 	}
 	return evs, nil
+}
+
+// usageRecord reads session.usage_record (1.0.102): one API call's usage, in the shutdown's shape,
+// with the call's response id (apiCallId), so the proxy's figures for the same call replace it.
+func (p *Parser) usageRecord(r *record, t time.Time) ([]event.Event, error) {
+	var d struct {
+		Usage struct {
+			Model     string          `json:"model"`
+			APICallID string          `json:"apiCallId"`
+			Input     json.RawMessage `json:"inputTokens"`
+			Output    json.RawMessage `json:"outputTokens"`
+			CacheRead json.RawMessage `json:"cacheReadTokens"`
+			CacheWr   json.RawMessage `json:"cacheWriteTokens"`
+			Reasoning json.RawMessage `json:"reasoningTokens"`
+		} `json:"usage"`
+	}
+	if err := decode(r, &d); err != nil {
+		return nil, err
+	}
+	p.st.PerCall = true
+	x := d.Usage
+	u := modelUsage{Input: num(x.Input), Output: num(x.Output), CacheRead: num(x.CacheRead), CacheWrite: num(x.CacheWr),
+		Reasoning: num(x.Reasoning)}
+	if u.zero() {
+		return nil, nil
+	}
+	model := strings.TrimSpace(x.Model)
+	if model == "" {
+		model = p.st.Model
+	}
+	callID := strings.TrimSpace(x.APICallID)
+	tu := &event.TokenUsage{Tokens: u.tokens(), Model: model, MessageID: callID, Origin: "transcript",
+		Reliability: event.ReliabilityUnknown}
+	if usd, known := p.prices().CostAt(tu.Model, tu.Tokens, t); known {
+		tu.CostUSD, tu.Reliability = usd, event.ReliabilityApproximate
+	}
+	id := callID
+	if id == "" {
+		id = key(r)
+	}
+	ev := p.newEvent(event.KindTokenUsage, event.ID(ClientCLI, "usage", p.st.SessionID, "call", id), t)
+	ev.TokenUsage = tu
+	return []event.Event{ev}, nil
 }
 
 func num(v []byte) int64 { return transcript.Count(v) }
