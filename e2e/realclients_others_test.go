@@ -263,3 +263,46 @@ func TestRealClients_OpenClawThroughProxy(t *testing.T) {
 			return realclient.OpenClawEnv(home, baseURL), realclient.OpenClawArgs("list the files")
 		}})
 }
+
+// TestRealClients_GrokCLIThroughProxy: the community Grok CLI (@vibe-kit/grok-cli, GROK_BASE_URL)
+// keeps no record of a session or its usage and sends only the OpenAI SDK's headers: the proxy is
+// its only capture. Every request it makes is one api_turn at the fake's figures, of client
+// "unknown" (nothing names it), and `cost --json` counts each once.
+func TestRealClients_GrokCLIThroughProxy(t *testing.T) {
+	bin := realclient.FindGrokCLI(t)
+	usage := fakeapi.Usage{Input: 321, Output: 54, CacheRead: 4321, Reasoning: 7}
+	fake := fakeapi.New(fakeapi.Config{Usage: usage})
+	up := httptest.NewServer(fake)
+	defer up.Close()
+	proxyAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	home, repo := realclient.Dirs(t)
+	s := newSuite(t, "HOME="+home, "OBSERVER_PROXY_ADDR="+proxyAddr, "OBSERVER_PROXY_OPENAI_UPSTREAM="+up.URL)
+	s.start()
+	out := realclient.Run(t, repo, realclient.GrokCLIEnv(home, "http://"+proxyAddr+"/v1"), bin, "-p", "list the files")
+	if !strings.Contains(out, fakeapi.TextAfterTool) {
+		t.Errorf("grok printed %q, not %q", out, fakeapi.TextAfterTool)
+	}
+	n := 0
+	for _, r := range fake.Requests() {
+		if r.ResponseID != "" && r.Method == "POST" {
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("the fake served %d model requests, want a tool round trip: %+v", n, fake.Requests())
+	}
+	s.waitCount(20*time.Second, n, "SELECT count(*) FROM api_turns WHERE client = 'unknown' AND input_tokens = ? AND output_tokens = ? AND cache_read_tokens = ?",
+		usage.Input, usage.Output, usage.CacheRead)
+	if got := s.count("SELECT count(*) FROM api_turns"); got != n {
+		t.Errorf("%d api_turns for the %d requests the fake served", got, n)
+	}
+	cout, errOut, code := s.ctl(nil, "cost", "--json")
+	if code != 0 {
+		t.Fatalf("cost: %d %s", code, errOut)
+	}
+	var cj costJSON
+	json.Unmarshal([]byte(cout), &cj)
+	if k := int64(n); cj.Total.Turns != k || cj.Total.Input != k*usage.Input || cj.Total.Output != k*usage.Output || cj.Total.CacheRead != k*usage.CacheRead {
+		t.Errorf("cost counts %+v, want each of the %d turns once at the fake's figures", cj.Total, n)
+	}
+}

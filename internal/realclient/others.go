@@ -21,6 +21,9 @@ const (
 	// CopilotPackage is GitHub's Copilot CLI, run with a custom (BYOK) provider and offline: no
 	// GitHub sign-in.
 	CopilotPackage = "@github/copilot@1.0.102"
+	// GrokCLIPackage is the community Grok CLI (command grok, like xAI's Grok Build: .ci/run installs
+	// it under a prefix, OBSERVER_GROKCLI_BIN).
+	GrokCLIPackage = "@vibe-kit/grok-cli@0.0.34"
 )
 
 // FakeModel is the model the OpenAI-compatible providers below are configured with.
@@ -67,6 +70,14 @@ func FindDroid(tb testing.TB) string {
 func FindCopilot(tb testing.TB) string {
 	tb.Helper()
 	return Find(tb, "OBSERVER_COPILOT_BIN", "copilot", "npm install -g "+CopilotPackage)
+}
+
+// FindGrokCLI returns the community Grok CLI ($OBSERVER_GROKCLI_BIN only: its command, grok, is
+// also xAI's Grok Build's).
+func FindGrokCLI(tb testing.TB) string {
+	tb.Helper()
+	return Find(tb, "OBSERVER_GROKCLI_BIN", "grok (the community Grok CLI)", "npm install --prefix DIR "+GrokCLIPackage+
+		" and OBSERVER_GROKCLI_BIN=DIR/node_modules/.bin/grok")
 }
 
 func writeJSON(tb testing.TB, path string, v any) {
@@ -212,3 +223,9 @@ func CopilotEnv(home, baseURL string) []string {
 
 // CopilotArgs run one prompt headless, every tool allowed.
 func CopilotArgs(prompt string) []string { return []string{"-p", prompt, "--allow-all-tools"} }
+
+// GrokCLIEnv is the community Grok CLI's environment for an offline run against baseURL (ending in
+// /v1) with FakeModel.
+func GrokCLIEnv(home, baseURL string) []string {
+	return []string{"HOME=" + home, "GROK_API_KEY=sk-test", "GROK_BASE_URL=" + baseURL, "GROK_MODEL=" + FakeModel, "NO_COLOR=1"}
+}
