@@ -30,7 +30,9 @@ names = {"BenchmarkReaders": "Claude Code + Codex (the history)", "BenchmarkRead
          "BenchmarkReaders_CursorAgent": "Cursor Agent (fixture copies)", "BenchmarkReaders_Antigravity": "Antigravity (fixture copies)",
          "BenchmarkReaders_GrokBuild": "Grok Build (fixture copies)", "BenchmarkReaders_ZCode": "ZCode (fixture copies)",
          "BenchmarkReaders_Kimi": "Kimi CLI (fixture copies)", "BenchmarkReaders_MistralVibe": "Mistral Vibe (fixture copies)",
-         "BenchmarkReaders_Codebuff": "Codebuff (fixture copies)", "BenchmarkReaders_Hermes": "Hermes Agent (fixture copies)"}
+         "BenchmarkReaders_Codebuff": "Codebuff (fixture copies)", "BenchmarkReaders_Hermes": "Hermes Agent (fixture copies)",
+         "BenchmarkReaders_Zed": "Zed Agent (fixture copies)", "BenchmarkReaders_OpenHands": "OpenHands CLI (fixture copies)",
+         "BenchmarkReaders_Gptme": "gptme (fixture copies)"}
 runs = {}
 for line in open(sys.argv[1]):
     m = re.match(r"(Benchmark\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) MB/s", line)

@@ -17,14 +17,17 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/droid"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
+	"github.com/observerhq/observer/pkg/transcript/gptme"
 	"github.com/observerhq/observer/pkg/transcript/grokbuild"
 	"github.com/observerhq/observer/pkg/transcript/hermes"
 	"github.com/observerhq/observer/pkg/transcript/kimi"
 	"github.com/observerhq/observer/pkg/transcript/mistralvibe"
 	"github.com/observerhq/observer/pkg/transcript/openclaw"
 	"github.com/observerhq/observer/pkg/transcript/opencode"
+	"github.com/observerhq/observer/pkg/transcript/openhands"
 	"github.com/observerhq/observer/pkg/transcript/pi"
 	"github.com/observerhq/observer/pkg/transcript/zcode"
+	"github.com/observerhq/observer/pkg/transcript/zed"
 )
 
 // registry opens each client's reader on its default locations, by the client's name: one line
@@ -59,4 +62,7 @@ var registry = map[string]func() transcript.Adapter{
 	client.MistralVibe:   func() transcript.Adapter { return mistralvibe.New(mistralvibe.DefaultRoots()) },
 	client.Codebuff:      func() transcript.Adapter { return codebuff.New(codebuff.DefaultRoots()) },
 	client.Hermes:        func() transcript.Adapter { return hermes.New(hermes.DefaultRoots()) },
+	client.Zed:           func() transcript.Adapter { return zed.New(zed.DefaultRoots()) },
+	client.OpenHands:     func() transcript.Adapter { return openhands.New(openhands.DefaultRoots()) },
+	client.Gptme:         func() transcript.Adapter { return gptme.New(gptme.DefaultRoots()) },
 }

@@ -33,6 +33,9 @@ const (
 	MistralVibe   = "mistral-vibe"
 	Codebuff      = "codebuff"
 	Hermes        = "hermes"
+	Zed           = "zed"
+	OpenHands     = "openhands"
+	Gptme         = "gptme"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -192,6 +195,16 @@ var registry = []Client{
 	{Name: Hermes, Title: "Hermes Agent", Product: "Hermes", Aliases: []string{"hermes-agent"},
 		Where: "its SQLite database ~/.hermes/state.db and profiles/*/state.db (or $HERMES_HOME; the same on macOS), read read-only",
 		Bins:  []string{"hermes"}, Proxy: "a custom endpoint, model.base_url: http://%s/v1 in ~/.hermes/config.yaml (not tested)"},
+	// Zed, OpenHands and gptme: base-URL settings from their published sources, not tested.
+	{Name: Zed, Title: "Zed Agent", Product: "Zed",
+		Where: "its SQLite database ~/.local/share/zed/threads/threads.db ($XDG_DATA_HOME/zed, $FLATPAK_XDG_DATA_HOME/zed; macOS ~/Library/Application Support/Zed/threads), read read-only",
+		Bins:  []string{"zed", "zeditor"}, Proxy: `a provider's "api_url": "http://%s" under language_models in Zed's settings.json (not tested; not Zed's hosted models)`},
+	{Name: OpenHands, Title: "OpenHands CLI", Product: "OpenHands",
+		Where: "~/.openhands/conversations (or $OPENHANDS_CONVERSATIONS_DIR, $OPENHANDS_PERSISTENCE_DIR/conversations; the same on macOS): each conversation's events/ and base_state.json",
+		Bins:  []string{"openhands"}, Proxy: "LLM_BASE_URL=http://%s/v1 with --override-with-envs (not tested)"},
+	{Name: Gptme, Title: "gptme", Product: "gptme",
+		Where: "~/.local/share/gptme/logs/*/conversation.jsonl (or $GPTME_LOGS_HOME, $XDG_DATA_HOME/gptme/logs; macOS ~/Library/Application Support/gptme/logs)",
+		Bins:  []string{"gptme"}, Proxy: "OPENAI_BASE_URL=http://%s/v1 with a local/<model> model (not tested)"},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.
