@@ -47,10 +47,10 @@ type cliState struct {
 	Model     string `json:"model,omitempty"` // the session's current model
 	Epoch     int    `json:"epoch,omitempty"`
 	LastTime  int64  `json:"t,omitempty"` // unix nanoseconds of the last time seen
-	// PerCall: the run since the last shutdown wrote usage records (one per API call), which its
-	// shutdown's sums repeat.
-	PerCall bool      `json:"percall,omitempty"`
-	Pending []pending `json:"pending,omitempty"`
+	// Recorded: per model, what the usage records (one per API call) of the run since the last
+	// shutdown, start or resume counted; the run's shutdown sums repeat them.
+	Recorded map[string]modelUsage `json:"recorded,omitempty"`
+	Pending  []pending             `json:"pending,omitempty"`
 }
 
 // pending is a tool call whose outcome may still come.
@@ -293,6 +293,7 @@ func (p *Parser) sessionStart(r *record, t time.Time) ([]event.Event, error) {
 	if err := decode(r, &d); err != nil {
 		return nil, err
 	}
+	p.st.Recorded = nil // a new process: a run killed before its shutdown left its sums behind
 	if d.SessionID != "" {
 		p.st.SessionID = d.SessionID // the log's own word over its file's name
 	}
@@ -321,6 +322,7 @@ func (p *Parser) sessionResume(r *record, t time.Time) ([]event.Event, error) {
 	if err := decode(r, &d); err != nil {
 		return nil, err
 	}
+	p.st.Recorded = nil // a new process (see sessionStart)
 	p.setCwd(d.Context.Cwd, d.Context.GitRoot)
 	if d.SelectedModel != "" {
 		p.st.Model = d.SelectedModel

@@ -415,21 +415,27 @@ func TestCLIParser_UsageRecords(t *testing.T) {
 	start := `{"type":"session.start","data":{"sessionId":"s-102","version":1,"producer":"copilot-agent","copilotVersion":"1.0.102",` +
 		`"startTime":"2026-12-06T20:43:47.754Z","selectedModel":"gpt-5.2","context":{"cwd":"/home/ann/shop"}},"id":"r0","timestamp":"2026-12-06T20:43:47.754Z"}`
 	resume := `{"type":"session.resume","data":{"selectedModel":"gpt-5.2","context":{"cwd":"/home/ann/shop"}},"id":"r9","timestamp":"2026-12-07T09:00:00.000Z"}`
+	// The first run: two recorded calls, and a third call (a sub-agent's, say) only in the
+	// shutdown's sums. A second run is killed after one record (no shutdown); the third, resumed,
+	// writes no record and shuts down.
 	evs, _ := parseCLILines(t, "/home/ann/.copilot/session-state/s-102/events.jsonl", start,
-		rec("r1", "chatcmpl-1", 1120, 1000, 45), rec("r2", "chatcmpl-3", 1300, 1100, 30), shutdown("r3", 2420, 2100, 75),
+		rec("r1", "chatcmpl-1", 1120, 1000, 45), rec("r2", "chatcmpl-3", 1300, 1100, 30), shutdown("r3", 2920, 2100, 95),
+		resume, rec("r5", "chatcmpl-9", 700, 600, 9),
 		resume, shutdown("r10", 500, 0, 20))
 	us := usagesOf(evs)
-	if len(us) != 3 {
-		t.Fatalf("%d usage events %+v, want the two calls and the older run's shutdown", len(us), us)
+	if len(us) != 5 {
+		t.Fatalf("%d usage events %+v, want the three calls, the first run's unrecorded rest and the last run's shutdown", len(us), us)
 	}
 	want := []event.TokenUsage{
 		{Tokens: event.Tokens{Input: 120, Output: 45, CacheRead: 1000, Reasoning: 10}, MessageID: "chatcmpl-1"},
 		{Tokens: event.Tokens{Input: 200, Output: 30, CacheRead: 1100, Reasoning: 10}, MessageID: "chatcmpl-3"},
+		{Tokens: event.Tokens{Input: 500, Output: 20}},
+		{Tokens: event.Tokens{Input: 100, Output: 9, CacheRead: 600, Reasoning: 9}, MessageID: "chatcmpl-9"},
 		{Tokens: event.Tokens{Input: 500, Output: 20, Reasoning: 20}},
 	}
 	for i, w := range want {
 		if us[i].Tokens != w.Tokens || us[i].MessageID != w.MessageID || us[i].Model != "gpt-5.2" || us[i].CostUSD <= 0 {
-			t.Errorf("usage %d: %+v, want %+v at gpt-5.2's price", i, us[i], w)
+			t.Errorf("usage %d: %+v, want %+v at gpt-5.2's price", i, us[i], w.Tokens)
 		}
 	}
 }

@@ -73,9 +73,11 @@
 // response id: chatcmpl-..., resp_..., msg_...), isByok, apiEndpoint, ...}}, in the shutdown's
 // shape and meaning (below). Each is one token_usage event, id event.ID("copilot-cli", "usage",
 // session id, "call", apiCallId), MessageID the apiCallId, so the proxy's turn of the same response
-// replaces it (and takes its session: the CLI sends none); the run's shutdown, whose sums repeat
-// them, then adds nothing (State.PerCall). A run without usage records counts its shutdown as
-// below.
+// replaces it (and takes its session: the CLI sends none). The run's shutdown sums repeat them:
+// per model, what the run's records counted (State) is taken out of the shutdown's figures, and
+// only what is left (calls without a record) is counted from it; a run without usage records
+// counts its shutdown whole, as below. A start or resume begins new sums (a run killed before its
+// shutdown leaves none behind).
 //
 // Before 1.0.102 the only token counts on disk are session.shutdown's modelMetrics {<model>: {requests {count,
 // cost (a premium request multiplier)}, usage {inputTokens, outputTokens, cacheReadTokens,

@@ -16,6 +16,18 @@ type modelUsage struct {
 	Input, Output, CacheRead, CacheWrite, Reasoning int64
 }
 
+// add returns u plus v.
+func (u modelUsage) add(v modelUsage) modelUsage {
+	return modelUsage{u.Input + v.Input, u.Output + v.Output, u.CacheRead + v.CacheRead, u.CacheWrite + v.CacheWrite,
+		u.Reasoning + v.Reasoning}
+}
+
+// less returns u minus v, no figure below 0.
+func (u modelUsage) less(v modelUsage) modelUsage {
+	return modelUsage{max(u.Input-v.Input, 0), max(u.Output-v.Output, 0), max(u.CacheRead-v.CacheRead, 0),
+		max(u.CacheWrite-v.CacheWrite, 0), max(u.Reasoning-v.Reasoning, 0)}
+}
+
 // readModelUsage reads {requests, usage {inputTokens, outputTokens, cacheReadTokens,
 // cacheWriteTokens, reasoningTokens}}.
 func readModelUsage(raw json.RawMessage) (modelUsage, bool) {
@@ -49,10 +61,8 @@ func (p *Parser) shutdown(r *record, t time.Time) ([]event.Event, error) {
 	if err := decode(r, &d); err != nil {
 		return nil, err
 	}
-	if p.st.PerCall {
-		p.st.PerCall = false // the run's calls were counted one by one (usageRecord)
-		return nil, nil
-	}
+	recorded := p.st.Recorded
+	p.st.Recorded = nil // the next run starts its own sums
 	models := make([]string, 0, len(d.ModelMetrics))
 	for m := range d.ModelMetrics {
 		models = append(models, m)
@@ -65,6 +75,9 @@ func (p *Parser) shutdown(r *record, t time.Time) ([]event.Event, error) {
 			p.stats.CountUnknown("session.shutdown (model metrics)")
 			continue
 		}
+		// What the run's usage records counted already (each call once, by its response id) is
+		// taken out: what is left are the model's calls without a record, if any.
+		u = u.less(recorded[model])
 		if u.zero() {
 			continue
 		}
@@ -97,7 +110,6 @@ func (p *Parser) usageRecord(r *record, t time.Time) ([]event.Event, error) {
 	if err := decode(r, &d); err != nil {
 		return nil, err
 	}
-	p.st.PerCall = true
 	x := d.Usage
 	u := modelUsage{Input: num(x.Input), Output: num(x.Output), CacheRead: num(x.CacheRead), CacheWrite: num(x.CacheWr),
 		Reasoning: num(x.Reasoning)}
@@ -107,6 +119,12 @@ func (p *Parser) usageRecord(r *record, t time.Time) ([]event.Event, error) {
 	model := strings.TrimSpace(x.Model)
 	if model == "" {
 		model = p.st.Model
+	}
+	if p.st.Recorded == nil {
+		p.st.Recorded = map[string]modelUsage{}
+	}
+	if _, ok := p.st.Recorded[model]; ok || len(p.st.Recorded) < maxRecordedModels {
+		p.st.Recorded[model] = p.st.Recorded[model].add(u)
 	}
 	callID := strings.TrimSpace(x.APICallID)
 	tu := &event.TokenUsage{Tokens: u.tokens(), Model: model, MessageID: callID, Origin: "transcript",
@@ -122,5 +140,8 @@ func (p *Parser) usageRecord(r *record, t time.Time) ([]event.Event, error) {
 	ev.TokenUsage = tu
 	return []event.Event{ev}, nil
 }
+
+// maxRecordedModels bounds the models a run's usage records are summed for (State).
+const maxRecordedModels = 32
 
 func num(v []byte) int64 { return transcript.Count(v) }

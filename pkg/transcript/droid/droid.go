@@ -76,6 +76,7 @@ package droid
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -210,7 +211,7 @@ func dedupeSources(srcs []transcript.Source) []transcript.Source {
 
 // NewParser returns a parser for one session file or one log file.
 func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {
-	if src.SessionID == "" && strings.HasSuffix(src.Path, ".log") {
+	if src.SessionID == "" && (strings.HasSuffix(src.Path, ".log") || slices.Contains(a.Logs, src.Path)) {
 		return newLogParser(src, state, pricing.Source(a.Prices, a.CurrentPrices))
 	}
 	return newSessionParser(src, state)

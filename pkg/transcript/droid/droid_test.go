@@ -283,3 +283,40 @@ func TestSessionResumedAndMalformed(t *testing.T) {
 		t.Fatalf("%d tool calls after a broken line, want all 4 still", n)
 	}
 }
+
+// A parser's State goes into the cursors file: it keeps no command, path or title of the session,
+// only references (transcript.Memo), even while a call waits for its result.
+func TestSessionStateKeepsNoText(t *testing.T) {
+	a := New([]string{home(t)})
+	sessions, _ := sources(t, a)
+	lines := transcripttest.ReadLines(t, sessions[sessA].Path)
+	p, err := newSessionParser(sessions[sessA], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripttest.Feed(t, p, lines[:1], transcripttest.Envelope(Client, Component)) // the title waits for a time
+	if st := string(p.State()); strings.Contains(st, "failing cart") {
+		t.Fatalf("state holds the title: %s", st)
+	}
+	transcripttest.Feed(t, p, lines[1:6], transcripttest.Envelope(Client, Component)) // the Execute waits for its result
+	if st := string(p.State()); strings.Contains(st, "go test") || strings.Contains(st, "cart_test.go") {
+		t.Fatalf("state holds a command or a path: %s", st)
+	}
+}
+
+// $FACTORY_LOG_FILE may name a file of any name: it is read as a log.
+func TestLogFileAnyName(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "droid.txt")
+	transcripttest.WriteFile(t, f, `[2026-11-22T10:00:00.000Z] INFO: [Agent] Streaming result | Context: {"inputTokens":10,"outputTokens":5,"tags":{"sessionId":"s1","modelId":"claude-sonnet-4-5-20250929"}}`+"\n")
+	a := New(nil)
+	a.Logs = []string{f}
+	srcs, err := a.Discover()
+	if err != nil || len(srcs) != 1 {
+		t.Fatalf("Discover %v %v", srcs, err)
+	}
+	evs := parse(t, a, srcs[0])
+	if len(evs) != 1 || evs[0].TokenUsage == nil {
+		t.Fatalf("events %+v, want the log's usage", evs)
+	}
+}

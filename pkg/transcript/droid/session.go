@@ -32,15 +32,15 @@ const (
 
 // sessionState is what a session parser keeps between reads: JSON, small.
 type sessionState struct {
-	Session string   `json:"session,omitempty"`
-	Cwd     string   `json:"cwd,omitempty"`
-	Project string   `json:"project,omitempty"`
-	Started bool     `json:"started,omitempty"`
-	Title   string   `json:"title,omitempty"` // the title, until the start is told
-	Models  []string `json:"models,omitempty"`
-	Pending []call   `json:"pending,omitempty"`
-	Line    int64    `json:"line,omitempty"` // lines read: a message's place
-	Last    int64    `json:"last,omitempty"` // unix ms of the last timed line
+	Session string          `json:"session,omitempty"`
+	Cwd     string          `json:"cwd,omitempty"`
+	Project string          `json:"project,omitempty"`
+	Started bool            `json:"started,omitempty"`
+	Title   transcript.Memo `json:"title,omitempty"` // the title, until the start is told
+	Models  []string        `json:"models,omitempty"`
+	Pending []call          `json:"pending,omitempty"`
+	Line    int64           `json:"line,omitempty"` // lines read: a message's place
+	Last    int64           `json:"last,omitempty"` // unix ms of the last timed line
 }
 
 // call is a tool call waiting for its result.
@@ -48,7 +48,7 @@ type call struct {
 	ID     string           `json:"id"`
 	Type   event.ActionType `json:"type"`
 	Tool   string           `json:"tool"`
-	Target string           `json:"target,omitempty"`
+	Target transcript.Memo  `json:"target,omitempty"` // no text in State: a reference (transcript.Memo)
 	Msg    string           `json:"msg,omitempty"`
 	Model  string           `json:"model,omitempty"`
 	Time   int64            `json:"time"`
@@ -126,7 +126,7 @@ func (p *sessionParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 	case "session_start":
 		p.setCwd(l.Cwd)
 		if title := strings.TrimSpace(l.Title); title != "" && !p.st.Started {
-			p.st.Title = transcript.ClipTarget(title, maxTarget) // told with the start, which has a time
+			p.st.Title = transcript.Memo(transcript.ClipTarget(title, maxTarget)) // told with the start, which has a time
 		}
 		return nil, nil
 	case "message":
@@ -138,9 +138,9 @@ func (p *sessionParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 			ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.Session, "started"), t)
 			ev.Session = &event.Session{State: event.SessionStarted, StartedAt: t, Cwd: p.st.Cwd, TranscriptPath: p.src.Path}
 			evs = append(evs, ev)
-			if p.st.Title != "" {
-				ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.Session, "title", p.st.Title), t)
-				ev.Session = &event.Session{Title: p.st.Title, TranscriptPath: p.src.Path}
+			if title := string(p.st.Title); title != "" {
+				ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.Session, "title", title), t)
+				ev.Session = &event.Session{Title: title, TranscriptPath: p.src.Path}
 				evs = append(evs, ev)
 				p.st.Title = ""
 			}
@@ -149,10 +149,7 @@ func (p *sessionParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 	case "agent_turn_outcome", "compaction_state", "todo_state":
 		return nil, nil
 	}
-	if p.stats.Unknown == nil {
-		p.stats.Unknown = map[string]int64{}
-	}
-	p.stats.Unknown[l.Type]++
+	p.stats.CountUnknown(l.Type)
 	return nil, nil
 }
 
@@ -208,10 +205,7 @@ func (p *sessionParser) message(n int, l *line, t time.Time) []event.Event {
 			}
 		}
 	default:
-		if p.stats.Unknown == nil {
-			p.stats.Unknown = map[string]int64{}
-		}
-		p.stats.Unknown["role "+m.Role]++
+		p.stats.CountUnknown("role " + m.Role)
 	}
 	return evs
 }
@@ -222,7 +216,7 @@ func (p *sessionParser) call(b *block, msgID, model string, t time.Time) event.E
 	ty, target := p.toolOf(b.Name, in)
 	a := &event.Action{Type: ty, Tool: b.Name, Target: transcript.ClipTarget(target, maxTarget), ToolUseID: b.ID,
 		MessageID: msgID, Model: model, InputHash: inputHash(b.Input), Transcript: p.src.Path}
-	p.remember(call{ID: b.ID, Type: ty, Tool: b.Name, Target: a.Target, Msg: msgID, Model: model, Time: t.UnixMilli()})
+	p.remember(call{ID: b.ID, Type: ty, Tool: b.Name, Target: transcript.Memo(a.Target), Msg: msgID, Model: model, Time: t.UnixMilli()})
 	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, b.ID), t)
 	ev.Action = a
 	return ev
@@ -233,7 +227,7 @@ func (p *sessionParser) result(b *block, t time.Time) event.Event {
 	a := &event.Action{ToolUseID: b.ToolUseID, Transcript: p.src.Path}
 	start := t
 	if c, ok := p.take(b.ToolUseID); ok {
-		a.Type, a.Tool, a.Target, a.MessageID, a.Model = c.Type, c.Tool, c.Target, c.Msg, c.Model
+		a.Type, a.Tool, a.Target, a.MessageID, a.Model = c.Type, c.Tool, string(c.Target), c.Msg, c.Model
 		start = time.UnixMilli(c.Time).UTC()
 		if d := t.Sub(start); d > 0 {
 			a.DurationMs = d.Milliseconds()
