@@ -89,8 +89,12 @@ type Writer struct {
 	bulkAt    atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
 	lastWrite atomic.Int64 // unix ms of the last batch stored
 	unsettled atomic.Bool  // bulk work was stored since the last Settle (settle.go)
-	lastWork  atomic.Int64 // unix ms of the last batch stored or off-batch step run (settle.go)
-	settledAt atomic.Int64 // unix ms of the start of the last Settle
+	// The indexes deferred for a bulk load into an empty store (deferindex.go).
+	deferMu    sync.Mutex
+	deferTried bool
+	deferred   atomic.Bool
+	lastWork   atomic.Int64 // unix ms of the last batch stored or off-batch step run (settle.go)
+	settledAt  atomic.Int64 // unix ms of the start of the last Settle
 	// IdleSettle is how long a writer stays quiet (no batch, no catch-up step) before it settles
 	// the store after live work (settle.go). Default idleSettleAfter; tests shorten it.
 	IdleSettle  time.Duration
@@ -347,6 +351,11 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 	start := time.Now().UnixMilli()
 	w.writingN.Store(int64(n))
 	w.writing.Store(start)
+	if bulk {
+		w.deferIndexes(ctx)
+	} else if w.deferred.Load() {
+		w.restoreIndexes(ctx) // the backlog is stored: live batches and readers need them
+	}
 	res, err := w.Store.WriteBatchWith(context.WithoutCancel(ctx), evs, rejected, store.WriteOptions{Bulk: bulk})
 	w.writing.Store(0)
 	if err != nil {
@@ -431,6 +440,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			start := time.Now()
+			w.restoreIndexes(fctx)
 			finish(fctx)
 			cancel()
 			w.Logger.Debug("caught up at stop", "took", time.Since(start))
@@ -456,6 +466,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			continue
 		}
 		kicked, last = false, time.Now()
+		w.restoreIndexes(ctx) // the catch-ups read through them
 		var again bool
 		pending, again = step(ctx)
 		// Work left that can go on now (the step made progress) and no batch came meanwhile (the

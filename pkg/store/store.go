@@ -193,6 +193,12 @@ func OpenWriter(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: daily rollup: %w", path, err)
 	}
+	// A writer stopped during a bulk load (killed, or the machine went down) left the indexes it
+	// deferred: they are made now, before anything reads through them.
+	if _, err := s.RestoreIndexes(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	return s, nil
 }
 
