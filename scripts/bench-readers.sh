@@ -32,7 +32,11 @@ names = {"BenchmarkReaders": "Claude Code + Codex (the history)", "BenchmarkRead
          "BenchmarkReaders_Kimi": "Kimi CLI (fixture copies)", "BenchmarkReaders_MistralVibe": "Mistral Vibe (fixture copies)",
          "BenchmarkReaders_Codebuff": "Codebuff (fixture copies)", "BenchmarkReaders_Hermes": "Hermes Agent (fixture copies)",
          "BenchmarkReaders_Zed": "Zed Agent (fixture copies)", "BenchmarkReaders_OpenHands": "OpenHands CLI (fixture copies)",
-         "BenchmarkReaders_Gptme": "gptme (fixture copies)"}
+         "BenchmarkReaders_Gptme": "gptme (fixture copies)", "BenchmarkReaders_Kiro": "Kiro (fixture copies)",
+         "BenchmarkReaders_Windsurf": "Windsurf (fixture copies)", "BenchmarkReaders_Warp": "Warp (fixture copies)",
+         "BenchmarkReaders_Devin": "Devin CLI (fixture copies)", "BenchmarkReaders_Trae": "Trae (fixture copies)",
+         "BenchmarkReaders_Cortex": "Cortex Code (fixture copies)", "BenchmarkReaders_VSCopilot": "Copilot for Visual Studio (fixture copies)",
+         "BenchmarkReaders_OpenClaude": "OpenClaude (fixture copies)", "BenchmarkReaders_Auggie": "Auggie (fixture copies)"}
 runs = {}
 for line in open(sys.argv[1]):
     m = re.match(r"(Benchmark\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) MB/s", line)

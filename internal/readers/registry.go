@@ -5,15 +5,18 @@ import (
 	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/amp"
 	"github.com/observerhq/observer/pkg/transcript/antigravity"
+	"github.com/observerhq/observer/pkg/transcript/auggie"
 	"github.com/observerhq/observer/pkg/transcript/claudecode"
 	"github.com/observerhq/observer/pkg/transcript/cline"
 	"github.com/observerhq/observer/pkg/transcript/codebuff"
 	"github.com/observerhq/observer/pkg/transcript/codex"
 	"github.com/observerhq/observer/pkg/transcript/continuecli"
 	"github.com/observerhq/observer/pkg/transcript/copilot"
+	"github.com/observerhq/observer/pkg/transcript/cortex"
 	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/cursor"
 	"github.com/observerhq/observer/pkg/transcript/cursoragent"
+	"github.com/observerhq/observer/pkg/transcript/devin"
 	"github.com/observerhq/observer/pkg/transcript/droid"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
@@ -21,11 +24,17 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/grokbuild"
 	"github.com/observerhq/observer/pkg/transcript/hermes"
 	"github.com/observerhq/observer/pkg/transcript/kimi"
+	"github.com/observerhq/observer/pkg/transcript/kiro"
 	"github.com/observerhq/observer/pkg/transcript/mistralvibe"
+	"github.com/observerhq/observer/pkg/transcript/openclaude"
 	"github.com/observerhq/observer/pkg/transcript/openclaw"
 	"github.com/observerhq/observer/pkg/transcript/opencode"
 	"github.com/observerhq/observer/pkg/transcript/openhands"
 	"github.com/observerhq/observer/pkg/transcript/pi"
+	"github.com/observerhq/observer/pkg/transcript/trae"
+	"github.com/observerhq/observer/pkg/transcript/vscopilot"
+	"github.com/observerhq/observer/pkg/transcript/warp"
+	"github.com/observerhq/observer/pkg/transcript/windsurf"
 	"github.com/observerhq/observer/pkg/transcript/zcode"
 	"github.com/observerhq/observer/pkg/transcript/zed"
 )
@@ -65,4 +74,13 @@ var registry = map[string]func() transcript.Adapter{
 	client.Zed:           func() transcript.Adapter { return zed.New(zed.DefaultRoots()) },
 	client.OpenHands:     func() transcript.Adapter { return openhands.New(openhands.DefaultRoots()) },
 	client.Gptme:         func() transcript.Adapter { return gptme.New(gptme.DefaultRoots()) },
+	client.Kiro:          func() transcript.Adapter { return kiro.New(kiro.DefaultRoots()) },
+	client.Windsurf:      func() transcript.Adapter { return windsurf.New(windsurf.DefaultRoots()) },
+	client.Warp:          func() transcript.Adapter { return warp.New(warp.DefaultRoots()) },
+	client.Devin:         func() transcript.Adapter { return devin.New(devin.DefaultRoots()) },
+	client.Trae:          func() transcript.Adapter { return trae.New(trae.DefaultRoots()) },
+	client.CortexCode:    func() transcript.Adapter { return cortex.New(cortex.DefaultRoots()) },
+	client.CopilotVS:     func() transcript.Adapter { return vscopilot.New(vscopilot.DefaultRoots()) },
+	client.OpenClaude:    func() transcript.Adapter { return openclaude.New(openclaude.DefaultRoots()) },
+	client.Auggie:        func() transcript.Adapter { return auggie.New(auggie.DefaultRoots()) },
 }

@@ -36,6 +36,15 @@ const (
 	Zed           = "zed"
 	OpenHands     = "openhands"
 	Gptme         = "gptme"
+	Kiro          = "kiro"
+	Windsurf      = "windsurf"
+	Warp          = "warp"
+	Devin         = "devin"
+	Trae          = "trae"
+	CortexCode    = "cortex-code"
+	CopilotVS     = "copilot-vs"
+	OpenClaude    = "openclaude"
+	Auggie        = "auggie"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -205,6 +214,43 @@ var registry = []Client{
 	{Name: Gptme, Title: "gptme", Product: "gptme",
 		Where: "~/.local/share/gptme/logs/*/conversation.jsonl (or $GPTME_LOGS_HOME, $XDG_DATA_HOME/gptme/logs; macOS ~/Library/Application Support/gptme/logs)",
 		Bins:  []string{"gptme"}, Proxy: "OPENAI_BASE_URL=http://%s/v1 with a local/<model> model (not tested)"},
+	// Kiro, Windsurf, Warp, Devin, Cortex Code, Visual Studio's Copilot and Auggie talk to their
+	// makers' services: no proxy recipe.
+	{Name: Kiro, Title: "Kiro", Product: "Kiro", Aliases: []string{"kiro-cli", "kiro-ide", "amazon-q"},
+		Where: "~/.kiro (or $KIRO_HOME; the same on macOS) sessions/cli and sessions/<workspace>/<id>/messages.jsonl, and the CLI's database " +
+			"$XDG_DATA_HOME/kiro-cli/data.sqlite3 (default ~/.local/share; macOS ~/Library/Application Support/kiro-cli; amazon-q beside it), read read-only",
+		Bins: []string{"kiro-cli", "kiro", "q"}},
+	{Name: Windsurf, Title: "Windsurf", Product: "Windsurf",
+		Where: "~/.windsurf/transcripts (the same on macOS; or the directories in $OBSERVER_WINDSURF_DIRS): the transcripts of its " +
+			"post_cascade_response_with_transcript hook, written only when that hook is configured; its Cascade store is encrypted and not read",
+		Bins: []string{"windsurf"}},
+	{Name: Warp, Title: "Warp", Product: "Warp",
+		Where: "its SQLite database ~/.local/state/warp-terminal/warp.sqlite ($XDG_STATE_HOME; macOS ~/Library/Group Containers/2BBY89MBSN.dev.warp/" +
+			"Library/Application Support/dev.warp.Warp-Stable; or the directories in $OBSERVER_WARP_DIRS), read read-only",
+		Bins: []string{"warp-terminal", "warp"}},
+	{Name: Devin, Title: "Devin CLI", Product: "Devin",
+		Where: "its SQLite database ~/.local/share/devin/cli/sessions.db ($XDG_DATA_HOME; macOS ~/Library/Application Support/devin/cli; " +
+			"or the directories in $OBSERVER_DEVIN_DIRS), read read-only",
+		Bins: []string{"devin"}},
+	// TRAE CLI 2.0 keeps Codex's rollout format; trae-agent writes trajectories where it runs.
+	{Name: Trae, Title: "Trae (TRAE CLI, trae-agent)", Product: "Trae", Aliases: []string{"traex", "trae-agent"},
+		Where: "~/.trae/cli sessions and archived_sessions (the same on macOS), and trae-agent's trajectories in the directories of $OBSERVER_TRAE_DIRS",
+		Bins:  []string{"traex", "traecli", "trae-cli"}, Proxy: "trae-agent: its provider's base_url: http://%s/v1 in trae_config.yaml (not tested)"},
+	{Name: CortexCode, Title: "Cortex Code", Product: "Snowflake Cortex Code", Aliases: []string{"cortex", "coco"},
+		Where: "~/.snowflake/cortex/conversations (or $SNOWFLAKE_HOME/cortex/conversations; the same on macOS)",
+		Bins:  []string{"cortex"}},
+	{Name: CopilotVS, Title: "GitHub Copilot (Visual Studio)", Product: "Copilot",
+		Where: `<temp>\VSGitHubCopilotLogs\traces on Windows (%TMP%, %TEMP%, %LOCALAPPDATA%\Temp); elsewhere only the directories in $OBSERVER_COPILOT_VS_DIRS`,
+		Bins:  []string{"devenv"}},
+	// OpenClaude (Claude Code's fork for OpenAI-compatible models) keeps Claude Code's transcripts
+	// under its own directory, and the same streaming placeholders.
+	{Name: OpenClaude, Title: "OpenClaude", Product: "OpenClaude",
+		Where: "~/.openclaude/projects (or $OPENCLAUDE_CONFIG_DIR/projects; the same on macOS)",
+		Bins:  []string{"openclaude"}, Proxy: "CLAUDE_CODE_USE_OPENAI=1 OPENAI_BASE_URL=http://%s/v1 (not tested)",
+		Usage: event.ReliabilityUnreliable},
+	{Name: Auggie, Title: "Auggie", Product: "Augment Code", Aliases: []string{"augment"},
+		Where: "~/.augment/sessions (the same on macOS), or sessions/ of each directory in $OBSERVER_AUGGIE_DIRS (Auggie's --augment-cache-dir)",
+		Bins:  []string{"auggie"}},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.

@@ -23,6 +23,12 @@ var otherVariables = []string{
 	"OBSERVER_CRUSH_DIRS",           // where Crush's databases are looked for
 	"OBSERVER_ANTIGRAVITY_DIRS",     // Antigravity's data directories (it honours no variable of its own)
 	"OBSERVER_ZCODE_DIRS",           // where ZCode's database directories are looked for
+	"OBSERVER_WINDSURF_DIRS",        // where Windsurf's hook transcripts are looked for
+	"OBSERVER_WARP_DIRS",            // where Warp's database directories are looked for
+	"OBSERVER_DEVIN_DIRS",           // where Devin CLI's database directories are looked for
+	"OBSERVER_TRAE_DIRS",            // trae-agent's trajectory directories (it writes them where it runs)
+	"OBSERVER_COPILOT_VS_DIRS",      // Visual Studio Copilot's trace directories (Windows has defaults)
+	"OBSERVER_AUGGIE_DIRS",          // Auggie's cache directories (its --augment-cache-dir)
 	"OBSERVER_VSCODE_GLOBALSTORAGE", // VS Code's globalStorage directories (Cline, Roo, Kilo)
 	"OBSERVER_VSCODE_USER_DIRS",     // VS Code's User directories (Copilot Chat)
 	"OBSERVER_FAKE_OPENAI_API_KEY",  // the key OpenClaw is given against a fake API
