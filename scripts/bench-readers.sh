@@ -36,7 +36,9 @@ names = {"BenchmarkReaders": "Claude Code + Codex (the history)", "BenchmarkRead
          "BenchmarkReaders_Windsurf": "Windsurf (fixture copies)", "BenchmarkReaders_Warp": "Warp (fixture copies)",
          "BenchmarkReaders_Devin": "Devin CLI (fixture copies)", "BenchmarkReaders_Trae": "Trae (fixture copies)",
          "BenchmarkReaders_Cortex": "Cortex Code (fixture copies)", "BenchmarkReaders_VSCopilot": "Copilot for Visual Studio (fixture copies)",
-         "BenchmarkReaders_OpenClaude": "OpenClaude (fixture copies)", "BenchmarkReaders_Auggie": "Auggie (fixture copies)"}
+         "BenchmarkReaders_OpenClaude": "OpenClaude (fixture copies)", "BenchmarkReaders_Auggie": "Auggie (fixture copies)",
+         "BenchmarkReaders_IFlow": "iFlow CLI (fixture copies)", "BenchmarkReaders_Qoder": "Qoder CLI (fixture copies)",
+         "BenchmarkReaders_DeepSeekTUI": "DeepSeek TUI (fixture copies)", "BenchmarkReaders_Forge": "Forge (fixture copies)"}
 runs = {}
 for line in open(sys.argv[1]):
     m = re.match(r"(Benchmark\w+?)(?:-\d+)?\s+\d+\s+\d+ ns/op\s+([\d.]+) MB/s", line)

@@ -16,13 +16,16 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/crush"
 	"github.com/observerhq/observer/pkg/transcript/cursor"
 	"github.com/observerhq/observer/pkg/transcript/cursoragent"
+	"github.com/observerhq/observer/pkg/transcript/deepseektui"
 	"github.com/observerhq/observer/pkg/transcript/devin"
 	"github.com/observerhq/observer/pkg/transcript/droid"
+	"github.com/observerhq/observer/pkg/transcript/forge"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 	"github.com/observerhq/observer/pkg/transcript/goose"
 	"github.com/observerhq/observer/pkg/transcript/gptme"
 	"github.com/observerhq/observer/pkg/transcript/grokbuild"
 	"github.com/observerhq/observer/pkg/transcript/hermes"
+	"github.com/observerhq/observer/pkg/transcript/iflow"
 	"github.com/observerhq/observer/pkg/transcript/kimi"
 	"github.com/observerhq/observer/pkg/transcript/kiro"
 	"github.com/observerhq/observer/pkg/transcript/mistralvibe"
@@ -31,6 +34,7 @@ import (
 	"github.com/observerhq/observer/pkg/transcript/opencode"
 	"github.com/observerhq/observer/pkg/transcript/openhands"
 	"github.com/observerhq/observer/pkg/transcript/pi"
+	"github.com/observerhq/observer/pkg/transcript/qoder"
 	"github.com/observerhq/observer/pkg/transcript/trae"
 	"github.com/observerhq/observer/pkg/transcript/vscopilot"
 	"github.com/observerhq/observer/pkg/transcript/warp"
@@ -83,4 +87,8 @@ var registry = map[string]func() transcript.Adapter{
 	client.CopilotVS:     func() transcript.Adapter { return vscopilot.New(vscopilot.DefaultRoots()) },
 	client.OpenClaude:    func() transcript.Adapter { return openclaude.New(openclaude.DefaultRoots()) },
 	client.Auggie:        func() transcript.Adapter { return auggie.New(auggie.DefaultRoots()) },
+	client.IFlowCLI:      func() transcript.Adapter { return iflow.New(iflow.DefaultRoots()) },
+	client.Qoder:         func() transcript.Adapter { return qoder.New(qoder.DefaultRoots()) },
+	client.DeepSeekTUI:   func() transcript.Adapter { return deepseektui.New(deepseektui.DefaultRoots()) },
+	client.Forge:         func() transcript.Adapter { return forge.New(forge.DefaultRoots()) },
 }

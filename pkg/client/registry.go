@@ -45,6 +45,10 @@ const (
 	CopilotVS     = "copilot-vs"
 	OpenClaude    = "openclaude"
 	Auggie        = "auggie"
+	IFlowCLI      = "iflow-cli"
+	Qoder         = "qoder"
+	DeepSeekTUI   = "deepseek-tui"
+	Forge         = "forge"
 )
 
 // registry is every client, one entry each, in the order listings show them. A new client is an
@@ -251,6 +255,20 @@ var registry = []Client{
 	{Name: Auggie, Title: "Auggie", Product: "Augment Code", Aliases: []string{"augment"},
 		Where: "~/.augment/sessions (the same on macOS), or sessions/ of each directory in $OBSERVER_AUGGIE_DIRS (Auggie's --augment-cache-dir)",
 		Bins:  []string{"auggie"}},
+	// iFlow CLI shut down on 2026-04-17: its sessions are history.
+	{Name: IFlowCLI, Title: "iFlow CLI", Product: "iFlow", Aliases: []string{"iflow"},
+		Where: "~/.iflow/projects/<cwd>/session-*.jsonl (the same on macOS; or the directories in $OBSERVER_IFLOW_DIRS)",
+		Bins:  []string{"iflow"}, Proxy: `a "baseUrl": "http://%s/v1" in ~/.iflow/settings.json (not tested)`},
+	{Name: Qoder, Title: "Qoder CLI", Product: "Qoder", Aliases: []string{"qodercli", "qoder-cli"},
+		Where: "~/.qoder/projects and ~/.qoder-cn/projects (or $QODER_CONFIG_DIR/projects, or the directories in $OBSERVER_QODER_DIRS; the same on macOS)",
+		Bins:  []string{"qodercli"}},
+	{Name: DeepSeekTUI, Title: "DeepSeek TUI (CodeWhale)", Product: "DeepSeek TUI", Aliases: []string{"codewhale", "deepseek"},
+		Where: "~/.codewhale/sessions and ~/.deepseek/sessions (or $CODEWHALE_HOME/sessions; the same on macOS)",
+		Bins:  []string{"deepseek-tui", "codewhale", "codewhale-tui", "deepseek"}, Proxy: "DEEPSEEK_BASE_URL=http://%s/v1 (not tested)"},
+	// Forge's command is forge, as Foundry's is: doctor does not take a forge on PATH for it.
+	{Name: Forge, Title: "Forge", Product: "ForgeCode", Aliases: []string{"forgecode"},
+		Where: "its SQLite database .forge.db in $FORGE_CONFIG, else ~/forge, else ~/.forge (the same on macOS), read read-only",
+		Proxy: "its provider's base URL pointing at http://%s/v1 (not tested)"},
 }
 
 // vscodeTasks is where the Cline, Roo Code and Kilo Code VS Code extensions' tasks are read.

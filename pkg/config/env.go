@@ -29,6 +29,8 @@ var otherVariables = []string{
 	"OBSERVER_TRAE_DIRS",            // trae-agent's trajectory directories (it writes them where it runs)
 	"OBSERVER_COPILOT_VS_DIRS",      // Visual Studio Copilot's trace directories (Windows has defaults)
 	"OBSERVER_AUGGIE_DIRS",          // Auggie's cache directories (its --augment-cache-dir)
+	"OBSERVER_IFLOW_DIRS",           // iFlow CLI's projects directories
+	"OBSERVER_QODER_DIRS",           // Qoder CLI's projects directories
 	"OBSERVER_VSCODE_GLOBALSTORAGE", // VS Code's globalStorage directories (Cline, Roo, Kilo)
 	"OBSERVER_VSCODE_USER_DIRS",     // VS Code's User directories (Copilot Chat)
 	"OBSERVER_FAKE_OPENAI_API_KEY",  // the key OpenClaw is given against a fake API
