@@ -13,7 +13,8 @@ import (
 // them (dry run), reporting MB/s beside BenchmarkReaders: copies of the reader's fixtures
 // (pkg/transcript/antigravity/testdata; no corpus holds an Antigravity transcript),
 // OBSERVER_BENCH_ANTIGRAVITY_COPIES of each (default 1,000, ~4 MB), each under a conversation
-// uuid of its own, with the CLI fixture's history.jsonl beside them.
+// uuid of its own, with the CLI fixture's history.jsonl beside them and a prompt row in it for
+// every copy (the log the adapter reads once for all conversations, not once for each).
 func BenchmarkReaders_Antigravity(b *testing.B) {
 	fixtures := filepath.Join("..", "..", "pkg", "transcript", "antigravity", "testdata")
 	convs := []struct{ root, id string }{
@@ -28,16 +29,16 @@ func BenchmarkReaders_Antigravity(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "history.jsonl"), hist, 0o644); err != nil {
-		b.Fatal(err)
-	}
 	for ci, c := range convs {
 		data, err := os.ReadFile(antigravity.TranscriptPath(filepath.Join(fixtures, c.root), c.id))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for i := range benchCopies("OBSERVER_BENCH_ANTIGRAVITY_COPIES", 1000) {
-			path := antigravity.TranscriptPath(root, fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", ci, i))
+			id := fmt.Sprintf("00000000-0000-4000-8000-%06d%06d", ci, i)
+			hist = fmt.Appendf(hist, `{"display":"why does the parser test fail on windows paths?","timestamp":%d,"workspace":"/home/dev/pathkit","conversationId":%q}`+"\n",
+				1779954120000+int64(i), id)
+			path := antigravity.TranscriptPath(root, id)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				b.Fatal(err)
 			}
@@ -45,6 +46,9 @@ func BenchmarkReaders_Antigravity(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "history.jsonl"), hist, 0o644); err != nil {
+		b.Fatal(err)
 	}
 	benchScan(b, antigravity.New([]string{root}))
 }

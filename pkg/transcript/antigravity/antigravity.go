@@ -20,7 +20,7 @@
 //	                               the Source this package reads
 //	brain/<uuid>/*.md(.metadata.json)  task, plan and walkthrough artifacts (not read)
 //	history.jsonl                  the CLI's prompt log {conversationId, display, timestamp (unix
-//	                               ms), workspace}: read once per conversation for its workspace
+//	                               ms), workspace}: read for the conversations' workspaces
 //	conversations/<uuid>.pb        the conversation stream, AES-encrypted: NOT read (the key is not
 //	                               the user's to give; agentsview only reads it with one supplied
 //	                               through its own ANTIGRAVITY_KEY)
@@ -48,13 +48,20 @@
 //
 // # Actions and messages
 //
-// A USER_INPUT step from USER_EXPLICIT is a user_prompt action and a user message (the text inside
-// <USER_REQUEST>...</USER_REQUEST> when the step wraps it), except a settings change ("Model
-// Selection` from X to Y"), which only names the model (a session event; the model's display name
-// as Antigravity shows it). A PLANNER_RESPONSE from MODEL is an assistant message (content), a
-// thinking message (thinking) and, for each tool call, an action and a tool_call message (id
-// event.ID(client, "action", conversation, "<step_index>.<call index>")). Mapping (Antigravity's tool
-// names, Windsurf's lineage): view_file, view_file_outline, view_code_item read_file
+// A USER_INPUT step from USER_EXPLICIT is a user_prompt action and a user message: the text inside
+// <USER_REQUEST>...</USER_REQUEST> when the step wraps it (Antigravity adds its own sections
+// beside it, <ADDITIONAL_METADATA> and <USER_SETTINGS_CHANGE>, which are no part of the prompt),
+// else the whole text. A <USER_SETTINGS_CHANGE> section "The user changed setting `Model
+// Selection` from X to Y. ..." names the model Y (a session event; the display name as
+// Antigravity shows it, e.g. "Gemini 3.1 Pro (High)", scrubbed and cut to 100 characters). It is
+// read only when the step's content is wholly made of such sections with at most one
+// <USER_REQUEST> (the user's own text inside it), so a prompt that merely mentions a model
+// selection selects nothing; a step holding a settings change and no request is no prompt. (The
+// sections are as real transcripts quoted in public repositories show them, and as agentsview
+// reads the model.) A PLANNER_RESPONSE from MODEL is an assistant message (content), a thinking
+// message (thinking) and, for each tool call, an action and a tool_call message (id
+// event.ID(client, "action", conversation, "<step_index>.<call index>")). Mapping (Antigravity's
+// tool names, Windsurf's lineage): view_file, view_file_outline, view_code_item read_file
 // (AbsolutePath); write_to_file write_file (TargetFile); replace_file_content,
 // multi_replace_file_content edit_file (TargetFile); run_command run_command (CommandLine);
 // grep_search search_text (Query " in " SearchPath); find_by_name search_files (Pattern); list_dir
@@ -77,9 +84,13 @@
 //
 // An event's time is its step's created_at, else the last one seen (a step without one before any
 // has a time yields nothing). The session is the conversation uuid (the brain directory's name);
-// its directory the workspace history.jsonl gives for it (the CLI's; the IDE keeps none). The file
-// is read line by line as it grows; ids come from the conversation and step_index, so a re-read
-// emits the same ids. A line that is not JSON, not an object, or has neither source nor type is
+// its directory the workspace history.jsonl gives for it (the CLI's; the IDE keeps none). The
+// adapter reads each data directory's history.jsonl once into a map of conversation to
+// workspace (its last 16 MB; a row longer than 4 MB skipped), and again only when the file's size
+// or modification time changes: from where it stopped when the log grew, whole when it shrank or
+// was rewritten; so a cold read of many conversations reads the log once. The transcript is read
+// line by line as it grows; ids come from the conversation and step_index, so a re-read emits
+// the same ids. A line that is not JSON, not an object, or has neither source nor type is
 // malformed (transcript.ErrMalformed). Targets, errors, outputs and messages are cut to 500
 // characters, 2 KB, 8 KB and 64 KB.
 package antigravity
@@ -93,6 +104,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -112,6 +124,9 @@ type Adapter struct {
 	Prices *pricing.Table
 	// CurrentPrices, when set, replaces Prices.
 	CurrentPrices func() *pricing.Table
+
+	mu   sync.Mutex
+	hist map[string]*history // by history.jsonl path
 }
 
 var _ transcript.Priced = (*Adapter)(nil)
@@ -203,5 +218,5 @@ func (a *Adapter) Discover() ([]transcript.Source, error) {
 
 // NewParser returns a parser for one transcript.
 func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {
-	return newParser(src, state)
+	return newParser(src, state, a.workspace)
 }

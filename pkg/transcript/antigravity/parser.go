@@ -1,14 +1,11 @@
 package antigravity
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,6 +31,7 @@ const (
 	maxBlock    = 63
 	maxHistory  = 16 << 20 // bytes of history.jsonl read for a conversation's workspace
 	maxHistLine = 4 << 20
+	maxModel    = 100 // runes of a model's display name
 )
 
 // pending is a tool call waiting for its result step: ids and the tool's name only.
@@ -63,7 +61,9 @@ type Parser struct {
 	stats transcript.Stats
 }
 
-func newParser(src transcript.Source, st []byte) (*Parser, error) {
+// newParser returns a parser resumed from st; workspace gives a conversation's workspace from
+// the prompt log of a data directory.
+func newParser(src transcript.Source, st []byte, workspace func(root, conversation string) string) (*Parser, error) {
 	p := &Parser{src: src}
 	if len(st) > 0 {
 		if err := json.Unmarshal(st, &p.st); err != nil {
@@ -75,8 +75,8 @@ func newParser(src transcript.Source, st []byte) (*Parser, error) {
 	}
 	if !p.st.Looked && p.st.Session != "" && src.Path != "" {
 		p.st.Looked = true
-		if root := rootOf(src.Path); root != "" {
-			p.setCwd(workspaceOf(filepath.Join(root, "history.jsonl"), p.st.Session))
+		if root := rootOf(src.Path); root != "" && workspace != nil {
+			p.setCwd(workspace(root, p.st.Session))
 		}
 	}
 	return p, nil
@@ -105,33 +105,6 @@ func rootOf(path string) string {
 		return ""
 	}
 	return filepath.Dir(brain)
-}
-
-// workspaceOf reads the CLI's prompt log for the workspace of a conversation (its last row that
-// names one). A missing or unreadable log is no workspace.
-func workspaceOf(history, conversation string) string {
-	f, err := os.Open(history)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, maxHistory))
-	sc.Buffer(make([]byte, 64<<10), maxHistLine)
-	ws := ""
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.Contains(line, []byte(conversation)) {
-			continue
-		}
-		var row struct {
-			ConversationID string `json:"conversationId"`
-			Workspace      string `json:"workspace"`
-		}
-		if json.Unmarshal(line, &row) == nil && strings.EqualFold(row.ConversationID, conversation) && strings.TrimSpace(row.Workspace) != "" {
-			ws = row.Workspace
-		}
-	}
-	return ws
 }
 
 type step struct {
@@ -197,12 +170,16 @@ func (p *Parser) Record(off int64, line []byte) (evs []event.Event, err error) {
 	content := rawText(s.Content)
 	switch {
 	case s.Type == "USER_INPUT" && s.Source != "MODEL" && s.Source != "SYSTEM":
-		if model, ok := modelSelection(content); ok {
+		model, switched := modelSelection(content)
+		if switched {
 			p.st.Model = model
 			evs = append(evs, p.modelEvent(model, t)...)
-			return evs, nil
 		}
-		prompt := strings.TrimSpace(userRequest(content))
+		request, wrapped := userRequest(content)
+		if switched && !wrapped {
+			return evs, nil // a settings change alone
+		}
+		prompt := strings.TrimSpace(request)
 		if prompt == "" {
 			return evs, nil
 		}
@@ -393,19 +370,78 @@ func rawText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// userRequest is the text inside <USER_REQUEST>...</USER_REQUEST>, or the whole text.
-func userRequest(s string) string {
+// userRequest is the text inside <USER_REQUEST>...</USER_REQUEST> and true, or the whole text and
+// false.
+func userRequest(s string) (string, bool) {
 	_, rest, ok := strings.Cut(s, "<USER_REQUEST>")
 	if !ok {
-		return s
+		return s, false
 	}
 	inner, _, _ := strings.Cut(rest, "</USER_REQUEST>")
-	return inner
+	return inner, true
 }
 
-// modelSelection reads a settings change "Model Selection` from X to Y." and returns Y.
+// block is one <NAME>...</NAME> section of a USER_INPUT step's content.
+type block struct{ name, text string }
+
+// blocks splits a USER_INPUT step's content into the sections Antigravity writes, <USER_REQUEST>
+// (what the user typed), <ADDITIONAL_METADATA>, <USER_SETTINGS_CHANGE>...; whole reports whether
+// the content is nothing but such sections (no text outside them).
+func blocks(s string) (out []block, whole bool) {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n")
+		if s == "" {
+			return out, true
+		}
+		if s[0] != '<' {
+			return out, false
+		}
+		end := strings.IndexByte(s, '>')
+		if end < 2 || strings.TrimLeft(s[1:end], "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+			return out, false
+		}
+		name := s[1:end]
+		closing := "</" + name + ">"
+		inner, rest, ok := strings.Cut(s[end+1:], closing)
+		if !ok {
+			return out, false
+		}
+		out = append(out, block{name, inner})
+		s = rest
+	}
+}
+
+// settingPrefix opens the sentence of a <USER_SETTINGS_CHANGE> section that changes the model.
+const settingPrefix = "The user changed setting `Model Selection` from "
+
+// modelSelection reads the model a USER_INPUT step selects: a <USER_SETTINGS_CHANGE> section
+// "The user changed setting `Model Selection` from X to Y. ..." gives Y (scrubbed, at most
+// maxModel runes). Only a content made wholly of Antigravity's sections (at most one
+// <USER_REQUEST>, the user's text inside it) is read so: a prompt that merely mentions a model
+// selection selects nothing.
 func modelSelection(s string) (string, bool) {
-	_, rest, ok := strings.Cut(s, "Model Selection` from ")
+	bs, whole := blocks(s)
+	if !whole {
+		return "", false
+	}
+	model, requests := "", 0
+	for _, b := range bs {
+		switch b.name {
+		case "USER_REQUEST":
+			requests++
+		case "USER_SETTINGS_CHANGE":
+			if m, ok := selected(b.text); ok {
+				model = m
+			}
+		}
+	}
+	return model, model != "" && requests <= 1
+}
+
+// selected reads Y from a settings change "The user changed setting `Model Selection` from X to
+// Y. ...".
+func selected(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(text), settingPrefix)
 	if !ok {
 		return "", false
 	}
@@ -422,7 +458,7 @@ func modelSelection(s string) (string, bool) {
 			break
 		}
 	}
-	to = strings.TrimSpace(to)
+	to = transcript.ClipTarget(to, maxModel)
 	return to, to != ""
 }
 

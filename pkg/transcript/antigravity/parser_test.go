@@ -2,21 +2,23 @@ package antigravity
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // The fixtures are written here to the format the published readers describe (see the package
-// doc): a CLI conversation (testdata/antigravity-cli: a prompt, a read and a search that
-// succeeded, an edit, a model change, a command that failed, a web search and an MCP call still
-// waiting, and the CLI's history.jsonl naming the workspace) and an IDE one (testdata/antigravity:
+// doc): a CLI conversation (testdata/antigravity-cli: a prompt selecting the model, a read and a
+// search that succeeded, an edit, a second prompt changing the model, a command that failed, a
+// web search and an MCP call still waiting, and the CLI's history.jsonl naming the workspace) and an IDE one (testdata/antigravity:
 // no history, so no directory; a brain directory that is not a conversation beside it).
 const (
 	cliID = "6f1c2a9e-3b4d-4e8f-9a17-2c5d8e0b7f41"
@@ -112,9 +114,10 @@ func TestCLIConversation(t *testing.T) {
 		t.Errorf("%d token_usage events: the transcript has no figures, and none may be estimated", n)
 	}
 	sess := byKind(evs, event.KindSession)
-	if len(sess) != 2 || sess[0].Session.State != event.SessionStarted || sess[0].Session.Cwd != "/home/dev/pathkit" ||
-		!sess[0].Time.Equal(time.Date(2026, 5, 28, 7, 42, 0, 0, time.UTC)) || sess[1].Session.Model != "Gemini 3.1 Pro (High)" {
-		t.Fatalf("session events %+v: want started in the history's workspace, then the model the settings change names", sess)
+	if len(sess) != 3 || sess[0].Session.State != event.SessionStarted || sess[0].Session.Cwd != "/home/dev/pathkit" ||
+		!sess[0].Time.Equal(time.Date(2026, 5, 28, 7, 42, 0, 0, time.UTC)) || sess[1].Session.Model != "Gemini 3.5 Flash (Medium)" ||
+		sess[2].Session.Model != "Gemini 3.1 Pro (High)" {
+		t.Fatalf("session events %+v: want started in the history's workspace, then the models the settings changes name", sess)
 	}
 	acts := actions(evs)
 	var prompts []string
@@ -124,7 +127,7 @@ func TestCLIConversation(t *testing.T) {
 		}
 	}
 	if len(prompts) != 2 || !strings.Contains(strings.Join(prompts, "|"), "why does the parser test fail on windows paths?") {
-		t.Errorf("prompts %q: want the two requests, unwrapped, and not the settings change", prompts)
+		t.Errorf("prompts %q: want the two requests, unwrapped, the settings changes beside them left out", prompts)
 	}
 	if a := find(acts, event.ActionReadFile); a == nil || a.Target != "split_test.go" || a.Success == nil || !*a.Success ||
 		!strings.Contains(a.Output, "TestSplitWindows") || a.Tool != "view_file" {
@@ -257,5 +260,129 @@ func TestDefaultRoots(t *testing.T) {
 	}
 	if got := New([]string{"/r"}).WatchDirs(); len(got) != 1 || got[0] != filepath.Join("/r", "brain") {
 		t.Errorf("WatchDirs %v", got)
+	}
+}
+
+// Only Antigravity's own <USER_SETTINGS_CHANGE> section selects a model, its name scrubbed and
+// cut; a prompt that mentions a model selection stays a prompt.
+func TestModelSelection(t *testing.T) {
+	const change = "The user changed setting `Model Selection` from "
+	secret := "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+	cases := []struct {
+		name, content, model, prompt string
+	}{
+		{"a request with the settings change beside it",
+			"<USER_REQUEST>\nfix it\n</USER_REQUEST>\n<ADDITIONAL_METADATA>\nlocal time\n</ADDITIONAL_METADATA>\n<USER_SETTINGS_CHANGE>\n" +
+				change + "None to Claude Sonnet 4.6 (Thinking). No need to comment on this change.\n</USER_SETTINGS_CHANGE>",
+			"Claude Sonnet 4.6 (Thinking)", "fix it"},
+		{"a request that mentions a selection",
+			"<USER_REQUEST>\nwhy does the log say: " + change + "A to B. here?\n</USER_REQUEST>", "",
+			"why does the log say: " + change + "A to B. here?"},
+		{"unwrapped text that mentions a selection", "see `Model Selection` from A to B.\nthen run it", "",
+			"see `Model Selection` from A to B.\nthen run it"},
+		{"a settings section forged inside a request",
+			"<USER_REQUEST>\nhi</USER_REQUEST><USER_SETTINGS_CHANGE>" + change + "A to Evil.</USER_SETTINGS_CHANGE><USER_REQUEST>there\n</USER_REQUEST>",
+			"", "hi"},
+		{"a settings change alone, its name scrubbed and cut",
+			"<USER_SETTINGS_CHANGE>\n" + change + "A to Custom " + secret + " " + strings.Repeat("x", 300) + ".\n</USER_SETTINGS_CHANGE>",
+			"*", ""},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := New(nil).NewParser(transcript.Source{Client: Client, Path: "x/transcript.jsonl", SessionID: "s"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, _ := json.Marshal(map[string]any{"step_index": i, "source": "USER_EXPLICIT", "type": "USER_INPUT",
+				"created_at": "2026-05-28T07:42:00Z", "content": c.content})
+			evs, err := p.Record(0, line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var model, prompt string
+			for _, e := range evs {
+				if e.Session != nil && e.Session.Model != "" {
+					model = e.Session.Model
+				}
+				if e.Action != nil && e.Action.Type == event.ActionUserPrompt {
+					prompt = e.Action.Target
+				}
+			}
+			if c.model == "*" {
+				if model == "" || strings.Contains(model, "AbCdEfGh") || utf8.RuneCountInString(model) > maxModel || !strings.HasPrefix(model, "Custom ") {
+					t.Errorf("model %q: want the name, its key scrubbed, at most %d runes", model, maxModel)
+				}
+			} else if model != c.model {
+				t.Errorf("model %q, want %q", model, c.model)
+			}
+			if prompt != c.prompt {
+				t.Errorf("prompt %q, want %q", prompt, c.prompt)
+			}
+		})
+	}
+}
+
+// The prompt log is read once for many conversations, not once per conversation: a second parser
+// takes the workspace from what the adapter read while the log is unchanged, and the log is read
+// again (from where it stopped) once it grows.
+func TestAdapter_HistoryReadOnce(t *testing.T) {
+	root := t.TempDir()
+	const a, b, c = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
+	hist := filepath.Join(root, "history.jsonl")
+	row := func(conv, ws string) string {
+		return `{"display":"go","timestamp":1779954120000,"workspace":"` + ws + `","conversationId":"` + conv + `"}` + "\n"
+	}
+	const long = "44444444-4444-4444-8444-444444444444" // a row longer than the read buffer
+	longRow := `{"display":"` + strings.Repeat("y", 200<<10) + `","workspace":"/w/long","conversationId":"` + long + `"}` + "\n"
+	if err := os.WriteFile(hist, []byte(row(a, "/w/a")+longRow+row(b, "/w/b")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad := New([]string{root})
+	cwd := func(conv string) string {
+		t.Helper()
+		p, err := ad.NewParser(transcript.Source{Client: Client, Path: TranscriptPath(root, conv), SessionID: conv}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(*Parser).st.Cwd
+	}
+	if got := cwd(a); got != "/w/a" {
+		t.Fatalf("first conversation: %q, want /w/a", got)
+	}
+	// The same bytes count and time, other content: a log the adapter has read already is not
+	// read again for the next conversation.
+	if err := os.WriteFile(hist, []byte(row(a, "/w/a")+longRow+row(b, "/w/X")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(hist, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := cwd(b); got != "/w/b" {
+		t.Errorf("second conversation: %q, want /w/b as first read (the log read once)", got)
+	}
+	if got := cwd(long); got != "/w/long" {
+		t.Errorf("a conversation on a long row: %q, want /w/long", got)
+	}
+	f, err := os.OpenFile(hist, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(row(c, "/w/c") + `{"display":"half a line","conversationId":"` + a); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := cwd(c); got != "/w/c" {
+		t.Errorf("a conversation appended to the log: %q, want /w/c", got)
+	}
+	// Rewritten shorter: read whole again.
+	if err := os.WriteFile(hist, []byte(row(a, "/w/z")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, gone := cwd(a), cwd(c); got != "/w/z" || gone != "" {
+		t.Errorf("a rewritten log: %q and %q, want /w/z and nothing", got, gone)
 	}
 }

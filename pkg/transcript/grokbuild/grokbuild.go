@@ -63,15 +63,17 @@
 // message; the tool_call_update that completes it (status completed or failed) is the same action
 // with its outcome: completed succeeded (a command whose rawOutput has a non-zero exit code
 // failed), failed failed; the output is rawOutput's text (stdout and stderr, output, content,
-// text), else the content blocks' text. The tool is x.ai/tool's name, else the call's title.
-// Mapping: read_file read_file (target_file, path); write write_file (file_path); search_replace,
-// apply_patch, hashline_edit, edit edit_file (file_path, target_file, path); run_terminal_command,
-// bash, run_command run_command (command); grep search_text (pattern " in " path); list_dir,
-// glob search_files (target_directory, pattern); web_search web_search (query); web_fetch
-// web_fetch (url); task spawn_subagent (description, prompt); todo_write todo_update;
-// ask_user_question ask_user (question); an MCP tool (namespace mcp, or mcp__<server>__<tool>)
-// mcp_call; other names by x.ai/tool's kind (read, write, edit, execute, search, list_dir,
-// web_search, web_fetch, task, plan, ask_user), else unknown with the raw name in Tool. A user
+// text), else the content blocks' text. The tool is x.ai/tool's name, else the call's ACP kind
+// (execute, read, edit...), else "tool"; never the call's title, text for people that often holds
+// the command itself. Mapping: read_file read_file (target_file, path); write write_file
+// (file_path); search_replace, apply_patch, hashline_edit, edit edit_file (file_path,
+// target_file, path); run_terminal_command, bash, run_command run_command (command); grep
+// search_text (pattern " in " path); list_dir, glob search_files (target_directory, pattern);
+// web_search web_search (query); web_fetch web_fetch (url); task spawn_subagent (description,
+// prompt); todo_write todo_update; ask_user_question ask_user (question); an MCP tool (namespace
+// mcp, or mcp__<server>__<tool>) mcp_call; other names by x.ai/tool's kind, else the ACP kind
+// (read, write, edit, execute, search, list_dir, web_search, web_fetch, task, plan, ask_user),
+// else unknown with the raw name in Tool. A user
 // chunk is a user_prompt action and a user message (the text inside <user_query> when wrapped; a
 // host-injected turn, _meta.hostTurn, is neither); agent and thought chunks are assistant and
 // thinking messages, one a line (Grok Build merges the streamed deltas it writes, so a reply is a
@@ -81,9 +83,14 @@
 // # Times, sessions and re-reads
 //
 // An event's time is its line's _meta.agentTimestampMs, else its timestamp (seconds). The session
-// is the session directory's name (a subagent's file: its parent's); its directory the decoded
-// <encoded cwd>. Ids come from the session, the line's eventId (else its offset), the tool call
-// and prompt ids, so a re-read emits the same ids. A line that is not UTF-8 or not a JSON object
+// is the session directory's name (a subagent's file: its parent's, and it yields no session event,
+// neither the start nor a model, which would make its file and model the session's; its actions and
+// messages carry its model); its directory the decoded <encoded cwd>. Ids come from the session,
+// the line's eventId (else its offset), the tool call and prompt ids, and for what a line says of
+// its own file (a prompt, an aborted turn, a compaction, a message) the subagent whose file it is,
+// so a re-read emits the same ids and a subagent's lines never take its parent's. State keeps the
+// session, the directory, the models reported and the calls awaiting their outcome (at most 64: id,
+// tool name, kind and namespace; no title, no input). A line that is not UTF-8 or not a JSON object
 // is malformed (transcript.ErrMalformed); Grok Build heals a torn last line by starting the next
 // record on a new line, so a torn record is one malformed line. Targets, errors, outputs and
 // messages are cut to 500 characters, 2 KB, 8 KB and 64 KB.

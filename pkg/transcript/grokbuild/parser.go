@@ -36,7 +36,7 @@ const (
 // ticksPerUSD is Grok Build's cost scale.
 const ticksPerUSD = 1e10
 
-// call is a tool call waiting for its result: its id and tool name, no input.
+// call is a tool call waiting for its result: its id, tool name and kinds; no input, no title.
 type call struct {
 	ID   string `json:"id"`
 	Tool string `json:"tool"`
@@ -109,8 +109,7 @@ type update struct {
 		HostTurn bool     `json:"hostTurn"`
 		Tool     *xaiTool `json:"x.ai/tool"`
 	} `json:"_meta"`
-	ToolCallID   string          `json:"toolCallId"`
-	Title        string          `json:"title"`
+	ToolCallID   string          `json:"toolCallId"` // no title: the ACP title is text ("Run `make`")
 	ToolKind     string          `json:"kind"`
 	Status       string          `json:"status"`
 	RawInput     json.RawMessage `json:"rawInput"`
@@ -186,7 +185,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 	}
 	key := firstNonEmpty(l.Params.Meta.EventID, "o"+strconv.FormatInt(off, 10))
 	seq := off * 64
-	if !p.st.Started {
+	if !p.st.Started && p.src.AgentID == "" { // a subagent's file does not start its parent's session
 		p.st.Started = true
 		evs = append(evs, p.sessionEvent(event.SessionStarted, "", t))
 	}
@@ -204,7 +203,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 		if prompt == "" {
 			return evs, nil
 		}
-		ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, "prompt", key), t)
+		ev := p.newEvent(event.KindAction, p.lineID("prompt", key), t)
 		ev.Action = &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(prompt), MessageID: key,
 			AgentID: p.src.AgentID, Sidechain: p.src.AgentID != "", Transcript: p.src.Path}
 		evs = append(evs, ev)
@@ -245,7 +244,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 		evs = append(evs, ev)
 	case "turn_completed":
 		if u.StopReason == "cancelled" {
-			ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, "aborted", firstNonEmpty(u.PromptID, key)), t)
+			ev := p.newEvent(event.KindAction, p.lineID("aborted", firstNonEmpty(u.PromptID, key)), t)
 			ev.Action = &event.Action{Type: event.ActionTurnAborted, MessageID: u.PromptID, AgentID: p.src.AgentID,
 				Sidechain: p.src.AgentID != "", Transcript: p.src.Path}
 			evs = append(evs, ev)
@@ -259,8 +258,9 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 			evs = append(evs, p.modelEvent(m, t)...)
 		}
 	case "auto_compact_completed":
-		ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, "compacted", key), t)
-		ev.Action = &event.Action{Type: event.ActionContextCompacted, AgentID: p.src.AgentID, Transcript: p.src.Path}
+		ev := p.newEvent(event.KindAction, p.lineID("compacted", key), t)
+		ev.Action = &event.Action{Type: event.ActionContextCompacted, AgentID: p.src.AgentID, Sidechain: p.src.AgentID != "",
+			Transcript: p.src.Path}
 		if u.TokensBefore != nil {
 			ev.Action.Target = "tokens before: " + strconv.FormatInt(*u.TokensBefore, 10)
 		}
@@ -293,13 +293,18 @@ func (p *Parser) remember(u *update) call {
 			return c
 		}
 	}
-	c := call{ID: u.ToolCallID, Tool: strings.TrimSpace(u.Title)}
+	c := call{ID: u.ToolCallID}
 	if u.Meta.Tool != nil {
-		c.Tool = firstNonEmpty(u.Meta.Tool.Name, c.Tool)
-		c.Kind, c.NS = u.Meta.Tool.Kind, u.Meta.Tool.Namespace
+		c.Tool = strings.TrimSpace(u.Meta.Tool.Name)
+		c.Kind, c.NS = word(u.Meta.Tool.Kind), word(u.Meta.Tool.Namespace)
 	}
 	if c.Kind == "" {
-		c.Kind = u.ToolKind
+		c.Kind = word(u.ToolKind)
+	}
+	if c.Tool == "" {
+		// Without x.ai/tool's name the call is known by its kind, never by its title: the ACP
+		// title is text for people, often the command itself, and the state would keep it.
+		c.Tool = firstNonEmpty(c.Kind, "tool")
 	}
 	if len(c.Tool) > 128 {
 		c.Tool = transcript.CutBytes(c.Tool, 128)
@@ -309,6 +314,20 @@ func (p *Parser) remember(u *update) call {
 		p.st.Calls = append([]call(nil), p.st.Calls[n-maxPending:]...)
 	}
 	return c
+}
+
+// word returns s when it is a short identifier (a tool kind or namespace), else "".
+func word(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 32 {
+		return ""
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return ""
+		}
+	}
+	return s
 }
 
 func (p *Parser) forget(id string) {
@@ -599,8 +618,10 @@ func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 	return ev
 }
 
+// modelEvent reports a model new to the session. A subagent's file reports none: a session event
+// would make the subagent's model and file the session's (its actions and messages carry it).
 func (p *Parser) modelEvent(model string, t time.Time) []event.Event {
-	if !transcript.NewModel(&p.st.Models, model, maxModels) {
+	if p.src.AgentID != "" || !transcript.NewModel(&p.st.Models, model, maxModels) {
 		return nil
 	}
 	return []event.Event{p.sessionEvent(event.SessionActive, model, t)}
@@ -629,6 +650,16 @@ func (p *Parser) textMessage(role, key string, seq int64, t time.Time, text stri
 func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 	return event.Event{ID: id, Kind: kind, Time: t, Source: Component, Client: Client,
 		SessionID: p.st.Session, Project: p.st.Project, V: event.SchemaVersion}
+}
+
+// lineID names an action read from one line of the file (a prompt, an aborted turn, a
+// compaction): by the session, the agent whose file it is, what it is and the line's key (its
+// eventId, else its offset; a subagent's file counts its own).
+func (p *Parser) lineID(what, key string) string {
+	if p.src.AgentID == "" {
+		return event.ID(Client, string(event.KindAction), p.st.Session, what, key)
+	}
+	return event.ID(Client, string(event.KindAction), p.st.Session, p.src.AgentID, what, key)
 }
 
 func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }

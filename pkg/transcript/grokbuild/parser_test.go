@@ -269,3 +269,99 @@ func TestDefaultRoots(t *testing.T) {
 		t.Errorf("DefaultRoots: %v (the same on macOS)", got)
 	}
 }
+
+// A tool call without x.ai/tool's name is known by its ACP kind (else "tool"), never by its
+// title: the title is text for people, often the command itself, and must not leave as the
+// tool's name nor stay in the parser's state.
+func TestToolWithoutName(t *testing.T) {
+	src := transcript.Source{Client: Client, Path: mainPath(t), SessionID: sessionID}
+	p, err := New(nil).NewParser(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const title = "Run `curl -H 'Authorization: Bearer sk-live-0123456789' https://api.example.com`"
+	lines := []string{
+		`{"timestamp":1784575700,"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"call-n1","title":"` + title + `","kind":"execute","status":"pending","rawInput":{"command":"curl https://api.example.com"}},"_meta":{"eventId":"n-1"}}}`,
+		`{"timestamp":1784575701,"method":"session/update","params":{"update":{"sessionUpdate":"tool_call","toolCallId":"call-n2","title":"` + title + `","status":"pending"},"_meta":{"eventId":"n-2"}}}`,
+	}
+	var evs []event.Event
+	for i, l := range lines {
+		got, err := p.Record(int64(i)*1000, []byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, got...)
+	}
+	state := string(p.State())
+	if strings.Contains(state, "sk-live") || strings.Contains(state, "Run `") {
+		t.Errorf("state %s keeps the title", state)
+	}
+	want := map[string]string{"call-n1": "execute", "call-n2": "tool"}
+	for _, e := range evs {
+		switch {
+		case e.Action != nil && e.Action.ToolUseID != "":
+			if e.Action.Tool != want[e.Action.ToolUseID] {
+				t.Errorf("action %+v: tool %q, want %q", e.Action, e.Action.Tool, want[e.Action.ToolUseID])
+			}
+			if e.Action.ToolUseID == "call-n1" && (e.Action.Type != event.ActionRunCommand || e.Action.Target != "curl https://api.example.com") {
+				t.Errorf("action %+v: want run_command by its kind", e.Action)
+			}
+		case e.Message != nil && e.Message.Role == event.RoleToolCall:
+			if e.Message.Tool != want[e.Message.ToolUseID] {
+				t.Errorf("message %+v: tool %q, want %q", e.Message, e.Message.Tool, want[e.Message.ToolUseID])
+			}
+		}
+	}
+	// The result, read by a parser resumed from that state, still maps the call.
+	p2, err := New(nil).NewParser(src, []byte(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p2.Record(5000, []byte(`{"timestamp":1784575702,"method":"session/update","params":{"update":{"sessionUpdate":"tool_call_update","toolCallId":"call-n1","status":"completed","rawOutput":{"stdout":"ok","exit_code":0}},"_meta":{"eventId":"n-3"}}}`))
+	if err != nil || len(got) != 1 || got[0].Action.Tool != "execute" || got[0].Action.Type != event.ActionRunCommand ||
+		got[0].Action.Success == nil || !*got[0].Action.Success {
+		t.Errorf("result: %+v, %v; want the execute call's outcome", got, err)
+	}
+}
+
+// A subagent's file neither reports its parent's session (its start, a model) nor shares the ids of the parent's
+// prompts, aborted turns and compactions read at the same offsets (the fallback key when a line
+// has no eventId).
+func TestSubagent_LineIDs(t *testing.T) {
+	evs, _ := readAll(t, transcript.Source{Client: Client, Path: subPath(t), SessionID: sessionID, AgentID: subID}, nil)
+	if sess := byKind(evs, event.KindSession); len(sess) != 0 {
+		t.Errorf("session events %+v from the subagent's file: want none (it would start the parent's session "+
+			"again and make its file and model the session's)", sess[0].Session)
+	}
+	lines := []string{
+		`{"timestamp":1784575700,"method":"session/update","params":{"update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"go on"}}}}`,
+		`{"timestamp":1784575701,"method":"_x.ai/session/update","params":{"update":{"sessionUpdate":"turn_completed","stop_reason":"cancelled"}}}`,
+		`{"timestamp":1784575702,"method":"_x.ai/session/update","params":{"update":{"sessionUpdate":"auto_compact_completed","tokens_before":90000}}}`,
+	}
+	ids := func(agent string) []string {
+		p, err := New(nil).NewParser(transcript.Source{Client: Client, Path: mainPath(t), SessionID: sessionID, AgentID: agent}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i, l := range lines {
+			got, err := p.Record(int64(i)*100, []byte(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range byKind(got, event.KindAction) {
+				out = append(out, e.ID)
+			}
+		}
+		return out
+	}
+	parent, sub := ids(""), ids(subID)
+	if len(parent) != 3 || len(sub) != 3 {
+		t.Fatalf("actions %v and %v: want a prompt, an aborted turn and a compaction each", parent, sub)
+	}
+	for i := range parent {
+		if parent[i] == sub[i] {
+			t.Errorf("action %d: the parent's and the subagent's share id %s", i, parent[i])
+		}
+	}
+}

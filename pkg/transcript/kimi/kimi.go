@@ -68,19 +68,26 @@
 // session, message_id) (the provider's response id, chatcmpl-..., also its MessageID), or,
 // without a message_id, event.ID(client, "usage", session, agent, "line", offset). A subagent's
 // steps are relayed into the parent's wire (SubagentEvent) and written to its own wire too: both
-// yield the same ids (from the message_id and the tool-call ids), so a step is stored once,
-// carrying the subagent's AgentID (a relayed step without a message_id would be counted twice;
-// the Kimi, OpenAI and Anthropic APIs give every response an id). The wire names no model: the model is the one the share
-// directory's config.toml (or the older config.json) names now, default_model's entry's
-// "model" under [models] (e.g. kimi-for-coding, kimi-k2-turbo-preview), so a session run with
-// --model or /model is priced as the configured default. Usage is priced from the pricing table
+// yield the same ids (from the message_id, and from the agent, its epoch and the tool-call ids),
+// so a step is stored once, carrying the subagent's AgentID (a relayed step without a message_id
+// would be counted twice; the Kimi, OpenAI and Anthropic APIs give every response an id). The
+// wire names no model: the model is the one the share directory's config.toml (or the older
+// config.json) names now, default_model's entry's "model" under [models] (e.g. kimi-for-coding,
+// kimi-k2-turbo-preview), so a session run with --model or /model is priced as the configured
+// default. Usage is priced from the pricing table
 // at the step's time, "approximate"; a model the table does not price (kimi-for-coding, the
 // Kimi Code plan's) is "unknown" at cost 0.
 //
 // # Actions and messages
 //
-// A ToolCall is an action (id event.ID(client, "action", session, tool-call id)), its
-// ToolResult an event with the same id carrying Success (!is_error; Shell reports a non-zero
+// A ToolCall is an action, id event.ID(client, "action", session, agent, epoch, tool-call id)
+// (the session's own calls before any compaction: event.ID(client, "action", session, tool-call
+// id)): Kimi K2 numbers a conversation's calls functions.<name>:<n> from 0 (a subagent's
+// conversation counts on its own) and may count from 0 again once the context is compacted, so
+// the tool-call id names a call only within one agent's epoch. The epoch is the number of the agent's
+// compactions before the call: the file's own CompactionBegin lines, and for a subagent relayed
+// into the parent's wire its relayed CompactionBegin, which its own wire holds too. Its
+// ToolResult is an event with the same id carrying Success (!is_error; Shell reports a non-zero
 // exit, a timeout or a rejection by the user as an error), Error (the result's message, then its
 // output), Output (the output's text; an image part is "[image]"), OutputSize and DurationMs (the
 // result's time minus the call's). Mapping: Shell run_command (command); ReadFile and
@@ -109,8 +116,9 @@
 // the last time seen. Files are appended, never rewritten: ids derive from the offset or the
 // client's ids, the same on every read. A line that is not UTF-8 or JSON, or a known message whose
 // payload does not decode, is transcript.ErrMalformed (counted, skipped). State keeps the session,
-// the directory, the last time, the epoch, the models reported and the calls awaiting results
-// (at most 128; their targets as transcript.Memo). Events carry source observer-watch; targets,
+// the directory, the last time, the epoch, the relayed subagents' epochs (of the 64 most recently
+// compacted), the models reported and the calls awaiting results (at most 128, each by agent,
+// epoch and tool-call id; their targets as transcript.Memo). Events carry source observer-watch; targets,
 // errors, outputs and messages are scrubbed and cut to 500 characters, 2 KB, 8 KB and 64 KB.
 //
 // Kimi Code (MoonshotAI/kimi-code, ~/.kimi-code or $KIMI_CODE_HOME, whose wire files hold

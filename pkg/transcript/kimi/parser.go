@@ -30,7 +30,8 @@ const (
 	maxMessage = 64 << 10
 	maxModels  = 16
 	maxCalls   = 128
-	maxDepth   = 4 // nested SubagentEvents
+	maxAgents  = 64 // relayed subagents whose compactions are counted
+	maxDepth   = 4  // nested SubagentEvents
 )
 
 // state is what a parser keeps between lines: JSON, small, no transcript text.
@@ -43,12 +44,23 @@ type state struct {
 	Models  []string `json:"models,omitempty"`
 	Ms      int64    `json:"ms,omitempty"` // the last record time seen, unix ms
 	Epoch   int      `json:"epoch,omitempty"`
-	Calls   []call   `json:"calls,omitempty"` // calls awaiting their results, oldest first
+	// Relayed counts the compactions of the subagents relayed into this wire, most recent last:
+	// a relayed call's id carries its agent's epoch, as the subagent's own wire gives it.
+	Relayed []agentEpoch `json:"relayed,omitempty"`
+	Calls   []call       `json:"calls,omitempty"` // calls awaiting their results, oldest first
 }
 
-// call is a tool call awaiting its result.
+// agentEpoch is how many times a relayed subagent's context was compacted.
+type agentEpoch struct {
+	Agent string `json:"agent"`
+	Epoch int    `json:"epoch"`
+}
+
+// call is a tool call awaiting its result, known by its agent, epoch and tool-call id.
 type call struct {
 	ID     string           `json:"id"`
+	Agent  string           `json:"agent,omitempty"`
+	Epoch  int              `json:"epoch,omitempty"`
 	Tool   string           `json:"tool,omitempty"`
 	Type   event.ActionType `json:"type,omitempty"`
 	Target transcript.Memo  `json:"target,omitempty"`
@@ -266,6 +278,7 @@ func (p *Parser) message(m *envelope, sc scope, depth int) ([]event.Event, error
 		return []event.Event{ev}, nil
 	case "CompactionBegin":
 		if sc.relayed {
+			p.compacted(sc.agent)
 			return nil, nil
 		}
 		p.st.Epoch++
@@ -361,9 +374,11 @@ func (p *Parser) call(c *toolCall, sc scope) []event.Event {
 	target = clipTarget(target)
 	a := &event.Action{Type: ty, Tool: name, Target: target, ToolUseID: id, AgentID: sc.agent, Sidechain: sc.agent != "",
 		Model: p.model, InputHash: inputHash(c.Function.Arguments), Transcript: p.src.Path}
-	ev := p.newEvent(event.KindAction, p.actionID(id), sc.t)
+	epoch := p.epochOf(sc)
+	ev := p.newEvent(event.KindAction, p.actionID(sc.agent, epoch, id), sc.t)
 	ev.Action = a
-	p.remember(call{ID: id, Tool: name, Type: ty, Target: transcript.Memo(target), Ms: sc.t.UnixMilli()})
+	p.remember(call{ID: id, Agent: sc.agent, Epoch: epoch, Tool: name, Type: ty, Target: transcript.Memo(target),
+		Ms: sc.t.UnixMilli()})
 	evs := []event.Event{ev}
 	if !sc.relayed {
 		evs = append(evs, p.messageEvent(sc, 0, event.Message{Role: event.RoleToolCall, Text: target, Tool: name,
@@ -374,7 +389,7 @@ func (p *Parser) call(c *toolCall, sc scope) []event.Event {
 
 func (p *Parser) remember(c call) {
 	for i := range p.st.Calls {
-		if p.st.Calls[i].ID == c.ID {
+		if p.st.Calls[i].same(c.Agent, c.Epoch, c.ID) {
 			p.st.Calls[i] = c
 			return
 		}
@@ -385,10 +400,14 @@ func (p *Parser) remember(c call) {
 	}
 }
 
+func (c *call) same(agent string, epoch int, id string) bool {
+	return c.ID == id && c.Agent == agent && c.Epoch == epoch
+}
+
 // take removes and returns the call a result answers.
-func (p *Parser) take(id string) (call, bool) {
+func (p *Parser) take(agent string, epoch int, id string) (call, bool) {
 	for i := range p.st.Calls {
-		if p.st.Calls[i].ID == id {
+		if p.st.Calls[i].same(agent, epoch, id) {
 			c := p.st.Calls[i]
 			p.st.Calls = append(p.st.Calls[:i:i], p.st.Calls[i+1:]...)
 			return c, true
@@ -402,7 +421,8 @@ func (p *Parser) result(r *toolResult, sc scope) []event.Event {
 	if id == "" {
 		return nil
 	}
-	c, found := p.take(id)
+	epoch := p.epochOf(sc)
+	c, found := p.take(sc.agent, epoch, id)
 	rv := &r.ReturnValue
 	out := outputText(rv.Output)
 	ty := event.ActionUnknown
@@ -434,7 +454,7 @@ func (p *Parser) result(r *toolResult, sc scope) []event.Event {
 			a.DurationMs = d
 		}
 	}
-	ev := p.newEvent(event.KindAction, p.actionID(id), sc.t)
+	ev := p.newEvent(event.KindAction, p.actionID(sc.agent, epoch, id), sc.t)
 	ev.Action = a
 	return []event.Event{ev}
 }
@@ -594,8 +614,46 @@ func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 		SessionID: p.st.Session, Project: p.st.Project, V: event.SchemaVersion}
 }
 
-func (p *Parser) actionID(toolCallID string) string {
-	return event.ID(Client, string(event.KindAction), p.st.Session, toolCallID)
+// actionID names a tool call's action: by its agent ("" the session's own), the agent's
+// compaction epoch and the tool-call id. Kimi K2 numbers its calls functions.<name>:<n> from 0 in
+// every conversation (a subagent's has its own), and may start again once the context is
+// compacted: the id alone names several calls. The session's own calls before any compaction
+// keep the id they had before agents and epochs were told apart.
+func (p *Parser) actionID(agent string, epoch int, toolCallID string) string {
+	if agent == "" && epoch == 0 {
+		return event.ID(Client, string(event.KindAction), p.st.Session, toolCallID)
+	}
+	return event.ID(Client, string(event.KindAction), p.st.Session, agent, strconv.Itoa(epoch), toolCallID)
+}
+
+// epochOf is the compaction epoch of the agent whose message sc is: the file's own (its
+// CompactionBegin lines), or that of a subagent relayed into it (its relayed CompactionBegin).
+func (p *Parser) epochOf(sc scope) int {
+	if !sc.relayed {
+		return p.st.Epoch
+	}
+	for _, r := range p.st.Relayed {
+		if r.Agent == sc.agent {
+			return r.Epoch
+		}
+	}
+	return 0
+}
+
+// compacted counts a relayed subagent's compaction, keeping the maxAgents most recent agents.
+func (p *Parser) compacted(agent string) {
+	epoch := 1
+	for i, r := range p.st.Relayed {
+		if r.Agent == agent {
+			epoch = r.Epoch + 1
+			p.st.Relayed = append(p.st.Relayed[:i:i], p.st.Relayed[i+1:]...)
+			break
+		}
+	}
+	p.st.Relayed = append(p.st.Relayed, agentEpoch{Agent: agent, Epoch: epoch})
+	if n := len(p.st.Relayed); n > maxAgents {
+		p.st.Relayed = append([]agentEpoch(nil), p.st.Relayed[n-maxAgents:]...)
+	}
 }
 
 // lineID names an action read from one line (a prompt, an interruption, a compaction).

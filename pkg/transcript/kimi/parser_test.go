@@ -3,6 +3,7 @@ package kimi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -410,5 +411,110 @@ func TestDefaultRoots(t *testing.T) {
 	t.Setenv(EnvShareDir, "")
 	if got := DefaultRoots(); got[0] != filepath.Join(home, ".kimi", "sessions") {
 		t.Errorf("DefaultRoots (Linux and macOS alike): %v", got)
+	}
+}
+
+// Kimi K2 numbers tool calls functions.<name>:<n> from 0 in every conversation: the session's
+// and a subagent's first Shell are both functions.Shell:0, and the count may start again once a
+// context is compacted. Each is its own action, and the subagent's relayed copy and its own
+// wire still name it alike.
+func TestParser_ToolCallIDsPerAgentAndEpoch(t *testing.T) {
+	const at = `{"timestamp": 1770000100.%d, "message": %s}`
+	relay := func(msg string) string {
+		return `{"type": "SubagentEvent", "payload": {"parent_tool_call_id": "functions.Agent:1", "agent_id": "` + agent +
+			`", "subagent_type": "explore", "event": ` + msg + `}}`
+	}
+	callMsg := func(cmd string) string {
+		return `{"type": "ToolCall", "payload": {"type": "function", "id": "functions.Shell:0", "function": {"name": "Shell", "arguments": "{\"command\": \"` + cmd + `\"}"}}}`
+	}
+	resultMsg := func(isErr bool) string {
+		e := "false"
+		if isErr {
+			e = "true"
+		}
+		return `{"type": "ToolResult", "payload": {"tool_call_id": "functions.Shell:0", "return_value": {"is_error": ` + e + `, "output": "done", "message": ""}}}`
+	}
+	const compaction = `{"type": "CompactionBegin", "payload": {}}`
+	feed := func(p *Parser, off int64, msgs ...string) []event.Event {
+		t.Helper()
+		var evs []event.Event
+		for i, m := range msgs {
+			got, err := p.Record(off+int64(i)*1000, []byte(fmt.Sprintf(at, i, m)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, byKind(got, event.KindAction)...)
+		}
+		return evs
+	}
+
+	parent := newTestParser(t, mainWire(), nil)
+	evs := feed(parent, 100000,
+		callMsg("make build"),        // the session's functions.Shell:0
+		relay(callMsg("ls ci")),      // the subagent's functions.Shell:0
+		relay(resultMsg(false)),      // its result
+		resultMsg(true),              // the session's result
+		compaction,                   // the session's context compacted: its count starts again
+		callMsg("make test"),         // the session's functions.Shell:0 again
+		resultMsg(false),             //
+		relay(compaction),            // the subagent's context compacted
+		relay(callMsg("ls ci/logs")), // its functions.Shell:0 again
+		relay(resultMsg(false)),      //
+	)
+	var acts []*event.Action
+	var ids []string
+	for _, e := range evs {
+		if e.Action.ToolUseID != "" {
+			acts = append(acts, e.Action)
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(acts) != 8 {
+		t.Fatalf("%d tool actions, want 8: %+v", len(acts), acts)
+	}
+	pairs := [][2]int{{0, 3}, {1, 2}, {4, 5}, {6, 7}}
+	for _, pr := range pairs {
+		if ids[pr[0]] != ids[pr[1]] {
+			t.Errorf("call %d and its result %d have ids %s and %s, want one", pr[0], pr[1], ids[pr[0]], ids[pr[1]])
+		}
+	}
+	for i := range pairs {
+		for j := i + 1; j < len(pairs); j++ {
+			if ids[pairs[i][0]] == ids[pairs[j][0]] {
+				t.Errorf("calls %d and %d (both functions.Shell:0) share id %s", pairs[i][0], pairs[j][0], ids[pairs[i][0]])
+			}
+		}
+	}
+	for i, want := range []struct {
+		target, agent string
+		ok            bool
+	}{{"make build", "", false}, {"ls ci", agent, true}, {"make test", "", true}, {"ls ci/logs", agent, true}} {
+		r := acts[pairs[i][1]]
+		if r.Type != event.ActionRunCommand || r.Target != want.target || r.AgentID != want.agent || r.Success == nil ||
+			*r.Success != want.ok {
+			t.Errorf("result %d: %+v, want run_command %q of agent %q, success %v (its own call's)", i, r, want.target, want.agent, want.ok)
+		}
+	}
+
+	// The subagent's own wire, read in two parts, names its calls as the relayed copies did.
+	sub := newTestParser(t, subWire(), nil)
+	own := feed(sub, 100000, callMsg("ls ci"), resultMsg(false), compaction)
+	sub = newTestParser(t, subWire(), sub.State())
+	own = append(own, feed(sub, 200000, callMsg("ls ci/logs"), resultMsg(false))...)
+	var ownIDs []string
+	for _, e := range own {
+		if e.Action.ToolUseID != "" {
+			ownIDs = append(ownIDs, e.ID)
+		}
+	}
+	if len(ownIDs) != 4 || ownIDs[0] != ids[1] || ownIDs[1] != ids[2] || ownIDs[2] != ids[6] || ownIDs[3] != ids[7] {
+		t.Errorf("the subagent's own wire: ids %v, want the relayed copies' %v", ownIDs, []string{ids[1], ids[2], ids[6], ids[7]})
+	}
+
+	// A parser resumed from the session's state still knows the subagent's epoch.
+	resumed := newTestParser(t, mainWire(), parent.State())
+	again := feed(resumed, 300000, relay(callMsg("ls ci/logs")))
+	if len(again) != 1 || again[0].ID != ids[6] {
+		t.Errorf("resumed: %+v, want the subagent's call in its second epoch (%s)", again, ids[6])
 	}
 }
