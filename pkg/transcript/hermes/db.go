@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -26,13 +27,23 @@ const maxToolCalls = 4 << 20
 type dbState struct {
 	// Msg is the largest messages.id read.
 	Msg int64 `json:"msg"`
-	// Sessions holds, per session reported, the fingerprints of its title and figures
-	// ("title:usage"); a session absent has not been reported yet.
+	// Sessions holds, per recently active session reported (at most maxRecent), the
+	// fingerprints of its title and figures and its last activity in Unix seconds
+	// ("title:usage:activity").
 	Sessions map[string]string `json:"sessions,omitempty"`
+	// Settled is the largest started_at of the sessions dropped from Sessions: a session absent
+	// from Sessions that started at or before it was reported by an earlier pass (it is settled);
+	// one that started after it is new.
+	Settled float64 `json:"settled,omitempty"`
+	// Sums holds, per bucket of the settled sessions (bucketOf), the XOR of their fingerprints
+	// (settledSum) as last reported: a bucket whose sum differs holds a settled session that
+	// changed, and its sessions are reported again.
+	Sums []uint64 `json:"sums,omitempty"`
 }
 
 func (s dbState) clone() dbState {
 	s.Sessions = maps.Clone(s.Sessions)
+	s.Sums = slices.Clone(s.Sums)
 	return s
 }
 
@@ -101,7 +112,7 @@ type sessionRow struct {
 
 type usageRow struct {
 	session, model, provider, baseURL, mode, task string
-	firstSeen                                     float64
+	firstSeen, lastSeen                           float64
 	fig                                           figures
 }
 
@@ -180,6 +191,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *dbState) (*rows, erro
 		q, err = tx.QueryContext(ctx, `SELECT CAST(session_id AS TEXT), `+col(uc, "model", "TEXT", "''")+`, `+
 			col(uc, "billing_provider", "TEXT", "''")+`, `+col(uc, "billing_base_url", "TEXT", "''")+`, `+
 			col(uc, "billing_mode", "TEXT", "''")+`, `+col(uc, "task", "TEXT", "''")+`, `+col(uc, "first_seen", "REAL", "0")+`, `+
+			col(uc, "last_seen", "REAL", "0")+`, `+
 			col(uc, "input_tokens", "INTEGER", "0")+`, `+col(uc, "output_tokens", "INTEGER", "0")+`, `+
 			col(uc, "cache_read_tokens", "INTEGER", "0")+`, `+col(uc, "cache_write_tokens", "INTEGER", "0")+`, `+
 			col(uc, "reasoning_tokens", "INTEGER", "0")+`, `+col(uc, "estimated_cost_usd", "REAL", "0")+`, `+
@@ -190,7 +202,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *dbState) (*rows, erro
 		}
 		for q.Next() {
 			var u usageRow
-			if err := q.Scan(&u.session, &u.model, &u.provider, &u.baseURL, &u.mode, &u.task, &u.firstSeen,
+			if err := q.Scan(&u.session, &u.model, &u.provider, &u.baseURL, &u.mode, &u.task, &u.firstSeen, &u.lastSeen,
 				&u.fig.in, &u.fig.out, &u.fig.cacheRead, &u.fig.cacheWrite, &u.fig.reasoning, &u.fig.est, &u.fig.actual); err != nil {
 				q.Close()
 				return nil, err

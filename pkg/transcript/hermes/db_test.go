@@ -122,7 +122,7 @@ func TestPoll_Fixture(t *testing.T) {
 		s2+"@2026-02-10T10:30:12Z/claude-sonnet-4-5/"+s1+" "+s3+"@2026-02-11T09:00:00Z/gpt-5/" {
 		t.Errorf("started %s", got)
 	}
-	if got := strings.Join(titles, "|"); got != "Fix the flaky upload test|Upload flush regression test (user)" {
+	if got := strings.Join(titles, "|"); got != "Fix the flaky upload test|Upload flush regression test (user)|Calendar for today" {
 		t.Errorf("titles %s", got)
 	}
 
@@ -133,14 +133,15 @@ func TestPoll_Fixture(t *testing.T) {
 			t.Errorf("usage at %v, want the row's first_seen", e.Time)
 		}
 	}
-	if len(usage) != 4 {
-		t.Fatalf("usage %v, want one per session_model_usage row and the totals of the session without rows (4)", usage)
+	if len(usage) != 5 {
+		t.Fatalf("usage %v, want one per session_model_usage row and the gateway session's totals (5)", usage)
 	}
 	want := map[string]event.Tokens{
 		s1 + " anthropic/claude-sonnet-4.5": {Input: 3000, Output: 1200, CacheRead: 41000, CacheCreation: 6100, Reasoning: 300},
 		s1 + " google/gemini-2.5-flash":     {Input: 400, Output: 50},
 		s2 + " claude-sonnet-4-5":           {Input: 900, Output: 600, CacheRead: 12000},
 		s3 + " gpt-5":                       {Input: 5000, Output: 700, CacheRead: 2000, Reasoning: 200},
+		s3 + " gpt-5-mini":                  {Input: 180, Output: 12},
 	}
 	for k, tok := range want {
 		u := usage[k]

@@ -2,10 +2,13 @@ package hermes
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,6 +107,86 @@ func (p *Parser) newEvent(s *session, kind event.Kind, id string, t time.Time) e
 		SessionID: s.id, Project: p.project(s.cwd), V: event.SchemaVersion}
 }
 
+// Bounds of the State (see the package doc).
+const (
+	// maxRecent is how many sessions, the most recently active, the State keeps one by one.
+	maxRecent = 256
+	// buckets is how many sums of settled sessions' fingerprints the State keeps.
+	buckets = 32
+)
+
+// view is what a pass reports of one session: its title and the fingerprints of its title and
+// figures.
+type view struct {
+	title              string // cleaned, "" for none
+	titleKey, usageKey string
+	rows               []usageRow
+	lastSeen           float64 // the newest last_seen of its usage rows
+}
+
+func (p *Parser) viewOf(row *sessionRow, model string, rows []usageRow) view {
+	v := view{rows: rows}
+	if title, ok := event.CleanTitle(row.title); ok {
+		v.title, v.titleKey = title, shortKey(title)
+	}
+	parts := []string{model, row.fig.key()}
+	for _, u := range rows {
+		parts = append(parts, u.model, u.provider, u.baseURL, u.mode, u.task, u.fig.key())
+		v.lastSeen = max(v.lastSeen, u.lastSeen)
+	}
+	v.usageKey = shortKey(parts...)
+	return v
+}
+
+// entry is a session's value in the State's Sessions.
+type entry struct {
+	title, usage string
+	active       float64
+}
+
+func parseEntry(s string) entry {
+	parts := strings.SplitN(s, ":", 3)
+	e := entry{title: parts[0]}
+	if len(parts) > 1 {
+		e.usage = parts[1]
+	}
+	if len(parts) > 2 {
+		e.active, _ = strconv.ParseFloat(parts[2], 64)
+	}
+	return e
+}
+
+func (e entry) String() string {
+	return e.title + ":" + e.usage + ":" + strconv.FormatInt(int64(unixSecs(e.active)), 10)
+}
+
+// unixSecs is a time column's value when it is a time secs reads, else 0.
+func unixSecs(f float64) float64 {
+	if secs(f).IsZero() {
+		return 0
+	}
+	return f
+}
+
+// activity is the last activity of a session that a pass sees: its start, the activity Hermes
+// noted, its usage rows' last_seen and its rows read in the pass.
+func activity(row *sessionRow, v *view, touched float64) float64 {
+	return max(unixSecs(row.started), unixSecs(row.active), unixSecs(v.lastSeen), touched)
+}
+
+// bucketOf is the bucket of a settled session's fingerprint.
+func bucketOf(id string) int {
+	h := sha256.Sum256([]byte(id))
+	return int(binary.BigEndian.Uint32(h[:4]) % buckets)
+}
+
+// settledSum is a settled session's contribution to its bucket's sum: a hash of its id and its
+// fingerprints as a pass reads them.
+func settledSum(id string, v *view) uint64 {
+	h := sha256.Sum256([]byte(id + "\x00" + v.titleKey + "\x00" + v.usageKey))
+	return binary.BigEndian.Uint64(h[:8])
+}
+
 // events turns one pass's rows into events: the sessions first, then the messages in row order.
 func (p *Parser) events(r *rows, st *dbState) []event.Event {
 	var out []event.Event
@@ -112,7 +195,19 @@ func (p *Parser) events(r *rows, st *dbState) []event.Event {
 	for _, u := range r.usage {
 		usage[u.session] = append(usage[u.session], u)
 	}
+	// The sessions that have rows in this pass, with the time of their newest row.
+	touched := map[string]float64{}
+	for i := range r.messages {
+		touched[r.messages[i].session] = max(touched[r.messages[i].session], unixSecs(r.messages[i].ts))
+	}
+	if st.Sessions == nil {
+		st.Sessions = map[string]string{}
+	}
 	seen := map[string]bool{}
+	views := make([]view, len(r.sessions))
+	valid := make([]bool, len(r.sessions))
+	var settled [buckets][]int // per bucket, the settled sessions (indexes in r.sessions)
+	var sums [buckets]uint64
 	for i := range r.sessions {
 		row := &r.sessions[i]
 		s := &session{id: row.id, cwd: strings.TrimSpace(row.cwd), model: transcript.CutRunes(strings.TrimSpace(row.model), 200),
@@ -122,60 +217,50 @@ func (p *Parser) events(r *rows, st *dbState) []event.Event {
 		if s.created.IsZero() || s.id == "" {
 			continue // no time to report it at; its messages still carry theirs
 		}
-		prev, reported := st.Sessions[row.id]
-		prevTitle, prevUsage, _ := strings.Cut(prev, ":")
-		if !reported {
-			ev := p.newEvent(s, event.KindSession, event.ID(Client, "session", s.id), s.created)
-			ev.Session = &event.Session{State: event.SessionStarted, Cwd: s.cwd, TranscriptPath: p.src.Path, Model: s.model,
-				ParentSessionID: transcript.CutRunes(row.parent, 200), GitBranch: transcript.CutRunes(row.branch, 200), StartedAt: s.created}
-			out = append(out, ev)
+		valid[i] = true
+		views[i] = p.viewOf(row, s.model, usage[row.id])
+		v := &views[i]
+		prev, known := st.Sessions[row.id]
+		if !known && row.started <= st.Settled {
+			b := bucketOf(row.id)
+			settled[b] = append(settled[b], i)
+			sums[b] ^= settledSum(row.id, v)
+			continue
 		}
-		titleKey := prevTitle
-		if title, ok := event.CleanTitle(row.title); ok {
-			titleKey = shortKey(title)
-			if titleKey != prevTitle {
-				at := secs(row.active)
-				if at.Before(s.created) {
-					at = s.created
-				}
-				ev := p.newEvent(s, event.KindSession, event.ID(Client, "session", s.id, "title", title), at)
-				ev.Session = &event.Session{Title: transcript.Clip(title, maxTarget), TitleByUser: row.titleSource == "user", TranscriptPath: p.src.Path}
-				out = append(out, ev)
-			}
-		}
-		rowsOf := usage[row.id]
-		parts := []string{}
-		for _, u := range rowsOf {
-			parts = append(parts, u.model, u.provider, u.baseURL, u.mode, u.task, u.fig.key())
-		}
-		if len(rowsOf) == 0 {
-			parts = append(parts, s.model, row.fig.key())
-		}
-		usageKey := shortKey(parts...)
-		if usageKey != prevUsage {
-			if len(rowsOf) == 0 {
-				out = append(out, p.usageEvent(s, event.ID(Client, "usage", s.id), s.model, row.fig, s.created)...)
-			}
-			for _, u := range rowsOf {
-				at := secs(u.firstSeen)
-				if at.IsZero() {
-					at = s.created
-				}
-				model := transcript.CutRunes(strings.TrimSpace(u.model), 200)
-				id := event.ID(Client, "usage", s.id, u.model, u.provider, u.baseURL, u.mode, u.task)
-				out = append(out, p.usageEvent(s, id, model, u.fig, at)...)
-			}
-		}
-		if st.Sessions == nil {
-			st.Sessions = map[string]string{}
-		}
-		st.Sessions[row.id] = titleKey + ":" + usageKey
+		evs, e := p.report(s, row, v, parseEntry(prev), known)
+		out = append(out, evs...)
+		e.active = max(e.active, activity(row, v, touched[row.id]))
+		st.Sessions[row.id] = e.String()
 	}
 	for id := range st.Sessions {
 		if !seen[id] {
 			delete(st.Sessions, id)
 		}
 	}
+	// A bucket whose sum changed holds a settled session that changed (or that appeared with an
+	// old start): its sessions are reported again, under the same ids. A settled session with
+	// rows in this pass joins the recent ones.
+	for b := range buckets {
+		changed := b >= len(st.Sums) || sums[b] != st.Sums[b]
+		for _, i := range settled[b] {
+			row := &r.sessions[i]
+			_, active := touched[row.id]
+			if !changed && !active {
+				continue
+			}
+			e := entry{title: views[i].titleKey, usage: views[i].usageKey}
+			if changed {
+				var evs []event.Event
+				evs, e = p.report(byID[row.id], row, &views[i], entry{}, false)
+				out = append(out, evs...)
+			}
+			if active {
+				e.active = activity(row, &views[i], touched[row.id])
+				st.Sessions[row.id] = e.String()
+			}
+		}
+	}
+	p.settle(r, st, views, valid)
 	for i := range r.messages {
 		m := &r.messages[i]
 		p.stats.Lines++
@@ -190,6 +275,122 @@ func (p *Parser) events(r *rows, st *dbState) []event.Event {
 		out = append(out, evs...)
 	}
 	return out
+}
+
+// settle keeps the maxRecent most recently active sessions in the State, moves the others to the
+// settled ones (raising Settled to their start) and sums the settled sessions' fingerprints.
+func (p *Parser) settle(r *rows, st *dbState, views []view, valid []bool) {
+	if n := len(st.Sessions) - maxRecent; n > 0 {
+		type recent struct {
+			id     string
+			active float64
+		}
+		list := make([]recent, 0, len(st.Sessions))
+		for id, e := range st.Sessions {
+			list = append(list, recent{id, parseEntry(e).active})
+		}
+		slices.SortFunc(list, func(a, b recent) int {
+			if c := cmp.Compare(a.active, b.active); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		drop := map[string]bool{}
+		for _, s := range list[:n] {
+			drop[s.id] = true
+			delete(st.Sessions, s.id)
+		}
+		for i := range r.sessions {
+			if valid[i] && drop[r.sessions[i].id] {
+				st.Settled = max(st.Settled, r.sessions[i].started)
+			}
+		}
+	}
+	if st.Settled == 0 {
+		st.Sums = nil
+		return
+	}
+	st.Sums = make([]uint64, buckets)
+	for i := range r.sessions {
+		row := &r.sessions[i]
+		if _, recent := st.Sessions[row.id]; valid[i] && !recent {
+			st.Sums[bucketOf(row.id)] ^= settledSum(row.id, &views[i])
+		}
+	}
+}
+
+// report is a session's events given what was reported of it (prev; known false for a session
+// not reported yet), and what is reported of it once they are.
+func (p *Parser) report(s *session, row *sessionRow, v *view, prev entry, known bool) ([]event.Event, entry) {
+	var out []event.Event
+	if !known {
+		ev := p.newEvent(s, event.KindSession, event.ID(Client, "session", s.id), s.created)
+		ev.Session = &event.Session{State: event.SessionStarted, Cwd: s.cwd, TranscriptPath: p.src.Path, Model: s.model,
+			ParentSessionID: transcript.CutRunes(row.parent, 200), GitBranch: transcript.CutRunes(row.branch, 200), StartedAt: s.created}
+		out = append(out, ev)
+	}
+	next := entry{title: prev.title, usage: v.usageKey, active: prev.active}
+	if v.title != "" {
+		next.title = v.titleKey
+		if v.titleKey != prev.title {
+			at := secs(row.active)
+			if at.Before(s.created) {
+				at = s.created
+			}
+			ev := p.newEvent(s, event.KindSession, event.ID(Client, "session", s.id, "title", v.title), at)
+			ev.Session = &event.Session{Title: transcript.Clip(v.title, maxTarget), TitleByUser: row.titleSource == "user", TranscriptPath: p.src.Path}
+			out = append(out, ev)
+		}
+	}
+	if v.usageKey != prev.usage {
+		// The session's totals less what its main-loop rows hold (see the package doc).
+		out = append(out, p.usageEvent(s, event.ID(Client, "usage", s.id), s.model, remainder(row.fig, v.rows), s.created)...)
+		for _, u := range v.rows {
+			at := secs(u.firstSeen)
+			if at.IsZero() {
+				at = s.created
+			}
+			model := transcript.CutRunes(strings.TrimSpace(u.model), 200)
+			id := event.ID(Client, "usage", s.id, u.model, u.provider, u.baseURL, u.mode, u.task)
+			out = append(out, p.usageEvent(s, id, model, u.fig, at)...)
+		}
+	}
+	return out, next
+}
+
+// mainLoop reports whether a session_model_usage row's task is one whose usage Hermes also adds
+// to the session's totals: the main loop's ("") and a voice turn's ("voice_chat"), both written
+// by update_token_counts; the auxiliary tasks' rows (record_auxiliary_usage: title_generation,
+// compression, vision, ...) are not in the totals.
+func mainLoop(task string) bool { return task == "" || task == "voice_chat" }
+
+// remainder is the part of a session's totals that its main-loop rows do not hold: per figure,
+// the totals less the rows', never below zero (Hermes's own usage analytics split them so).
+func remainder(total figures, rows []usageRow) figures {
+	var in, out, cacheRead, cacheWrite, reasoning int64
+	var est, actual float64
+	for _, u := range rows {
+		if !mainLoop(u.task) {
+			continue
+		}
+		in += clean(u.fig.in)
+		out += clean(u.fig.out)
+		cacheRead += clean(u.fig.cacheRead)
+		cacheWrite += clean(u.fig.cacheWrite)
+		reasoning += clean(u.fig.reasoning)
+		est += sane(u.fig.est)
+		actual += sane(u.fig.actual)
+	}
+	less := func(a, b int64) int64 { return max(clean(a)-b, 0) }
+	lessUSD := func(a, b float64) float64 {
+		if d := sane(a) - b; d > 1e-9 {
+			return d
+		}
+		return 0
+	}
+	return figures{in: less(total.in, in), out: less(total.out, out), cacheRead: less(total.cacheRead, cacheRead),
+		cacheWrite: less(total.cacheWrite, cacheWrite), reasoning: less(total.reasoning, reasoning),
+		est: lessUSD(total.est, est), actual: lessUSD(total.actual, actual)}
 }
 
 // usageEvent is the usage of one row's cumulative figures (see the package doc).

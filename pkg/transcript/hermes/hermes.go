@@ -3,14 +3,16 @@
 // transcript contract for Database sources: Hermes keeps its sessions in one SQLite database,
 // read here read-only the way the OpenCode and goose readers read theirs (package sqliteread).
 //
-// Sources (facts only; Hermes does not run here: it needs a model provider, so the reader is
-// tested on databases built here with the published schema): NousResearch/hermes-agent
-// hermes_state.py and hermes_state_common.py (SCHEMA_SQL, schema version 30: the sessions,
-// messages and session_model_usage tables), hermes_state_usage.py (how the token columns are
-// added up), hermes_state_messages.py (how a message row is written), agent/usage_pricing.py
-// (normalize_usage: what the token buckets mean), tools/file_tools.py and tools/mcp_tool.py (tool
-// names), hermes_constants.py (HERMES_HOME); cross-checked with ccusage's apps/hermes, tokscale's
-// sessions/hermes.rs and agentsview's internal/parser/hermes.go.
+// Sources (facts only; Hermes does not run here: it needs a model provider, so the reader is tested
+// on databases built here with the published schema): NousResearch/hermes-agent hermes_state.py and
+// hermes_state_common.py (SCHEMA_SQL, schema version 30: the sessions, messages and
+// session_model_usage tables), hermes_state_usage.py (how the token columns are added up:
+// update_token_counts, record_auxiliary_usage) and the tests of its dashboard's usage analytics
+// (the main loop's remainder of the totals), hermes_state_messages.py (how a message row is
+// written), agent/usage_pricing.py (normalize_usage: what the token buckets mean),
+// tools/file_tools.py and tools/mcp_tool.py (tool names), hermes_constants.py (HERMES_HOME);
+// cross-checked with ccusage's apps/hermes, tokscale's sessions/hermes.rs and agentsview's
+// internal/parser/hermes.go.
 //
 // # Files
 //
@@ -23,54 +25,75 @@
 //
 // Tables read: sessions (id "YYYYMMDD_HHMMSS_<hex>", source "cli", "telegram", ..., model,
 // parent_session_id, started_at and ended_at in Unix seconds (REAL), title, title_source, cwd,
-// git_branch, the token columns, estimated_cost_usd, actual_cost_usd), session_model_usage (one
-// row per session, model, billing route and task: the same token columns, the costs, first_seen
-// and last_seen) and messages (id INTEGER AUTOINCREMENT, session_id, role "user", "assistant",
-// "tool" or "system", content (text, or "\x00json:" and a JSON list of parts for multimodal
-// content: its text parts are read, an image part is "[image]"), tool_call_id, tool_calls (the
-// OpenAI-style list [{id, type "function", function {name, arguments (JSON text)}}]), tool_name,
-// timestamp (Unix seconds), reasoning, reasoning_content, _compressed_summary, display_kind). Columns a later schema added
-// are read only where they exist; a database without session_model_usage (schema before it) is
-// read from the sessions' totals.
+// git_branch, the token columns, estimated_cost_usd, actual_cost_usd), session_model_usage (one row
+// per session, model, billing route and task: the same token columns, the costs, first_seen and
+// last_seen) and messages (id INTEGER AUTOINCREMENT, session_id, role "user", "assistant", "tool"
+// or "system", content (text, or "\x00json:" and a JSON list of parts for multimodal content: its
+// text parts are read, an image part is "[image]"), tool_call_id, tool_calls (the OpenAI-style list
+// [{id, type "function", function {name, arguments (JSON text)}}]), tool_name, timestamp (Unix
+// seconds), reasoning, reasoning_content, _compressed_summary, display_kind). Columns a later
+// schema added are read only where they exist; a database without session_model_usage (schema
+// before it) is read from the sessions' totals, one whose session_model_usage has no task column as
+// if every row were the main loop's.
 //
 // # Reading while Hermes writes
 //
-// A pass opens the database read-only with package sqliteread, in one read transaction. The
-// parser's State is the watermark: the largest messages.id read, and per session a short
-// fingerprint of its title and token figures as last reported. Every pass reads the message rows
-// past the watermark and the whole sessions and session_model_usage tables (small: a row per
-// session and model), so figures Hermes updates in place are reported when they change. Hermes
-// also deletes and re-inserts rows (a rewind, a compression that clones the turns that arrived
-// while it ran): the events of a message are keyed by its session, time and text (or its tool
-// call id), not its row id, so a row inserted again yields the events it had. A pass that fails
-// leaves the watermark as it was; a message row that does not decode is counted in
-// Stats.Malformed and passed over. A row's content is read up to its first 64 KB.
+// A pass opens the database read-only with package sqliteread, in one read transaction. Every pass
+// reads the message rows past the watermark and the whole sessions and session_model_usage tables
+// (small: a row per session and model), so figures Hermes updates in place are reported when they
+// change. The parser's State is the watermark, the largest messages.id read, and what was reported
+// of the sessions, bounded whatever their number: for the 256 most recently active (the newest of
+// started_at, last_activity_at, ended_at, their usage rows' last_seen and their message rows read)
+// a short fingerprint of its title and of its figures; the others are settled, the State keeping
+// the largest started_at among them and, per bucket of settled sessions (32, by a hash of the id),
+// the XOR of a hash of each one's id and fingerprints. A session absent from the recent ones that
+// started after that time is new; a settled one is passed over while its bucket's sum stays the
+// same, and when it changes (a title or totals Hermes set without noting any activity, a session
+// that appeared with an old start, one deleted) every session of the bucket is reported again, its
+// started, title and usage events under the ids they had. A settled session with message rows in a
+// pass rejoins the recent ones. Hermes also deletes and re-inserts rows (a rewind, a compression
+// that clones the turns that arrived while it ran): the events of a message are keyed by its
+// session, time and text (or its tool call id), not its row id, so a row inserted again yields the
+// events it had. A pass that fails leaves the watermark as it was; a message row that does not
+// decode is counted in Stats.Malformed and passed over. A row's content is read up to its first 64
+// KB.
 //
 // # Token accounting
 //
-// Hermes keeps no usage per turn: after each API call it adds the call's usage to the session's
-// row in sessions and to its session_model_usage row (messages.token_count is an estimate of the
-// message's size, not usage). Its buckets are normalize_usage's CanonicalUsage: input_tokens is
-// the prompt NET of cache reads and writes (for OpenAI-style APIs Hermes subtracts the cached
-// tokens from prompt_tokens; Anthropic's input_tokens is net already), cache_read_tokens and
-// cache_write_tokens the cache's parts, output_tokens the answer with reasoning included, and
-// reasoning_tokens the reasoning part of it. So Input = input_tokens, Output = output_tokens,
-// CacheRead = cache_read_tokens, CacheCreation = cache_write_tokens, Reasoning = reasoning_tokens.
+// Hermes keeps no usage per turn, only running sums (messages.token_count is an estimate of the
+// message's size, not usage), written by hermes_state_usage.py in two ways. The CLI, cron and
+// delegated runs add each API call's usage to the session's row in sessions and to its
+// session_model_usage row of that model, route and task (update_token_counts with absolute=False;
+// task "" for the main loop, "voice_chat" for a voice turn); the gateway (Telegram, Discord, ...)
+// sets the session's totals in sessions to its agent's cumulative figures and writes no row
+// (absolute=True). Auxiliary calls (title generation, compression, vision, background review:
+// record_auxiliary_usage) add a row under their task and leave the session's totals alone. A
+// database from before session_model_usage (or a session begun before Hermes created it) has totals
+// that no row holds. Its buckets are normalize_usage's CanonicalUsage: input_tokens is the prompt
+// NET of cache reads and writes (for OpenAI-style APIs Hermes subtracts the cached tokens from
+// prompt_tokens; Anthropic's input_tokens is net already), cache_read_tokens and cache_write_tokens
+// the cache's parts, output_tokens the answer with reasoning included, and reasoning_tokens the
+// reasoning part of it. So Input = input_tokens, Output = output_tokens, CacheRead =
+// cache_read_tokens, CacheCreation = cache_write_tokens, Reasoning = reasoning_tokens.
 //
-// One token_usage event per session_model_usage row (id event.ID(client, "usage", session, model,
-// billing provider, base URL, billing mode, task); a session with no such row, from a build before
-// the table, yields one from the session's totals, id event.ID(client, "usage", session), with
-// sessions.model), at the row's first_seen (else the session's start), so a replay gives the same
-// time, carrying the cumulative figures: the writer keeps the figures with the largest output, so
-// the stored row grows with the session (a row whose output stays while its input grows keeps the
-// earlier input). The cost is Hermes's actual_cost_usd (the provider's own figure) when positive,
-// else observer's price for the model at that time, else Hermes's estimated_cost_usd; all
-// "approximate" ("unknown" at cost 0 when none applies). A session of a subagent (delegate_task)
-// or one a compression continued has its own rows: its figures are its own and are not in its
-// parent's. Hermes calls model APIs itself: a custom OpenAI-compatible endpoint (config.yaml's
-// model.provider "custom" with model.base_url, as `hermes model` sets it) pointed at the proxy
-// lets the proxy see that traffic; requests to OpenRouter carry X-OpenRouter-Title "Hermes Agent",
-// others no mark of Hermes (the OpenAI or Anthropic SDK's User-Agent).
+// So observer reports one token_usage event per session_model_usage row (id event.ID(client,
+// "usage", session, model, billing provider, base URL, billing mode, task), at the row's
+// first_seen, else the session's start) and one for the rest of the session's totals (id
+// event.ID(client, "usage", session), with sessions.model, at the session's start): per figure and
+// cost, the totals less the session's rows of task "" and "voice_chat" (the ones the totals hold),
+// never below zero, as Hermes's own usage analytics split them; a gateway session's whole main
+// loop, the usage a session had before the table, nothing (no event) for a CLI session whose rows
+// hold all of it. Each carries cumulative figures, reported again when they change under the same
+// id and time: the writer keeps the figures with the largest output, so the stored row grows with
+// the session (a row whose output stays while its input grows keeps the earlier input). The cost is
+// Hermes's actual_cost_usd (the provider's own figure) when positive, else observer's price for the
+// model at that time, else Hermes's estimated_cost_usd; all "approximate" ("unknown" at cost 0 when
+// none applies). A session of a subagent (delegate_task) or one a compression continued has its own
+// rows: its figures are its own and are not in its parent's. Hermes calls model APIs itself: a
+// custom OpenAI-compatible endpoint (config.yaml's model.provider "custom" with model.base_url, as
+// `hermes model` sets it) pointed at the proxy lets the proxy see that traffic; requests to
+// OpenRouter carry X-OpenRouter-Title "Hermes Agent", others no mark of Hermes (the OpenAI or
+// Anthropic SDK's User-Agent).
 //
 // # Actions and messages
 //

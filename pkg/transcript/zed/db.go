@@ -1,14 +1,16 @@
 package zed
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
@@ -28,15 +30,29 @@ type threadState struct {
 	N  int    `json:"n,omitempty"`  // messages reported
 	T  int64  `json:"t,omitempty"`  // unix ns of message N-1
 	H  string `json:"h,omitempty"`  // hash of message N-1
+	P  string `json:"p,omitempty"`  // hash of messages 0 to N-2
 	K  string `json:"k,omitempty"`  // usage reported
 	Ti string `json:"ti,omitempty"` // title reported
 	M  string `json:"m,omitempty"`  // model reported
 	S  bool   `json:"s,omitempty"`  // started event emitted
 }
 
-// dbState is a parser's State: per thread id, what was reported.
+// Bounds of the State (see the package doc).
+const (
+	// maxRecent is how many threads, the most recently updated, the State keeps one by one.
+	maxRecent = 128
+	// settleAfter is how much older than the newest thread a thread must be to be settled.
+	settleAfter = time.Hour
+)
+
+// dbState is a parser's State: per recently updated thread id, what was reported; the others
+// are settled.
 type dbState struct {
 	Threads map[string]threadState `json:"threads,omitempty"`
+	// Settled is the newest updated_at (Unix ns) of the threads dropped from Threads: a thread
+	// absent from Threads that was updated at or before it was read by an earlier pass and has
+	// not changed since.
+	Settled int64 `json:"settled,omitempty"`
 }
 
 func (s dbState) clone() dbState {
@@ -44,7 +60,7 @@ func (s dbState) clone() dbState {
 	return s
 }
 
-// DBParser reads one threads.db (a transcript.Poller).
+// DBParser reads one threads.db (a transcript.StreamPoller).
 type DBParser struct {
 	src    transcript.Source
 	prices func() *pricing.Table
@@ -53,8 +69,8 @@ type DBParser struct {
 }
 
 var (
-	_ transcript.Parser = (*DBParser)(nil)
-	_ transcript.Poller = (*DBParser)(nil)
+	_ transcript.Parser       = (*DBParser)(nil)
+	_ transcript.StreamPoller = (*DBParser)(nil)
 )
 
 func newDBParser(a *Adapter, src transcript.Source, raw []byte) *DBParser {
@@ -78,16 +94,85 @@ func (p *DBParser) State() []byte { return transcript.MarshalState(p.st) }
 func (p *DBParser) Stats() transcript.Stats { return p.stats.Clone() }
 
 // Poll reads the threads changed since the last pass and commits the state only after a
-// successful pass.
+// successful pass. It returns every event of the pass at once: a caller that reads large
+// databases uses PollEach.
 func (p *DBParser) Poll(ctx context.Context) ([]event.Event, error) {
-	work, got, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, read)
+	var out []event.Event
+	err := p.PollEach(ctx, 1<<30, func(evs []event.Event) error {
+		out = append(out, evs...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	evs := p.events(got, &work)
+	return out, nil
+}
+
+// PollEach reads like Poll and hands the events to emit, at most max at a time, as it reads the
+// threads: it holds the list of threads (ids and times), one thread's row and one batch of
+// events, never every changed thread at once. A batch is handed over only when the database is
+// still the one being read (sqliteread.Unchanged). The state is committed when the pass ends
+// without an error.
+func (p *DBParser) PollEach(ctx context.Context, max int, emit func([]event.Event) error) error {
+	if max <= 0 {
+		max = 1
+	}
+	committed := p.stats.Clone()
+	var b *batcher
+	work, _, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, func(ctx context.Context, db *sql.DB, st *dbState) (struct{}, error) {
+		p.stats = committed.Clone() // an attempt counts from the committed figures
+		b = &batcher{ctx: ctx, max: max, emit: emit}
+		if err := p.read(ctx, db, st, b); err != nil {
+			return struct{}{}, err
+		}
+		return struct{}{}, b.flush()
+	})
+	if err != nil {
+		p.stats = committed
+		return err
+	}
 	p.st = work
-	p.stats.Events += int64(len(evs))
-	return evs, nil
+	p.stats.Events += b.n
+	return nil
+}
+
+// batcher gathers events and hands them over max at a time.
+type batcher struct {
+	ctx  context.Context
+	max  int
+	emit func([]event.Event) error
+	evs  []event.Event
+	n    int64 // events handed over
+}
+
+func (b *batcher) add(evs ...event.Event) error {
+	b.evs = append(b.evs, evs...)
+	for len(b.evs) >= b.max {
+		if err := b.send(b.evs[:b.max]); err != nil {
+			return err
+		}
+		b.evs = slices.Delete(b.evs, 0, b.max)
+	}
+	return nil
+}
+
+func (b *batcher) flush() error {
+	if len(b.evs) == 0 {
+		return nil
+	}
+	err := b.send(b.evs)
+	b.evs = nil
+	return err
+}
+
+// send hands a batch over, a copy the emit function may keep, if the database was not changed
+// under the read.
+func (b *batcher) send(evs []event.Event) error {
+	if err := sqliteread.Unchanged(b.ctx); err != nil {
+		return err
+	}
+	b.n += int64(len(evs))
+	return b.emit(slices.Clone(evs))
 }
 
 // row is one thread row a pass read.
@@ -96,10 +181,9 @@ type row struct {
 	data                                                     []byte
 }
 
-// pass is what one pass read: every thread's parent, and the rows that changed, oldest first.
-type pass struct {
-	parents map[string]string
-	rows    []row
+// listed is what a pass lists of every thread.
+type listed struct {
+	parent, updated, created string
 }
 
 func col(cols map[string]bool, name string) string {
@@ -109,63 +193,89 @@ func col(cols map[string]bool, name string) string {
 	return "CAST(COALESCE(" + name + ", '') AS TEXT)"
 }
 
-// read lists the threads and reads the changed ones in one read transaction; st loses the
-// threads that are gone.
-func read(ctx context.Context, db *sql.DB, st *dbState) (*pass, error) {
+// updatedNs is an updated_at in Unix ns, or 0 when it does not parse.
+func updatedNs(s string) int64 {
+	if t, ok := parseTime(s); ok {
+		return t.UnixNano()
+	}
+	return 0
+}
+
+// read lists the threads and reads the changed ones, oldest first, one row at a time, handing
+// their events to b, in one read transaction; st loses the threads that are gone and keeps the
+// most recent ones (settle).
+func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tx.Rollback()
 	cols, err := sqliteread.Columns(ctx, tx, "threads")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(cols) == 0 {
-		return nil, fmt.Errorf("no threads table: not a Zed threads database, or not created yet")
+		return fmt.Errorf("no threads table: not a Zed threads database, or not created yet")
 	}
-	q, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+col(cols, "updated_at")+`, `+col(cols, "parent_id")+` FROM threads`)
+	q, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+col(cols, "updated_at")+`, `+col(cols, "parent_id")+`, `+
+		col(cols, "created_at")+` FROM threads`)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	got := &pass{parents: map[string]string{}}
+	threads := map[string]listed{}
+	parents := map[string]string{}
 	var changed []string
-	updated := map[string]string{}
 	for q.Next() {
-		var id, upd, parent string
-		if err := q.Scan(&id, &upd, &parent); err != nil {
+		var id string
+		var l listed
+		if err := q.Scan(&id, &l.updated, &l.parent, &l.created); err != nil {
 			q.Close()
-			return nil, err
+			return err
 		}
-		got.parents[id] = parent
-		updated[id] = upd
-		if ts, ok := st.Threads[id]; !ok || ts.U != updKey(upd) {
-			changed = append(changed, id)
+		threads[id] = l
+		parents[id] = l.parent
+		if ts, ok := st.Threads[id]; ok {
+			if ts.U != updKey(l.updated) {
+				changed = append(changed, id)
+			}
+		} else if u := updatedNs(l.updated); u == 0 || u > st.Settled {
+			changed = append(changed, id) // new, or settled and updated since
 		}
 	}
 	if err := sqliteread.CloseRows(q); err != nil {
-		return nil, err
+		return err
 	}
 	for id := range st.Threads {
-		if _, ok := got.parents[id]; !ok {
+		if _, ok := threads[id]; !ok {
 			delete(st.Threads, id)
 		}
 	}
+	slices.SortFunc(changed, func(a, b string) int {
+		ta, tb := threads[a], threads[b]
+		if c := strings.Compare(firstNonEmpty(ta.created, ta.updated), firstNonEmpty(tb.created, tb.updated)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
 	stmt, err := tx.PrepareContext(ctx, `SELECT `+col(cols, "summary")+`, `+col(cols, "data_type")+`, data, `+
-		col(cols, "created_at")+`, `+col(cols, "folder_paths")+` FROM threads WHERE id = ?`)
+		col(cols, "folder_paths")+` FROM threads WHERE id = ?`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer stmt.Close()
+	if st.Threads == nil {
+		st.Threads = map[string]threadState{}
+	}
 	for _, id := range changed {
-		r := row{id: id, parent: got.parents[id], updated: updated[id]}
+		l := threads[id]
+		r := row{id: id, parent: l.parent, updated: l.updated, created: l.created}
 		var data any
-		err := stmt.QueryRowContext(ctx, id).Scan(&r.summary, &r.dataType, &data, &r.created, &r.folders)
+		err := stmt.QueryRowContext(ctx, id).Scan(&r.summary, &r.dataType, &data, &r.folders)
 		if err == sql.ErrNoRows {
 			continue // deleted since the listing
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch d := data.(type) {
 		case []byte:
@@ -173,17 +283,57 @@ func read(ctx context.Context, db *sql.DB, st *dbState) (*pass, error) {
 		case string:
 			r.data = []byte(d)
 		}
-		got.rows = append(got.rows, r)
-	}
-	sort.SliceStable(got.rows, func(i, j int) bool {
-		a, b := got.rows[i], got.rows[j]
-		ca, cb := firstNonEmpty(a.created, a.updated), firstNonEmpty(b.created, b.updated)
-		if ca != cb {
-			return ca < cb
+		p.stats.Lines++
+		prev := st.Threads[id]
+		evs, next, err := p.thread(&r, rootOf(id, parents), prev)
+		if err != nil {
+			p.stats.Malformed++
+			prev.U = updKey(r.updated) // read again only when it changes
+			next = prev
 		}
-		return a.id < b.id
+		st.Threads[id] = next
+		if err := b.add(evs...); err != nil {
+			return err
+		}
+	}
+	settle(st, threads)
+	return tx.Commit()
+}
+
+// settle keeps in st the maxRecent most recently updated threads, and the threads updated less
+// than settleAfter before the newest one or whose updated_at does not parse; it drops the others,
+// raising Settled to their updated_at.
+func settle(st *dbState, threads map[string]listed) {
+	n := len(st.Threads) - maxRecent
+	if n <= 0 {
+		return
+	}
+	type recent struct {
+		id string
+		u  int64
+	}
+	var newest int64
+	list := make([]recent, 0, len(st.Threads))
+	for id := range st.Threads {
+		u := updatedNs(threads[id].updated)
+		newest = max(newest, u)
+		if u != 0 {
+			list = append(list, recent{id, u})
+		}
+	}
+	slices.SortFunc(list, func(a, b recent) int {
+		if c := cmp.Compare(a.u, b.u); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
 	})
-	return got, tx.Commit()
+	for _, t := range list[:min(n, len(list))] {
+		if t.u > newest-int64(settleAfter) {
+			break
+		}
+		delete(st.Threads, t.id)
+		st.Settled = max(st.Settled, t.u)
+	}
 }
 
 var (
@@ -207,28 +357,6 @@ func decode(dataType string, data []byte) ([]byte, error) {
 		return decoder.DecodeAll(data, nil)
 	}
 	return nil, fmt.Errorf("data_type %q", transcript.CutBytes(dataType, 32))
-}
-
-// events turns one pass's rows into events, thread by thread.
-func (p *DBParser) events(got *pass, st *dbState) []event.Event {
-	var out []event.Event
-	for i := range got.rows {
-		r := &got.rows[i]
-		p.stats.Lines++
-		prev := st.Threads[r.id]
-		evs, next, err := p.thread(r, rootOf(r.id, got.parents), prev)
-		if err != nil {
-			p.stats.Malformed++
-			prev.U = updKey(r.updated) // read again only when it changes
-			next = prev
-		}
-		if st.Threads == nil {
-			st.Threads = map[string]threadState{}
-		}
-		st.Threads[r.id] = next
-		out = append(out, evs...)
-	}
-	return out
 }
 
 // updKey is what the state keeps of an updated_at: itself, or a hash of one that is not short

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -460,10 +461,12 @@ func (t *threadReader) timeOf(i int) time.Time {
 }
 
 // readMessages emits the events of the messages not reported yet, and of the last reported one
-// when it changed.
+// when it changed; all of them when one before it changed (an edited prompt).
 func (t *threadReader) readMessages(msgs []msg) {
 	from := 0
-	if n := t.next.N; n > 0 && n <= len(msgs) {
+	reported, now := prefixHashes(msgs, t.next.N)
+	// A state without P (from a release before it) cannot tell: its prefix is taken as it was.
+	if n := t.next.N; n > 0 && n <= len(msgs) && (t.next.P == reported || t.next.P == "") {
 		from = n - 1
 		if hashOf(msgs[from].raw) == t.next.H {
 			from = n
@@ -485,7 +488,31 @@ func (t *threadReader) readMessages(msgs []msg) {
 	} else {
 		t.next.T, t.next.H = 0, ""
 	}
-	t.next.N = len(msgs)
+	t.next.N, t.next.P = len(msgs), now
+}
+
+// prefixHashes hashes the messages before the last of the first n (those a state of n messages
+// reported, less the one that may still grow), and those before the last of all; "" for none.
+func prefixHashes(msgs []msg, n int) (reported, all string) {
+	h := sha256.New()
+	var size [8]byte
+	sum := func() string { return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9]) }
+	for i := 0; i < len(msgs)-1; i++ {
+		if i == n-1 && n > 1 {
+			reported = sum()
+		}
+		raw := bytes.TrimSpace(msgs[i].raw)
+		binary.BigEndian.PutUint64(size[:], uint64(len(raw)))
+		h.Write(size[:])
+		h.Write(raw)
+	}
+	if len(msgs) > 1 {
+		all = sum()
+	}
+	if n == len(msgs) {
+		reported = all
+	}
+	return reported, all
 }
 
 func (t *threadReader) message(i int, m *msg, results map[string]result) {

@@ -43,17 +43,27 @@
 //
 // # Reading while Zed writes
 //
-// A pass opens the database read-only with package sqliteread, in one read transaction, lists
-// the threads (id, updated_at, parent_id) and reads the data of those whose updated_at changed
-// since the last acknowledged pass. The State keeps per thread the updated_at read, how many
-// messages were reported, the time they were given and a hash of the last one (the only one that
-// can still grow: a streaming reply, its tool results), and short keys of the title, model and
-// usage reported, so a pass reports only the new messages, the last one again when it changed,
-// and the figures when they changed; a thread deleted from the table is dropped from it. When a
-// thread has fewer messages than reported (the user edited an earlier prompt and Zed truncated
-// the thread), its messages are read again from the first: those that stayed yield the ids and
-// contents they had. A row that does not decode is counted in Stats.Malformed and read again only
-// when it changes.
+// A pass opens the database read-only with package sqliteread, in one read transaction, lists the
+// threads (id, updated_at, parent_id, created_at) and reads the data of those whose updated_at
+// changed since the last acknowledged pass, one row at a time, oldest first, handing their events
+// over in batches as it goes (a transcript.StreamPoller: a pass holds the list, one thread and one
+// batch of events, not every changed thread). The State keeps, for the 128 most recently updated
+// threads (and any updated less than an hour before the newest one, or whose updated_at does not
+// parse), the updated_at read, how many messages were reported, the time they were given, a hash of
+// the last one (the only one that can still grow: a streaming reply, its tool results) and one of
+// those before it, and short keys of the title, model and usage reported, so a pass reports only
+// the new messages, the last one again when it changed, and the figures when they changed. The
+// other threads are settled: the State keeps only the newest updated_at among them, and a thread
+// absent from the recent ones that was updated at or before it is passed over; one updated since (a
+// thread Zed changes is saved with a later updated_at) is read as a thread read for the first time,
+// its events again under the ids they had. A thread written with an updated_at at or before the
+// watermark that the State does not hold (none that Zed saves as it changes) would not be read; the
+// watermark stays an hour behind the newest thread, so that a save committed late is not one. A
+// thread deleted from the table is dropped from the State. When a thread has fewer messages than
+// reported, or its messages before the last reported one changed (the user edited an earlier
+// prompt: Zed truncated the thread there, and it may have grown past its old length since), its
+// messages are read again from the first: those that stayed yield the ids and contents they had. A
+// row that does not decode is counted in Stats.Malformed and read again only when it changes.
 //
 // # Token accounting
 //
@@ -116,7 +126,8 @@
 //
 // Zed records no time per message. A thread's first message is at its created_at; a message
 // first read in a pass is at the thread's updated_at read in that pass (live, the time Zed saved
-// the turn; for a thread read for the first time, every later message is at its last update);
+// the turn; for a thread read for the first time, or again once settled, every later message is
+// at its last update, a message already stored keeping its first time);
 // the last message read again keeps the time it was given. The session is the thread's id (the
 // root thread's for a subagent); its working directory the first of folder_paths, else the first
 // worktree of initial_project_snapshot; its project project.Root of that; the session events (a

@@ -1,17 +1,19 @@
 -- Three sessions as Hermes Agent writes them into state.db (see schema.sql), written here for the
 -- tests: a CLI session on OpenRouter (reasoning, a read, a search, a test run failing by its exit
 -- code, a patch, an MCP call that failed, a hidden system note, per-model usage with a title
--- generation on another model), its continuation after a compression (the summary, a prompt, a
--- delegated subagent, a title the user gave), and a Telegram session from a build before
--- session_model_usage (its totals only, with the provider's actual cost, a command not found).
+-- generation on another model, which Hermes does not add to the session's totals), its
+-- continuation after a compression (the summary, a prompt, a delegated subagent, a title the
+-- user gave), and a Telegram session of the gateway (its main loop's usage in the session's
+-- totals only, with the provider's actual cost; a row for its title generation alone; a command
+-- not found).
 INSERT INTO sessions (id, source, model, model_config, parent_session_id, started_at, ended_at, end_reason, message_count,
     tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cwd, git_branch,
     billing_provider, billing_base_url, billing_mode, estimated_cost_usd, actual_cost_usd, cost_status, cost_source,
     title, title_source, api_call_count)
 VALUES
 ('20260210_101500_a1b2c3', 'cli', 'anthropic/claude-sonnet-4.5', '{"reasoning_config":{"enabled":true,"effort":"medium"}}', NULL,
-    1770718500.0, 1770719410.0, 'compression', 11, 5, 3400, 1250, 41000, 6100, 300, '/home/dev/uploader', 'fix-upload',
-    'openrouter', 'https://openrouter.ai/api/v1', 'official_models_api', 0.0533, NULL, 'estimated', 'provider_models_api',
+    1770718500.0, 1770719410.0, 'compression', 11, 5, 3000, 1200, 41000, 6100, 300, '/home/dev/uploader', 'fix-upload',
+    'openrouter', 'https://openrouter.ai/api/v1', 'official_models_api', 0.0532, NULL, 'estimated', 'provider_models_api',
     'Fix the flaky upload test', 'llm', 5),
 ('20260210_103012_d4e5f6', 'cli', 'claude-sonnet-4-5', '{}', '20260210_101500_a1b2c3',
     1770719412.0, NULL, NULL, 5, 1, 900, 600, 12000, 0, 0, '/home/dev/uploader', 'fix-upload',
@@ -20,7 +22,7 @@ VALUES
 ('20260211_090000_0f9e8d', 'telegram', 'gpt-5', NULL, NULL,
     1770800400.0, NULL, NULL, 5, 1, 5000, 700, 2000, 0, 200, NULL, NULL,
     'openai', 'https://api.openai.com/v1', 'official_docs_snapshot', 0.014, 0.0123, 'actual', 'provider_cost_api',
-    NULL, NULL, 2);
+    'Calendar for today', 'llm', 2);
 
 INSERT INTO session_model_usage (session_id, model, billing_provider, billing_base_url, billing_mode, task, api_call_count,
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated_cost_usd, actual_cost_usd,
@@ -31,7 +33,9 @@ VALUES
 ('20260210_101500_a1b2c3', 'google/gemini-2.5-flash', 'openrouter', 'https://openrouter.ai/api/v1', 'official_models_api', 'title_generation', 1,
     400, 50, 0, 0, 0, 0.0001, 0, 'estimated', 'provider_models_api', 1770718510.0, 1770718510.0),
 ('20260210_103012_d4e5f6', 'claude-sonnet-4-5', 'anthropic', 'https://api.anthropic.com', 'official_docs_snapshot', '', 2,
-    900, 600, 12000, 0, 0, 0.0156, 0, 'estimated', 'official_docs_snapshot', 1770719420.5, 1770719467.0);
+    900, 600, 12000, 0, 0, 0.0156, 0, 'estimated', 'official_docs_snapshot', 1770719420.5, 1770719467.0),
+('20260211_090000_0f9e8d', 'gpt-5-mini', 'openai', 'https://api.openai.com/v1', 'official_docs_snapshot', 'title_generation', 1,
+    180, 12, 0, 0, 0, 0.00007, 0, 'estimated', 'official_docs_snapshot', 1770800409.1, 1770800409.1);
 
 INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, finish_reason, reasoning,
     _compressed_summary, display_kind)
