@@ -89,9 +89,21 @@
 // moving to the next day when the hour goes back. A message without a readable time takes the one
 // before it, else the chat id's time. The session is the chat id; its directory the runState's
 // cwd; its project that directory's project root. The first read yields a started session event at
-// the chat id's time; Codebuff names no chat (the store titles it with its first prompt). A document is read whole each time: only new or changed events are emitted
-// (transcript.Emitted), under the same ids on every read; a document that does not parse (caught
-// mid-write: Codebuff writes it in place) is ErrMalformed and keeps the State.
+// the chat id's time; Codebuff names no chat (the store titles it with its first prompt).
+//
+// The document is read whole at each change, and only new or changed events are emitted, under
+// the same ids on every read. The State keeps marks (at most 8): after a read, the number of
+// leading messages whose events were all reported (every message but the last two, which the
+// CLI may still be writing) and a hash of those messages as the document held them. A read
+// derives events only from the messages after the newest mark the document still begins with
+// (the earlier ones only move the clock), and keeps the fingerprints of the events of the
+// messages after its own new mark: those are emitted again only when they changed. So a long
+// chat costs each save the decoding of the document and the events of its last messages, and
+// the State stays small whatever the chat's length. A chat rewritten before its newest mark (a
+// message changed or removed) is read from the newest mark that still holds, else from its
+// start: the events between are emitted again under their ids (the writer keeps one of each).
+// A document that does not parse (caught mid-write: Codebuff writes it in place) is ErrMalformed
+// and keeps the State.
 package codebuff
 
 import (

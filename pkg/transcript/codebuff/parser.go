@@ -29,7 +29,6 @@ const (
 	maxError    = 2 << 10
 	maxOutput   = 8 << 10
 	maxMessage  = 64 << 10
-	maxSeen     = 1024
 	maxModels   = 16
 	maxBlock    = 63
 	maxDepth    = 8         // nesting of agent blocks read
@@ -48,16 +47,19 @@ type state struct {
 	RunState bool     `json:"run_state,omitempty"`
 	Started  bool     `json:"started,omitempty"`
 	Models   []string `json:"models,omitempty"`
-	Seen     []string `json:"seen,omitempty"`
+	// Marks say how many of the chat's first messages had all their events reported (see
+	// progress.go); Seen are the fingerprints of the events of the messages after the newest
+	// mark, as they were last emitted.
+	Marks []mark   `json:"marks,omitempty"`
+	Seen  []string `json:"seen,omitempty"`
 }
 
 // Parser reads one chat's chat-messages.json.
 type Parser struct {
-	src     transcript.Source
-	prices  func() *pricing.Table
-	st      state
-	emitted transcript.Emitted
-	stats   transcript.Stats
+	src    transcript.Source
+	prices func() *pricing.Table
+	st     state
+	stats  transcript.Stats
 }
 
 func newParser(src transcript.Source, st []byte, prices func() *pricing.Table) (*Parser, error) {
@@ -139,14 +141,20 @@ func (r *runState) cwd() string {
 		str(r.SessionState.Cwd), str(r.Cwd), str(r.SessionState.FileContext.ProjectRoot))
 }
 
-// Record reads the whole document.
+// Record reads the whole document. The messages a mark of the State covers (the chat still
+// begins with them) yield no events again; the others' events are emitted when new or changed.
 func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 	defer func() { p.stats.Count(len(evs), err) }()
 	msgs, err := decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	return p.emitted.Keep(p.chat(msgs), &p.st.Seen, maxSeen), nil
+	kept, done := resume(p.st.Marks, msgs)
+	final := max(done, len(msgs)-tailKeep)
+	evs, tail := p.chat(msgs, done, final)
+	evs = p.keep(evs, tail)
+	p.st.Marks = advance(p.st.Marks[:kept:kept], msgs, final)
+	return evs, nil
 }
 
 // decode reads the document: a JSON array of messages. An empty document, one that is not UTF-8,
@@ -175,7 +183,10 @@ type chatMessage struct {
 	ok   bool
 }
 
-func (p *Parser) chat(raws []json.RawMessage) []event.Event {
+// chat returns the events of the messages from done on, and the index among them of the first
+// event of a message from final on (the messages whose events are checked again at the next
+// read). The messages before done only move the clock.
+func (p *Parser) chat(raws []json.RawMessage, done, final int) ([]event.Event, int) {
 	if p.st.Session == "" {
 		p.st.Session = firstNonEmpty(p.src.SessionID, filepath.Base(filepath.Dir(p.src.Path)))
 	}
@@ -200,13 +211,20 @@ func (p *Parser) chat(raws []json.RawMessage) []event.Event {
 	var evs []event.Event
 	clock := newClock(start, hasStart)
 	t := start
+	tail := -1
 	for i := range msgs {
+		if i == final {
+			tail = len(evs)
+		}
 		r := &msgs[i]
 		if !r.ok {
 			continue
 		}
 		if ts, ok := clock.at(r.m.Timestamp, r.m.CreatedAt, r.meta.Timestamp); ok {
 			t = ts
+		}
+		if i < done {
+			continue // reported: its events are what they were
 		}
 		if t.IsZero() {
 			continue // no time for it yet: a chat whose id is no time and whose first messages have none
@@ -242,7 +260,10 @@ func (p *Parser) chat(raws []json.RawMessage) []event.Event {
 			p.stats.CountUnknown("variant " + variant)
 		}
 	}
-	return evs
+	if tail < 0 {
+		tail = len(evs)
+	}
+	return evs, tail
 }
 
 // reply reads an AI message: its usage, if it has one, and its blocks.

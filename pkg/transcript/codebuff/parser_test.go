@@ -2,8 +2,10 @@ package codebuff
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -378,5 +380,82 @@ func TestDefaultRoots(t *testing.T) {
 	t.Setenv(EnvDataDir, "/data/manicode")
 	if got := DefaultRoots(); len(got) != 1 || got[0] != "/data/manicode" {
 		t.Errorf("DefaultRoots with %s: %v", EnvDataDir, got)
+	}
+}
+
+// longChat is a chat of n user prompts, the i-th saying text(i).
+func longChat(n int, text func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("[\n")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `  {"id": "m%04d", "variant": "user", "content": %q, "timestamp": "2026-02-05T08:%02d:%02dZ"}`, i, text(i), i/60%60, i%60)
+	}
+	b.WriteString("\n]")
+	return b.String()
+}
+
+// A chat with more events than any bounded list of fingerprints would hold: a re-read emits
+// nothing, a save with one more turn emits that turn alone, an edited message is emitted again,
+// and the State stays small.
+func TestLongChat(t *testing.T) {
+	src := transcript.Source{Client: Client, Path: "/x/chats/2026-02-05T08-00-00.000Z/chat-messages.json", SessionID: "2026-02-05T08-00-00.000Z", Document: true}
+	const n = 1500 // 3,000 events and more
+	prompt := func(i int) string { return fmt.Sprintf("step %d", i) }
+	doc := longChat(n, prompt)
+	first, state := readDoc(t, src, []byte(doc), nil)
+	if len(first) != 2*n+1 {
+		t.Fatalf("first read: %d events, want a start and %d prompts with their messages", len(first), n)
+	}
+	again, state := readDoc(t, src, []byte(doc), state)
+	if len(again) != 0 {
+		t.Fatalf("a re-read of a %d-message chat emitted %d events, want none", n, len(again))
+	}
+	if len(state) > 2048 {
+		t.Errorf("state of %d bytes for a %d-message chat, want it small whatever the length", len(state), n)
+	}
+	grown := longChat(n+1, prompt)
+	evs, state := readDoc(t, src, []byte(grown), state)
+	if len(evs) != 2 || evs[0].Action == nil || evs[0].Action.Target != prompt(n) {
+		t.Fatalf("a save with one more prompt: %d events %+v, want that prompt and its message only", len(evs), evs)
+	}
+	// The message before the last one edited: emitted again, and little else.
+	edited := longChat(n+1, func(i int) string {
+		if i == n-1 {
+			return "step edited"
+		}
+		return prompt(i)
+	})
+	evs, state = readDoc(t, src, []byte(edited), state)
+	var targets []string
+	for _, e := range evs {
+		if e.Action != nil {
+			targets = append(targets, e.Action.Target)
+		}
+	}
+	if !slices.Contains(targets, "step edited") || len(evs) > 6 {
+		t.Errorf("an edited message: %d events, prompts %q; want the edited one again and few others", len(evs), targets)
+	}
+	// A message at the chat's start edited: everything is read again, the edit emitted.
+	early := longChat(n+1, func(i int) string {
+		if i == 3 {
+			return "step three"
+		}
+		if i == n-1 {
+			return "step edited"
+		}
+		return prompt(i)
+	})
+	evs, _ = readDoc(t, src, []byte(early), state)
+	targets = targets[:0]
+	for _, e := range evs {
+		if e.Action != nil {
+			targets = append(targets, e.Action.Target)
+		}
+	}
+	if !slices.Contains(targets, "step three") {
+		t.Errorf("an early message edited: prompts %q, want the edited one", targets)
 	}
 }

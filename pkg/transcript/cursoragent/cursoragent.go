@@ -129,7 +129,11 @@
 // So Discover lists, by default, only the conversations that have a CLI chat directory (their
 // subagents' files with them), and lists every one with Adapter.IDE set (for a machine where
 // package cursor does not run). A conversation whose chat directory is not there yet (Cursor
-// creates it first) is listed by a later Discover.
+// creates it first) is listed by a later Discover. The chats directories are listed into an
+// index kept on the Adapter (chat id → directory), which Discover and NewParser share: it is
+// listed again only when a directory it listed changed its modification time, checked at each
+// Discover and, when a parser's conversation is not in it, at most every two seconds; so a cold
+// read of many conversations lists the chats directories once, not once per transcript.
 //
 // # Re-reads
 //
@@ -149,6 +153,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -179,6 +185,8 @@ type Adapter struct {
 	Prices *pricing.Table
 	// CurrentPrices, when set, replaces Prices (unused likewise).
 	CurrentPrices func() *pricing.Table
+
+	chats chatCache // the CLI's chat directories, by chat id
 }
 
 var _ transcript.Priced = (*Adapter)(nil)
@@ -262,44 +270,103 @@ func (a *Adapter) chatsDirs() []string {
 	return transcript.DedupePaths(dirs)
 }
 
-// chatIndex maps every CLI chat id to its directory.
+// chatIndex maps every CLI chat id to its directory, the chats directories checked for changes
+// first (the map is not to be changed).
 func (a *Adapter) chatIndex() map[string]string {
-	idx := map[string]string{}
-	for _, chats := range a.chatsDirs() {
-		hashes, _ := transcript.ReadDir(chats)
+	return a.chats.index(a.chatsDirs(), true)
+}
+
+// chatDir returns the CLI chat directory of conversation id, "" when it has none. The index is
+// checked for changes when it lacks id, at most once per chatCheckEvery: a cold read of many
+// conversations lists the chats directories once, not once per transcript.
+func (a *Adapter) chatDir(id string) string {
+	if !validID(id) {
+		return ""
+	}
+	dirs := a.chatsDirs()
+	if dir, ok := a.chats.index(dirs, false)[id]; ok {
+		return dir
+	}
+	return a.chats.index(dirs, a.chats.due())[id]
+}
+
+// readDir lists a directory of the CLI's chats (a variable for the tests).
+var readDir = transcript.ReadDir
+
+// chatCheckEvery is how often, at most, a chat id missing from the index has the chats
+// directories checked for changes (a variable for the tests).
+var chatCheckEvery = 2 * time.Second
+
+// chatCache is an index of the CLI's chat directories, <chats>/<md5 of the folder>/<chat id>/: it
+// is listed again only when one of the directories it listed changed (its modification time).
+type chatCache struct {
+	mu      sync.Mutex
+	key     string               // the chats directories it lists, joined
+	ids     map[string]string    // chat id → its directory
+	mods    map[string]time.Time // each directory listed → its modification time then (zero: absent)
+	checked time.Time            // when the directories were last checked
+}
+
+// due reports whether the directories were last checked chatCheckEvery ago or more.
+func (c *chatCache) due() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.checked) >= chatCheckEvery
+}
+
+// index returns the index of dirs: built when there is none (or for other directories), and,
+// when check is set, checked for changes (a stat of each directory it listed) and built again
+// if any changed.
+func (c *chatCache) index(dirs []string, check bool) map[string]string {
+	key := strings.Join(dirs, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids != nil && c.key == key && (!check || !c.changed()) {
+		if check {
+			c.checked = time.Now()
+		}
+		return c.ids
+	}
+	c.key, c.ids, c.mods, c.checked = key, map[string]string{}, map[string]time.Time{}, time.Now()
+	for _, chats := range dirs {
+		c.mods[chats] = modTime(chats)
+		hashes, _ := readDir(chats)
 		for _, h := range hashes {
 			hdir := filepath.Join(chats, h.Name())
 			if !transcript.IsDir(h, hdir) {
 				continue
 			}
-			ids, _ := transcript.ReadDir(hdir)
+			c.mods[hdir] = modTime(hdir)
+			ids, _ := readDir(hdir)
 			for _, id := range ids {
 				if dir := filepath.Join(hdir, id.Name()); transcript.IsDir(id, dir) {
-					if _, ok := idx[id.Name()]; !ok {
-						idx[id.Name()] = dir
+					if _, ok := c.ids[id.Name()]; !ok {
+						c.ids[id.Name()] = dir
 					}
 				}
 			}
 		}
 	}
-	return idx
+	return c.ids
 }
 
-// chatDir returns the CLI chat directory of conversation id, "" when it has none.
-func (a *Adapter) chatDir(id string) string {
-	if !validID(id) {
-		return ""
-	}
-	for _, chats := range a.chatsDirs() {
-		hashes, _ := transcript.ReadDir(chats)
-		for _, h := range hashes {
-			dir := filepath.Join(chats, h.Name(), id)
-			if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-				return dir
-			}
+// changed reports whether a directory the index listed changed since.
+func (c *chatCache) changed() bool {
+	for dir, mod := range c.mods {
+		if !modTime(dir).Equal(mod) {
+			return true
 		}
 	}
-	return ""
+	return false
+}
+
+// modTime is a directory's modification time, zero when it cannot be read.
+func modTime(dir string) time.Time {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return time.Time{}
+	}
+	return fi.ModTime()
 }
 
 // validID reports whether id can name a conversation: no separator, not "." or "..".

@@ -2,9 +2,11 @@ package cursoragent
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -587,5 +589,68 @@ func TestAdapter_WatchDirs(t *testing.T) {
 		filepath.Join(projects, "home-dev-webapp", "agent-transcripts")}
 	if !slices.Equal(got, want) {
 		t.Fatalf("WatchDirs = %v, want %v (where a new conversation's directory appears)", got, want)
+	}
+}
+
+// NewParser finds a conversation's CLI chat directory in an index of the chats directories kept
+// on the adapter, not by listing them for every transcript; a chat directory made after the index
+// was built is found once its directory's modification time changed.
+func TestAdapter_ChatIndex(t *testing.T) {
+	base := t.TempDir()
+	root, chats := filepath.Join(base, "projects"), filepath.Join(base, "chats")
+	const folders, files = 6, 40
+	for i := range folders {
+		if err := os.MkdirAll(filepath.Join(chats, "folder"+strconv.Itoa(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chat := func(id, title string) {
+		t.Helper()
+		dir := filepath.Join(chats, "folder3", id)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		meta := `{"title": "` + title + `", "cwd": "/home/dev/app", "createdAtMs": 1771229632000}`
+		if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chat(cliID, "Fix flaky healthz test")
+	lists := 0
+	defer func(orig func(string) ([]os.DirEntry, error)) { readDir = orig }(readDir)
+	readDir = func(dir string) ([]os.DirEntry, error) {
+		lists++
+		return transcript.ReadDir(dir)
+	}
+	defer func(orig time.Duration) { chatCheckEvery = orig }(chatCheckEvery)
+	chatCheckEvery = time.Hour
+	a := New([]string{root})
+	a.ChatsDirs = []string{chats}
+	parser := func(id string) *Parser {
+		t.Helper()
+		p, err := a.NewParser(transcript.Source{Client: Client, Path: filepath.Join(root, "home-dev-app", "agent-transcripts", id+".jsonl"), SessionID: id}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.(*Parser)
+	}
+	if p := parser(cliID); p.meta.Title != "Fix flaky healthz test" || p.st.Cwd != "/home/dev/app" {
+		t.Fatalf("the CLI conversation's parser: meta %+v, cwd %q; want its chat's meta.json", p.meta, p.st.Cwd)
+	}
+	for i := range files {
+		if p := parser(fmt.Sprintf("7b1e2d3c-4a5b-4c6d-8e7f-%012d", i)); p.meta.Title != "" {
+			t.Fatalf("an editor conversation's parser found meta %+v", p.meta)
+		}
+		parser(cliID)
+	}
+	if lists > 1+folders {
+		t.Errorf("%d parsers listed the chats directories %d times, want them listed once (%d directories)", 2*files+1, lists, 1+folders)
+	}
+	// A chat made since: found at the first miss after chatCheckEvery.
+	chatCheckEvery = 0
+	newID := "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+	chat(newID, "Add a readiness probe")
+	if p := parser(newID); p.meta.Title != "Add a readiness probe" {
+		t.Errorf("a chat made after the index: meta %+v, want its meta.json", p.meta)
 	}
 }

@@ -45,12 +45,15 @@
 //	reasoning_tokens       the reasoning part of output_tokens, where the provider reports it
 //
 // so Input = input_tokens, CacheRead = cache_read_tokens, CacheCreation = cache_creation_tokens,
-// Output = output_tokens, Reasoning = reasoning_tokens. One token_usage per assistant message
-// with usage, id event.ID("gptme", "usage", conversation, message key) (the key is the message's
-// timestamp and a hash of its content: gptme's messages have no id), model metadata.model,
-// priced from the pricing table, else at gptme's own metadata.cost, "approximate" ("unknown" at
-// cost 0 when neither prices it). A message without usage (a provider that reported none, a
-// stream cut short) yields none.
+// Output = output_tokens, Reasoning = reasoning_tokens. One token_usage per assistant message with
+// usage, id event.ID("gptme", "usage", conversation, timestamp, role): gptme's messages have no id,
+// and the content is left out so that a message whose text the user changed with /edit (which keeps
+// its timestamp and metadata) is not counted twice; a message without a timestamp takes its message
+// key instead, the message key being its timestamp and a hash of its role and content, which the
+// ids of its other events use. MessageID is the message key, model metadata.model, priced from the
+// pricing table, else at gptme's own metadata.cost, "approximate" ("unknown" at cost 0 when neither
+// prices it). A message without usage (a provider that reported none, a stream cut short) yields
+// none.
 //
 // # Actions and messages
 //

@@ -351,7 +351,13 @@ func (r *reader) usage(model string) {
 	if tu == nil {
 		return
 	}
-	ev := r.newEvent(event.KindTokenUsage, event.ID(Client, "usage", r.p.session, r.key))
+	// Keyed by the message's time and role, not its content: an /edit of the message's text
+	// keeps its metadata, and the request it stands for was made once.
+	id := event.ID(Client, "usage", r.p.session, r.key)
+	if ts := strings.TrimSpace(r.msg.Timestamp); ts != "" {
+		id = event.ID(Client, "usage", r.p.session, ts, r.msg.Role)
+	}
+	ev := r.newEvent(event.KindTokenUsage, id)
 	ev.TokenUsage = tu
 	r.evs = append(r.evs, ev)
 }

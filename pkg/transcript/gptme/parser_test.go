@@ -302,3 +302,34 @@ func TestDefaultRoots(t *testing.T) {
 		t.Errorf("macOS: %v", got)
 	}
 }
+
+// An assistant message whose text the user changed with /edit keeps its timestamp and metadata:
+// its usage keeps its id (the request was made once), its text is a message of its own.
+func TestParse_EditedMessageUsage(t *testing.T) {
+	s := src(t, toolConv)
+	line := func(text string) string {
+		return `{"role": "assistant", "content": "` + text + `", "timestamp": "2026-02-15T09:00:05.123456",
+			"metadata": {"model": "openai/gpt-5", "usage": {"input_tokens": 1200, "output_tokens": 310}}}`
+	}
+	usageID := func(text string) string {
+		p, _ := newParser(s, nil, nil)
+		evs, err := p.Record(0, []byte(line(text)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := byKind(evs, event.KindTokenUsage)
+		if len(u) != 1 {
+			t.Fatalf("%d usage events, want 1", len(u))
+		}
+		return u[0].ID
+	}
+	if a, b := usageID("The tests pass."), usageID("The tests pass (edited)."); a != b {
+		t.Errorf("an edited message's usage has id %s, before the edit %s: counted twice", b, a)
+	}
+	p, _ := newParser(s, nil, nil)
+	other := strings.Replace(line("x"), "09:00:05.123456", "09:00:06.000001", 1)
+	evs, _ := p.Record(0, []byte(other))
+	if u := byKind(evs, event.KindTokenUsage); len(u) != 1 || u[0].ID == usageID("x") {
+		t.Errorf("another message's usage %+v: want an id of its own", u)
+	}
+}

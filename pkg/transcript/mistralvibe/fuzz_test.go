@@ -10,7 +10,7 @@ import (
 
 // FuzzRecord: whatever the document holds (a meta.json, read with the fixture's messages.jsonl
 // beside it, or a Vibe 1 file), the parser does not panic, every event it emits has an id, this
-// client and a time, and the State it leaves loads again.
+// client and a time, the State it leaves loads again, and a re-read from it emits nothing.
 func FuzzRecord(f *testing.F) {
 	for _, rel := range paths {
 		data, err := os.ReadFile(filepath.Join(logRoot(), rel))
@@ -35,6 +35,9 @@ func FuzzRecord(f *testing.F) {
 			}
 			if _, err := New(nil).NewParser(transcript.Source{Client: Client, Path: path}, p.State()); err != nil {
 				t.Fatalf("the state it left does not load: %v", err)
+			}
+			if again, _ := newTestParser(t, path, p.State()).Record(0, doc); len(again) != 0 {
+				t.Fatalf("a re-read from state %s emitted %d events", p.State(), len(again))
 			}
 		}
 	})

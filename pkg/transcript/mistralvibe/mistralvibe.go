@@ -26,14 +26,15 @@
 //	                total_messages, tools_available, config (the whole configuration: active_model,
 //	                models, mcp_servers, ...), agent_profile, system_prompt}
 //
-// Vibe 1 wrote one JSON document per session instead, <prefix>_<YYYYMMDD_HHMMSS>_<id[:8]>.json
-// in the same directory: {metadata: {the same fields, agent_config for config, times local and
-// without a zone}, messages: [... with the system prompt]}. Both are read: a session is a
-// Document source, its meta.json (which changes after every save) or its Vibe 1 file; the parser
-// of a meta.json reads the messages.jsonl beside it whole each time, up to total_messages (lines
-// appended after the meta.json was written are read at its next change). Discover lists every
-// subdirectory of a root holding a meta.json and every *.json file directly in a root. Newer
-// versions' "unified" session store (unified/<session>/CURRENT and generations/) is not read.
+// Vibe 1 wrote one JSON document per session instead, <prefix>_<YYYYMMDD_HHMMSS>_<id[:8]>.json in
+// the same directory: {metadata: {the same fields, agent_config for config, times local and without
+// a zone}, messages: [... with the system prompt]}. Both are read: a session is a Document source,
+// its meta.json (which changes after every save) or its Vibe 1 file; the parser of a meta.json
+// reads the messages.jsonl beside it (which Vibe only appends to) from where it stopped, up to
+// total_messages (lines appended after the meta.json was written are read at its next change).
+// Discover lists every subdirectory of a root holding a meta.json and every *.json file directly in
+// a root. Newer versions' "unified" session store (unified/<session>/CURRENT and generations/) is
+// not read.
 //
 // # Token accounting
 //
@@ -51,27 +52,29 @@
 //
 // so Input = session_prompt_tokens - session_cached_tokens, CacheRead = session_cached_tokens,
 // Output = session_completion_tokens, CacheCreation = Reasoning = 0. They make one token_usage
-// event per session, id event.ID(client, "usage", session), at the session's start, whose
-// figures grow as the session goes on: the writer keeps the final ones (the same id, more
-// output). It is "approximate" and priced from the pricing table for the model the session's
-// configuration names (config.active_model, an alias, resolved through config.models to the
-// model's name, e.g. devstral-small-latest; the alias itself when the table prices that and not
-// the name); for a model the table does not price (Mistral's mistral-vibe-cli-latest), Vibe's
-// own prices in the stats or the model's entry (input, cached input and output per million
-// tokens) are used, still "approximate", else cost 0 and "unknown". A model switched mid-session
-// is not seen: the session is priced as the model configured last. Sessions that continue
-// another: Vibe 2 versions that started a new session at each compaction (parent_session_id set,
-// stats carried over) count the parent's figures again, so such a session's figures are its own
-// minus the parent's final ones (the parent's meta.json found beside it by the id's first eight
-// characters); a fork (parent_session_id set too, fresh stats, its messages copies of the
-// parent's first ones, same message ids) is counted whole. A Vibe 1 session continued after a
-// compaction names no parent and counts the earlier figures again: that over-count is not
-// corrected.
+// event per session, id event.ID(client, "usage", session), at the session's start, whose figures
+// grow as the session goes on: the writer keeps the final ones (the same id, more output). It is
+// "approximate" and priced from the pricing table for the model the session's configuration names
+// (config.active_model, an alias, resolved through config.models to the model's name, e.g.
+// devstral-small-latest; the alias itself when the table prices that and not the name); for a model
+// the table does not price (Mistral's mistral-vibe-cli-latest), Vibe's own prices in the stats or
+// the model's entry (input, cached input and output per million tokens) are used, still
+// "approximate", else cost 0 and "unknown". A model switched mid-session is not seen: the session
+// is priced as the model configured last. Sessions that continue another: Vibe 2 versions that
+// started a new session at each compaction (parent_session_id set, stats carried over) count the
+// parent's figures again, so such a session's figures are its own minus the parent's final ones
+// (the parent's meta.json found beside it by the id's first eight characters); a fork
+// (parent_session_id set too, fresh stats, its messages copies of the parent's first ones, same
+// message ids) is counted whole. Which it is is decided by its first message: until the session has
+// one, it yields no usage at all (figures that may still hold the parent's, under an id whose
+// figures the writer would then keep). A Vibe 1 session continued after a compaction names no
+// parent and counts the earlier figures again: that over-count is not corrected.
 //
 // # Actions and messages
 //
-// Each tool call of an assistant message is an action (id event.ID(client, "action", tool-call
-// id), with the session too for an id shorter than 8 characters) with the tool message answering
+// Each tool call of an assistant message is an action (id event.ID(client, "action", message key,
+// tool-call id), the message key as below: a provider's call ids may be counters, such as
+// functions.bash:0, that repeat in every session) with the tool message answering
 // it (tool_call_id): a content wrapped in <tool_error> (a ToolError: bash's non-zero exit, a
 // failed edit, an MCP error) or <user_cancellation>, or a denial ("Tool '...' blocked by
 // denylist", "... is permanently disabled", "Tool execution not permitted."), failed; anything
@@ -101,10 +104,20 @@
 // directory's or file's name); its directory environment.working_directory, its project
 // project.Root of that; the first read yields a started session event (the parent session and
 // the git branch with it), each model a session event, a title the user gave (title_source
-// "manual") a session event with the title. A document is read whole each time: only new or
-// changed events are emitted (transcript.Emitted), under the same ids on every read; a document
-// that does not parse is ErrMalformed and keeps the State, and a messages.jsonl line that does
-// not parse is passed over (counted in Stats.Unknown). Vibe 1's times without a zone are read in
+// "manual") a session event with the title.
+//
+// Re-reads: only new or changed events are emitted, under the same ids on every read. Vibe
+// writes a message once, whole, and a message's events change only while a tool call of it waits
+// for its result. So the State keeps Done, the number of first messages whose events were all
+// reported (all but the last assistant message when a call of it has no result and the turn went
+// no further), with, for a meta.json, the bytes of messages.jsonl they take and the hash of the
+// last one's line (for a Vibe 1 document, rewritten whole, a hash of those messages): a read
+// yields events only for the messages after them, reading messages.jsonl from that byte on
+// (when the file still holds that line there; else from its start), and keeps the fingerprints
+// of those events and of the usage, emitted again only when they changed. A save thus costs
+// the new messages, not the session, and the State stays small. A document that does not parse
+// is ErrMalformed and keeps the State, and a messages.jsonl line that does not parse is passed
+// over (counted in Stats.Unknown). Vibe 1's times without a zone are read in
 // the local zone. Events carry source observer-watch; targets, errors, outputs and messages are
 // scrubbed and cut to 500 characters, 2 KB, 8 KB and 64 KB.
 package mistralvibe

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +32,6 @@ const (
 	maxError    = 2 << 10
 	maxOutput   = 8 << 10
 	maxMessage  = 64 << 10
-	maxSeen     = 2048
 	maxModels   = 16
 	maxAnchors  = 512
 	maxPart     = 63
@@ -55,18 +55,26 @@ type state struct {
 	// Based whether it was decided.
 	Base  *[3]int64 `json:"base,omitempty"`
 	Based bool      `json:"based,omitempty"`
-	Seen  []string  `json:"seen,omitempty"` // fingerprints of the events emitted lately
+	// Done is the number of messages whose events were all reported (the first ones, see the
+	// package doc); of a meta.json's messages.jsonl, Off is the bytes they take and Line and Mark
+	// the length and hash of the last one's line; of a Vibe 1 document, Mark is a hash of those
+	// messages. Seen are the fingerprints of the events of the messages after them and of the
+	// usage, as last emitted.
+	Done int64    `json:"done,omitempty"`
+	Off  int64    `json:"off,omitempty"`
+	Line int64    `json:"line,omitempty"`
+	Mark string   `json:"mark,omitempty"`
+	Seen []string `json:"seen,omitempty"`
 }
 
 // Parser reads one session.
 type Parser struct {
-	src     transcript.Source
-	prices  func() *pricing.Table
-	st      state
-	emitted transcript.Emitted
-	stats   transcript.Stats
-	legacy  bool // a Vibe 1 document
-	dirs    *dirIndex
+	src    transcript.Source
+	prices func() *pricing.Table
+	st     state
+	stats  transcript.Stats
+	legacy bool // a Vibe 1 document
+	dirs   *dirIndex
 }
 
 func newParser(src transcript.Source, st []byte, prices func() *pricing.Table) (*Parser, error) {
@@ -157,12 +165,16 @@ type toolCall struct {
 	} `json:"function"`
 }
 
-// Record reads the whole document (a meta.json with its messages.jsonl, or a Vibe 1 file). A
-// document that does not parse emits nothing and leaves the state as it was.
+// Record reads the whole document (a meta.json with its messages.jsonl, or a Vibe 1 file): the
+// messages State.Done covers yield no events again (see the package doc). A document that does
+// not parse emits nothing and leaves the state as it was.
 func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 	defer func() { p.stats.Count(len(evs), err) }()
 	var m meta
-	var msgs []message
+	var msgs []message // the messages from done on
+	var lines []span   // their lines in messages.jsonl
+	var raws [][]byte  // a Vibe 1 document's messages, all
+	done := 0
 	if p.legacy {
 		var d legacyDoc
 		if err := transcript.DecodeDocument(raw, &d); err != nil {
@@ -172,6 +184,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 			return nil, transcript.Malformed(Client, "%s has no metadata", p.src.Path)
 		}
 		m = *d.Metadata
+		var all []message
 		for _, r := range d.Messages {
 			var mm message
 			if json.Unmarshal(r, &mm) != nil {
@@ -179,34 +192,95 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 				continue
 			}
 			if mm.Role != "system" {
-				msgs = append(msgs, mm)
+				all = append(all, mm)
+				raws = append(raws, r)
 			}
 		}
+		if n := int(p.st.Done); n > 0 && n <= len(raws) && p.st.Mark == prefixHash(raws[:n]) {
+			done = n
+		}
+		msgs = all[done:]
 	} else {
 		if err := transcript.DecodeDocument(raw, &m); err != nil {
 			return nil, err
 		}
-		msgs = p.readMessages(transcript.Count(m.TotalMessages))
+		var off int64
+		if p.st.Based || strings.TrimSpace(m.ParentSessionID) == "" {
+			// A continued session is read from its first message until its parent's figures are
+			// decided (they are decided by that message).
+			done, off = p.resumeLines()
+		}
+		limit := -1
+		if total := transcript.Count(m.TotalMessages); total > 0 {
+			limit = max(int(total)-done, 0)
+		}
+		msgs, lines = p.readMessages(off, limit)
 	}
-	return p.emitted.Keep(p.session(&m, msgs), &p.st.Seen, maxSeen), nil
+	evs, final, tail := p.session(&m, done, msgs)
+	evs = p.keep(evs, tail)
+	switch {
+	case final <= done:
+		if done == 0 {
+			p.st.Done, p.st.Off, p.st.Line, p.st.Mark = 0, 0, 0, ""
+		}
+	case p.legacy:
+		p.st.Done, p.st.Mark = int64(final), prefixHash(raws[:final])
+	default:
+		l := lines[final-done-1]
+		p.st.Done, p.st.Off, p.st.Line, p.st.Mark = int64(final), l.end, l.end-l.start, l.hash
+	}
+	return evs, nil
 }
 
-// readMessages reads the messages.jsonl beside the meta.json: its complete lines, at most max
-// when max > 0 (the messages the meta.json covers).
-func (p *Parser) readMessages(max int64) []message {
+// span is a message's line in messages.jsonl: its bytes [start, end) and their hash.
+type span struct {
+	start, end int64
+	hash       string
+}
+
+// resumeLines returns the messages State.Done covers and the bytes of messages.jsonl they take,
+// when the file still holds the line State names there; else nothing (read it from its start).
+func (p *Parser) resumeLines() (int, int64) {
+	if p.st.Done <= 0 || p.st.Off <= 0 || p.st.Line <= 0 || p.st.Line > p.st.Off || p.st.Line > maxMessages {
+		return 0, 0
+	}
 	f, err := os.Open(filepath.Join(filepath.Dir(p.src.Path), messagesFile))
 	if err != nil {
-		return nil
+		return 0, 0
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, maxMessages), 64<<10)
+	buf := make([]byte, p.st.Line)
+	if _, err := f.ReadAt(buf, p.st.Off-p.st.Line); err != nil || lineHash(buf) != p.st.Mark {
+		return 0, 0
+	}
+	return int(p.st.Done), p.st.Off
+}
+
+// readMessages reads the messages.jsonl beside the meta.json from byte off: its complete lines,
+// at most limit messages when limit >= 0 (the messages the meta.json covers), with their lines.
+func (p *Parser) readMessages(off int64, limit int) ([]message, []span) {
+	f, err := os.Open(filepath.Join(filepath.Dir(p.src.Path), messagesFile))
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	if off > 0 {
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			return nil, nil
+		}
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, max(maxMessages-off, 0)), 64<<10)
 	var out []message
-	for max <= 0 || int64(len(out)) < max {
-		line, err := r.ReadBytes('\n')
+	var lines []span
+	pos := off
+	for limit < 0 || len(out) < limit {
+		raw, err := r.ReadBytes('\n')
 		if err != nil {
 			break // EOF, or a last line still being written
 		}
-		line = bytes.TrimSpace(line)
+		start := pos
+		pos += int64(len(raw))
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
@@ -217,12 +291,58 @@ func (p *Parser) readMessages(max int64) []message {
 		}
 		if m.Role != "system" {
 			out = append(out, m)
+			lines = append(lines, span{start: start, end: pos, hash: lineHash(raw)})
 		}
 	}
+	return out, lines
+}
+
+// keep drops from evs those emitted before exactly as they are (their fingerprints in Seen) and
+// makes Seen the fingerprints of evs[tail:], the events checked again at the next read; the
+// events before tail are reported for good.
+func (p *Parser) keep(evs []event.Event, tail int) []event.Event {
+	old := make(map[string]bool, len(p.st.Seen))
+	for _, f := range p.st.Seen {
+		old[f] = true
+	}
+	var seen []string
+	out := evs[:0]
+	for i := range evs {
+		f := transcript.Fingerprint(&evs[i])
+		if f != "" && i >= tail {
+			seen = append(seen, f)
+		}
+		if f != "" && old[f] {
+			continue
+		}
+		out = append(out, evs[i])
+	}
+	p.st.Seen = seen
 	return out
 }
 
-func (p *Parser) session(m *meta, msgs []message) []event.Event {
+func lineHash(line []byte) string {
+	h := sha256.Sum256(line)
+	return base64.RawURLEncoding.EncodeToString(h[:12])
+}
+
+// prefixHash hashes a Vibe 1 document's first messages.
+func prefixHash(raws [][]byte) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, r := range raws {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(r)))
+		h.Write(n[:])
+		h.Write(r)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
+}
+
+// session returns the session's events from message done on (msgs are those messages), the
+// number of messages whose events are now all reported (final) and the index among the events of
+// the first one to check again at the next read (the events of the messages from final on, and
+// the usage).
+func (p *Parser) session(m *meta, done int, msgs []message) ([]event.Event, int, int) {
 	if p.st.Session == "" {
 		p.st.Session = firstNonEmpty(m.SessionID, p.src.SessionID, p.nameID())
 	}
@@ -238,7 +358,7 @@ func (p *Parser) session(m *meta, msgs []message) []event.Event {
 	if !hasEnd {
 		end = p.modTime()
 	}
-	p.noteTimes(len(msgs), start, end)
+	p.noteTimes(done+len(msgs), start, end)
 	startAt := time.UnixMilli(p.st.Anchors[0][1]).UTC()
 
 	cfg := p.config(m)
@@ -260,11 +380,13 @@ func (p *Parser) session(m *meta, msgs []message) []event.Event {
 	if transcript.NewModel(&p.st.Models, model, maxModels) {
 		evs = append(evs, p.sessionEvent(event.SessionActive, model, startAt))
 	}
-	evs = append(evs, p.messages(msgs, model, cfg)...)
+	mevs, final, tail := p.messages(done, msgs, model, cfg)
+	tail += len(evs)
+	evs = append(evs, mevs...)
 	if ev, ok := p.usage(m, msgs, model, alias, cfg, startAt); ok {
 		evs = append(evs, ev)
 	}
-	return evs
+	return evs, final, tail
 }
 
 // nameID is the session named by its file: a directory's name, or a Vibe 1 file's.
@@ -302,16 +424,35 @@ func (c *config) model() (name, alias string) {
 // ---------------------------------------------------------------------------------------------
 // Messages and actions
 
-func (p *Parser) messages(msgs []message, model string, cfg *config) []event.Event {
+// messages returns the events of msgs, the messages from index base on, the index of the first
+// message whose events may still change (final: the last assistant message when a call of it has
+// no result yet and the turn went no further; else past the last message) and the index of its
+// first event.
+func (p *Parser) messages(base int, msgs []message, model string, cfg *config) (evs []event.Event, final, tail int) {
 	results := map[string]*message{}
 	for i := range msgs {
 		if m := &msgs[i]; m.Role == "tool" && m.ToolCallID != "" {
 			results[m.ToolCallID] = m
 		}
 	}
-	var evs []event.Event
-	for i := range msgs {
-		m := &msgs[i]
+	final = base + len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; m.Role != "tool" {
+			for _, c := range m.ToolCalls {
+				if strings.TrimSpace(c.ID) != "" && results[c.ID] == nil && m.Role == "assistant" {
+					final = base + i
+				}
+			}
+			break
+		}
+	}
+	tail = -1
+	for j := range msgs {
+		i := base + j
+		if i == final {
+			tail = len(evs)
+		}
+		m := &msgs[j]
 		t := p.timeOf(i)
 		key := p.messageKey(m, i)
 		switch m.Role {
@@ -339,7 +480,7 @@ func (p *Parser) messages(msgs []message, model string, cfg *config) []event.Eve
 				if strings.TrimSpace(c.ID) == "" {
 					continue
 				}
-				call := p.call(c, results[c.ID], m.MessageID, model, cfg, t)
+				call := p.call(c, results[c.ID], key, m.MessageID, model, cfg, t)
 				evs = append(evs, call, p.message(key, i, j+2, t, event.Message{Role: event.RoleToolCall, Text: call.Action.Target,
 					Tool: call.Action.Tool, ToolUseID: c.ID, MessageID: m.MessageID, Model: model}))
 			}
@@ -349,7 +490,10 @@ func (p *Parser) messages(msgs []message, model string, cfg *config) []event.Eve
 			p.stats.CountUnknown("role " + m.Role)
 		}
 	}
-	return evs
+	if tail < 0 {
+		tail = len(evs)
+	}
+	return evs, final, tail
 }
 
 // messageKey names a message in ids: its message_id (kept by a fork's copies), else the session
@@ -386,7 +530,7 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(out, "\n")
 }
 
-func (p *Parser) call(c *toolCall, res *message, msgID, model string, cfg *config, t time.Time) event.Event {
+func (p *Parser) call(c *toolCall, res *message, key, msgID, model string, cfg *config, t time.Time) event.Event {
 	name := strings.TrimSpace(c.Function.Name)
 	args := argsText(c.Function.Arguments)
 	var in map[string]any
@@ -407,11 +551,9 @@ func (p *Parser) call(c *toolCall, res *message, msgID, model string, cfg *confi
 		a.OutputSize = int64(len(text))
 		a.Output = clipOutput(text)
 	}
-	id := c.ID
-	if len(id) < 8 {
-		id = p.st.Session + "\x00" + id
-	}
-	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), id), t)
+	// Keyed by its message too: a provider's call ids may be counters (functions.bash:0) that
+	// repeat in every session.
+	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), key, c.ID), t)
 	ev.Action = a
 	return ev
 }
@@ -534,7 +676,13 @@ func str(m map[string]any, keys ...string) string {
 func (p *Parser) usage(m *meta, msgs []message, model, alias string, cfg *config, t time.Time) (event.Event, bool) {
 	prompt, completion, cached := transcript.Count(m.Stats.Prompt), transcript.Count(m.Stats.Completion), transcript.Count(m.Stats.Cached)
 	if parent := strings.TrimSpace(m.ParentSessionID); parent != "" && !p.legacy {
-		if base := p.parentBase(parent, [3]int64{prompt, completion, cached}, msgs); base != nil {
+		base := p.parentBase(parent, [3]int64{prompt, completion, cached}, msgs)
+		if !p.st.Based {
+			// Not decided yet (no message to decide by): its figures may still hold the parent's,
+			// which a usage under the session's id could never take back.
+			return event.Event{}, false
+		}
+		if base != nil {
 			prompt, completion, cached = prompt-base[0], completion-base[1], cached-base[2]
 		}
 	}
@@ -627,7 +775,8 @@ func findParent(dirs *dirIndex, dir, id string) (meta, []message, bool) {
 			continue
 		}
 		pp := &Parser{src: transcript.Source{Path: filepath.Join(d, metaFile)}}
-		return m, pp.readMessages(1), true
+		first, _ := pp.readMessages(0, 1)
+		return m, first, true
 	}
 	return meta{}, nil, false
 }

@@ -2,8 +2,10 @@ package mistralvibe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -380,5 +382,211 @@ func TestDefaultRoots(t *testing.T) {
 	userHome, _ := os.UserHomeDir()
 	if got := DefaultRoots(); len(got) != 1 || got[0] != filepath.Join(userHome, ".vibe", "logs", "session") {
 		t.Errorf("DefaultRoots (Linux and macOS alike): %v", got)
+	}
+}
+
+// copySession copies a fixture session directory into root and returns the copy.
+func copySession(t *testing.T, root, id string) string {
+	t.Helper()
+	src := filepath.Join(logRoot(), filepath.Dir(paths[id]))
+	dir := filepath.Join(root, filepath.Base(src))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{metaFile, messagesFile} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// longSession writes a session of n prompts (and a meta.json covering them) in dir.
+func longSession(t *testing.T, dir string, n int) {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"role": "user", "content": "step %d", "injected": false, "message_id": "00000000-0000-4000-8000-%012d"}`+"\n", i, i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := fmt.Sprintf(`{"session_id": "0000aaaa-0000-4000-8000-000000000000", "start_time": "2026-03-01T10:00:00+00:00",
+		"end_time": "2026-03-01T11:%02d:00+00:00", "environment": {"working_directory": "/home/dev/webapp"},
+		"stats": {"session_prompt_tokens": %d, "session_completion_tokens": %d}, "total_messages": %d,
+		"config": {"active_model": "devstral-small", "models": [{"name": "devstral-small-latest", "alias": "devstral-small"}]}}`, n%60, 1000*n, 10*n, n)
+	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A session with more events than any bounded list of fingerprints would hold: a re-read emits
+// nothing and reads none of messages.jsonl's earlier lines, a save with one more turn emits that
+// turn and the grown usage alone, and the State stays small.
+func TestParser_LongSession(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "session_20260301_100000_0000aaaa")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1500 // 3,000 events and more
+	longSession(t, dir, n)
+	path := filepath.Join(dir, metaFile)
+	first, state := readDoc(t, path, nil)
+	if len(first) != 2*n+3 {
+		t.Fatalf("first read: %d events, want a start, a model, %d prompts with their messages and the usage", len(first), n)
+	}
+	if len(state) > 2048 {
+		t.Errorf("state of %d bytes for a %d-message session, want it small whatever the length", len(state), n)
+	}
+	// The first line damaged in place: a parser that read messages.jsonl from its start again
+	// would count it.
+	data, err := os.ReadFile(filepath.Join(dir, messagesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data, "##")
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := newTestParser(t, path, state)
+	meta, _ := os.ReadFile(path)
+	again, err := p.Record(0, meta)
+	if err != nil || len(again) != 0 {
+		t.Fatalf("a re-read of a %d-message session: %d events, %v; want none", n, len(again), err)
+	}
+	if st := p.Stats(); len(st.Unknown) != 0 {
+		t.Errorf("a re-read read the lines reported before: %+v", st.Unknown)
+	}
+	longSession(t, dir, n+1)
+	evs, _ := readDoc(t, path, p.State())
+	if len(evs) != 3 || evs[0].Action == nil || evs[0].Action.Target != fmt.Sprintf("step %d", n) || evs[2].Kind != event.KindTokenUsage ||
+		evs[2].TokenUsage.Output != 10*(n+1) {
+		t.Fatalf("a save with one more prompt: %d events %+v, want that prompt, its message and the grown usage", len(evs), evs)
+	}
+}
+
+// A call waiting for its result is read again at the next save: its outcome is emitted then.
+func TestParser_PendingCall(t *testing.T) {
+	dir := copySession(t, t.TempDir(), mainID)
+	msgs, err := os.ReadFile(filepath.Join(dir, messagesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, metaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(msgs), "\n")
+	// The first save: the prompt and the call to read_file, its result not written yet.
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), []byte(strings.Join(lines[:2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	early := strings.Replace(string(meta), `"total_messages": 14`, `"total_messages": 2`, 1)
+	if err := os.WriteFile(filepath.Join(dir, metaFile), []byte(early), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, state := readDoc(t, filepath.Join(dir, metaFile), nil)
+	if a := actions(evs)[event.ActionReadFile]; a == nil || a.Success != nil {
+		t.Fatalf("the pending read %+v: want it without outcome", a)
+	}
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), msgs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, metaFile), meta, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ = readDoc(t, filepath.Join(dir, metaFile), state)
+	if a := actions(evs)[event.ActionReadFile]; a == nil || a.Success == nil || !*a.Success {
+		t.Errorf("the read once its result is saved %+v: want it again, succeeded", a)
+	}
+	for _, e := range byKind(evs, event.KindAction) {
+		if e.Action.Type == event.ActionUserPrompt && e.Action.Target == "the login test fails one run in ten, find out why" {
+			t.Errorf("the first prompt emitted again: %+v", e)
+		}
+	}
+}
+
+// Call ids that are counters (a custom provider's functions.bash:0) do not make the calls of
+// two sessions one action.
+func TestParser_CounterCallIDs(t *testing.T) {
+	root := t.TempDir()
+	ids := map[string]string{}
+	for i, sess := range []string{"1111aaaa-0000-4000-8000-000000000000", "2222bbbb-0000-4000-8000-000000000000"} {
+		dir := filepath.Join(root, "session_20260301_10000"+strconv.Itoa(i)+"_"+sess[:8])
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		msgs := fmt.Sprintf(`{"role": "user", "content": "list", "message_id": "%s-u"}
+{"role": "assistant", "content": "", "tool_calls": [{"id": "functions.bash:0", "index": 0, "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}], "message_id": "%s-a"}
+{"role": "tool", "content": "a.go", "tool_call_id": "functions.bash:0"}
+`, sess, sess)
+		meta := `{"session_id": "` + sess + `", "start_time": "2026-03-01T10:00:00+00:00", "end_time": "2026-03-01T10:01:00+00:00", "total_messages": 3}`
+		if err := os.WriteFile(filepath.Join(dir, messagesFile), []byte(msgs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, metaFile), []byte(meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		evs, _ := readDoc(t, filepath.Join(dir, metaFile), nil)
+		for _, e := range byKind(evs, event.KindAction) {
+			if e.Action.Type == event.ActionRunCommand {
+				ids[sess] = e.ID
+			}
+		}
+		// A Vibe 1 session without message ids, the same call id.
+		legacy := filepath.Join(root, "session_20251101_10000"+strconv.Itoa(i)+"_"+sess[:8]+".json")
+		doc := `{"metadata": {"session_id": "` + sess + `-v1", "start_time": "2025-11-01T10:00:00"}, "messages": [
+			{"role": "user", "content": "list"},
+			{"role": "assistant", "content": "", "tool_calls": [{"id": "functions.bash:0", "function": {"name": "bash", "arguments": "{}"}}]},
+			{"role": "tool", "content": "a.go", "tool_call_id": "functions.bash:0"}]}`
+		if err := os.WriteFile(legacy, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		evs, _ = readDoc(t, legacy, nil)
+		for _, e := range byKind(evs, event.KindAction) {
+			if e.Action.Type == event.ActionRunCommand {
+				ids[sess+"-v1"] = e.ID
+			}
+		}
+	}
+	if len(ids) != 4 {
+		t.Fatalf("action ids %v, want one per session", ids)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("two sessions' calls share the action id %s: %v", id, ids)
+		}
+		seen[id] = true
+	}
+}
+
+// A continued session read before it has a message yields no usage: its figures still hold its
+// parent's, and the writer would keep them over the smaller ones read later.
+func TestParser_ContinuedWithoutMessages(t *testing.T) {
+	root := t.TempDir()
+	copySession(t, root, mainID)
+	dir := copySession(t, root, childID)
+	msgs, err := os.ReadFile(filepath.Join(dir, messagesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, state := readDoc(t, filepath.Join(dir, metaFile), nil)
+	if u := byKind(evs, event.KindTokenUsage); len(u) != 0 {
+		t.Errorf("a continued session without messages: usage %+v, want none until its parent's figures are decided", u[0].TokenUsage.Tokens)
+	}
+	if err := os.WriteFile(filepath.Join(dir, messagesFile), msgs, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ = readDoc(t, filepath.Join(dir, metaFile), state)
+	if u := usageOf(t, evs); u.Tokens != (event.Tokens{Input: 4000, Output: 600, CacheRead: 11000}) {
+		t.Errorf("continued session %+v: want its own figures, the parent's taken off", u.Tokens)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +30,12 @@ const (
 	maxPassRead = 4096     // event files one pass reads at most; the next pass goes on
 )
 
+// gapWait is how long a missing event file is waited for once a later one exists: past it, the
+// files after the gap are read (a variable for the tests).
+var gapWait = time.Minute
+
 // localZone is the zone an event's naive timestamp is read in (a variable for the tests).
 var localZone = time.Local
-
-// eventName matches an event file: event-<index>-<event id>.json.
-var eventName = regexp.MustCompile(`^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$`)
 
 // eventsState is an events parser's State.
 type eventsState struct {
@@ -80,24 +80,28 @@ func (p *EventsParser) State() []byte { return transcript.MarshalState(p.st) }
 // Stats counts the event files read (Lines) and those that did not parse (Malformed).
 func (p *EventsParser) Stats() transcript.Stats { return p.stats.Clone() }
 
-// eventFiles lists an events directory's event files by index.
-func eventFiles(dir string) (map[int]string, int, error) {
-	ents, err := os.ReadDir(dir)
+// eventFiles lists an events directory's event files from index from on, by index, and the
+// highest index (-1 when there is none). The names carry each event's random id, so the next
+// file cannot be looked up by name: the directory is listed, in its own order (unsorted), and
+// the names parsed by hand.
+func eventFiles(dir string, from int) (map[int]string, int, error) {
+	f, err := os.Open(dir)
 	if err != nil {
+		return nil, -1, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil && len(ents) == 0 {
 		return nil, -1, err
 	}
 	files := map[int]string{}
 	last := -1
 	for _, e := range ents {
-		m := eventName.FindStringSubmatch(e.Name())
-		if m == nil || e.IsDir() {
+		i, ok := eventIndex(e.Name())
+		if !ok || i < from || e.IsDir() {
 			continue
 		}
-		i, err := strconv.Atoi(m[1])
-		if err != nil || i < 0 {
-			continue
-		}
-		if _, dup := files[i]; !dup || e.Name() < files[i] {
+		if prev, dup := files[i]; !dup || e.Name() < prev {
 			files[i] = e.Name()
 		}
 		last = max(last, i)
@@ -105,9 +109,59 @@ func eventFiles(dir string) (map[int]string, int, error) {
 	return files, last, nil
 }
 
+// eventIndex reads an event file's name, event-<index, 5 digits or more>-<event id: 8 or more hex
+// digits and dashes>.json, for its index.
+func eventIndex(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "event-")
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".json")
+	if !ok {
+		return 0, false
+	}
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	if digits < 5 || digits >= len(rest) || rest[digits] != '-' || len(rest)-digits-1 < 8 {
+		return 0, false
+	}
+	for _, c := range rest[digits+1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == '-') {
+			return 0, false
+		}
+	}
+	i, err := strconv.Atoi(rest[:digits])
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	return i, true
+}
+
+// pastGap returns the first index after i that files holds, when the file i is missing and that
+// one was written gapWait ago or more (the SDK writes its files in index order: the missing one
+// will not come); else -1, to wait for it.
+func pastGap(dir string, files map[int]string, i int) int {
+	next := -1
+	for j := range files {
+		if j > i && (next < 0 || j < next) {
+			next = j
+		}
+	}
+	if next < 0 {
+		return -1
+	}
+	fi, err := os.Stat(filepath.Join(dir, files[next]))
+	if err != nil || time.Since(fi.ModTime()) < gapWait {
+		return -1
+	}
+	return next
+}
+
 // Poll reads the event files written since the last pass.
 func (p *EventsParser) Poll(ctx context.Context) ([]event.Event, error) {
-	files, last, err := eventFiles(p.src.Path)
+	files, last, err := eventFiles(p.src.Path, p.st.Next)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -123,7 +177,14 @@ func (p *EventsParser) Poll(ctx context.Context) ([]event.Event, error) {
 		}
 		name, ok := files[i]
 		if !ok {
-			break // a gap: the file is not there yet
+			// A gap: the file is not there yet, or never will be.
+			j := pastGap(p.src.Path, files, i)
+			if j < 0 {
+				break
+			}
+			stats.CountUnknown("event files missing")
+			i, name = j, files[j]
+			work.Next = j
 		}
 		data, err := readSmall(filepath.Join(p.src.Path, name))
 		if err != nil && !errors.Is(err, errTooLarge) {

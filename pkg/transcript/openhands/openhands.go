@@ -41,9 +41,17 @@
 // # Events
 //
 // The events parser's State is the index of the next event file to read: a pass reads the files
-// from there in index order and stops at the first missing index. A file that does not parse is
-// left for the next pass when it is the last one (the SDK writes it in place: caught mid-write),
-// and counted in Stats.Malformed and passed over when a later one exists. Times: an event's
+// from there in index order and stops at the first missing index, unless a later file exists and
+// was written a minute ago or more (the SDK writes its files in index order, under a lock: that
+// one will not come), in which case it goes on past the gap (counted in Stats.Unknown, "event
+// files missing"). The names carry the events' random ids, so a pass cannot look the next file
+// up by name: it lists the directory once, unsorted, the names parsed by hand and only those from
+// the next index on kept (a pass happens only when the directory changed: one listing per new
+// event, whose cost grows with the conversation but stays that of a listing). A file that does
+// not parse is left for the next pass when it is the last one (the SDK writes it in place: caught
+// mid-write), and counted in Stats.Malformed and passed over when a later one exists. A gap
+// written less than a minute ago is waited for until a later pass: the caller polls again only
+// when the directory changes, which an active conversation does at every event. Times: an event's
 // timestamp is the naive local time of the machine that ran the conversation (Python's
 // datetime.now().isoformat()), read in the local zone; an event without one takes the one before.
 //
@@ -90,20 +98,22 @@
 //	completion_tokens   the answer, reasoning included
 //	reasoning_tokens    the reasoning part of completion_tokens
 //
-// so Input = prompt_tokens − cache_read_tokens − cache_write_tokens, CacheRead =
-// cache_read_tokens, CacheCreation = cache_write_tokens, Output = completion_tokens, Reasoning =
-// reasoning_tokens. When the two cache figures add up to more than prompt_tokens (an ACP agent
-// reports them beside the prompt, as the SDK's own cache_hit_rate allows), prompt_tokens is taken
-// as net input. One token_usage per response, id event.ID("openhands", "usage", conversation, usage
-// id, response_id) (the entry's index when it has no response id), MessageID the response id,
-// model the entry's (LiteLLM's model string, provider prefix included), priced from the pricing
-// table ("approximate"; "unknown" at cost 0 for a model the table does not price). Its time is the
-// time of the event that response produced (its llm_response_id), found in the events directory,
-// else the previous response's, else the conversation's first event. The State counts the entries
-// reported per usage id, so a re-read reports only the new ones; accumulated_token_usage is not
-// read (it is the sum of the list). Traffic goes from the CLI to the provider through LiteLLM: a
-// custom base URL (the LLM settings' base_url, or LLM_BASE_URL with --override-with-envs) lets
-// observer-proxy see it.
+// so Input = prompt_tokens − cache_read_tokens − cache_write_tokens, CacheRead = cache_read_tokens,
+// CacheCreation = cache_write_tokens, Output = completion_tokens, Reasoning = reasoning_tokens.
+// When the two cache figures add up to more than prompt_tokens (an ACP agent reports them beside
+// the prompt, as the SDK's own cache_hit_rate allows), prompt_tokens is taken as net input. One
+// token_usage per response, id event.ID("openhands", "usage", conversation, usage id, response_id)
+// (the entry's index when it has no response id), MessageID the response id, model the entry's
+// (LiteLLM's model string, provider prefix included), priced from the pricing table ("approximate";
+// "unknown" at cost 0 for a model the table does not price). Its time is the time of the event that
+// response produced (its llm_response_id), found in the events directory, else the previous
+// response's, else the conversation's first event. The times read from the event files are kept on
+// the Adapter for the 16 conversations read last, so that the parser of a later change of
+// base_state.json reads only the event files added since. The State counts the entries reported per
+// usage id, so a re-read reports only the new ones; accumulated_token_usage is not read (it is the
+// sum of the list). Traffic goes from the CLI to the provider through LiteLLM: a custom base URL
+// (the LLM settings' base_url, or LLM_BASE_URL with --override-with-envs) lets observer-proxy see
+// it.
 //
 // Events carry source observer-watch, client openhands, the conversation's id (its directory's
 // name) as session and project.Root of the working directory as project. Targets, errors and
@@ -142,6 +152,8 @@ type Adapter struct {
 	Prices *pricing.Table
 	// CurrentPrices, when set, replaces Prices (internal/prices.Follower.Table).
 	CurrentPrices func() *pricing.Table
+
+	scans scanCache // the times read from event files, for the usage parsers
 }
 
 var (
@@ -230,7 +242,9 @@ func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Par
 	if src.Database {
 		return newEventsParser(src, state), nil
 	}
-	return newStateParser(src, state, prices), nil
+	p := newStateParser(src, state, prices)
+	p.scans = &a.scans
+	return p, nil
 }
 
 // sessionOf is a source's conversation id: its SessionID, else the conversation directory's name.

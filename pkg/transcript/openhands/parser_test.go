@@ -375,3 +375,85 @@ func TestDefaultRoots(t *testing.T) {
 		t.Errorf("default (Linux and macOS): %v", got)
 	}
 }
+
+// A missing event file with later ones written is waited for a while, then passed over: the
+// conversation does not stall at it.
+func TestPoll_Gap(t *testing.T) {
+	conv := copyConv(t, -1)
+	name := "event-00005-0f1e2d3c-4b5a-4968-8776-000000000006.json"
+	if err := os.Remove(filepath.Join(conv, EventsDirName, name)); err != nil {
+		t.Fatal(err)
+	}
+	evs, state, st := pollEvents(t, conv, nil)
+	if st.Lines != 5 || len(st.Unknown) != 0 {
+		t.Errorf("a gap just made: %+v; want the 5 files before it read, the gap waited for", st)
+	}
+	old := time.Now().Add(-2 * gapWait)
+	ents, err := os.ReadDir(filepath.Join(conv, EventsDirName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := os.Chtimes(filepath.Join(conv, EventsDirName, e.Name()), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	more, state, st := pollEvents(t, conv, state)
+	if st.Lines != 10 || st.Unknown["event files missing"] != 1 || len(byKind(more, event.KindAction)) == 0 {
+		t.Errorf("a gap older than %v: %+v, %d events; want the 10 files after it read", gapWait, st, len(more))
+	}
+	if again, _, _ := pollEvents(t, conv, state); len(again) != 0 {
+		t.Errorf("a pass after the gap was passed: %d events", len(again))
+	}
+	if len(evs)+len(more) == 0 {
+		t.Error("no events")
+	}
+}
+
+// A usage parser made for a later change of base_state.json (one per change) reads only the event
+// files added since the last one, not the conversation's every file again.
+func TestStateParser_ReadsNewEventFiles(t *testing.T) {
+	conv := copyConv(t, -1)
+	a := New(nil)
+	read := func(state []byte) ([]event.Event, []byte) {
+		t.Helper()
+		p, err := a.NewParser(stateSrc(conv), state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(conv, BaseStateName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := p.Record(0, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs, p.State()
+	}
+	_, state := read(nil)
+	// The files read are gone (a parser reading them again would find no time at all), and a
+	// new one holds the seventh response's event.
+	ents, _ := os.ReadDir(filepath.Join(conv, EventsDirName))
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(conv, EventsDirName, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := `{"id":"0f1e2d3c-4b5a-4968-8776-000000000017","timestamp":"2026-03-04T10:16:00.000001","source":"agent","llm_message":{"role":"assistant","content":[{"type":"text","text":"Done."}]},"llm_response_id":"chatcmpl-r7","kind":"MessageEvent"}`
+	if err := os.WriteFile(filepath.Join(conv, EventsDirName, "event-00016-0f1e2d3c-4b5a-4968-8776-000000000017.json"), []byte(ev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(conv, BaseStateName)
+	data, _ := os.ReadFile(path)
+	doc := strings.Replace(string(data), `"per_turn_token":11908,"response_id":"chatcmpl-r6"}]`,
+		`"per_turn_token":11908,"response_id":"chatcmpl-r6"},{"model":"anthropic/claude-sonnet-4-5-20250929","prompt_tokens":12000,"completion_tokens":50,"cache_read_tokens":11650,"cache_write_tokens":0,"reasoning_tokens":0,"response_id":"chatcmpl-r7"}]`, 1)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := read(state)
+	want := time.Date(2026, 3, 4, 9, 16, 0, 1000, time.UTC)
+	if len(evs) != 1 || evs[0].TokenUsage.MessageID != "chatcmpl-r7" || !evs[0].Time.Equal(want) {
+		t.Errorf("the seventh response: %+v; want it at its event's time, read from the new file alone", evs)
+	}
+}

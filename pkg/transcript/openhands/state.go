@@ -3,9 +3,11 @@ package openhands
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -32,10 +34,55 @@ type StateParser struct {
 	stats   transcript.Stats
 	// times maps a response id to the time of the event it produced, from the event files read so
 	// far (next: the index of the next one); first is the first event's time. Memory only: the
-	// event files never change, so a fresh parser finds the same.
+	// event files never change, so a fresh parser finds the same; scans keeps them for the
+	// parsers made later for the same conversation (one per change of base_state.json), which
+	// read only the files added since.
 	times map[string]time.Time
 	next  int
 	first time.Time
+	scans *scanCache
+}
+
+// maxScans is the number of conversations whose event files' times a scanCache keeps.
+const maxScans = 16
+
+// scanCache keeps, per events directory, the times its usage parsers read from its event files,
+// for the newest maxScans directories read.
+type scanCache struct {
+	mu    sync.Mutex
+	dirs  map[string]*eventScan
+	order []string // least recently used first
+}
+
+type eventScan struct {
+	times map[string]time.Time
+	next  int
+	first time.Time
+}
+
+// take returns what was read of dir's event files, nil when nothing is kept.
+func (c *scanCache) take(dir string) *eventScan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dirs[dir]
+}
+
+// put keeps what was read of dir's event files.
+func (c *scanCache) put(dir string, s *eventScan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dirs == nil {
+		c.dirs = map[string]*eventScan{}
+	}
+	if i := slices.Index(c.order, dir); i >= 0 {
+		c.order = slices.Delete(c.order, i, i+1)
+	}
+	c.order = append(c.order, dir)
+	c.dirs[dir] = s
+	for len(c.order) > maxScans {
+		delete(c.dirs, c.order[0])
+		c.order = slices.Delete(c.order, 0, 1)
+	}
 }
 
 func newStateParser(src transcript.Source, raw []byte, prices func() *pricing.Table) *StateParser {
@@ -165,7 +212,13 @@ func (p *StateParser) Record(_ int64, raw []byte) (evs []event.Event, err error)
 // scanEvents reads the event files not read yet for the responses' times.
 func (p *StateParser) scanEvents() {
 	dir := filepath.Join(filepath.Dir(p.src.Path), EventsDirName)
-	files, last, err := eventFiles(dir)
+	if p.scans != nil {
+		if s := p.scans.take(dir); s != nil && s.next > p.next {
+			p.times, p.next, p.first = s.times, s.next, s.first
+		}
+		defer func() { p.scans.put(dir, &eventScan{times: p.times, next: p.next, first: p.first}) }()
+	}
+	files, last, err := eventFiles(dir, p.next)
 	if err != nil {
 		return
 	}
@@ -173,7 +226,11 @@ func (p *StateParser) scanEvents() {
 	for i := p.next; i <= last; i++ {
 		name, ok := files[i]
 		if !ok {
-			break
+			j := pastGap(dir, files, i)
+			if j < 0 {
+				break
+			}
+			i, name = j, files[j]
 		}
 		data, err := readSmall(filepath.Join(dir, name))
 		var ev struct {
