@@ -180,3 +180,35 @@ func NewModel(models *[]string, model string, max int) bool {
 	}
 	return true
 }
+
+// FirstNonEmpty returns the first of ss that is not blank, trimmed ("" when all are).
+func FirstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s = strings.TrimSpace(s); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// InputHash hashes a tool call's arguments as a reader found them (JSON), so that repeated calls
+// can be told: "" for none or null.
+func InputHash(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	h := sha256.Sum256(raw)
+	return base64.RawURLEncoding.EncodeToString(h[:9])
+}
+
+// Arg returns the first of keys whose value in a tool call's decoded arguments is a non-blank
+// string, trimmed ("" when none is).
+func Arg(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}

@@ -2,8 +2,6 @@ package amp
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -149,7 +147,7 @@ func (p *Parser) unknown(kind string) {
 
 func (p *Parser) thread(d *thread) []event.Event {
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), d.ID)
+		p.st.Session = transcript.FirstNonEmpty(p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), d.ID)
 	}
 	if len(d.Env.Initial.Trees) > 0 {
 		if u, err := url.Parse(d.Env.Initial.Trees[0].URI); err == nil && u.Scheme == "file" {
@@ -188,7 +186,7 @@ func (p *Parser) thread(d *thread) []event.Event {
 		if t.IsZero() {
 			continue // no time for it yet: a thread without created, whose first messages have none
 		}
-		key := firstNonEmpty(strings.Trim(string(m.MessageID), `"`), strconv.Itoa(i))
+		key := transcript.FirstNonEmpty(strings.Trim(string(m.MessageID), `"`), strconv.Itoa(i))
 		switch m.Role {
 		case "user":
 			var parts []string
@@ -274,7 +272,7 @@ func (p *Parser) call(b *block, res *block, msgID, model string, t time.Time) ev
 	_ = json.Unmarshal(b.Input, &in)
 	ty, target := p.toolOf(b.Name, in)
 	a := &event.Action{Type: ty, Tool: b.Name, Target: clipTarget(target), ToolUseID: b.ID, MessageID: msgID, Model: model,
-		InputHash: inputHash(b.Input), Transcript: p.src.Path}
+		InputHash: transcript.InputHash(b.Input), Transcript: p.src.Path}
 	if res != nil && res.Run != nil {
 		out, exit := resultText(res.Run.Result)
 		if ok, known := outcome(res.Run.Status, exit); known {
@@ -284,7 +282,7 @@ func (p *Parser) call(b *block, res *block, msgID, model string, t time.Time) ev
 				if res.Run.Error != nil {
 					msg = res.Run.Error.Message
 				}
-				a.Error = clipError(firstNonEmpty(msg, out, strings.ReplaceAll(res.Run.Status, "-", " ")))
+				a.Error = clipError(transcript.FirstNonEmpty(msg, out, strings.ReplaceAll(res.Run.Status, "-", " ")))
 			}
 			a.OutputSize = int64(len(out))
 			a.Output = clipOutput(out)
@@ -338,31 +336,31 @@ func resultText(raw json.RawMessage) (string, int64) {
 func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch name {
 	case "Bash", "shell_command", "async_shell_command":
-		return event.ActionRunCommand, str(in, "cmd", "command")
+		return event.ActionRunCommand, transcript.Arg(in, "cmd", "command")
 	case "Read":
-		return event.ActionReadFile, p.relPath(str(in, "path", "file_path", "filePath"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "path", "file_path", "filePath"))
 	case "create_file":
-		return event.ActionWriteFile, p.relPath(str(in, "path", "file_path", "filePath"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "path", "file_path", "filePath"))
 	case "edit_file", "undo_edit", "format_file":
-		return event.ActionEditFile, p.relPath(str(in, "path", "file_path", "filePath"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "path", "file_path", "filePath"))
 	case "list_directory":
-		return event.ActionSearchFiles, p.relPath(str(in, "path"))
+		return event.ActionSearchFiles, p.relPath(transcript.Arg(in, "path"))
 	case "glob":
-		return event.ActionSearchFiles, str(in, "filePattern", "pattern")
+		return event.ActionSearchFiles, transcript.Arg(in, "filePattern", "pattern")
 	case "Grep":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "codebase_search_agent":
-		return event.ActionSearchText, str(in, "query")
+		return event.ActionSearchText, transcript.Arg(in, "query")
 	case "web_search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "read_web_page":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "Task", "oracle", "librarian", "finder":
-		return event.ActionSpawnSubagent, str(in, "description", "prompt", "task", "query")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "prompt", "task", "query")
 	case "todo_write", "todo_read":
 		return event.ActionTodoUpdate, ""
 	}
@@ -371,15 +369,6 @@ func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, strin
 		return event.ActionMCPCall, server + "/" + tool
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 func (p *Parser) usage(id, msgID, model string, tok event.Tokens, t time.Time) (event.Event, bool) {
@@ -470,24 +459,6 @@ func (n *flexInt) UnmarshalJSON(b []byte) error {
 	}
 	*n = flexInt(f)
 	return nil
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

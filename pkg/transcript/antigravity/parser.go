@@ -2,8 +2,6 @@ package antigravity
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -71,7 +69,7 @@ func newParser(src transcript.Source, st []byte, workspace func(root, conversati
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(src.SessionID, conversationOf(src.Path))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, conversationOf(src.Path))
 	}
 	if !p.st.Looked && p.st.Session != "" && src.Path != "" {
 		p.st.Looked = true
@@ -213,7 +211,7 @@ func (p *Parser) Record(off int64, line []byte) (evs []event.Event, err error) {
 		if len(p.st.Pending) > 0 {
 			c := p.st.Pending[0]
 			p.st.Pending = p.st.Pending[1:]
-			evs = append(evs, p.result(c, false, true, firstNonEmpty(content, "error"), t))
+			evs = append(evs, p.result(c, false, true, transcript.FirstNonEmpty(content, "error"), t))
 		}
 	default:
 		if i := p.pendingOf(s.Type); i >= 0 {
@@ -258,7 +256,7 @@ func (p *Parser) result(c pending, ok, known bool, out string, t time.Time) even
 		a.OutputSize = int64(len(out))
 		a.Output = clipOutput(out)
 		if !ok {
-			a.Error = clipError(firstNonEmpty(out, "failed"))
+			a.Error = clipError(transcript.FirstNonEmpty(out, "failed"))
 		}
 	}
 	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, c.ID), t)
@@ -276,7 +274,7 @@ func (p *Parser) call(id, name string, args json.RawMessage, msgID string, t tim
 	}
 	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, id), t)
 	ev.Action = &event.Action{Type: ty, Tool: name, Target: clipTarget(target), ToolUseID: id, MessageID: msgID,
-		Model: p.st.Model, InputHash: inputHash(args), Transcript: p.src.Path}
+		Model: p.st.Model, InputHash: transcript.InputHash(args), Transcript: p.src.Path}
 	return ev
 }
 
@@ -302,33 +300,33 @@ func resultKind(name string) string {
 func toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch name {
 	case "view_file", "view_file_outline", "view_code_item":
-		return event.ActionReadFile, fileURI(str(in, "AbsolutePath", "AbsolutePathURI", "File", "path"))
+		return event.ActionReadFile, fileURI(transcript.Arg(in, "AbsolutePath", "AbsolutePathURI", "File", "path"))
 	case "write_to_file":
-		return event.ActionWriteFile, fileURI(str(in, "TargetFile", "file_path", "path"))
+		return event.ActionWriteFile, fileURI(transcript.Arg(in, "TargetFile", "file_path", "path"))
 	case "replace_file_content", "multi_replace_file_content":
-		return event.ActionEditFile, fileURI(str(in, "TargetFile", "file_path", "path"))
+		return event.ActionEditFile, fileURI(transcript.Arg(in, "TargetFile", "file_path", "path"))
 	case "run_command":
-		return event.ActionRunCommand, str(in, "CommandLine", "command")
+		return event.ActionRunCommand, transcript.Arg(in, "CommandLine", "command")
 	case "grep_search":
-		t := str(in, "Query", "query", "pattern")
-		if dir := fileURI(str(in, "SearchPath", "SearchPathURI", "path")); dir != "" && t != "" {
+		t := transcript.Arg(in, "Query", "query", "pattern")
+		if dir := fileURI(transcript.Arg(in, "SearchPath", "SearchPathURI", "path")); dir != "" && t != "" {
 			t += " in " + dir
 		}
 		return event.ActionSearchText, t
 	case "find_by_name":
-		return event.ActionSearchFiles, str(in, "Pattern", "pattern", "SearchDirectory")
+		return event.ActionSearchFiles, transcript.Arg(in, "Pattern", "pattern", "SearchDirectory")
 	case "list_dir":
-		return event.ActionSearchFiles, fileURI(str(in, "DirectoryPath", "DirectoryPathURI", "path"))
+		return event.ActionSearchFiles, fileURI(transcript.Arg(in, "DirectoryPath", "DirectoryPathURI", "path"))
 	case "search_web":
-		return event.ActionWebSearch, str(in, "query", "Query")
+		return event.ActionWebSearch, transcript.Arg(in, "query", "Query")
 	case "read_url_content":
-		return event.ActionWebFetch, str(in, "Url", "url")
+		return event.ActionWebFetch, transcript.Arg(in, "Url", "url")
 	case "invoke_subagent", "define_subagent":
-		return event.ActionSpawnSubagent, str(in, "name", "TypeName", "Prompt", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "name", "TypeName", "Prompt", "prompt")
 	case "manage_task":
 		return event.ActionTodoUpdate, ""
 	case "ask_question":
-		return event.ActionAskUser, str(in, "toolSummary", "Question", "question")
+		return event.ActionAskUser, transcript.Arg(in, "toolSummary", "Question", "question")
 	}
 	if rest, ok := strings.CutPrefix(name, "mcp_"); ok {
 		server, tool, _ := strings.Cut(strings.TrimPrefix(rest, "_"), "_")
@@ -346,15 +344,6 @@ func fileURI(s string) string {
 		return rest
 	}
 	return s
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // rawText is a JSON string's text, or the JSON itself when it is not a string.
@@ -521,24 +510,6 @@ func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 }
 
 func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 

@@ -177,7 +177,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 }
 
 func (p *Parser) session(d *session) []event.Event {
-	own := firstNonEmpty(p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), d.SessionID)
+	own := transcript.FirstNonEmpty(p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), d.SessionID)
 	if p.st.Session == "" {
 		p.st.Session = own
 		if parent := strings.TrimSpace(d.Parent); parent != "" && parent != own {
@@ -189,7 +189,7 @@ func (p *Parser) session(d *session) []event.Event {
 			for _, n := range x.RequestNodes {
 				if s := n.IDEState; int64(n.Type) == reqIDEState && s != nil {
 					for _, f := range s.WorkspaceFolders {
-						p.setCwd(firstNonEmpty(f.RepositoryRoot, f.FolderRoot))
+						p.setCwd(transcript.FirstNonEmpty(f.RepositoryRoot, f.FolderRoot))
 					}
 					if s.CurrentTerminal != nil {
 						p.setCwd(s.CurrentTerminal.Cwd)
@@ -209,7 +209,7 @@ func (p *Parser) session(d *session) []event.Event {
 		ev.Session = &event.Session{State: event.SessionStarted, Cwd: p.st.Cwd, TranscriptPath: p.src.Path, StartedAt: created}
 		evs = append(evs, ev)
 	}
-	if title, byUser := firstNonEmpty(d.CustomTitle, d.Title), strings.TrimSpace(d.CustomTitle) != ""; title != "" && hasCreated && p.st.Agent == "" {
+	if title, byUser := transcript.FirstNonEmpty(d.CustomTitle, d.Title), strings.TrimSpace(d.CustomTitle) != ""; title != "" && hasCreated && p.st.Agent == "" {
 		ev := p.newEvent(event.KindSession, event.ID(Client, string(event.KindSession), p.st.Session, "title", title), created)
 		ev.Session = &event.Session{Title: transcript.Clip(title, maxTarget), TitleByUser: byUser, TranscriptPath: p.src.Path}
 		evs = append(evs, ev)
@@ -239,7 +239,7 @@ func (p *Parser) session(d *session) []event.Event {
 		if t.IsZero() {
 			continue // no time for it yet
 		}
-		evs = append(evs, p.exchange(int64(i), x, firstNonEmpty(x.ModelID, d.AgentState.ModelID), t, results)...)
+		evs = append(evs, p.exchange(int64(i), x, transcript.FirstNonEmpty(x.ModelID, d.AgentState.ModelID), t, results)...)
 	}
 	return evs
 }
@@ -254,7 +254,7 @@ func firstNodeTime(x *exchange) (time.Time, bool) {
 }
 
 func (p *Parser) exchange(i int64, x *exchange, model string, t time.Time, results map[string]*toolResult) []event.Event {
-	key := firstNonEmpty(x.RequestID, "item "+strconv.FormatInt(i, 10))
+	key := transcript.FirstNonEmpty(x.RequestID, "item "+strconv.FormatInt(i, 10))
 	var evs []event.Event
 	prompt := strings.TrimSpace(x.RequestMessage)
 	if prompt == "" {
@@ -287,7 +287,7 @@ func (p *Parser) exchange(i int64, x *exchange, model string, t time.Time, resul
 			}
 		case respThinking:
 			if n.Thinking != nil {
-				evs = append(evs, p.textMessage(event.RoleThinking, i, j+1, t, firstNonEmpty(n.Thinking.Content, n.Thinking.Summary), key, model)...)
+				evs = append(evs, p.textMessage(event.RoleThinking, i, j+1, t, transcript.FirstNonEmpty(n.Thinking.Content, n.Thinking.Summary), key, model)...)
 			}
 		case respToolUse:
 			if n.ToolUse != nil && n.ToolUse.ToolUseID != "" {
@@ -314,7 +314,7 @@ func (p *Parser) exchange(i int64, x *exchange, model string, t time.Time, resul
 			CacheRead: max(int64(u.CacheRead), 0), CacheCreation: max(int64(u.CacheCreation), 0)}
 		if tu := transcript.PricedUsage(p.prices(), model, x.RequestID, tok, clientUSD, t); tu != nil {
 			tu.RequestID, tu.AgentID = x.RequestID, p.st.Agent
-			ev := p.newEvent(event.KindTokenUsage, event.ID(Client, "usage", firstNonEmpty(p.st.Agent, p.st.Session), key), t)
+			ev := p.newEvent(event.KindTokenUsage, event.ID(Client, "usage", transcript.FirstNonEmpty(p.st.Agent, p.st.Session), key), t)
 			ev.TokenUsage = tu
 			evs = append(evs, ev)
 		}
@@ -343,7 +343,7 @@ func (p *Parser) call(u *toolUse, r *toolResult, msgID, requestID, model string,
 		ok := !r.IsError
 		a.Success = &ok
 		if !ok {
-			a.Error = clipError(firstNonEmpty(out, "tool error"))
+			a.Error = clipError(transcript.FirstNonEmpty(out, "tool error"))
 		}
 		a.Output = clipOutput(out)
 		a.OutputSize = int64(len(out))
@@ -363,29 +363,29 @@ var patchFile = regexp.MustCompile(`(?m)^\*\*\*\s+(?:Add|Update|Delete)\s+File:\
 // toolOf maps a tool call to its action type and target (see the package doc).
 func (p *Parser) toolOf(u *toolUse, in map[string]any) (event.ActionType, string) {
 	if server := strings.TrimSpace(u.MCPServerName); server != "" {
-		tool := firstNonEmpty(u.MCPToolName, strings.TrimSuffix(u.ToolName, "_"+server))
+		tool := transcript.FirstNonEmpty(u.MCPToolName, strings.TrimSuffix(u.ToolName, "_"+server))
 		return event.ActionMCPCall, server + "/" + tool
 	}
 	name := u.ToolName
 	switch name {
 	case "view":
-		if str(in, "type") == "directory" {
-			return event.ActionSearchFiles, p.relPath(str(in, "path"))
+		if transcript.Arg(in, "type") == "directory" {
+			return event.ActionSearchFiles, p.relPath(transcript.Arg(in, "path"))
 		}
-		return event.ActionReadFile, p.relPath(str(in, "path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "path"))
 	case "view-range-untruncated":
-		return event.ActionReadFile, p.relPath(str(in, "path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "path"))
 	case "save-file":
-		return event.ActionWriteFile, p.relPath(str(in, "path"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "path"))
 	case "str-replace-editor":
-		return event.ActionEditFile, p.relPath(str(in, "path"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "path"))
 	case "apply_patch":
 		if changes, ok := in["changes"].([]any); ok && len(changes) > 0 {
 			if c, ok := changes[0].(map[string]any); ok {
-				return event.ActionEditFile, p.relPath(str(c, "path"))
+				return event.ActionEditFile, p.relPath(transcript.Arg(c, "path"))
 			}
 		}
-		if m := patchFile.FindStringSubmatch(str(in, "input")); m != nil {
+		if m := patchFile.FindStringSubmatch(transcript.Arg(in, "input")); m != nil {
 			return event.ActionEditFile, p.relPath(strings.TrimSpace(m[1]))
 		}
 		return event.ActionEditFile, ""
@@ -400,9 +400,9 @@ func (p *Parser) toolOf(u *toolUse, in map[string]any) (event.ActionType, string
 		}
 		return event.ActionEditFile, strings.Join(paths, ", ")
 	case "launch-process":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "read-process", "write-process", "kill-process", "list-processes", "read-terminal":
-		if id := str(in, "terminal_id"); id != "" {
+		if id := transcript.Arg(in, "terminal_id"); id != "" {
 			return event.ActionRunCommand, "terminal " + id
 		}
 		if f, ok := in["terminal_id"].(float64); ok {
@@ -410,42 +410,33 @@ func (p *Parser) toolOf(u *toolUse, in map[string]any) (event.ActionType, string
 		}
 		return event.ActionRunCommand, ""
 	case "grep-search":
-		t := str(in, "query", "search_term")
-		if dir := str(in, "directory_absolute_path"); dir != "" {
+		t := transcript.Arg(in, "query", "search_term")
+		if dir := transcript.Arg(in, "directory_absolute_path"); dir != "" {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "search-untruncated":
-		return event.ActionSearchText, str(in, "search_term")
+		return event.ActionSearchText, transcript.Arg(in, "search_term")
 	case "codebase-retrieval", "git-commit-retrieval", "conversation-retrieval":
-		return event.ActionSearchText, str(in, "information_request", "query")
+		return event.ActionSearchText, transcript.Arg(in, "information_request", "query")
 	case "web-search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "web-fetch", "open-browser":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "add_tasks", "update_tasks", "view_tasklist", "reorganize_tasklist":
 		return event.ActionTodoUpdate, ""
 	case "ask-user":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	}
 	if name == "sub-agent" || strings.HasPrefix(name, "sub-agent-") {
-		agent := firstNonEmpty(str(in, "name"), strings.TrimPrefix(strings.TrimPrefix(name, "sub-agent"), "-"))
-		task := str(in, "instruction", "prompt", "description")
+		agent := transcript.FirstNonEmpty(transcript.Arg(in, "name"), strings.TrimPrefix(strings.TrimPrefix(name, "sub-agent"), "-"))
+		task := transcript.Arg(in, "instruction", "prompt", "description")
 		if agent != "" && task != "" {
 			return event.ActionSpawnSubagent, agent + ": " + task
 		}
-		return event.ActionSpawnSubagent, firstNonEmpty(task, agent)
+		return event.ActionSpawnSubagent, transcript.FirstNonEmpty(task, agent)
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,7 +463,7 @@ func (p *Parser) modelEvent(model string, t time.Time) []event.Event {
 }
 
 func (p *Parser) message(record int64, blk int, t time.Time, m event.Message) event.Event {
-	ev := p.newEvent(event.KindMessage, event.ID(Client, string(event.KindMessage), firstNonEmpty(p.st.Agent, p.st.Session), m.MessageID, strconv.Itoa(blk)), t)
+	ev := p.newEvent(event.KindMessage, event.ID(Client, string(event.KindMessage), transcript.FirstNonEmpty(p.st.Agent, p.st.Session), m.MessageID, strconv.Itoa(blk)), t)
 	m.Seq = record*64 + int64(min(blk, maxBlock))
 	m.AgentID, m.Sidechain = p.st.Agent, p.st.Agent != ""
 	ev.Message = &m
@@ -525,15 +516,6 @@ func inputHash(raw string) string {
 	}
 	h := sha256.Sum256([]byte(raw))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

@@ -102,7 +102,7 @@ func TestSession(t *testing.T) {
 	}
 	acts := map[string]*event.Action{}
 	for _, e := range byKind(evs, event.KindAction) {
-		acts[firstNonEmpty(e.Action.Tool, string(e.Action.Type))] = e.Action
+		acts[transcript.FirstNonEmpty(e.Action.Tool, string(e.Action.Type))] = e.Action
 	}
 	if len(acts) != 5 {
 		t.Errorf("%d actions: %v", len(acts), acts)

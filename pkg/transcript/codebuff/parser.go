@@ -2,8 +2,6 @@ package codebuff
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -137,7 +135,7 @@ type runState struct {
 }
 
 func (r *runState) cwd() string {
-	return firstNonEmpty(str(r.SessionState.FileContext.Cwd), str(r.SessionState.ProjectContext.Cwd),
+	return transcript.FirstNonEmpty(str(r.SessionState.FileContext.Cwd), str(r.SessionState.ProjectContext.Cwd),
 		str(r.SessionState.Cwd), str(r.Cwd), str(r.SessionState.FileContext.ProjectRoot))
 }
 
@@ -188,7 +186,7 @@ type chatMessage struct {
 // read). The messages before done only move the clock.
 func (p *Parser) chat(raws []json.RawMessage, done, final int) ([]event.Event, int) {
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(p.src.SessionID, filepath.Base(filepath.Dir(p.src.Path)))
+		p.st.Session = transcript.FirstNonEmpty(p.src.SessionID, filepath.Base(filepath.Dir(p.src.Path)))
 	}
 	msgs := make([]chatMessage, len(raws))
 	for i, raw := range raws {
@@ -237,8 +235,8 @@ func (p *Parser) chat(raws []json.RawMessage, done, final int) ([]event.Event, i
 			}
 			evs = append(evs, p.sessionEvent(event.SessionStarted, "", at))
 		}
-		key := firstNonEmpty(str(r.m.ID), "#"+strconv.Itoa(i))
-		variant := firstNonEmpty(str(r.m.Variant), str(r.m.Role))
+		key := transcript.FirstNonEmpty(str(r.m.ID), "#"+strconv.Itoa(i))
+		variant := transcript.FirstNonEmpty(str(r.m.Variant), str(r.m.Role))
 		switch variant {
 		case "user":
 			if prompt := strings.TrimSpace(str(r.m.Content)); prompt != "" {
@@ -400,7 +398,7 @@ func (p *Parser) toolAction(b *block, key, agent string) *event.Action {
 	var in map[string]any
 	_ = json.Unmarshal(b.Input, &in)
 	typ, target := p.toolOf(name, in)
-	a := &event.Action{Type: typ, Tool: transcript.CutBytes(name, 200), Target: target, MessageID: key, InputHash: inputHash(b.Input)}
+	a := &event.Action{Type: typ, Tool: transcript.CutBytes(name, 200), Target: target, MessageID: key, InputHash: transcript.InputHash(b.Input)}
 	if typ == event.ActionUnknown && name == "" {
 		a.Tool = "tool"
 	}
@@ -408,7 +406,7 @@ func (p *Parser) toolAction(b *block, key, agent string) *event.Action {
 	if known {
 		a.Success = &ok
 		if !ok {
-			a.Error = clipError(firstNonEmpty(errText, out, "failed"))
+			a.Error = clipError(transcript.FirstNonEmpty(errText, out, "failed"))
 		}
 		a.Output = clipOutput(out)
 		a.OutputSize = int64(len(out))
@@ -419,8 +417,8 @@ func (p *Parser) toolAction(b *block, key, agent string) *event.Action {
 // agentAction is an agent block's spawn_subagent action.
 func agentAction(b *block, key, agent string) *event.Action {
 	typ := str(b.AgentType)
-	a := &event.Action{Type: event.ActionSpawnSubagent, Tool: transcript.CutBytes(firstNonEmpty(typ, "spawn_agents"), 200),
-		Target: firstNonEmpty(str(b.InitialPrompt), str(b.AgentName), typ), MessageID: key}
+	a := &event.Action{Type: event.ActionSpawnSubagent, Tool: transcript.CutBytes(transcript.FirstNonEmpty(typ, "spawn_agents"), 200),
+		Target: transcript.FirstNonEmpty(str(b.InitialPrompt), str(b.AgentName), typ), MessageID: key}
 	switch str(b.Status) {
 	case "complete":
 		t := true
@@ -477,15 +475,15 @@ func outcome(rawOut, textOut json.RawMessage) (ok bool, errText, out string, kno
 	var anyv any
 	if val != nil && json.Unmarshal(val, &anyv) == nil {
 		for _, obj := range resultObjects(anyv) {
-			if e := firstNonEmpty(strAny(obj["errorMessage"]), strAny(obj["error"])); e != "" {
+			if e := transcript.FirstNonEmpty(strAny(obj["errorMessage"]), strAny(obj["error"])); e != "" {
 				ok, errText = false, e
 			}
 			if code, isNum := obj["exitCode"].(float64); isNum && code != 0 {
 				ok = false
-				errText = firstNonEmpty(errText, strAny(obj["stderr"]), "exit code "+strconv.FormatFloat(code, 'f', -1, 64))
+				errText = transcript.FirstNonEmpty(errText, strAny(obj["stderr"]), "exit code "+strconv.FormatFloat(code, 'f', -1, 64))
 			}
 			if out == "" {
-				out = firstNonEmpty(strAny(obj["stdout"]), strAny(obj["content"]), strAny(obj["message"]))
+				out = transcript.FirstNonEmpty(strAny(obj["stdout"]), strAny(obj["content"]), strAny(obj["message"]))
 			}
 		}
 		if s, isStr := anyv.(string); isStr && out == "" {
@@ -561,10 +559,10 @@ func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, strin
 	case "spawn_agents", "spawn_agent_inline":
 		if agents, ok := in["agents"].([]any); ok && len(agents) > 0 {
 			if a, ok := agents[0].(map[string]any); ok {
-				return event.ActionSpawnSubagent, firstNonEmpty(str1(a, "prompt"), str1(a, "agent_type", "agentType"))
+				return event.ActionSpawnSubagent, transcript.FirstNonEmpty(str1(a, "prompt"), str1(a, "agent_type", "agentType"))
 			}
 		}
-		return event.ActionSpawnSubagent, firstNonEmpty(str1(in, "prompt"), str1(in, "agent_type", "agentType"))
+		return event.ActionSpawnSubagent, transcript.FirstNonEmpty(str1(in, "prompt"), str1(in, "agent_type", "agentType"))
 	case "write_todos", "create_plan", "add_subgoal", "update_subgoal", "update_plan_status":
 		return event.ActionTodoUpdate, ""
 	case "ask_user":
@@ -583,7 +581,7 @@ func (m *metadata) usage() (string, event.Tokens) {
 		Usage json.RawMessage `json:"usage"`
 	}
 	_ = json.Unmarshal(m.Codebuff, &cb)
-	model := transcript.CutRunes(firstNonEmpty(str(m.Model), str(m.ModelID), str(cb.Model)), 200)
+	model := transcript.CutRunes(transcript.FirstNonEmpty(str(m.Model), str(m.ModelID), str(cb.Model)), 200)
 	raw := m.Usage
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		raw = cb.Usage
@@ -861,24 +859,6 @@ func first(m map[string]any, keys ...string) string {
 					}
 				}
 			}
-		}
-	}
-	return ""
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
 		}
 	}
 	return ""

@@ -83,7 +83,7 @@ func byKind(evs []event.Event, k event.Kind) []event.Event {
 func actions(evs []event.Event) map[string]*event.Action {
 	out := map[string]*event.Action{}
 	for _, e := range byKind(evs, event.KindAction) {
-		out[firstNonEmpty(e.Action.ToolUseID, e.Action.MessageID)+"|"+string(e.Action.Type)] = e.Action
+		out[transcript.FirstNonEmpty(e.Action.ToolUseID, e.Action.MessageID)+"|"+string(e.Action.Type)] = e.Action
 	}
 	return out
 }

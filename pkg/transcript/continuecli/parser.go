@@ -136,7 +136,7 @@ func (p *Parser) unknown(kind string) {
 
 func (p *Parser) document(d *doc) []event.Event {
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(d.SessionID, p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"))
+		p.st.Session = transcript.FirstNonEmpty(d.SessionID, p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"))
 	}
 	p.setCwd(d.WorkspaceDirectory)
 	p.noteTimes(len(d.History))
@@ -241,7 +241,7 @@ func (p *Parser) call(c *toolCall, s *callState, msgID, model string, t time.Tim
 		case "errored":
 			ok := false
 			a.Success = &ok
-			a.Error = clipError(firstNonEmpty(out, "the tool failed"))
+			a.Error = clipError(transcript.FirstNonEmpty(out, "the tool failed"))
 		}
 		if a.Success != nil {
 			a.OutputSize = int64(len(out))
@@ -257,42 +257,33 @@ func (p *Parser) call(c *toolCall, s *callState, msgID, model string, t time.Tim
 func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch name {
 	case "Read":
-		return event.ActionReadFile, p.relPath(str(in, "filepath", "file_path", "path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "filepath", "file_path", "path"))
 	case "Write":
-		return event.ActionWriteFile, p.relPath(str(in, "filepath", "file_path", "path"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "filepath", "file_path", "path"))
 	case "Edit", "MultiEdit":
-		return event.ActionEditFile, p.relPath(str(in, "file_path", "filepath", "path"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "file_path", "filepath", "path"))
 	case "Bash":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "Search":
-		t := str(in, "pattern", "query")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern", "query")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "List":
-		return event.ActionSearchFiles, p.relPath(str(in, "dirpath", "path"))
+		return event.ActionSearchFiles, p.relPath(transcript.Arg(in, "dirpath", "path"))
 	case "Fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "Subagent":
-		return event.ActionSpawnSubagent, firstNonEmpty(str(in, "prompt", "description"), str(in, "subagent_name"))
+		return event.ActionSpawnSubagent, transcript.FirstNonEmpty(transcript.Arg(in, "prompt", "description"), transcript.Arg(in, "subagent_name"))
 	case "Checklist":
 		return event.ActionTodoUpdate, ""
 	case "AskQuestion":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	case "Exit", "ReportFailure":
-		return event.ActionTaskComplete, str(in, "reason", "message")
+		return event.ActionTaskComplete, transcript.Arg(in, "reason", "message")
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 func (p *Parser) usage(key, msgID, model string, u *usage, t time.Time) (event.Event, bool) {
@@ -480,15 +471,6 @@ func inputHash(args string) string {
 	}
 	h := sha256.Sum256([]byte(args))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

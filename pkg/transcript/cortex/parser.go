@@ -2,8 +2,6 @@ package cortex
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -133,7 +131,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 
 func (p *Parser) document(d *document) []event.Event {
 	p.setSession(d.SessionID)
-	p.setCwd(firstNonEmpty(d.WorkingDirectory, d.GitRoot))
+	p.setCwd(transcript.FirstNonEmpty(d.WorkingDirectory, d.GitRoot))
 	start, ok := transcript.ParseTime(d.CreatedAt)
 	if !ok {
 		start, _ = transcript.ParseTime(d.LastUpdated)
@@ -220,7 +218,7 @@ func (p *Parser) readMeta() []event.Event {
 		return nil
 	}
 	p.setSession(m.SessionID)
-	p.setCwd(firstNonEmpty(m.WorkingDirectory, m.GitRoot))
+	p.setCwd(transcript.FirstNonEmpty(m.WorkingDirectory, m.GitRoot))
 	start, ok := transcript.ParseTime(m.CreatedAt)
 	if !ok {
 		if start, ok = transcript.ParseTime(m.LastUpdated); !ok {
@@ -243,7 +241,7 @@ func fileTime(path string) time.Time {
 // message reads one message at index i: results pairs a document's calls with their results; a
 // companion (results nil) emits each result as it comes, under its call's id.
 func (p *Parser) message(i int64, m *message, t time.Time, results map[string]*toolResult) []event.Event {
-	key := firstNonEmpty(m.ID, strconv.FormatInt(i, 10))
+	key := transcript.FirstNonEmpty(m.ID, strconv.FormatInt(i, 10))
 	var evs []event.Event
 	switch m.Role {
 	case "user":
@@ -279,7 +277,7 @@ func (p *Parser) message(i int64, m *message, t time.Time, results map[string]*t
 					evs = append(evs, p.textMessage(event.RoleAssistant, i, j, t, b.Text, key)...)
 				}
 			case "thinking":
-				evs = append(evs, p.textMessage(event.RoleThinking, i, j, t, firstNonEmpty(b.Thinking, b.Text), key)...)
+				evs = append(evs, p.textMessage(event.RoleThinking, i, j, t, transcript.FirstNonEmpty(b.Thinking, b.Text), key)...)
 			case "tool_use":
 				if b.ToolUse == nil || b.ToolUse.ID == "" {
 					continue
@@ -288,7 +286,7 @@ func (p *Parser) message(i int64, m *message, t time.Time, results map[string]*t
 				_ = json.Unmarshal(b.ToolUse.Input, &in)
 				ty, target := p.toolOf(b.ToolUse.Name, in)
 				a := &event.Action{Type: ty, Tool: b.ToolUse.Name, Target: clipTarget(target), ToolUseID: b.ToolUse.ID,
-					MessageID: key, InputHash: inputHash(b.ToolUse.Input), Transcript: p.src.Path}
+					MessageID: key, InputHash: transcript.InputHash(b.ToolUse.Input), Transcript: p.src.Path}
 				if r := results[b.ToolUse.ID]; r != nil {
 					applyResult(a, r)
 				}
@@ -311,7 +309,7 @@ func internal(b *block) bool {
 func applyResult(a *event.Action, r *toolResult) {
 	var parts []string
 	for _, c := range r.Content {
-		if s := firstNonEmpty(c.Text); s != "" {
+		if s := transcript.FirstNonEmpty(c.Text); s != "" {
 			parts = append(parts, c.Text)
 		}
 	}
@@ -327,7 +325,7 @@ func applyResult(a *event.Action, r *toolResult) {
 	}
 	a.Success = &ok
 	if !ok {
-		a.Error = clipError(firstNonEmpty(out, r.Status))
+		a.Error = clipError(transcript.FirstNonEmpty(out, r.Status))
 	}
 	a.Output = clipOutput(out)
 	a.OutputSize = int64(len(out))
@@ -337,29 +335,29 @@ func applyResult(a *event.Action, r *toolResult) {
 func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "read", "read_file", "view":
-		return event.ActionReadFile, p.relPath(str(in, "file_path", "path", "filePath"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "file_path", "path", "filePath"))
 	case "write", "write_file", "create_file":
-		return event.ActionWriteFile, p.relPath(str(in, "file_path", "path", "filePath"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "file_path", "path", "filePath"))
 	case "edit", "multi_edit", "multiedit", "edit_file", "str_replace":
-		return event.ActionEditFile, p.relPath(str(in, "file_path", "path", "filePath"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "file_path", "path", "filePath"))
 	case "bash", "shell", "run_command", "execute_command":
-		return event.ActionRunCommand, str(in, "command", "cmd")
+		return event.ActionRunCommand, transcript.Arg(in, "command", "cmd")
 	case "grep", "search":
-		return event.ActionSearchText, p.in(str(in, "pattern", "query"), str(in, "path"))
+		return event.ActionSearchText, p.in(transcript.Arg(in, "pattern", "query"), transcript.Arg(in, "path"))
 	case "glob", "ls", "list_directory":
-		return event.ActionSearchFiles, p.in(str(in, "pattern"), str(in, "path"))
+		return event.ActionSearchFiles, p.in(transcript.Arg(in, "pattern"), transcript.Arg(in, "path"))
 	case "web_fetch", "fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "web_search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "task", "agent", "subagent":
-		return event.ActionSpawnSubagent, str(in, "description", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "prompt")
 	case "todo_write", "todowrite", "todo":
 		return event.ActionTodoUpdate, ""
 	case "ask_user", "ask_user_question", "askuserquestion":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	case "snowflake_sql_execute", "execute_sql":
-		q, _, _ := strings.Cut(str(in, "query", "sql"), "\n")
+		q, _, _ := strings.Cut(transcript.Arg(in, "query", "sql"), "\n")
 		return event.ActionUnknown, q
 	}
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
@@ -377,22 +375,13 @@ func (p *Parser) in(pattern, dir string) string {
 	return pattern + " in " + p.relPath(dir)
 }
 
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, helpers
 
 func (p *Parser) setSession(doc string) {
 	if p.st.Session == "" {
 		id, _, _ := sessionOf(filepath.Base(p.src.Path))
-		p.st.Session = firstNonEmpty(p.src.SessionID, id, doc)
+		p.st.Session = transcript.FirstNonEmpty(p.src.SessionID, id, doc)
 	}
 }
 
@@ -443,24 +432,6 @@ func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 }
 
 func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 

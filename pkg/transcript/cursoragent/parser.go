@@ -2,8 +2,6 @@ package cursoragent
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -267,7 +265,7 @@ func (p *Parser) assistant(off int64, blocks []block) []event.Event {
 			}
 			ty := ToolType(name)
 			a := &event.Action{Type: ty, Tool: name, Target: clipTarget(p.target(name, ty, calls[j])), ToolUseID: b.ID,
-				InputHash: inputHash(b.Input), AgentID: p.st.Agent, Sidechain: p.st.Agent != "", Transcript: p.src.Path}
+				InputHash: transcript.InputHash(b.Input), AgentID: p.st.Agent, Sidechain: p.st.Agent != "", Transcript: p.src.Path}
 			ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, p.st.Agent, strconv.FormatInt(off, 10), strconv.Itoa(j)), t)
 			ev.Action = a
 			evs = append(evs, ev, p.message(off, j, t, event.Message{Role: event.RoleToolCall, Text: a.Target, Tool: name, ToolUseID: b.ID}))
@@ -364,15 +362,6 @@ func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 }
 
 func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p.st.Cwd, p.st.Project) }
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
 

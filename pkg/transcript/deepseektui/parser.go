@@ -68,7 +68,7 @@ func newParser(src transcript.Source, raw []byte) (*Parser, error) {
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".json"))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".json"))
 	}
 	return p, nil
 }
@@ -325,7 +325,7 @@ func (s *session) action(b *block, t time.Time) event.Event {
 	_ = json.Unmarshal(b.Input, &in)
 	ty, target := toolOf(name, in, s.relPath)
 	a := &event.Action{Type: ty, Tool: name, Target: clipTarget(target), ToolUseID: id, Model: s.model,
-		InputHash: inputHash(b.Input), Transcript: s.p.src.Path}
+		InputHash: transcript.InputHash(b.Input), Transcript: s.p.src.Path}
 	if res, ok := s.results[strings.TrimSpace(b.ID)]; ok {
 		out := resultText(res.Content)
 		okay := !res.IsError
@@ -333,10 +333,10 @@ func (s *session) action(b *block, t time.Time) event.Event {
 		a.OutputSize = int64(len(out))
 		a.Output = transcript.Clip(out, maxOutput)
 		if res.IsError {
-			a.Error = transcript.Clip(firstNonEmpty(out, "tool failed"), maxError)
+			a.Error = transcript.Clip(transcript.FirstNonEmpty(out, "tool failed"), maxError)
 		}
 	}
-	ev := s.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), s.st.Session, firstNonEmpty(id, name)), t)
+	ev := s.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), s.st.Session, transcript.FirstNonEmpty(id, name)), t)
 	ev.Action = a
 	return ev
 }
@@ -433,24 +433,6 @@ func keyOf(raw []byte) string {
 	}
 	h := sha256.Sum256(raw)
 	return base64.RawURLEncoding.EncodeToString(h[:12])
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolOf maps a tool call to its action type and target (see the package doc); rel makes a file
@@ -11,41 +12,41 @@ import (
 func toolOf(name string, in map[string]any, rel func(string) string) (event.ActionType, string) {
 	switch name {
 	case "read_file":
-		return event.ActionReadFile, rel(str(in, "path", "file_path"))
+		return event.ActionReadFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "write_file":
-		return event.ActionWriteFile, rel(str(in, "path", "file_path"))
+		return event.ActionWriteFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "edit_file":
-		return event.ActionEditFile, rel(str(in, "path", "file_path"))
+		return event.ActionEditFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "apply_patch":
-		if p := str(in, "path", "file_path"); p != "" {
+		if p := transcript.Arg(in, "path", "file_path"); p != "" {
 			return event.ActionEditFile, rel(p)
 		}
-		return event.ActionEditFile, rel(patchFile(str(in, "patch", "input", "diff")))
+		return event.ActionEditFile, rel(patchFile(transcript.Arg(in, "patch", "input", "diff")))
 	case "exec_shell", "task_shell_start", "task_gate_run":
-		return event.ActionRunCommand, str(in, "command", "cmd")
+		return event.ActionRunCommand, transcript.Arg(in, "command", "cmd")
 	case "run_tests":
 		t := "cargo test"
-		if args := str(in, "args"); args != "" {
+		if args := transcript.Arg(in, "args"); args != "" {
 			t += " " + args
 		}
 		return event.ActionRunCommand, t
 	case "grep_files":
-		t := str(in, "pattern", "regex", "query")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern", "regex", "query")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + rel(dir)
 		}
 		return event.ActionSearchText, t
 	case "list_dir":
-		return event.ActionSearchFiles, rel(str(in, "path"))
+		return event.ActionSearchFiles, rel(transcript.Arg(in, "path"))
 	case "file_search":
-		return event.ActionSearchFiles, str(in, "query", "pattern")
+		return event.ActionSearchFiles, transcript.Arg(in, "query", "pattern")
 	case "web_search", "web.run":
-		return event.ActionWebSearch, str(in, "query", "q")
+		return event.ActionWebSearch, transcript.Arg(in, "query", "q")
 	case "fetch_url":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "agent_open", "agent_spawn", "spawn_agent", "delegate_to_agent":
-		t := str(in, "task", "prompt", "message", "objective")
-		if n := str(in, "name", "role", "agent_type"); n != "" {
+		t := transcript.Arg(in, "task", "prompt", "message", "objective")
+		if n := transcript.Arg(in, "name", "role", "agent_type"); n != "" {
 			t = n + ": " + t
 		}
 		return event.ActionSpawnSubagent, t
@@ -69,16 +70,6 @@ func patchFile(patch string) string {
 			if rest, ok := strings.CutPrefix(line, p); ok && strings.TrimSpace(rest) != "" {
 				return strings.TrimSpace(rest)
 			}
-		}
-	}
-	return ""
-}
-
-// str returns the first of keys in m that holds a non-blank string, trimmed.
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
 		}
 	}
 	return ""

@@ -2,8 +2,6 @@ package devin
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
 	"strconv"
@@ -94,7 +92,9 @@ type toolCall struct {
 
 // name and args are a call's tool name and its arguments as a JSON object (OpenAI's arguments are
 // a JSON string holding the object).
-func (c *toolCall) name() string { return strings.TrimSpace(firstNonEmpty(c.Function.Name, c.Name)) }
+func (c *toolCall) name() string {
+	return strings.TrimSpace(transcript.FirstNonEmpty(c.Function.Name, c.Name))
+}
 
 func (c *toolCall) args() []byte {
 	raw := bytes.TrimSpace(c.Function.Arguments)
@@ -247,7 +247,7 @@ func (p *Parser) node(r *pass, n *nodeRow, m *chatMessage, calls map[string]*eve
 		}
 		out = append(out, c.message(0, event.Message{Role: event.RoleUser, Text: text})...)
 	case "assistant", "agent":
-		model := strings.TrimSpace(firstNonEmpty(m.Metadata.GenerationModel, s.model))
+		model := strings.TrimSpace(transcript.FirstNonEmpty(m.Metadata.GenerationModel, s.model))
 		if mt := m.Metadata.Metrics; mt != nil {
 			tok := event.Tokens{Input: transcript.Count(mt.Input), Output: transcript.Count(mt.Output),
 				CacheRead: transcript.Count(mt.CacheRead), CacheCreation: transcript.Count(mt.CacheCreation)}
@@ -270,10 +270,10 @@ func (p *Parser) node(r *pass, n *nodeRow, m *chatMessage, calls map[string]*eve
 			if tc.ID == "" && name == "" {
 				continue
 			}
-			callID := firstNonEmpty(tc.ID, c.node+":"+strconv.Itoa(i))
+			callID := transcript.FirstNonEmpty(tc.ID, c.node+":"+strconv.Itoa(i))
 			args := tc.args()
 			a := &event.Action{Type: ToolType(name), Tool: name, ToolUseID: tc.ID, MessageID: c.node, Model: model,
-				AgentID: c.o.agent, Sidechain: c.o.agent != "", InputHash: inputHash(args), Transcript: p.src.Path}
+				AgentID: c.o.agent, Sidechain: c.o.agent != "", InputHash: transcript.InputHash(args), Transcript: p.src.Path}
 			a.Target = transcript.ClipTarget(target(name, args, cwd, c.proj), maxTarget)
 			id := event.ID(Client, "action", c.sid, callID)
 			cp := *a
@@ -375,22 +375,4 @@ func unixTime(v int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(v, 0).UTC()
-}
-
-func inputHash(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -47,41 +47,32 @@ func target(name string, args []byte, cwd, root string) string {
 	rel := func(p string) string { return transcript.RelPath(p, cwd, root) }
 	switch ToolType(name) {
 	case event.ActionReadFile, event.ActionWriteFile, event.ActionEditFile:
-		return rel(str(in, "file_path", "path", "filePath", "AbsolutePath", "TargetFile", "file"))
+		return rel(transcript.Arg(in, "file_path", "path", "filePath", "AbsolutePath", "TargetFile", "file"))
 	case event.ActionRunCommand:
-		return str(in, "command", "cmd", "CommandLine")
+		return transcript.Arg(in, "command", "cmd", "CommandLine")
 	case event.ActionSearchText:
-		t := str(in, "pattern", "query", "Query", "regex")
-		if dir := str(in, "path", "SearchPath", "directory"); dir != "" && t != "" {
+		t := transcript.Arg(in, "pattern", "query", "Query", "regex")
+		if dir := transcript.Arg(in, "path", "SearchPath", "directory"); dir != "" && t != "" {
 			t += " in " + rel(dir)
 		}
 		return t
 	case event.ActionSearchFiles:
-		if t := str(in, "pattern", "glob", "Pattern"); t != "" {
+		if t := transcript.Arg(in, "pattern", "glob", "Pattern"); t != "" {
 			return t
 		}
-		return rel(str(in, "path", "directory", "DirectoryPath", "SearchDirectory"))
+		return rel(transcript.Arg(in, "path", "directory", "DirectoryPath", "SearchDirectory"))
 	case event.ActionWebSearch:
-		return str(in, "query", "Query")
+		return transcript.Arg(in, "query", "Query")
 	case event.ActionWebFetch:
-		return str(in, "url", "Url", "URL")
+		return transcript.Arg(in, "url", "Url", "URL")
 	case event.ActionSpawnSubagent:
-		return str(in, "description", "prompt", "task")
+		return transcript.Arg(in, "description", "prompt", "task")
 	case event.ActionMCPCall:
 		rest := strings.TrimPrefix(strings.TrimPrefix(name, "mcp__"), "mcp_")
 		if server, tool, ok := strings.Cut(rest, "__"); ok {
 			return server + "/" + tool
 		}
 		return rest
-	}
-	return ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
 	}
 	return ""
 }

@@ -2,8 +2,6 @@ package droid
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -69,7 +67,7 @@ func newSessionParser(src transcript.Source, state []byte) (*sessionParser, erro
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
 	}
 	return p, nil
 }
@@ -155,7 +153,7 @@ func (p *sessionParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 
 func (p *sessionParser) message(n int, l *line, t time.Time) []event.Event {
 	m := l.Message
-	key := firstNonEmpty(l.ID, strconv.Itoa(n))
+	key := transcript.FirstNonEmpty(l.ID, strconv.Itoa(n))
 	var evs []event.Event
 	switch m.Role {
 	case "user":
@@ -187,14 +185,14 @@ func (p *sessionParser) message(n int, l *line, t time.Time) []event.Event {
 			ev.Session = &event.Session{State: event.SessionActive, Cwd: p.st.Cwd, TranscriptPath: p.src.Path, Model: model}
 			evs = append(evs, ev)
 		}
-		msgID := firstNonEmpty(m.OpenAIMessageID, key)
+		msgID := transcript.FirstNonEmpty(m.OpenAIMessageID, key)
 		for j := range m.Content {
 			b := &m.Content[j]
 			switch b.Type {
 			case "text":
 				evs = append(evs, p.text(event.RoleAssistant, n, j, t, b.Text, msgID, model)...)
 			case "thinking":
-				evs = append(evs, p.text(event.RoleThinking, n, j, t, firstNonEmpty(b.Thinking, b.Text), msgID, model)...)
+				evs = append(evs, p.text(event.RoleThinking, n, j, t, transcript.FirstNonEmpty(b.Thinking, b.Text), msgID, model)...)
 			case "tool_use":
 				if b.ID == "" {
 					continue
@@ -215,7 +213,7 @@ func (p *sessionParser) call(b *block, msgID, model string, t time.Time) event.E
 	_ = json.Unmarshal(b.Input, &in)
 	ty, target := p.toolOf(b.Name, in)
 	a := &event.Action{Type: ty, Tool: b.Name, Target: transcript.ClipTarget(target, maxTarget), ToolUseID: b.ID,
-		MessageID: msgID, Model: model, InputHash: inputHash(b.Input), Transcript: p.src.Path}
+		MessageID: msgID, Model: model, InputHash: transcript.InputHash(b.Input), Transcript: p.src.Path}
 	p.remember(call{ID: b.ID, Type: ty, Tool: b.Name, Target: transcript.Memo(a.Target), Msg: msgID, Model: model, Time: t.UnixMilli()})
 	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, b.ID), t)
 	ev.Action = a
@@ -300,19 +298,19 @@ func (p *sessionParser) take(id string) (call, bool) {
 func (p *sessionParser) toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch name {
 	case "Read":
-		return event.ActionReadFile, p.relPath(str(in, "file_path", "path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "file_path", "path"))
 	case "Create":
-		return event.ActionWriteFile, p.relPath(str(in, "file_path", "path"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "file_path", "path"))
 	case "Edit", "MultiEdit":
-		return event.ActionEditFile, p.relPath(str(in, "file_path", "path"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "file_path", "path"))
 	case "ApplyPatch":
-		return event.ActionEditFile, p.relPath(patchFile(str(in, "input", "patch")))
+		return event.ActionEditFile, p.relPath(patchFile(transcript.Arg(in, "input", "patch")))
 	case "Execute":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "LS":
-		return event.ActionSearchFiles, p.relPath(str(in, "directory_path", "path"))
+		return event.ActionSearchFiles, p.relPath(transcript.Arg(in, "directory_path", "path"))
 	case "Glob":
-		target := str(in, "folder")
+		target := transcript.Arg(in, "folder")
 		if pats, ok := in["patterns"].([]any); ok && len(pats) > 0 {
 			if s, ok := pats[0].(string); ok {
 				target = s
@@ -320,21 +318,21 @@ func (p *sessionParser) toolOf(name string, in map[string]any) (event.ActionType
 		}
 		return event.ActionSearchFiles, target
 	case "Grep":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "FetchUrl":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "WebSearch":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "Task":
-		return event.ActionSpawnSubagent, str(in, "description", "subagent_type", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "subagent_type", "prompt")
 	case "TodoWrite":
 		return event.ActionTodoUpdate, ""
 	case "AskUser":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	}
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 		server, tool, _ := strings.Cut(rest, "__")
@@ -353,15 +351,6 @@ func patchFile(patch string) string {
 			if f, ok := strings.CutPrefix(strings.TrimSpace(l), pre); ok {
 				return strings.TrimSpace(f)
 			}
-		}
-	}
-	return ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
 		}
 	}
 	return ""
@@ -400,22 +389,4 @@ func (p *sessionParser) newEvent(kind event.Kind, id string, t time.Time) event.
 
 func (p *sessionParser) relPath(file string) string {
 	return transcript.RelPath(file, p.st.Cwd, p.st.Project)
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }

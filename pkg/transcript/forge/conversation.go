@@ -340,7 +340,7 @@ func (c *conv) message(i int) {
 		if m.text.Droppable {
 			return
 		}
-		text := strings.TrimSpace(firstNonEmpty(rawText(m.text.RawContent), m.text.Content))
+		text := strings.TrimSpace(transcript.FirstNonEmpty(rawText(m.text.RawContent), m.text.Content))
 		if text == "" {
 			return
 		}
@@ -452,7 +452,7 @@ func (c *conv) action(tc *toolCall, model string, t time.Time) event.Event {
 	_ = json.Unmarshal(args, &in)
 	ty, target := toolOf(name, in, c.relPath)
 	a := &event.Action{Type: ty, Tool: name, Target: transcript.ClipTarget(target, maxTarget), ToolUseID: id, Model: model,
-		InputHash: inputHash(args), Transcript: c.p.src.Path}
+		InputHash: transcript.InputHash(args), Transcript: c.p.src.Path}
 	if res, ok := c.results[strings.TrimSpace(tc.CallID)]; ok {
 		out := outputText(res)
 		okay := !res.Output.IsError
@@ -460,10 +460,10 @@ func (c *conv) action(tc *toolCall, model string, t time.Time) event.Event {
 		a.OutputSize = int64(len(out))
 		a.Output = transcript.Clip(out, maxOutput)
 		if res.Output.IsError {
-			a.Error = transcript.Clip(firstNonEmpty(out, "tool failed"), maxError)
+			a.Error = transcript.Clip(transcript.FirstNonEmpty(out, "tool failed"), maxError)
 		}
 	}
-	ev := c.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), c.r.id, firstNonEmpty(id, name)), t)
+	ev := c.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), c.r.id, transcript.FirstNonEmpty(id, name)), t)
 	ev.Action = a
 	return ev
 }
@@ -564,22 +564,4 @@ func (c *conv) relPath(file string) string { return transcript.RelPath(file, c.c
 func (c *conv) newEvent(kind event.Kind, id string, at time.Time) event.Event {
 	return event.Event{ID: id, Kind: kind, Time: at, Source: Component, Client: Client, SessionID: c.r.id,
 		Project: c.project, V: event.SchemaVersion}
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -140,7 +140,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, er
 			return nil, err
 		}
 		present[l.id] = true
-		if cs, ok := st.Convs[l.id]; !ok || cs.U != updKey(firstNonEmpty(l.updated, l.created)) {
+		if cs, ok := st.Convs[l.id]; !ok || cs.U != updKey(transcript.FirstNonEmpty(l.updated, l.created)) {
 			changed = append(changed, l)
 		}
 	}
@@ -153,7 +153,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, er
 		}
 	}
 	sort.SliceStable(changed, func(i, j int) bool {
-		a, b := firstNonEmpty(changed[i].created, changed[i].updated), firstNonEmpty(changed[j].created, changed[j].updated)
+		a, b := transcript.FirstNonEmpty(changed[i].created, changed[i].updated), transcript.FirstNonEmpty(changed[j].created, changed[j].updated)
 		if a != b {
 			return a < b
 		}
@@ -189,7 +189,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, er
 			got.stats.Malformed++
 			next = prev
 		}
-		next.U = updKey(firstNonEmpty(r.updated, r.created))
+		next.U = updKey(transcript.FirstNonEmpty(r.updated, r.created))
 		st.Convs[r.id] = next
 		got.evs = append(got.evs, evs...)
 	}

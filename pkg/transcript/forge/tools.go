@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolOf maps a tool call to its action type and target (see the package doc); rel makes a file
@@ -11,36 +12,36 @@ import (
 func toolOf(name string, in map[string]any, rel func(string) string) (event.ActionType, string) {
 	switch strings.TrimPrefix(name, "forge_tool_") {
 	case "read", "read_image", "fs_read":
-		return event.ActionReadFile, rel(str(in, "path", "file_path"))
+		return event.ActionReadFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "write", "fs_create", "fs_write":
-		return event.ActionWriteFile, rel(str(in, "path", "file_path"))
+		return event.ActionWriteFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "patch", "multi_patch", "fs_patch", "undo", "fs_undo", "remove", "fs_remove":
-		return event.ActionEditFile, rel(str(in, "path", "file_path"))
+		return event.ActionEditFile, rel(transcript.Arg(in, "path", "file_path"))
 	case "shell", "process_shell":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "search", "fs_search":
-		if re := str(in, "regex", "pattern"); re != "" {
-			if dir := str(in, "path"); dir != "" {
+		if re := transcript.Arg(in, "regex", "pattern"); re != "" {
+			if dir := transcript.Arg(in, "path"); dir != "" {
 				re += " in " + rel(dir)
 			}
 			return event.ActionSearchText, re
 		}
-		if p := str(in, "file_pattern", "glob"); p != "" {
+		if p := transcript.Arg(in, "file_pattern", "glob"); p != "" {
 			return event.ActionSearchFiles, p
 		}
-		return event.ActionSearchFiles, rel(str(in, "path"))
+		return event.ActionSearchFiles, rel(transcript.Arg(in, "path"))
 	case "codebase_search", "sem_search":
-		return event.ActionSearchText, str(in, "query")
+		return event.ActionSearchText, transcript.Arg(in, "query")
 	case "fetch", "net_fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "followup":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	case "attempt_completion":
 		return event.ActionTaskComplete, ""
 	case "todo_write", "todo_read", "plan", "plan_create":
-		return event.ActionTodoUpdate, str(in, "plan_name")
+		return event.ActionTodoUpdate, transcript.Arg(in, "plan_name")
 	case "task":
-		return event.ActionSpawnSubagent, str(in, "agent_id", "agent", "description", "task", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "agent_id", "agent", "description", "task", "prompt")
 	}
 	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 		server, tool, _ := strings.Cut(rest, "__")
@@ -53,14 +54,4 @@ func toolOf(name string, in map[string]any, rel func(string) string) (event.Acti
 		return event.ActionMCPCall, rest
 	}
 	return event.ActionUnknown, ""
-}
-
-// str returns the first of keys in m that holds a non-blank string, trimmed.
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }

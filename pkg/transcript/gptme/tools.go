@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolUse is one tool call read from an assistant's text.
@@ -116,9 +117,9 @@ func markdownTools(text string) []toolUse {
 func (r *reader) toolOf(tu toolUse) (event.ActionType, string) {
 	switch tu.name {
 	case "shell", "tmux":
-		return event.ActionRunCommand, firstNonEmpty(strings.TrimSpace(tu.code), str(tu.kw, "command"), strings.Join(tu.args, " "))
+		return event.ActionRunCommand, transcript.FirstNonEmpty(strings.TrimSpace(tu.code), transcript.Arg(tu.kw, "command"), strings.Join(tu.args, " "))
 	case "ipython", "py":
-		return event.ActionRunCommand, firstLine(firstNonEmpty(tu.code, str(tu.kw, "code")))
+		return event.ActionRunCommand, firstLine(transcript.FirstNonEmpty(tu.code, transcript.Arg(tu.kw, "code")))
 	case "save":
 		return event.ActionWriteFile, r.relPath(pathArg(tu))
 	case "append", "patch":
@@ -132,31 +133,13 @@ func pathArg(tu toolUse) string {
 	if len(tu.args) > 0 {
 		return strings.Join(tu.args, " ")
 	}
-	return str(tu.kw, "path", "file", "filename")
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
+	return transcript.Arg(tu.kw, "path", "file", "filename")
 }
 
 func firstLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			return l
-		}
-	}
-	return ""
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
 		}
 	}
 	return ""

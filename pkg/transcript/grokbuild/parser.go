@@ -2,8 +2,6 @@ package grokbuild
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -75,7 +73,7 @@ func newParser(src transcript.Source, st []byte, prices func() *pricing.Table) (
 		if src.AgentID != "" {
 			sess = filepath.Dir(filepath.Dir(sess)) // <session>/subagents/<id>
 		}
-		p.st.Session = firstNonEmpty(src.SessionID, filepath.Base(sess))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, filepath.Base(sess))
 		if src.Path != "" {
 			p.setCwd(CwdOf(filepath.Dir(sess)))
 		}
@@ -183,7 +181,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 	if !ok {
 		return nil, nil // no time to place it at
 	}
-	key := firstNonEmpty(l.Params.Meta.EventID, "o"+strconv.FormatInt(off, 10))
+	key := transcript.FirstNonEmpty(l.Params.Meta.EventID, "o"+strconv.FormatInt(off, 10))
 	seq := off * 64
 	if !p.st.Started && p.src.AgentID == "" { // a subagent's file does not start its parent's session
 		p.st.Started = true
@@ -244,7 +242,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 		evs = append(evs, ev)
 	case "turn_completed":
 		if u.StopReason == "cancelled" {
-			ev := p.newEvent(event.KindAction, p.lineID("aborted", firstNonEmpty(u.PromptID, key)), t)
+			ev := p.newEvent(event.KindAction, p.lineID("aborted", transcript.FirstNonEmpty(u.PromptID, key)), t)
 			ev.Action = &event.Action{Type: event.ActionTurnAborted, MessageID: u.PromptID, AgentID: p.src.AgentID,
 				Sidechain: p.src.AgentID != "", Transcript: p.src.Path}
 			evs = append(evs, ev)
@@ -253,7 +251,7 @@ func (p *Parser) Record(off int64, raw []byte) (evs []event.Event, err error) {
 			evs = append(evs, p.usage(u.PromptID, key, u.Usage, t)...)
 		}
 	case "model_changed", "model_auto_switched":
-		if m := strings.TrimSpace(firstNonEmpty(u.ModelID, u.NewModelID)); m != "" {
+		if m := strings.TrimSpace(transcript.FirstNonEmpty(u.ModelID, u.NewModelID)); m != "" {
 			p.st.Model = m
 			evs = append(evs, p.modelEvent(m, t)...)
 		}
@@ -304,7 +302,7 @@ func (p *Parser) remember(u *update) call {
 	if c.Tool == "" {
 		// Without x.ai/tool's name the call is known by its kind, never by its title: the ACP
 		// title is text for people, often the command itself, and the state would keep it.
-		c.Tool = firstNonEmpty(c.Kind, "tool")
+		c.Tool = transcript.FirstNonEmpty(c.Kind, "tool")
 	}
 	if len(c.Tool) > 128 {
 		c.Tool = transcript.CutBytes(c.Tool, 128)
@@ -358,7 +356,7 @@ func (p *Parser) action(c call, u *update) *event.Action {
 		target = p.relPath(target)
 	}
 	return &event.Action{Type: ty, Tool: c.Tool, Target: clipTarget(target), ToolUseID: c.ID, Model: p.st.Model,
-		AgentID: p.src.AgentID, Sidechain: p.src.AgentID != "", InputHash: inputHash(u.RawInput), Transcript: p.src.Path}
+		AgentID: p.src.AgentID, Sidechain: p.src.AgentID != "", InputHash: transcript.InputHash(u.RawInput), Transcript: p.src.Path}
 }
 
 func (p *Parser) withOutcome(a *event.Action, ok bool, u *update) *event.Action {
@@ -367,7 +365,7 @@ func (p *Parser) withOutcome(a *event.Action, ok bool, u *update) *event.Action 
 	a.OutputSize = int64(len(out))
 	a.Output = clipOutput(out)
 	if !ok {
-		a.Error = clipError(firstNonEmpty(out, u.Status))
+		a.Error = clipError(transcript.FirstNonEmpty(out, u.Status))
 	}
 	return a
 }
@@ -470,77 +468,68 @@ func toolOf(c call, in map[string]any) (event.ActionType, string) {
 	name := strings.ToLower(c.Tool)
 	switch name {
 	case "read_file", "codex_read_file":
-		return event.ActionReadFile, str(in, "target_file", "path", "file_path")
+		return event.ActionReadFile, transcript.Arg(in, "target_file", "path", "file_path")
 	case "write":
-		return event.ActionWriteFile, str(in, "file_path", "target_file", "path")
+		return event.ActionWriteFile, transcript.Arg(in, "file_path", "target_file", "path")
 	case "search_replace", "apply_patch", "hashline_edit", "edit":
-		return event.ActionEditFile, str(in, "file_path", "target_file", "path")
+		return event.ActionEditFile, transcript.Arg(in, "file_path", "target_file", "path")
 	case "run_terminal_command", "bash", "run_command", "shell":
-		return event.ActionRunCommand, str(in, "command", "cmd")
+		return event.ActionRunCommand, transcript.Arg(in, "command", "cmd")
 	case "grep", "grep_files":
 		return event.ActionSearchText, grepTarget(in)
 	case "list_dir", "glob":
-		return event.ActionSearchFiles, str(in, "target_directory", "directory", "pattern", "path")
+		return event.ActionSearchFiles, transcript.Arg(in, "target_directory", "directory", "pattern", "path")
 	case "web_search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "web_fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "task":
-		return event.ActionSpawnSubagent, str(in, "description", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "prompt")
 	case "todo_write":
 		return event.ActionTodoUpdate, ""
 	case "ask_user_question":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	}
 	if rest, ok := strings.CutPrefix(c.Tool, "mcp__"); ok {
 		server, tool, _ := strings.Cut(rest, "__")
 		return event.ActionMCPCall, server + "/" + tool
 	}
 	if c.NS == "mcp" {
-		return event.ActionMCPCall, firstNonEmpty(str(in, "tool_name"), c.Tool)
+		return event.ActionMCPCall, transcript.FirstNonEmpty(transcript.Arg(in, "tool_name"), c.Tool)
 	}
 	switch c.Kind {
 	case "read":
-		return event.ActionReadFile, str(in, "path", "target_file", "file_path")
+		return event.ActionReadFile, transcript.Arg(in, "path", "target_file", "file_path")
 	case "write":
-		return event.ActionWriteFile, str(in, "path", "file_path")
+		return event.ActionWriteFile, transcript.Arg(in, "path", "file_path")
 	case "edit", "delete", "move":
-		return event.ActionEditFile, str(in, "path", "file_path", "target_file")
+		return event.ActionEditFile, transcript.Arg(in, "path", "file_path", "target_file")
 	case "execute":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "search":
 		return event.ActionSearchText, grepTarget(in)
 	case "list_dir", "list":
-		return event.ActionSearchFiles, str(in, "directory", "target_directory", "path")
+		return event.ActionSearchFiles, transcript.Arg(in, "directory", "target_directory", "path")
 	case "web_search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "web_fetch", "fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "task":
-		return event.ActionSpawnSubagent, str(in, "description", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "prompt")
 	case "plan", "think":
 		return event.ActionTodoUpdate, ""
 	case "ask_user":
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	}
 	return event.ActionUnknown, ""
 }
 
 func grepTarget(in map[string]any) string {
-	t := str(in, "pattern", "query")
-	if dir := str(in, "path"); dir != "" && t != "" {
+	t := transcript.Arg(in, "pattern", "query")
+	if dir := transcript.Arg(in, "path"); dir != "" && t != "" {
 		t += " in " + dir
 	}
 	return t
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // userQuery is the text inside <user_query>...</user_query>, or the whole text.
@@ -555,10 +544,10 @@ func userQuery(s string) string {
 
 // usage is a turn's token_usage events: one per model of modelUsage, else one for the totals.
 func (p *Parser) usage(promptID, key string, u *promptUsage, t time.Time) []event.Event {
-	turn := firstNonEmpty(promptID, key)
+	turn := transcript.FirstNonEmpty(promptID, key)
 	byModel := u.ModelUsage
 	if len(byModel) == 0 {
-		byModel = map[string]usageModel{firstNonEmpty(p.st.Model, "grok-build"): u.usageModel}
+		byModel = map[string]usageModel{transcript.FirstNonEmpty(p.st.Model, "grok-build"): u.usageModel}
 	}
 	models := make([]string, 0, len(byModel))
 	for m := range byModel {
@@ -674,24 +663,6 @@ func (n *flexInt) UnmarshalJSON(b []byte) error {
 	}
 	*n = flexInt(f)
 	return nil
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

@@ -88,7 +88,7 @@ func actionsByCall(evs []event.Event) map[string]event.Action {
 	_, merged := transcripttest.Merge(ofKind(evs, event.KindAction))
 	out := map[string]event.Action{}
 	for _, e := range merged {
-		out[firstNonEmpty(e.Action.ToolUseID, string(e.Action.Type)+":"+e.Action.Target)] = *e.Action
+		out[transcript.FirstNonEmpty(e.Action.ToolUseID, string(e.Action.Type)+":"+e.Action.Target)] = *e.Action
 	}
 	return out
 }

@@ -532,7 +532,7 @@ func decodeCalls(s string) ([]call, error) {
 		}
 		var m map[string]any
 		_ = json.Unmarshal(args, &m)
-		out = append(out, call{id: transcript.CutBytes(id, 200), name: transcript.CutBytes(firstNonEmpty(str(c.Function.Name), str(c.Name)), 200),
+		out = append(out, call{id: transcript.CutBytes(id, 200), name: transcript.CutBytes(transcript.FirstNonEmpty(str(c.Function.Name), str(c.Name)), 200),
 			args: m, raw: args})
 	}
 	return out, nil
@@ -545,10 +545,10 @@ func (p *Parser) callEvents(s *session, m *msgRow, part int, t time.Time, c call
 	p.calls[s.id+"\x00"+c.id] = callInfo{typ: typ, target: target, at: t}
 	id := event.ID(Client, "action", s.id, c.id)
 	ev := p.newEvent(s, event.KindAction, id, t)
-	ev.Action = &event.Action{Type: typ, Tool: firstNonEmpty(c.name, "tool"), Target: target, ToolUseID: c.id,
-		InputHash: inputHash(c.raw), Model: s.model, Transcript: p.src.Path}
+	ev.Action = &event.Action{Type: typ, Tool: transcript.FirstNonEmpty(c.name, "tool"), Target: target, ToolUseID: c.id,
+		InputHash: transcript.InputHash(c.raw), Model: s.model, Transcript: p.src.Path}
 	msg := p.message(s, event.ID(Client, "message", s.id, "call", c.id), m, part, t, event.Message{Role: event.RoleToolCall,
-		Text: target, Tool: firstNonEmpty(c.name, "tool"), ToolUseID: c.id, Model: s.model})
+		Text: target, Tool: transcript.FirstNonEmpty(c.name, "tool"), ToolUseID: c.id, Model: s.model})
 	return []event.Event{ev, msg}
 }
 
@@ -578,7 +578,7 @@ func (p *Parser) resultEvents(s *session, m *msgRow, t time.Time) []event.Event 
 	if code := strings.TrimSpace(m.exitCode); code != "" && code != "0" {
 		if n, err := strconv.ParseFloat(code, 64); err == nil && n != 0 {
 			ok = false
-			errText = firstNonEmpty(errText, "exit code "+code)
+			errText = transcript.FirstNonEmpty(errText, "exit code "+code)
 		}
 	}
 	out := m.outputField
@@ -587,7 +587,7 @@ func (p *Parser) resultEvents(s *session, m *msgRow, t time.Time) []event.Event 
 	}
 	a.Success = &ok
 	if !ok {
-		a.Error = clipError(firstNonEmpty(errText, out, "failed"))
+		a.Error = clipError(transcript.FirstNonEmpty(errText, out, "failed"))
 	}
 	a.Output = clipOutput(out)
 	a.OutputSize = int64(len(out))
@@ -768,24 +768,6 @@ func first(m map[string]any, keys ...string) string {
 					return s
 				}
 			}
-		}
-	}
-	return ""
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
 		}
 	}
 	return ""

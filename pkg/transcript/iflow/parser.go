@@ -78,7 +78,7 @@ func newParser(src transcript.Source, raw []byte, prices func() *pricing.Table) 
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
 	}
 	return p, nil
 }
@@ -194,7 +194,7 @@ func (p *Parser) Record(_ int64, line []byte) (evs []event.Event, err error) {
 		rd.assistant()
 	default:
 		if !known[r.Type] {
-			p.stats.CountUnknown(firstNonEmpty(r.Type, "(no type)"))
+			p.stats.CountUnknown(transcript.FirstNonEmpty(r.Type, "(no type)"))
 		}
 	}
 	return rd.evs, nil
@@ -326,7 +326,7 @@ func (rd *reader) assistant() {
 	}
 	model := transcript.CutRunes(strings.TrimSpace(m.Model), 200)
 	rd.model(model)
-	msgID := firstNonEmpty(transcript.CutBytes(m.ID, 200), rd.key())
+	msgID := transcript.FirstNonEmpty(transcript.CutBytes(m.ID, 200), rd.key())
 	if m.Usage != nil {
 		tok := event.Tokens{Input: int64(m.Usage.Input), Output: int64(m.Usage.Output),
 			CacheRead: int64(m.Usage.CacheRead), CacheCreation: int64(m.Usage.CacheCreation)}
@@ -366,7 +366,7 @@ func (rd *reader) call(j int, b *block, msgID, model string) {
 	ty, target := toolOf(name, in, rd.p.relPath)
 	target = clipTarget(target)
 	a := &event.Action{Type: ty, Tool: name, Target: target, ToolUseID: id, MessageID: msgID, AgentID: rd.p.agent(),
-		Sidechain: rd.r.IsSidechain, Model: model, InputHash: inputHash(b.Input), Transcript: rd.p.src.Path}
+		Sidechain: rd.r.IsSidechain, Model: model, InputHash: transcript.InputHash(b.Input), Transcript: rd.p.src.Path}
 	ev := rd.p.newEvent(event.KindAction, rd.p.actionID(id), rd.t)
 	ev.Action = a
 	rd.evs = append(rd.evs, ev)
@@ -401,7 +401,7 @@ func (rd *reader) result(b *block, status string) {
 	a.OutputSize = int64(len(res.out))
 	a.Output = transcript.Clip(res.out, maxOutput)
 	if failed {
-		a.Error = transcript.Clip(firstNonEmpty(res.err, res.out, status, "tool failed"), maxError)
+		a.Error = transcript.Clip(transcript.FirstNonEmpty(res.err, res.out, status, "tool failed"), maxError)
 	}
 	ev := rd.p.newEvent(event.KindAction, rd.p.actionID(id), rd.t)
 	ev.Action = a
@@ -500,7 +500,7 @@ func anyText(raw json.RawMessage) string {
 		FileDiff string `json:"fileDiff"`
 	}
 	if raw[0] == '{' && json.Unmarshal(raw, &o) == nil {
-		if t := firstNonEmpty(o.Message, o.FileDiff); t != "" {
+		if t := transcript.FirstNonEmpty(o.Message, o.FileDiff); t != "" {
 			return t
 		}
 	}
@@ -611,24 +611,6 @@ func (p *Parser) relPath(file string) string { return transcript.RelPath(file, p
 func (p *Parser) newEvent(kind event.Kind, id string, t time.Time) event.Event {
 	return event.Event{ID: id, Kind: kind, Time: t, Source: Component, Client: Client,
 		SessionID: p.st.Session, Project: p.st.Project, V: event.SchemaVersion}
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

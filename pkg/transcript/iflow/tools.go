@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 	"github.com/observerhq/observer/pkg/transcript/gemini"
 )
 
@@ -30,7 +31,7 @@ func toolOf(name string, in map[string]any, rel func(string) string) (event.Acti
 	ty := toolType(name)
 	switch ty {
 	case event.ActionReadFile, event.ActionWriteFile, event.ActionEditFile:
-		if p := str(in, "absolute_path", "file_path", "path"); p != "" {
+		if p := transcript.Arg(in, "absolute_path", "file_path", "path"); p != "" {
 			return ty, rel(p)
 		}
 		if paths, ok := in["paths"].([]any); ok && len(paths) > 0 {
@@ -40,30 +41,30 @@ func toolOf(name string, in map[string]any, rel func(string) string) (event.Acti
 		}
 		return ty, ""
 	case event.ActionRunCommand:
-		return ty, str(in, "command", "cmd")
+		return ty, transcript.Arg(in, "command", "cmd")
 	case event.ActionSearchText:
-		t := str(in, "pattern", "query")
-		if dir := str(in, "path", "dir_path"); dir != "" {
+		t := transcript.Arg(in, "pattern", "query")
+		if dir := transcript.Arg(in, "path", "dir_path"); dir != "" {
 			t += " in " + rel(dir)
 		}
 		return ty, t
 	case event.ActionSearchFiles:
-		if p := str(in, "pattern"); p != "" {
+		if p := transcript.Arg(in, "pattern"); p != "" {
 			return ty, p
 		}
-		return ty, rel(str(in, "path", "dir_path"))
+		return ty, rel(transcript.Arg(in, "path", "dir_path"))
 	case event.ActionWebSearch:
-		return ty, str(in, "query")
+		return ty, transcript.Arg(in, "query")
 	case event.ActionWebFetch:
-		return ty, str(in, "url", "prompt")
+		return ty, transcript.Arg(in, "url", "prompt")
 	case event.ActionSpawnSubagent:
-		t := str(in, "description", "prompt", "objective")
-		if a := str(in, "subagent_type", "agent_name"); a != "" {
+		t := transcript.Arg(in, "description", "prompt", "objective")
+		if a := transcript.Arg(in, "subagent_type", "agent_name"); a != "" {
 			t = a + ": " + t
 		}
 		return ty, t
 	case event.ActionAskUser:
-		return ty, str(in, "question")
+		return ty, transcript.Arg(in, "question")
 	case event.ActionMCPCall:
 		if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
 			server, tool, _ := strings.Cut(rest, "__")
@@ -75,14 +76,4 @@ func toolOf(name string, in map[string]any, rel func(string) string) (event.Acti
 		return ty, name
 	}
 	return ty, ""
-}
-
-// str returns the first of keys in m that holds a non-blank string, trimmed.
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }

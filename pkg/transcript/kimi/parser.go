@@ -84,7 +84,7 @@ func newParser(src transcript.Source, l layout, cwd, model string, st []byte, pr
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(l.session, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
+		p.st.Session = transcript.FirstNonEmpty(l.session, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
 		p.st.Agent = l.agent
 	}
 	if p.st.Cwd == "" && cwd != "" {
@@ -300,7 +300,7 @@ func (p *Parser) message(m *envelope, sc scope, depth int) ([]event.Event, error
 		}
 		agent := strings.TrimSpace(s.AgentID)
 		if agent == "" {
-			agent = "task:" + firstNonEmpty(s.ParentToolCallID, s.TaskToolCallID)
+			agent = "task:" + transcript.FirstNonEmpty(s.ParentToolCallID, s.TaskToolCallID)
 		}
 		return p.message(s.Event, scope{agent: agent, relayed: true, off: sc.off, t: sc.t}, depth+1)
 	}
@@ -521,51 +521,42 @@ var builtin = map[string]bool{
 func (p *Parser) toolOf(name string, in map[string]any) (event.ActionType, string) {
 	switch name {
 	case "Shell":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "ReadFile", "ReadMediaFile":
-		return event.ActionReadFile, p.relPath(str(in, "path", "file_path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "path", "file_path"))
 	case "WriteFile":
-		return event.ActionWriteFile, p.relPath(str(in, "path", "file_path"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "path", "file_path"))
 	case "StrReplaceFile":
-		return event.ActionEditFile, p.relPath(str(in, "path", "file_path"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "path", "file_path"))
 	case "Glob":
-		t := str(in, "pattern")
-		if dir := str(in, "directory"); dir != "" {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "directory"); dir != "" {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchFiles, t
 	case "Grep":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" && dir != "." {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" && dir != "." {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "SearchWeb":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "FetchURL":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "Task", "Agent":
-		return event.ActionSpawnSubagent, str(in, "description", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "description", "prompt")
 	case "SetTodoList":
 		return event.ActionTodoUpdate, ""
 	case "AskUserQuestion":
 		if qs, ok := in["questions"].([]any); ok && len(qs) > 0 {
 			if q, ok := qs[0].(map[string]any); ok {
-				return event.ActionAskUser, str(q, "question")
+				return event.ActionAskUser, transcript.Arg(q, "question")
 			}
 		}
 		return event.ActionAskUser, ""
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -680,15 +671,6 @@ func inputHash(args string) string {
 	}
 	h := sha256.Sum256([]byte(args))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func joinNonEmpty(ss ...string) string {

@@ -65,7 +65,7 @@ func newCLILogParser(src transcript.Source, st []byte) (*cliLogParser, error) {
 		return nil, err
 	}
 	if p.sc.session == "" {
-		p.sc.session = firstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
+		p.sc.session = transcript.FirstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
 	}
 	p.st.Started = true // the session's events come from its <id>.json
 	return p, nil
@@ -191,7 +191,7 @@ func (p *cliLogParser) Record(off int64, line []byte) (evs []event.Event, err er
 			}
 			var th cliThinking
 			if json.Unmarshal(b.Data, &th) == nil {
-				model = firstNonEmpty(th.ModelID, model)
+				model = transcript.FirstNonEmpty(th.ModelID, model)
 				evs = append(evs, p.sc.textMessage(event.RoleThinking, key, min(i, maxPart), seq+int64(min(i, maxPart)), t, th.Text, msgID, model)...)
 			}
 		}
@@ -227,7 +227,7 @@ func (p *cliLogParser) Record(off int64, line []byte) (evs []event.Event, err er
 			out, failed, stderr := resultText(tr.Content)
 			r := &result{Known: true, OK: !failed && !strings.EqualFold(tr.Status, "error"), Output: out, Size: int64(len(out))}
 			if !r.OK {
-				r.Error = firstNonEmpty(stderr, out)
+				r.Error = transcript.FirstNonEmpty(stderr, out)
 			}
 			evs = append(evs, p.sc.resultEvent(&p.st.Pending, tr.ToolUseID, "", r, t))
 		}
@@ -301,7 +301,7 @@ func (p *cliMetaParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 }
 
 func (p *cliMetaParser) events(m *cliMeta) []event.Event {
-	sc := scope{path: p.src.Path, session: firstNonEmpty(m.SessionID, p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"))}
+	sc := scope{path: p.src.Path, session: transcript.FirstNonEmpty(m.SessionID, p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"))}
 	parent := strings.TrimSpace(m.Parent)
 	if parent != "" && parent != sc.session {
 		sc.agent, sc.session = sc.session, parent
@@ -330,7 +330,7 @@ func (p *cliMetaParser) events(m *cliMeta) []event.Event {
 			t = last
 		}
 		last = t
-		model := firstNonEmpty(turn.Model, m.model())
+		model := transcript.FirstNonEmpty(turn.Model, m.model())
 		evs = append(evs, sc.modelEvent(&models, model, t)...)
 		tok := event.Tokens{Input: transcript.Count(turn.Input), Output: transcript.Count(turn.Output),
 			CacheRead: transcript.Count(turn.CacheRead), CacheCreation: transcript.Count(turn.CacheWrite)}

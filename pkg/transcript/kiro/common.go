@@ -170,7 +170,7 @@ func (s *scope) action(c *call, t time.Time) event.Event {
 	_ = json.Unmarshal(c.Input, &in)
 	ty, target := s.toolOf(c.Name, in)
 	a := &event.Action{Type: ty, Tool: c.Name, Target: clipTarget(target), ToolUseID: c.ID, MessageID: c.Msg,
-		AgentID: s.agent, Model: c.Model, InputHash: inputHash(c.Input), Transcript: s.path}
+		AgentID: s.agent, Model: c.Model, InputHash: transcript.InputHash(c.Input), Transcript: s.path}
 	s.outcome(a, c.Result)
 	ev := s.newEvent(event.KindAction, s.actionID(c.ID), t)
 	ev.Action = a
@@ -186,7 +186,7 @@ func (s *scope) outcome(a *event.Action, r *result) {
 	a.Success = &ok
 	a.Output, a.OutputSize = clipOutput(r.Output), r.Size
 	if !ok {
-		a.Error = clipError(firstNonEmpty(r.Error, r.Output, "failed"))
+		a.Error = clipError(transcript.FirstNonEmpty(r.Error, r.Output, "failed"))
 	}
 }
 
@@ -248,24 +248,6 @@ func (s *scope) resultEvent(list *[]pending, toolUseID, tool string, r *result, 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }
@@ -282,15 +264,6 @@ func keyOf(s string) string {
 
 func hashText(s string) string {
 	h := sha256.Sum256([]byte(s))
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
 	return base64.RawURLEncoding.EncodeToString(h[:9])
 }
 
@@ -361,14 +334,14 @@ func resultText(raw json.RawMessage) (text string, failed bool, stderr string) {
 			parts = append(parts, s)
 		case b["Json"] != nil:
 			out, f, e := jsonResult(b["Json"])
-			parts, failed, stderr = append(parts, out), failed || f, firstNonEmpty(stderr, e)
+			parts, failed, stderr = append(parts, out), failed || f, transcript.FirstNonEmpty(stderr, e)
 		case kind == "text":
 			s = ""
 			_ = json.Unmarshal(b["data"], &s)
 			parts = append(parts, s)
 		case kind == "json":
 			out, f, e := jsonResult(b["data"])
-			parts, failed, stderr = append(parts, out), failed || f, firstNonEmpty(stderr, e)
+			parts, failed, stderr = append(parts, out), failed || f, transcript.FirstNonEmpty(stderr, e)
 		}
 	}
 	return strings.Join(parts, "\n"), failed, stderr

@@ -391,7 +391,7 @@ func (p *DBParser) conversation(r convRow, value []byte, created int64, prev con
 	for i, raw := range c.History {
 		_ = json.Unmarshal(raw, &entries[i]) // an entry that does not decode is read empty
 	}
-	sc := scope{path: p.src.Path, session: firstNonEmpty(c.ConversationID, r.id)}
+	sc := scope{path: p.src.Path, session: transcript.FirstNonEmpty(c.ConversationID, r.id)}
 	sc.setCwd(r.key)
 	for i := 0; i < len(entries) && sc.cwd == ""; i++ {
 		if u := entries[i].User; u != nil && u.Env != nil && u.Env.State != nil {
@@ -579,7 +579,7 @@ func v1Outcome(res *v1ToolResult) *result {
 	out, failed, stderr := resultText(res.Content)
 	r := &result{Known: true, OK: !failed && !strings.EqualFold(res.Status, "error"), Output: out, Size: int64(len(out))}
 	if !r.OK {
-		r.Error = firstNonEmpty(stderr, out)
+		r.Error = transcript.FirstNonEmpty(stderr, out)
 	}
 	return r
 }

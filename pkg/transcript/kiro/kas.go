@@ -133,7 +133,7 @@ func newKASParser(src transcript.Source, st []byte) (*kasParser, error) {
 		return nil, err
 	}
 	if p.sc.session == "" {
-		p.sc.session = firstNonEmpty(src.SessionID, filepath.Base(filepath.Dir(src.Path)))
+		p.sc.session = transcript.FirstNonEmpty(src.SessionID, filepath.Base(filepath.Dir(src.Path)))
 	}
 	return p, nil
 }
@@ -227,13 +227,13 @@ func (p *kasParser) Record(off int64, line []byte) (evs []event.Event, err error
 		p.stats.CountUnknown("no time")
 		return nil, nil
 	}
-	key := keyOf(firstNonEmpty(l.ID, pl.MessageID))
+	key := keyOf(transcript.FirstNonEmpty(l.ID, pl.MessageID))
 	if key == "" {
 		key = "@" + itoa(off)
 	}
 	msgID := keyOf(pl.MessageID)
 	seq := off * 64
-	model := firstNonEmpty(pl.ReasoningModelID, pl.ModelID, p.st.Model)
+	model := transcript.FirstNonEmpty(pl.ReasoningModelID, pl.ModelID, p.st.Model)
 	switch pl.Type {
 	case "session_start", "user":
 		text := contentText(pl.Content)
@@ -272,11 +272,11 @@ func (p *kasParser) Record(off int64, line []byte) (evs []event.Event, err error
 			r.OK = false
 		}
 		if !r.OK {
-			r.Error = firstNonEmpty(errText(pl.Error), stderr, out)
+			r.Error = transcript.FirstNonEmpty(errText(pl.Error), stderr, out)
 		}
 		evs = append(evs, p.sc.resultEvent(&p.st.Pending, pl.ToolCallID, pl.ToolName, r, t))
 	case "error":
-		msg := firstNonEmpty(pl.Message, errText(pl.Error), contentText(pl.Content))
+		msg := transcript.FirstNonEmpty(pl.Message, errText(pl.Error), contentText(pl.Content))
 		ev := p.sc.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.sc.owner(), "error", key), t)
 		ev.Action = &event.Action{Type: event.ActionAPIError, Error: clipError(msg), AgentID: p.sc.agent, Model: model,
 			Transcript: p.src.Path}

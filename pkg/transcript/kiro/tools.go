@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolOf maps a Kiro tool call to its action type and target (see the package doc). The name is
@@ -16,11 +17,11 @@ func (s *scope) toolOf(name string, in map[string]any) (event.ActionType, string
 	switch normTool(name) {
 	case "fsread", "read", "readfile", "readfiles", "readmultiplefiles", "fileread", "readcode", "imageread":
 		path := s.relPath(firstPath(in))
-		switch strings.ToLower(str(in, "mode")) {
+		switch strings.ToLower(transcript.Arg(in, "mode")) {
 		case "directory":
 			return event.ActionSearchFiles, path
 		case "search":
-			return event.ActionSearchText, joinIn(str(in, "pattern"), path)
+			return event.ActionSearchText, joinIn(transcript.Arg(in, "pattern"), path)
 		}
 		if mode, pattern := firstOp(in); mode == "directory" {
 			return event.ActionSearchFiles, path
@@ -29,7 +30,7 @@ func (s *scope) toolOf(name string, in map[string]any) (event.ActionType, string
 		}
 		return event.ActionReadFile, path
 	case "fswrite", "write", "filewrite", "writefile", "fsappend", "create", "createfile", "append":
-		switch normTool(str(in, "command")) {
+		switch normTool(transcript.Arg(in, "command")) {
 		case "strreplace", "insert", "append", "edit":
 			return event.ActionEditFile, s.relPath(firstPath(in))
 		}
@@ -42,21 +43,21 @@ func (s *scope) toolOf(name string, in map[string]any) (event.ActionType, string
 	case "mkdir", "createdirectory":
 		return event.ActionWriteFile, s.relPath(firstPath(in))
 	case "executebash", "executecmd", "executepwsh", "executecommand", "shell", "bash", "runcommand", "execute":
-		return event.ActionRunCommand, str(in, "command", "cmd")
+		return event.ActionRunCommand, transcript.Arg(in, "command", "cmd")
 	case "useaws":
-		return event.ActionRunCommand, strings.TrimSpace("aws " + str(in, "service_name", "serviceName") + " " +
-			str(in, "operation_name", "operationName"))
+		return event.ActionRunCommand, strings.TrimSpace("aws " + transcript.Arg(in, "service_name", "serviceName") + " " +
+			transcript.Arg(in, "operation_name", "operationName"))
 	case "glob", "filesearch", "findfiles", "find", "ls", "listdirectory", "listdir":
-		if p := str(in, "pattern", "query", "glob"); p != "" {
+		if p := transcript.Arg(in, "pattern", "query", "glob"); p != "" {
 			return event.ActionSearchFiles, p
 		}
 		return event.ActionSearchFiles, s.relPath(firstPath(in))
 	case "grep", "grepsearch", "searchtext", "search":
-		return event.ActionSearchText, joinIn(str(in, "pattern", "query", "regex"), s.relPath(str(in, "path", "includePattern")))
+		return event.ActionSearchText, joinIn(transcript.Arg(in, "pattern", "query", "regex"), s.relPath(transcript.Arg(in, "path", "includePattern")))
 	case "websearch", "remotewebsearch":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "webfetch", "fetch", "readurl":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "usesubagent", "subagent", "delegate", "invokesubagent", "agentcrew", "task":
 		return event.ActionSpawnSubagent, subagentTarget(in)
 	case "todolist", "todo", "todowrite", "taskcreate", "taskupdate", "tasklist", "taskget", "taskstatus":
@@ -93,7 +94,7 @@ func mcpName(name string) (server, tool string, ok bool) {
 // firstPath is a call's path: path, file_path, filePath, target_file, the first of paths, or the
 // first operation's (the v1 fs_read's operations list).
 func firstPath(in map[string]any) string {
-	if p := str(in, "path", "file_path", "filePath", "target_file", "targetFile", "file"); p != "" {
+	if p := transcript.Arg(in, "path", "file_path", "filePath", "target_file", "targetFile", "file"); p != "" {
 		return p
 	}
 	for _, k := range []string{"paths", "filePaths", "files"} {
@@ -103,7 +104,7 @@ func firstPath(in map[string]any) string {
 					return strings.TrimSpace(s)
 				}
 				if m, ok := v.(map[string]any); ok {
-					if p := str(m, "path", "file_path", "filePath"); p != "" {
+					if p := transcript.Arg(m, "path", "file_path", "filePath"); p != "" {
 						return p
 					}
 				}
@@ -112,7 +113,7 @@ func firstPath(in map[string]any) string {
 	}
 	if ops, ok := in["operations"].([]any); ok && len(ops) > 0 {
 		if m, ok := ops[0].(map[string]any); ok {
-			return str(m, "path", "file_path")
+			return transcript.Arg(m, "path", "file_path")
 		}
 	}
 	return ""
@@ -122,7 +123,7 @@ func firstPath(in map[string]any) string {
 func firstOp(in map[string]any) (mode, pattern string) {
 	if ops, ok := in["operations"].([]any); ok && len(ops) > 0 {
 		if m, ok := ops[0].(map[string]any); ok {
-			return strings.ToLower(str(m, "mode")), str(m, "pattern")
+			return strings.ToLower(transcript.Arg(m, "mode")), transcript.Arg(m, "pattern")
 		}
 	}
 	return "", ""
@@ -139,14 +140,14 @@ func joinIn(pattern, where string) string {
 }
 
 func subagentTarget(in map[string]any) string {
-	if t := str(in, "task", "prompt", "query", "description", "message", "agent_name", "agentName", "name"); t != "" {
+	if t := transcript.Arg(in, "task", "prompt", "query", "description", "message", "agent_name", "agentName", "name"); t != "" {
 		return t
 	}
 	// use_subagent's {command: "InvokeSubagents", content: {subagents: [{query, agent_name}]}}.
 	if c, ok := in["content"].(map[string]any); ok {
 		if list, ok := c["subagents"].([]any); ok && len(list) > 0 {
 			if m, ok := list[0].(map[string]any); ok {
-				return str(m, "query", "relevant_context", "agent_name")
+				return transcript.Arg(m, "query", "relevant_context", "agent_name")
 			}
 		}
 	}

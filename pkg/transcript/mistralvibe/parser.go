@@ -344,9 +344,9 @@ func prefixHash(raws [][]byte) string {
 // the usage).
 func (p *Parser) session(m *meta, done int, msgs []message) ([]event.Event, int, int) {
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(m.SessionID, p.src.SessionID, p.nameID())
+		p.st.Session = transcript.FirstNonEmpty(m.SessionID, p.src.SessionID, p.nameID())
 	}
-	p.setCwd(firstNonEmpty(m.Environment.WorkingDirectory, m.WorkingDir))
+	p.setCwd(transcript.FirstNonEmpty(m.Environment.WorkingDirectory, m.WorkingDir))
 	start, hasStart := parseTime(m.StartTime)
 	end, hasEnd := parseTime(m.EndTime)
 	if !hasStart {
@@ -546,7 +546,7 @@ func (p *Parser) call(c *toolCall, res *message, key, msgID, model string, cfg *
 		ok, text := outcome(out)
 		a.Success = &ok
 		if !ok {
-			a.Error = clipError(firstNonEmpty(text, "the tool failed"))
+			a.Error = clipError(transcript.FirstNonEmpty(text, "the tool failed"))
 		}
 		a.OutputSize = int64(len(text))
 		a.Output = clipOutput(text)
@@ -593,42 +593,42 @@ func outcome(content string) (bool, string) {
 func (p *Parser) toolOf(name string, in map[string]any, cfg *config, out string) (event.ActionType, string) {
 	switch name {
 	case "bash":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "read_file":
-		return event.ActionReadFile, p.relPath(str(in, "path", "file_path"))
+		return event.ActionReadFile, p.relPath(transcript.Arg(in, "path", "file_path"))
 	case "write_file":
-		return event.ActionWriteFile, p.relPath(str(in, "path", "file_path"))
+		return event.ActionWriteFile, p.relPath(transcript.Arg(in, "path", "file_path"))
 	case "search_replace", "edit":
-		return event.ActionEditFile, p.relPath(str(in, "file_path", "path"))
+		return event.ActionEditFile, p.relPath(transcript.Arg(in, "file_path", "path"))
 	case "grep":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" && dir != "." {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" && dir != "." {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchText, t
 	case "glob":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" && dir != "." {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" && dir != "." {
 			t += " in " + p.relPath(dir)
 		}
 		return event.ActionSearchFiles, t
 	case "ls":
-		return event.ActionSearchFiles, p.relPath(firstNonEmpty(str(in, "path"), "."))
+		return event.ActionSearchFiles, p.relPath(transcript.FirstNonEmpty(transcript.Arg(in, "path"), "."))
 	case "web_search":
-		return event.ActionWebSearch, str(in, "query")
+		return event.ActionWebSearch, transcript.Arg(in, "query")
 	case "web_fetch":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "task":
-		return event.ActionSpawnSubagent, str(in, "task", "description", "prompt")
+		return event.ActionSpawnSubagent, transcript.Arg(in, "task", "description", "prompt")
 	case "todo":
 		return event.ActionTodoUpdate, ""
 	case "ask_user_question":
 		if qs, ok := in["questions"].([]any); ok && len(qs) > 0 {
 			if q, ok := qs[0].(map[string]any); ok {
-				return event.ActionAskUser, str(q, "question")
+				return event.ActionAskUser, transcript.Arg(q, "question")
 			}
 		}
-		return event.ActionAskUser, str(in, "question")
+		return event.ActionAskUser, transcript.Arg(in, "question")
 	}
 	for _, s := range cfg.MCPServers {
 		for _, server := range []string{s.Alias, s.Name} {
@@ -659,15 +659,6 @@ func mcpResultTool(out string) string {
 	}
 	tool, _, _ := strings.Cut(rest, "\n")
 	return strings.TrimSpace(tool)
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -904,15 +895,6 @@ func inputHash(args string) string {
 	}
 	h := sha256.Sum256([]byte(args))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

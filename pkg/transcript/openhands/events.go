@@ -3,8 +3,6 @@ package openhands
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -295,7 +293,7 @@ func (r *eventReader) read(ev *rawEvent) []event.Event {
 	if !r.st.Started {
 		r.start()
 	}
-	key := firstNonEmpty(ev.ID, strconv.Itoa(r.idx))
+	key := transcript.FirstNonEmpty(ev.ID, strconv.Itoa(r.idx))
 	switch ev.Kind {
 	case "MessageEvent":
 		r.message(ev, key)
@@ -367,13 +365,13 @@ func (r *eventReader) message(ev *rawEvent, key string) {
 		r.evs = append(r.evs, a)
 		r.text(key, 0, event.RoleUser, text, key, "")
 	case m.Role == "assistant":
-		r.text(key, 0, event.RoleThinking, firstNonEmpty(thinkingText(m.ThinkingBlocks), m.ReasoningContent), ev.LLMResponseID, r.st.Model)
+		r.text(key, 0, event.RoleThinking, transcript.FirstNonEmpty(thinkingText(m.ThinkingBlocks), m.ReasoningContent), ev.LLMResponseID, r.st.Model)
 		r.text(key, 1, event.RoleAssistant, text, ev.LLMResponseID, r.st.Model)
 	}
 }
 
 func (r *eventReader) action(ev *rawEvent, key string) {
-	r.text(key, 0, event.RoleThinking, firstNonEmpty(thinkingText(ev.ThinkingBlocks), ev.ReasoningContent), ev.LLMResponseID, r.st.Model)
+	r.text(key, 0, event.RoleThinking, transcript.FirstNonEmpty(thinkingText(ev.ThinkingBlocks), ev.ReasoningContent), ev.LLMResponseID, r.st.Model)
 	r.text(key, 1, event.RoleAssistant, contentText(ev.Thought), ev.LLMResponseID, r.st.Model)
 	name := ev.ToolName
 	if name == "" && ev.ToolCall != nil {
@@ -388,10 +386,10 @@ func (r *eventReader) action(ev *rawEvent, key string) {
 	var in map[string]any
 	_ = json.Unmarshal(args, &in)
 	ty, target := r.toolOf(name, in)
-	callID := firstNonEmpty(ev.ToolCallID, key)
+	callID := transcript.FirstNonEmpty(ev.ToolCallID, key)
 	a := r.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), r.p.session, callID))
 	a.Action = &event.Action{Type: ty, Tool: transcript.CutRunes(name, 200), Target: transcript.ClipTarget(target, maxTarget),
-		ToolUseID: transcript.CutBytes(callID, 200), MessageID: ev.LLMResponseID, Model: r.st.Model, InputHash: inputHash(args),
+		ToolUseID: transcript.CutBytes(callID, 200), MessageID: ev.LLMResponseID, Model: r.st.Model, InputHash: transcript.InputHash(args),
 		Transcript: r.p.src.Path}
 	r.evs = append(r.evs, a)
 	r.msg(key, 2, event.Message{Role: event.RoleToolCall, Text: a.Action.Target, Tool: a.Action.Tool, ToolUseID: a.Action.ToolUseID,
@@ -420,23 +418,23 @@ func (r *eventReader) result(ev *rawEvent) {
 			ExitCode *float64        `json:"exit_code"`
 		}
 		_ = json.Unmarshal(ev.Observation, &o)
-		out = firstNonEmpty(contentText(o.Content), o.Output)
+		out = transcript.FirstNonEmpty(contentText(o.Content), o.Output)
 		var es string
 		_ = json.Unmarshal(o.Error, &es)
 		var eb bool
 		_ = json.Unmarshal(o.Error, &eb)
 		switch {
 		case o.IsError || eb || es != "":
-			ok, errText = false, firstNonEmpty(es, out, "tool failed")
+			ok, errText = false, transcript.FirstNonEmpty(es, out, "tool failed")
 		case o.ExitCode != nil && *o.ExitCode > 0:
-			ok, errText = false, firstNonEmpty(out, "exit code "+strconv.FormatFloat(*o.ExitCode, 'f', -1, 64))
+			ok, errText = false, transcript.FirstNonEmpty(out, "exit code "+strconv.FormatFloat(*o.ExitCode, 'f', -1, 64))
 		}
 	case "UserRejectObservation":
-		ok, errText = false, firstNonEmpty(ev.RejectionReason, "rejected by the user")
+		ok, errText = false, transcript.FirstNonEmpty(ev.RejectionReason, "rejected by the user")
 	case "AgentErrorEvent":
 		var es string
 		_ = json.Unmarshal(ev.Error, &es)
-		ok, errText = false, firstNonEmpty(es, "agent error")
+		ok, errText = false, transcript.FirstNonEmpty(es, "agent error")
 	}
 	a.Success = &ok
 	a.OutputSize = int64(len(out))
@@ -543,22 +541,4 @@ func hasSender(raw json.RawMessage) bool {
 
 func utf8Path(s string) bool {
 	return len(s) < 4096 && !strings.ContainsRune(s, 0) && strings.ToValidUTF8(s, "") == s
-}
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }

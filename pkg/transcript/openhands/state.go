@@ -193,8 +193,8 @@ func (p *StateParser) Record(_ int64, raw []byte) (evs []event.Event, err error)
 				p.stats.CountUnknown("usage without time")
 				continue
 			}
-			model := transcript.CutRunes(strings.TrimSpace(firstNonEmpty(u.Model, m.ModelName, bs.Agent.LLM.Model)), 200)
-			key := firstNonEmpty(u.ResponseID, "#"+strconv.Itoa(i))
+			model := transcript.CutRunes(strings.TrimSpace(transcript.FirstNonEmpty(u.Model, m.ModelName, bs.Agent.LLM.Model)), 200)
+			key := transcript.FirstNonEmpty(u.ResponseID, "#"+strconv.Itoa(i))
 			tu := transcript.PricedUsage(p.prices(), model, transcript.CutBytes(u.ResponseID, 200), u.tokens(), 0, at)
 			if tu == nil {
 				continue

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/transcript"
 )
 
 // toolOf maps a tool call (its action, or its observation, which repeats the command and path) to
@@ -14,10 +15,10 @@ func (r *eventReader) toolOf(name string, in map[string]any) (event.ActionType, 
 	}
 	switch name {
 	case "terminal", "execute_bash", "bash":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "file_editor", "str_replace_editor", "planning_file_editor":
-		path := r.relPath(str(in, "path"))
-		switch str(in, "command") {
+		path := r.relPath(transcript.Arg(in, "path"))
+		switch transcript.Arg(in, "command") {
 		case "view":
 			return event.ActionReadFile, path
 		case "create":
@@ -25,45 +26,36 @@ func (r *eventReader) toolOf(name string, in map[string]any) (event.ActionType, 
 		}
 		return event.ActionEditFile, path
 	case "apply_patch":
-		return event.ActionEditFile, r.relPath(patchFile(str(in, "patch", "input")))
+		return event.ActionEditFile, r.relPath(patchFile(transcript.Arg(in, "patch", "input")))
 	case "glob":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + r.relPath(dir)
 		}
 		return event.ActionSearchFiles, t
 	case "grep":
-		t := str(in, "pattern")
-		if dir := str(in, "path"); dir != "" {
+		t := transcript.Arg(in, "pattern")
+		if dir := transcript.Arg(in, "path"); dir != "" {
 			t += " in " + r.relPath(dir)
-		} else if inc := str(in, "include"); inc != "" {
+		} else if inc := transcript.Arg(in, "include"); inc != "" {
 			t += " in " + inc
 		}
 		return event.ActionSearchText, t
 	case "browser_navigate":
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "task_tracker":
 		return event.ActionTodoUpdate, ""
 	case "delegate", "task":
 		return event.ActionSpawnSubagent, firstTask(in)
 	case "finish":
-		return event.ActionTaskComplete, str(in, "message")
+		return event.ActionTaskComplete, transcript.Arg(in, "message")
 	}
 	return event.ActionUnknown, ""
 }
 
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
 // firstTask is a delegation's first task: a prompt, a description, or the first of its tasks.
 func firstTask(in map[string]any) string {
-	if s := str(in, "description", "prompt", "task"); s != "" {
+	if s := transcript.Arg(in, "description", "prompt", "task"); s != "" {
 		return s
 	}
 	if tasks, ok := in["tasks"].([]any); ok {
@@ -74,7 +66,7 @@ func firstTask(in map[string]any) string {
 					return strings.TrimSpace(v)
 				}
 			case map[string]any:
-				if s := str(v, "description", "prompt", "task"); s != "" {
+				if s := transcript.Arg(v, "description", "prompt", "task"); s != "" {
 					return s
 				}
 			}

@@ -209,7 +209,7 @@ func discoverProject(dir string) []transcript.Source {
 					continue
 				}
 				agent := strings.TrimPrefix(stem, "agent-")
-				out = append(out, transcript.Source{Client: Client, Path: sp, SessionID: name, AgentID: firstNonEmpty(agent, stem)})
+				out = append(out, transcript.Source{Client: Client, Path: sp, SessionID: name, AgentID: transcript.FirstNonEmpty(agent, stem)})
 			}
 		}
 	}

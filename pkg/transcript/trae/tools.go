@@ -1,8 +1,6 @@
 package trae
 
 import (
-	"strings"
-
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
 )
@@ -12,10 +10,10 @@ func toolOf(name string, in map[string]any, cwd, root string) (event.ActionType,
 	rel := func(p string) string { return transcript.RelPath(p, cwd, root) }
 	switch name {
 	case "bash":
-		return event.ActionRunCommand, str(in, "command")
+		return event.ActionRunCommand, transcript.Arg(in, "command")
 	case "str_replace_based_edit_tool":
-		path := rel(str(in, "path"))
-		switch str(in, "command") {
+		path := rel(transcript.Arg(in, "path"))
+		switch transcript.Arg(in, "command") {
 		case "view":
 			return event.ActionReadFile, path
 		case "create":
@@ -23,20 +21,11 @@ func toolOf(name string, in map[string]any, cwd, root string) (event.ActionType,
 		}
 		return event.ActionEditFile, path
 	case "json_edit_tool":
-		return event.ActionEditFile, rel(str(in, "file_path", "path"))
+		return event.ActionEditFile, rel(transcript.Arg(in, "file_path", "path"))
 	case "ckg":
-		return event.ActionSearchText, str(in, "identifier", "query")
+		return event.ActionSearchText, transcript.Arg(in, "identifier", "query")
 	case "task_done":
 		return event.ActionTaskComplete, ""
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }

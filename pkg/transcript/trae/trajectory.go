@@ -3,7 +3,6 @@ package trae
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -135,7 +134,7 @@ func (p *trajectoryParser) trajectory(d *trajectory) []event.Event {
 	}
 	if p.st.Session == "" {
 		h := sha256.Sum256([]byte(d.StartTime + "\x00" + d.Task))
-		base := firstNonEmpty(strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), "trajectory")
+		base := transcript.FirstNonEmpty(strings.TrimSuffix(filepath.Base(p.src.Path), ".json"), "trajectory")
 		p.st.Session = base + "-" + hex.EncodeToString(h[:4])
 	}
 	for _, it := range d.LLMInteractions {
@@ -187,14 +186,14 @@ func (p *trajectoryParser) trajectory(d *trajectory) []event.Event {
 		}
 		r := it.Response
 		idx := i + 1 // 0 is the task's
-		model := strings.TrimSpace(firstNonEmpty(r.Model, it.Model, d.Model))
+		model := strings.TrimSpace(transcript.FirstNonEmpty(r.Model, it.Model, d.Model))
 		if transcript.NewModel(&p.st.Models, model, maxModels) {
 			ev := p.newEvent(event.KindSession, event.ID(Client, "session", p.st.Session, "model", model), t)
 			ev.Session = &event.Session{State: event.SessionActive, Cwd: p.cwd, TranscriptPath: p.src.Path, Model: model}
 			evs = append(evs, ev)
 		}
 		if u := r.Usage; u != nil {
-			provider := strings.ToLower(strings.TrimSpace(firstNonEmpty(it.Provider, d.Provider)))
+			provider := strings.ToLower(strings.TrimSpace(transcript.FirstNonEmpty(it.Provider, d.Provider)))
 			tok := event.Tokens{Input: transcript.Count(u.Input), Output: transcript.Count(u.Output), CacheRead: transcript.Count(u.CacheRead),
 				CacheCreation: transcript.Count(u.CacheCreation), Reasoning: transcript.Count(u.Reasoning)}
 			if provider != "anthropic" {
@@ -213,7 +212,7 @@ func (p *trajectoryParser) trajectory(d *trajectory) []event.Event {
 			if c.CallID == "" && c.Name == "" {
 				continue
 			}
-			callID := firstNonEmpty(c.CallID, strconv.Itoa(i)+":"+strconv.Itoa(j))
+			callID := transcript.FirstNonEmpty(c.CallID, strconv.Itoa(i)+":"+strconv.Itoa(j))
 			a := p.call(c, results[c.CallID], model)
 			ev := p.newEvent(event.KindAction, event.ID(Client, "action", p.st.Session, callID), t)
 			ev.Action = a
@@ -230,7 +229,7 @@ func (p *trajectoryParser) call(c *toolCall, res *toolResult, model string) *eve
 	_ = json.Unmarshal(args, &in)
 	ty, target := toolOf(c.Name, in, p.cwd, p.proj)
 	a := &event.Action{Type: ty, Tool: c.Name, Target: transcript.ClipTarget(target, maxTarget), ToolUseID: c.CallID, Model: model,
-		InputHash: inputHash(args), Transcript: p.src.Path}
+		InputHash: transcript.InputHash(args), Transcript: p.src.Path}
 	if res != nil && res.Success != nil {
 		ok := *res.Success
 		a.Success = &ok
@@ -238,7 +237,7 @@ func (p *trajectoryParser) call(c *toolCall, res *toolResult, model string) *eve
 		a.OutputSize = int64(len(out))
 		a.Output = transcript.Clip(out, maxOutput)
 		if !ok {
-			a.Error = transcript.Clip(firstNonEmpty(errText, out, "failed"), maxError)
+			a.Error = transcript.Clip(transcript.FirstNonEmpty(errText, out, "failed"), maxError)
 		}
 	}
 	return a
@@ -310,22 +309,4 @@ func jsonText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
-}
-
-func inputHash(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }

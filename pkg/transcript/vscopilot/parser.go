@@ -172,7 +172,7 @@ func (p *Parser) span(s *span, seq *int64) []event.Event {
 		c.chat(s, start, end)
 	case s.attrs["gen_ai.operation.name"] == "invoke_agent" || strings.HasPrefix(s.Name, "invoke_agent"):
 	default:
-		p.stats.CountUnknown("span " + firstNonEmpty(s.attrs["gen_ai.operation.name"], s.Name))
+		p.stats.CountUnknown("span " + transcript.FirstNonEmpty(s.attrs["gen_ai.operation.name"], s.Name))
 	}
 	return c.evs
 }
@@ -207,12 +207,12 @@ func (c *conversation) model(model string, t time.Time) {
 }
 
 func (c *conversation) chat(s *span, start, end time.Time) {
-	model := firstNonEmpty(s.attrs["gen_ai.response.model"], s.attrs["gen_ai.request.model"])
+	model := transcript.FirstNonEmpty(s.attrs["gen_ai.response.model"], s.attrs["gen_ai.request.model"])
 	respID := strings.TrimSpace(s.attrs["gen_ai.response.id"])
 	turn := strings.TrimSpace(s.attrs["copilot_chat.root_request_id"])
 	c.model(model, end)
 	if prompt := lastUserText(s.attrs["gen_ai.input.messages"]); prompt != "" {
-		key := firstNonEmpty(turn, "text "+textHash(prompt))
+		key := transcript.FirstNonEmpty(turn, "text "+textHash(prompt))
 		ev := c.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), c.id, "prompt", key), start)
 		ev.Action = &event.Action{Type: event.ActionUserPrompt, Target: clipTarget(prompt), MessageID: turn, Transcript: c.p.src.Path}
 		c.evs = append(c.evs, ev)
@@ -276,7 +276,7 @@ func (c *conversation) tool(s *span, start, end time.Time) {
 		ok := !failed
 		a.Success = &ok
 		if failed {
-			a.Error = clipError(firstNonEmpty(s.Status.Message, s.attrs["error.type"], out, "tool error"))
+			a.Error = clipError(transcript.FirstNonEmpty(s.Status.Message, s.attrs["error.type"], out, "tool error"))
 		}
 		a.Output = clipOutput(out)
 		a.OutputSize = int64(len(out))
@@ -405,7 +405,7 @@ var patchFile = regexp.MustCompile(`(?m)^\*\*\*\s+(?:Add|Update|Delete)\s+File:\
 
 // toolOf maps a tool call to its action type and target (see the package doc).
 func toolOf(name string, in map[string]any) (event.ActionType, string) {
-	path := func() string { return str(in, "filename", "file", "path", "filePath", "file_path") }
+	path := func() string { return transcript.Arg(in, "filename", "file", "path", "filePath", "file_path") }
 	switch name {
 	case "get_file", "read_file":
 		return event.ActionReadFile, path()
@@ -415,7 +415,7 @@ func toolOf(name string, in map[string]any) (event.ActionType, string) {
 		if p := path(); p != "" {
 			return event.ActionEditFile, p
 		}
-		if m := patchFile.FindStringSubmatch(str(in, "patch", "diff", "input")); m != nil {
+		if m := patchFile.FindStringSubmatch(transcript.Arg(in, "patch", "diff", "input")); m != nil {
 			return event.ActionEditFile, strings.TrimSpace(m[1])
 		}
 		return event.ActionEditFile, ""
@@ -423,21 +423,21 @@ func toolOf(name string, in map[string]any) (event.ActionType, string) {
 		if q := strList(in, "queries"); q != "" {
 			return event.ActionSearchFiles, q
 		}
-		return event.ActionSearchFiles, str(in, "query", "pattern", "path")
+		return event.ActionSearchFiles, transcript.Arg(in, "query", "pattern", "path")
 	case "text_search", "code_search", "grep_search", "semantic_search":
 		if q := strList(in, "queries"); q != "" {
 			return event.ActionSearchText, q
 		}
-		return event.ActionSearchText, str(in, "query", "pattern")
+		return event.ActionSearchText, transcript.Arg(in, "query", "pattern")
 	case "get_web_pages", "fetch_webpage":
 		if u, ok := in["urls"].([]any); ok && len(u) > 0 {
 			if s, ok := u[0].(string); ok {
 				return event.ActionWebFetch, s
 			}
 		}
-		return event.ActionWebFetch, str(in, "url")
+		return event.ActionWebFetch, transcript.Arg(in, "url")
 	case "run_command_in_terminal", "run_command", "runInTerminal", "run_in_terminal":
-		return event.ActionRunCommand, str(in, "command", "cmd")
+		return event.ActionRunCommand, transcript.Arg(in, "command", "cmd")
 	case "run_build":
 		return event.ActionRunCommand, "build"
 	}
@@ -450,15 +450,6 @@ func toolOf(name string, in map[string]any) (event.ActionType, string) {
 		return event.ActionMCPCall, server + "/" + tool
 	}
 	return event.ActionUnknown, ""
-}
-
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }
 
 func strList(m map[string]any, key string) string {
@@ -556,15 +547,6 @@ func inputHash(args map[string]any) string {
 func textHash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return base64.RawURLEncoding.EncodeToString(h[:9])
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 func clipTarget(s string) string { return transcript.ClipTarget(s, maxTarget) }

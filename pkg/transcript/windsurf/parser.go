@@ -2,8 +2,6 @@ package windsurf
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,7 +58,7 @@ func newParser(src transcript.Source, st []byte) (*Parser, error) {
 		}
 	}
 	if p.st.Session == "" {
-		p.st.Session = firstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
+		p.st.Session = transcript.FirstNonEmpty(src.SessionID, strings.TrimSuffix(filepath.Base(src.Path), ".jsonl"))
 	}
 	return p, nil
 }
@@ -234,7 +232,7 @@ func (p *Parser) step(i int, s *step) []event.Event {
 	var in map[string]any
 	_ = json.Unmarshal(s.Payload, &in)
 	ty, target := p.toolOf(s.Type, in)
-	a := &event.Action{Type: ty, Tool: s.Type, Target: clipTarget(target), InputHash: inputHash(s.Payload), Transcript: p.src.Path}
+	a := &event.Action{Type: ty, Tool: s.Type, Target: clipTarget(target), InputHash: transcript.InputHash(s.Payload), Transcript: p.src.Path}
 	if ok, known := outcome(s.Status); known {
 		a.Success = &ok
 		if !ok {
@@ -248,7 +246,7 @@ func (p *Parser) step(i int, s *step) []event.Event {
 
 // toolOf maps a step to its action type and target (see the package doc).
 func (p *Parser) toolOf(kind string, in map[string]any) (event.ActionType, string) {
-	path := p.relPath(str(in, "path", "file_path"))
+	path := p.relPath(transcript.Arg(in, "path", "file_path"))
 	switch kind {
 	case "code_action", "replace_file_content", "multi_replace_file_content", "edit_file":
 		return event.ActionEditFile, path
@@ -257,7 +255,7 @@ func (p *Parser) toolOf(kind string, in map[string]any) (event.ActionType, strin
 	case "view_file", "read_file", "read_code", "view_file_outline", "view_code_item":
 		return event.ActionReadFile, path
 	case "run_command":
-		return event.ActionRunCommand, str(in, "command_line")
+		return event.ActionRunCommand, transcript.Arg(in, "command_line")
 	case "grep_search":
 		return event.ActionSearchText, ""
 	case "find_by_name", "list_dir":
@@ -267,11 +265,11 @@ func (p *Parser) toolOf(kind string, in map[string]any) (event.ActionType, strin
 	case "read_url_content":
 		return event.ActionWebFetch, ""
 	case "mcp_tool", "mcp_tool_use":
-		server, tool := str(in, "mcp_server_name"), str(in, "mcp_tool_name")
+		server, tool := transcript.Arg(in, "mcp_server_name"), transcript.Arg(in, "mcp_tool_name")
 		if server != "" && tool != "" {
 			return event.ActionMCPCall, server + "/" + tool
 		}
-		return event.ActionMCPCall, firstNonEmpty(tool, server)
+		return event.ActionMCPCall, transcript.FirstNonEmpty(tool, server)
 	}
 	return event.ActionUnknown, path
 }
@@ -305,32 +303,5 @@ func (p *Parser) message(idx string, seq int64, t time.Time, m event.Message) ev
 
 func (p *Parser) relPath(file string) string { return transcript.RelPath(file, "", p.st.Project) }
 
-func str(m map[string]any, keys ...string) string {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 func clipTarget(s string) string  { return transcript.ClipTarget(s, maxTarget) }
 func clipMessage(s string) string { return transcript.Clip(s, maxMessage) }
-
-func inputHash(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	h := sha256.Sum256(raw)
-	return base64.RawURLEncoding.EncodeToString(h[:9])
-}

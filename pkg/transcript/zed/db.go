@@ -252,7 +252,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher
 	}
 	slices.SortFunc(changed, func(a, b string) int {
 		ta, tb := threads[a], threads[b]
-		if c := strings.Compare(firstNonEmpty(ta.created, ta.updated), firstNonEmpty(tb.created, tb.updated)); c != 0 {
+		if c := strings.Compare(transcript.FirstNonEmpty(ta.created, ta.updated), transcript.FirstNonEmpty(tb.created, tb.updated)); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)

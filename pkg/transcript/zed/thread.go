@@ -179,7 +179,7 @@ func (t *threadReader) read() []event.Event {
 		t.evs = append(t.evs, ev)
 	}
 	if t.agent == "" {
-		title := strings.TrimSpace(firstNonEmpty(r.summary, d.Title, d.Summary))
+		title := strings.TrimSpace(transcript.FirstNonEmpty(r.summary, d.Title, d.Summary))
 		if title == placeholderTitle {
 			title = ""
 		}
@@ -529,7 +529,7 @@ func (t *threadReader) message(i int, m *msg, results map[string]result) {
 		if text == "" {
 			return
 		}
-		key := firstNonEmpty(m.id, strconv.Itoa(i))
+		key := transcript.FirstNonEmpty(m.id, strconv.Itoa(i))
 		if t.agent == "" {
 			ev := t.newEvent(event.KindAction, event.ID(Client, "prompt", t.r.id, key), at)
 			ev.Action = &event.Action{Type: event.ActionUserPrompt, Target: transcript.ClipTarget(text, maxTarget), MessageID: key,
@@ -574,10 +574,10 @@ func (t *threadReader) action(tu *toolUse, results map[string]result, at time.Ti
 		a.OutputSize = int64(len(res.text))
 		a.Output = transcript.Clip(res.text, maxOutput)
 		if res.isError {
-			a.Error = transcript.Clip(strings.TrimSpace(firstNonEmpty(res.text, "tool failed")), maxError)
+			a.Error = transcript.Clip(strings.TrimSpace(transcript.FirstNonEmpty(res.text, "tool failed")), maxError)
 		}
 	}
-	key := firstNonEmpty(tu.id, tu.name)
+	key := transcript.FirstNonEmpty(tu.id, tu.name)
 	ev := t.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), t.r.id, key), at)
 	ev.Action = a
 	return ev
@@ -712,13 +712,4 @@ func inputHash(raw json.RawMessage) string {
 		return ""
 	}
 	return hashOf(raw)
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s = strings.TrimSpace(s); s != "" {
-			return s
-		}
-	}
-	return ""
 }
