@@ -6,8 +6,8 @@ import (
 )
 
 // deferIndexes, before the first bulk batch of a run, drops the store's BulkIndexes when the store
-// holds no action and no message yet (store.DeferIndexes): a history loaded into an empty store
-// then builds them once at the end instead of row by row. It is tried once per run.
+// is empty or small (store.DeferIndexes): a history loaded into it then builds them once at the
+// end instead of row by row. It is tried once per run.
 func (w *Writer) deferIndexes(ctx context.Context) {
 	w.deferMu.Lock()
 	defer w.deferMu.Unlock()

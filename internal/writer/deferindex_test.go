@@ -70,27 +70,38 @@ func TestWriter_BulkLoadDefersIndexesIntoAnEmptyStore(t *testing.T) {
 	}
 }
 
-// A store that already holds a history keeps its indexes through a bulk load (dropping them would
-// rebuild them over everything stored).
+// A store that already holds a history (more than store.DeferSmallStore actions and messages)
+// keeps its indexes through a bulk load (dropping them would rebuild them over everything stored);
+// a small one, whose first batches came on the live path, defers them.
 func TestWriter_BulkLoadKeepsIndexesOfAStoreInUse(t *testing.T) {
-	st, _ := tempStore(t)
-	want := indexSQL(t, st)
-	direct := writer.NewDirect()
-	ctx := context.Background()
-	evs := historyEvents(4000)
-	stop := startWriter(t, ctx, &writer.Writer{Store: st, Direct: direct})
-	if _, err := direct.PublishBatch(ctx, evs[:100]); err != nil {
-		t.Fatal(err)
-	}
-	stop()
-	direct = writer.NewDirect()
-	stop = startWriter(t, ctx, &writer.Writer{Store: st, Direct: direct, Bulk: true})
-	defer stop()
-	if _, err := direct.PublishBatch(ctx, evs[100:]); err != nil {
-		t.Fatal(err)
-	}
-	if got := indexSQL(t, st); len(got) != len(want) {
-		t.Fatalf("a bulk load into a store in use dropped indexes: %d of %d left", len(got), len(want))
+	for _, c := range []struct {
+		stored   int
+		deferred bool
+	}{{100, true}, {store.DeferSmallStore + 1000, false}} {
+		st, _ := tempStore(t)
+		want := indexSQL(t, st)
+		direct := writer.NewDirect()
+		ctx := context.Background()
+		evs := historyEvents(c.stored + 4000)
+		stop := startWriter(t, ctx, &writer.Writer{Store: st, Direct: direct})
+		for i := 0; i < c.stored; i += 2000 {
+			if _, err := direct.PublishBatch(ctx, evs[i:min(i+2000, c.stored)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stop()
+		direct = writer.NewDirect()
+		stop = startWriter(t, ctx, &writer.Writer{Store: st, Direct: direct, Bulk: true})
+		if _, err := direct.PublishBatch(ctx, evs[c.stored:]); err != nil {
+			t.Fatal(err)
+		}
+		if got := indexSQL(t, st); (len(got) < len(want)) != c.deferred {
+			t.Errorf("a bulk load into a store of %d events: %d of %d indexes left, want them deferred: %v", c.stored, len(got), len(want), c.deferred)
+		}
+		stop()
+		if got := indexSQL(t, st); len(got) != len(want) {
+			t.Errorf("after the load into a store of %d events: %d of %d indexes", c.stored, len(got), len(want))
+		}
 	}
 }
 
