@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// deferIndexes, before the first bulk batch of a run, drops the store's BulkIndexes when the store
+// deferIndexes, before the first batch of a bulk writer's run (a scan's own), drops the store's BulkIndexes when the store
 // is empty or small (store.DeferIndexes): a history loaded into it then builds them once at the
 // end instead of row by row. It is tried once per run.
 func (w *Writer) deferIndexes(ctx context.Context) {

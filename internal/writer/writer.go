@@ -351,7 +351,10 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 	start := time.Now().UnixMilli()
 	w.writingN.Store(int64(n))
 	w.writing.Store(start)
-	if bulk {
+	// Only a writer whose every batch takes the bulk path (w.Bulk: a scan's own) defers its
+	// indexes: the bus's backlog alternates bulk and live batches, and a live batch needs them
+	// (measured: deferred and rebuilt within 40 ms, for nothing).
+	if bulk && w.Bulk {
 		w.deferIndexes(ctx)
 	} else if w.deferred.Load() {
 		w.restoreIndexes(ctx) // the backlog is stored: live batches and readers need them

@@ -20,16 +20,14 @@ var BulkIndexes = []string{
 
 // DeferSmallStore is how many actions and messages together a store may hold for DeferIndexes to
 // drop its indexes: building them again over that many rows takes a fraction of a second (0.3 s
-// for the benchmark history's 68,000), which a bulk load of a history saves several times over.
-// The suite's first start on a history stores its first batches on the live path, before the
-// backlog builds up: the store is small then, not empty.
+// for the benchmark history's 68,000), which a bulk load of a history saves several times over: a
+// scan into a store that holds a few sessions gains as one into an empty store does.
 const DeferSmallStore = 20000
 
-// DeferIndexes drops BulkIndexes for a bulk load into an empty or small store (a cold scan, or
-// the first start of the suite on a history: at most DeferSmallStore actions and messages),
-// keeping their definitions in deferred_indexes so that RestoreIndexes, or the next OpenWriter
-// after a crash, makes them again. It reports whether it dropped them. Only the writer calls it,
-// before its first bulk batch.
+// DeferIndexes drops BulkIndexes for a bulk load into an empty or small store (a cold scan: at
+// most DeferSmallStore actions and messages), keeping their definitions in deferred_indexes so
+// that RestoreIndexes, or the next OpenWriter after a crash, makes them again. It reports whether
+// it dropped them. Only the writer calls it, before its first bulk batch.
 func (s *Store) DeferIndexes(ctx context.Context) (bool, error) {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
