@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,11 @@ func TestDiscover(t *testing.T) {
 	srcs, err := New([]string{home, dir, filepath.Join(dir, "absent")}).Discover()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Sources come sorted by path; where the testdata and the temporary directory sort
+	// depends on where the checkout is, so the lines are compared as a set.
+	if !sort.SliceIsSorted(srcs, func(i, j int) bool { return srcs[i].Path < srcs[j].Path }) {
+		t.Errorf("Discover: sources not sorted by path: %v", srcs)
 	}
 	var got []string
 	for _, s := range srcs {
@@ -41,6 +47,8 @@ func TestDiscover(t *testing.T) {
 		"document " + subID + " " + subID + ".json",
 		"lines " + subID + " " + subID + ".jsonl",
 	}
+	sort.Strings(got)
+	sort.Strings(want)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Discover:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
