@@ -40,8 +40,12 @@ type ModelSummarizer interface {
 type Progress struct {
 	Summaries int // epochs summarized
 	Projects  int // projects whose observations were recomputed
-	Pending   int // epochs still due when it stopped
+	Pending   int // epochs still due when it stopped, and projects the throttle put off
+	Waiting   int // of Pending, the projects the throttle put off
 }
+
+// Due is how many epochs were still due when the step stopped.
+func (p Progress) Due() int { return p.Pending - p.Waiting }
 
 func (m *Memory) now() time.Time {
 	if m.Now != nil {
@@ -71,6 +75,17 @@ const dueSQL = `SELECT client, session_id, project, epoch, state, last_seen FROM
 // Step summarizes up to limit sessions' ended epochs, then recomputes the observations of the
 // projects they belong to (each at most once per ObserveEvery).
 func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
+	return m.step(ctx, limit, false)
+}
+
+// Drain is Step for the end of a backlog: once no epoch is left due, it recomputes the
+// observations of every project the throttle put off, so that a history ingested is fully
+// observed when the writer says it has caught up, not up to ObserveEvery later.
+func (m *Memory) Drain(ctx context.Context, limit int) (Progress, error) {
+	return m.step(ctx, limit, true)
+}
+
+func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, error) {
 	var p Progress
 	if m.observed == nil {
 		m.observed, m.waiting = map[string]time.Time{}, map[string]bool{}
@@ -123,11 +138,13 @@ func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
 			delete(m.observed, project)
 		}
 	}
+	throttle := !drain || p.Pending > 0 // a drain lifts it once no epoch is left due
 	for project := range projects {
 		// The throttle is about the work, so it goes by the wall clock, not by Now.
-		if t, ok := m.observed[project]; ok && time.Since(t) < every {
+		if t, ok := m.observed[project]; ok && throttle && time.Since(t) < every {
 			m.waiting[project] = true
 			p.Pending++
+			p.Waiting++
 			continue
 		}
 		delete(m.waiting, project)

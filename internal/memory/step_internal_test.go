@@ -43,3 +43,47 @@ func TestMemory_Step_ObservedStaysBounded(t *testing.T) {
 		t.Errorf("after %d projects, one at a time, the throttle remembers %d, want at most 1", projects, n)
 	}
 }
+
+// A project recomputed a moment ago waits for ObserveEvery when Step brings it new epochs, and
+// says so (Waiting, not Due); Drain recomputes it at once, but only once no epoch is left due.
+func TestMemory_Drain_LiftsTheThrottleOnceNothingIsDue(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	session := func(i int) {
+		t.Helper()
+		ts := int64(1_700_000_000_000 + i)
+		if _, err := st.DB.Exec(`INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state)
+			VALUES ('claude-code', ?, '/p', ?, ?, 'idle')`, fmt.Sprintf("s-%d", i), ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Memory{DB: st.DB, ObserveEvery: time.Hour}
+	session(0)
+	if p, err := m.Step(ctx, 50); err != nil || p.Projects != 1 || p.Pending != 0 {
+		t.Fatalf("first step: %+v, %v; want the project recomputed, nothing pending", p, err)
+	}
+	for i := 1; i <= 3; i++ {
+		session(i)
+	}
+	p, err := m.Step(ctx, 50)
+	if err != nil || p.Summaries != 3 || p.Projects != 0 || p.Waiting != 1 || p.Due() != 0 {
+		t.Fatalf("a step within ObserveEvery: %+v (due %d), %v; want 3 summaries, the project waiting", p, p.Due(), err)
+	}
+	// Two epochs due and a drain of one at a time: the first drain step leaves one due and the
+	// project waiting; the second summarizes the last and recomputes the project.
+	session(4)
+	session(5)
+	if p, err := m.Drain(ctx, 1); err != nil || p.Summaries != 1 || p.Due() != 1 || p.Projects != 0 {
+		t.Fatalf("a drain step with an epoch left due: %+v (due %d), %v; want the project still put off", p, p.Due(), err)
+	}
+	if p, err := m.Drain(ctx, 1); err != nil || p.Summaries != 1 || p.Projects != 1 || p.Pending != 0 {
+		t.Fatalf("the last drain step: %+v, %v; want the project recomputed, nothing pending", p, err)
+	}
+	if p, err := m.Step(ctx, 50); err != nil || p.Pending != 0 || p.Projects != 0 {
+		t.Fatalf("a step after the drain: %+v, %v; want nothing to do", p, err)
+	}
+}

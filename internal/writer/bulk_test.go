@@ -227,3 +227,75 @@ func startWriter(t *testing.T, ctx context.Context, w *writer.Writer) (stop func
 		}
 	}
 }
+
+// A backlog is drained: once it is stored, the rollups, the index, the analysis and the session
+// memory catch up at once and to the end, although live batches keep coming (outside a drain
+// they pace the analysis to every 30 s and the memory to every 10 s), and the health says
+// caught up only when they have: every ended session summarized, the project's patterns
+// computed, no backlog session left marked.
+func TestWriter_BacklogIsDrained(t *testing.T) {
+	ctx, cancel, srv, st, pub := rig(t)
+	defer cancel()
+	const n = 3000 // 60 sessions of 50 actions
+	evs := historyEvents(n)
+	for s := range n / 50 {
+		ev := event.New(event.KindSession, "test")
+		ev.ID = event.ID("bulk-test", "end", fmt.Sprint(s))
+		ev.Time = evs[s*50+49].Time
+		ev.Client, ev.SessionID, ev.Project = "claude-code", fmt.Sprintf("s%d", s), "/work/p"
+		ev.Session = &event.Session{State: event.SessionFinalized}
+		evs = append(evs, ev)
+	}
+	// The backlog's last batches come on the live path; model calls there, so that what the
+	// health says is checked against the backlog, not against a batch stored a moment ago.
+	for i := range 300 {
+		ev := event.New(event.KindTokenUsage, "test")
+		ev.ID = event.ID("bulk-test", "tail", fmt.Sprint(i))
+		ev.Time = evs[n-1].Time
+		ev.Client, ev.SessionID, ev.Project = "claude-code", "tail", "/work/tail"
+		ev.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 10, Output: 1}, Model: "claude-sonnet-4-5", MessageID: fmt.Sprint(i)}
+		evs = append(evs, ev)
+	}
+	if _, err := pub.PublishBatch(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	// A live session beside it: a model call every 50 ms, each batch a kick to every loop (and
+	// nothing for the analysis or the memory to do, so that the health can say caught up).
+	go func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			ev := event.New(event.KindTokenUsage, "test")
+			ev.ID = event.ID("bulk-test", "live", fmt.Sprint(i))
+			ev.Time = time.Now()
+			ev.Client, ev.SessionID, ev.Project = "claude-code", "live", "/work/live"
+			ev.TokenUsage = &event.TokenUsage{Tokens: event.Tokens{Input: 10, Output: 1}, Model: "claude-sonnet-4-5", MessageID: fmt.Sprint(i)}
+			pub.Publish(ctx, &ev)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	wc, err := bus.Connect(ctx, bus.Options{Server: srv, Token: srv.Token(), Wait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	w := &writer.Writer{Store: st, Bus: wc, Options: bus.ConsumeOptions{BatchSize: 100, FlushInterval: 10 * time.Millisecond}}
+	wdone := make(chan struct{})
+	go func() { w.Run(ctx); close(wdone) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for w.Stats().Stored < n || strings.Contains(w.Health().Detail, "catching up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("not caught up after 60 s: stored %d, health %q", w.Stats().Stored, w.Health().Detail)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	detail := w.Health().Detail
+	var summaries, marked, dirty int64
+	st.DB.QueryRow(`SELECT count(*) FROM session_summaries WHERE session_id != 'live'`).Scan(&summaries)
+	st.DB.QueryRow(`SELECT count(*) FROM analysis_dirty WHERE session_id != 'live'`).Scan(&marked)
+	st.DB.QueryRow(`SELECT count(*) FROM pattern_state WHERE project = '/work/p' AND dirty`).Scan(&dirty)
+	if summaries != n/50 || marked != 0 || dirty != 0 {
+		t.Errorf("the health says %q, yet %d of %d sessions are summarized, %d still marked for the analysis, the project's patterns dirty: %v",
+			detail, summaries, n/50, marked, dirty != 0)
+	}
+	cancel()
+	<-wdone
+}

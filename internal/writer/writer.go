@@ -87,6 +87,8 @@ type Writer struct {
 	Direct *Direct
 
 	bulkAt    atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
+	bulkSeq   atomic.Int64 // batches that took the bulk path, counted
+	bulkLast  atomic.Int64 // unix ms of the last batch that took the bulk path
 	lastWrite atomic.Int64 // unix ms of the last batch stored
 	unsettled atomic.Bool  // bulk work was stored since the last Settle (settle.go)
 	// The indexes deferred for a bulk load into an empty store (deferindex.go).
@@ -101,6 +103,7 @@ type Writer struct {
 	pendRollups atomic.Int64  // hours whose rollups wait, as last counted
 	pendIndex   atomic.Bool   // tool outputs wait for the full-text index
 	pendAnalyse atomic.Int64  // sessions marked for the analysis, as last counted; -1: some
+	pendMemory  atomic.Int64  // epochs due a summary, as last counted; -1: some
 	limitKick   chan struct{} // a batch stored a limit figure: check the limits now (budget.go)
 
 	stored    atomic.Int64
@@ -154,8 +157,12 @@ func (w *Writer) Run(ctx context.Context) error {
 	if n, err := w.Store.RollupsPending(ctx); err == nil {
 		w.pendRollups.Store(n)
 	}
-	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, rollupKick, 0, w.rollupStep, w.rollupFinish) })()
-	defer spawn(ctx, func(ctx context.Context) { w.offBatch(ctx, indexKick, 0, w.indexStep, w.indexFinish) })()
+	defer spawn(ctx, func(ctx context.Context) {
+		w.offBatch(ctx, rollupKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.rollupStep(ctx) }, w.rollupFinish)
+	})()
+	defer spawn(ctx, func(ctx context.Context) {
+		w.offBatch(ctx, indexKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.indexStep(ctx) }, w.indexFinish)
+	})()
 	// The analysis re-reads each marked session whole, on a read connection of its own, and
 	// writes each session's findings in a short transaction: while batches keep coming (a busy
 	// session) it runs every analyseBusy, not at every tick, so that it does not halve the
@@ -167,7 +174,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.Logger.Warn("no read connection for the analysis; it reads on the writer's", "err", err)
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context) (bool, bool) { return w.analyseStep(ctx, a) },
+		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.analyseStep(ctx, a, drain) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
 	})()
 	// Session memory (internal/memory): the summaries of ended epochs and each project's
@@ -182,8 +189,8 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context) (bool, bool) { return w.memoryStep(ctx, mem) },
-			func(ctx context.Context) { w.memoryStep(ctx, mem) })
+		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.memoryStep(ctx, mem, drain) },
+			func(ctx context.Context) { w.memoryStep(ctx, mem, true) })
 	})()
 	defer spawn(ctx, w.settleLoop)()
 	if w.Prices != nil {
@@ -230,6 +237,8 @@ func (w *Writer) Run(ctx context.Context) error {
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
 		w.bulkAt.Store(time.Now().UnixMilli())
+		w.bulkSeq.Add(1)
+		w.bulkLast.Store(time.Now().UnixMilli())
 	} else {
 		w.bulkAt.Store(0)
 	}
@@ -239,6 +248,11 @@ func (w *Writer) setBulk(bulk bool) {
 // anyway: a backlog whose end came in no live batch (events dropped by the stream's limits), or
 // a scan whose readers paused.
 const bulkStale = 10 * time.Second
+
+// drainTail is how long after the last bulk batch a drain goes on: a backlog's last batches
+// come on the live path (too few left behind them for the bulk path), and they are caught up at
+// once too.
+const drainTail = 2 * time.Second
 
 // inBulk reports whether batches take the bulk path: the catch-ups wait meanwhile.
 func (w *Writer) inBulk() bool {
@@ -382,6 +396,7 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 		w.pendRollups.Add(1)
 		w.pendIndex.Store(true)
 		w.pendAnalyse.CompareAndSwap(0, -1)
+		w.pendMemory.CompareAndSwap(0, -1)
 	}
 	w.stored.Add(int64(res.Inserted))
 	w.dups.Add(int64(res.Duplicates))
@@ -431,12 +446,22 @@ const analyseBusy = 30 * time.Second
 // 10 s, once ctx ends, so that a short-lived writer (the one `observerctl scan` hosts) leaves its
 // work done. The first batch stored after a backlog starts a step at once. With busy set, while
 // batches came in since the last tick, step waits until busy has passed since it last ran.
-// Nothing steps while batches take the bulk path.
-func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(context.Context) (more, again bool), finish func(context.Context)) {
+// Nothing steps while batches take the bulk path. When a backlog has been stored, step drains:
+// it runs step after step, with drain set, until nothing is left or no step can progress, neither
+// paced by busy nor stopped by the live batches that come meanwhile, so that a history ingested
+// is caught up (analysed, observed) when the writer says so, not a tick or a minute later.
+func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(ctx context.Context, drain bool) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending, kicked := true, false
-	bulkWait := false // a tick found batches on the bulk path
+	drain := false           // a backlog was stored: catch up at once and to the end
+	seen := w.bulkSeq.Load() // the bulk batches this loop has caught up after
+	backlog := func() bool { // a backlog was stored since, and batches no longer take the bulk path
+		if n := w.bulkSeq.Load(); n != seen && !w.inBulk() {
+			seen, drain = n, true
+		}
+		return drain
+	}
 	var last time.Time
 	for {
 		select {
@@ -450,42 +475,45 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			return
 		case <-kick:
 			pending, kicked = true, true
-			if !bulkWait || w.inBulk() {
+			if w.inBulk() || !backlog() {
 				continue
 			}
 			// The first batch after a backlog: catch up now, not at the next tick (each loop
 			// waited up to 2 s for it, a quarter of the deployed form's time to settle).
-			bulkWait, kicked = false, false
+			kicked = false
 		case <-t.C:
 		}
 		if w.inBulk() {
 			// Batches take the bulk path: everything waits until the backlog is stored.
-			pending, bulkWait = true, true
+			pending = true
 			continue
 		}
-		bulkWait = false
-		if !pending || (busy > 0 && kicked && time.Since(last) < busy) {
+		backlog()
+		if !pending || (!drain && busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
 			continue
 		}
 		kicked, last = false, time.Now()
 		w.restoreIndexes(ctx) // the catch-ups read through them
 		var again bool
-		pending, again = step(ctx)
+		pending, again = step(ctx, drain)
 		// Work left that can go on now (the step made progress) and no batch came meanwhile (the
-		// backlog is stored): step again at once rather than once per tick, so that a catch-up
-		// takes its own time, not the ticks'. A step that failed or could not progress waits
-		// for the next tick.
+		// backlog is stored), or a drain: step again at once rather than once per tick, so that
+		// a catch-up takes its own time, not the ticks'. A step that failed or could not
+		// progress waits for the next tick.
 		for pending && again && ctx.Err() == nil && !w.inBulk() {
 			select {
 			case <-kick:
 				kicked = true
 			default:
 			}
-			if kicked {
+			if kicked && !drain {
 				break
 			}
-			pending, again = step(ctx)
+			pending, again = step(ctx, drain)
+		}
+		if (!pending || !again) && time.Since(time.UnixMilli(w.bulkLast.Load())) >= drainTail {
+			drain = false // drained, or stuck until the next tick (paced again)
 		}
 		w.lastWork.Store(time.Now().UnixMilli())
 	}
@@ -551,8 +579,8 @@ func (w *Writer) indexAll(ctx context.Context) bool {
 
 // analyseStep keeps the analysis tables current (internal/analysis): the sessions the batches
 // marked, 100 at a time between batches, and each project's patterns at most once a minute.
-func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer) (more, again bool) {
-	p, err := a.Step(ctx, 100, false)
+func (w *Writer) analyseStep(ctx context.Context, a *analysis.Analyzer, drain bool) (more, again bool) {
+	p, err := a.Step(ctx, 100, drain)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Logger.Warn("analysis failed; will retry", "err", err)
@@ -595,9 +623,14 @@ func (w *Writer) serveForget(req []byte, send func([]byte) error) {
 const memoryBusy = 10 * time.Second
 
 // memoryStep summarizes ended epochs, 50 sessions at a time, and recomputes the observations of
-// their projects; it reports whether more are due.
-func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory) (more, again bool) {
-	p, err := m.Step(ctx, 50)
+// their projects (with drain, every project's once no epoch is left due); it reports whether
+// more are due.
+func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory, drain bool) (more, again bool) {
+	step := m.Step
+	if drain {
+		step = m.Drain
+	}
+	p, err := step(ctx, 50)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Logger.Warn("session memory failed; will retry", "err", err)
@@ -606,8 +639,9 @@ func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory) (more, again 
 	}
 	if p.Summaries > 0 || p.Projects > 0 {
 		w.notify(bus.StoredNote{Analysis: true})
-		w.Logger.Debug("session memory", "summaries", p.Summaries, "projects", p.Projects, "pending", p.Pending)
+		w.Logger.Debug("session memory", "summaries", p.Summaries, "projects", p.Projects, "due", p.Due(), "waiting", p.Waiting)
 	}
+	w.pendMemory.Store(int64(p.Due()))
 	return p.Pending > 0, p.Summaries > 0 || p.Projects > 0
 }
 
@@ -660,7 +694,7 @@ func (w *Writer) Health() bus.Health {
 // catchingUp says what the bulk path left to catch up, or "".
 func (w *Writer) catchingUp() string {
 	if w.inBulk() {
-		return "catching up: storing a backlog (bulk path); the rollups, the full-text index and the analysis follow"
+		return "catching up: storing a backlog (bulk path); the rollups, the full-text index, the analysis and the session memory follow"
 	}
 	var parts []string
 	if n := w.pendRollups.Load(); n > 0 {
@@ -674,6 +708,10 @@ func (w *Writer) catchingUp() string {
 		parts = append(parts, fmt.Sprintf("analysis of %d sessions", n))
 	case n < 0:
 		parts = append(parts, "analysis")
+	}
+	switch n := w.pendMemory.Load(); {
+	case n != 0:
+		parts = append(parts, "session memory") // n counts at least those due, not all
 	}
 	if len(parts) == 0 {
 		return ""
