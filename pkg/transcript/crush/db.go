@@ -65,14 +65,6 @@ func columns(ctx context.Context, tx *sql.Tx, table string) (map[string]bool, er
 	return out, err
 }
 
-// opt returns expr when the column exists, else the default value.
-func opt(cols map[string]bool, col, expr, def string) string {
-	if cols[col] {
-		return expr
-	}
-	return def
-}
-
 // read reads the sessions and the message rows past the watermark in one read transaction.
 func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -90,7 +82,8 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	}
 	r := &rows{sessions: map[string]sessionRow{}}
 	q, err := tx.QueryContext(ctx, `SELECT COALESCE(id, ''), COALESCE(parent_session_id, ''),
-	  CAST(COALESCE(created_at, 0) AS INTEGER), `+opt(scols, "summary_message_id", "COALESCE(summary_message_id, '')", "''")+`
+	  CAST(COALESCE(created_at, 0) AS INTEGER), `+
+		sqliteread.Opt(scols, "summary_message_id", "COALESCE(summary_message_id, '')", "''")+`
 	FROM sessions ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
@@ -112,8 +105,8 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	}
 	q, err = tx.QueryContext(ctx, `SELECT COALESCE(id, ''), COALESCE(session_id, ''), COALESCE(role, ''), parts,
 	  COALESCE(model, ''), CAST(COALESCE(created_at, 0) AS INTEGER), CAST(COALESCE(updated_at, 0) AS INTEGER),
-	  `+opt(mcols, "provider", "COALESCE(provider, '')", "''")+`,
-	  `+opt(mcols, "is_summary_message", "CAST(COALESCE(is_summary_message, 0) AS INTEGER)", "0")+`, rowid
+	  `+sqliteread.Opt(mcols, "provider", "COALESCE(provider, '')", "''")+`,
+	  `+sqliteread.Col(mcols, "is_summary_message", "INTEGER", "0")+`, rowid
 	FROM messages WHERE CAST(COALESCE(updated_at, 0) AS INTEGER) >= ? ORDER BY 7, 1`, st.Message.T)
 	if err != nil {
 		return nil, err

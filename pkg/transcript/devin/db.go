@@ -91,14 +91,6 @@ func kindOf(msg []byte) rootKind {
 	return rootMain
 }
 
-// opt returns expr when the column exists, else the default value.
-func opt(cols map[string]bool, col, expr, def string) string {
-	if cols[col] {
-		return expr
-	}
-	return def
-}
-
 // read reads the sessions, the nodes past the watermark and the parent links of the sessions
 // they belong to, in one read transaction.
 func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*pass, error) {
@@ -181,10 +173,10 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*pass, error)
 			return nil, err
 		}
 	}
-	q, err = tx.QueryContext(ctx, `SELECT COALESCE(id, ''), `+opt(scols, "title", "COALESCE(title, '')", "''")+`,
-	  `+opt(scols, "working_directory", "COALESCE(working_directory, '')", "''")+`,
-	  `+opt(scols, "model", "COALESCE(model, '')", "''")+`,
-	  `+opt(scols, "created_at", "CAST(COALESCE(created_at, 0) AS INTEGER)", "0")+` FROM sessions`)
+	q, err = tx.QueryContext(ctx, `SELECT COALESCE(id, ''), `+sqliteread.Opt(scols, "title", "COALESCE(title, '')", "''")+`,
+	  `+sqliteread.Opt(scols, "working_directory", "COALESCE(working_directory, '')", "''")+`,
+	  `+sqliteread.Opt(scols, "model", "COALESCE(model, '')", "''")+`,
+	  `+sqliteread.Col(scols, "created_at", "INTEGER", "0")+` FROM sessions`)
 	if err != nil {
 		return nil, err
 	}

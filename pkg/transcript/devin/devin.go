@@ -145,14 +145,8 @@ func (a *Adapter) Client() string { return Client }
 func DefaultRoots() []string { return defaultRoots(runtime.GOOS) }
 
 func defaultRoots(goos string) []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	var roots []string
@@ -178,21 +172,11 @@ func (a *Adapter) WatchDirs() []string {
 // Discover lists <root>/cli/sessions.db of every root that has one, as Database sources. A
 // missing root is not an error.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	seen := map[string]bool{}
+	var paths []string
 	for _, r := range a.Roots {
-		p := filepath.Join(r, "cli", DBName)
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() || seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, transcript.Source{Client: Client, Path: p, Database: true})
+		paths = append(paths, filepath.Join(r, "cli", DBName))
 	}
-	return out, nil
+	return transcript.DatabaseSources(Client, paths), nil
 }
 
 func (a *Adapter) prices() *pricing.Table { return transcript.PriceTable(a.Prices, a.CurrentPrices) }

@@ -103,13 +103,6 @@ func (p *DBParser) Poll(ctx context.Context) ([]event.Event, error) {
 	return got.evs, nil
 }
 
-func col(cols map[string]bool, name string) string {
-	if !cols[name] {
-		return "''"
-	}
-	return "CAST(COALESCE(" + name + ", '') AS TEXT)"
-}
-
 // read lists the conversations and reads the changed ones, one row at a time, in one read
 // transaction; st loses the conversations that are gone.
 func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, error) {
@@ -125,7 +118,8 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, er
 	if len(cols) == 0 {
 		return nil, fmt.Errorf("no conversations table: not a Forge database, or not created yet")
 	}
-	q, err := tx.QueryContext(ctx, `SELECT CAST(conversation_id AS TEXT), `+col(cols, "updated_at")+`, `+col(cols, "created_at")+
+	col := func(name string) string { return sqliteread.Col(cols, name, "TEXT", "''") }
+	q, err := tx.QueryContext(ctx, `SELECT CAST(conversation_id AS TEXT), `+col("updated_at")+`, `+col("created_at")+
 		` FROM conversations WHERE context IS NOT NULL`)
 	if err != nil {
 		return nil, err
@@ -159,8 +153,8 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState) (*pass, er
 		}
 		return changed[i].id < changed[j].id
 	})
-	stmt, err := tx.PrepareContext(ctx, `SELECT `+col(cols, "title")+`, CAST(context AS TEXT), `+col(cols, "created_at")+`, `+
-		col(cols, "updated_at")+` FROM conversations WHERE conversation_id = ?`)
+	stmt, err := tx.PrepareContext(ctx, `SELECT `+col("title")+`, CAST(context AS TEXT), `+col("created_at")+`, `+
+		col("updated_at")+` FROM conversations WHERE conversation_id = ?`)
 	if err != nil {
 		return nil, err
 	}

@@ -101,11 +101,9 @@
 package forge
 
 import (
-	"errors"
 	"github.com/observerhq/observer/pkg/client"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/pricing"
@@ -158,39 +156,10 @@ func DefaultRoots() []string {
 	return []string{filepath.Join(home, "forge"), filepath.Join(home, ".forge")}
 }
 
-// Discover lists the .forge.db of every root as a Database source. A missing root is not an
-// error.
+// Discover lists the .forge.db of every root as a Database source, once when symbolic links make
+// two of them one file (~/forge linked to ~/.forge). A missing root is not an error.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		entries, err := transcript.ReadDir(root)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, e := range entries {
-			path := filepath.Join(root, e.Name())
-			if e.Name() != DBName || !transcript.IsFile(e, path) {
-				continue
-			}
-			abs, err := filepath.Abs(path)
-			if err != nil {
-				abs = path
-			}
-			key := abs
-			if real, err := filepath.EvalSymlinks(abs); err == nil {
-				key = real
-			}
-			if !seen[key] {
-				seen[key] = true
-				out = append(out, transcript.Source{Client: Client, Path: abs, Database: true})
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return transcript.DiscoverDatabases(Client, a.Roots, DBName, true)
 }
 
 // NewParser returns the parser of a database (a transcript.Poller), resumed from state when it

@@ -304,6 +304,25 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// Two roots that are one directory through a symbolic link (~/forge linked to ~/.forge) list its
+// database once, under the first root's path.
+func TestDiscover_LinkedRoots(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, ".forge")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFixtures(t, filepath.Join(target, DBName))
+	link := filepath.Join(dir, "forge")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	srcs, err := New([]string{link, target}).Discover()
+	if err != nil || len(srcs) != 1 || srcs[0].Path != filepath.Join(link, DBName) {
+		t.Errorf("Discover: %+v, %v; want the database once, at %s", srcs, err, filepath.Join(link, DBName))
+	}
+}
+
 func TestDefaultRoots(t *testing.T) {
 	home, _ := os.UserHomeDir()
 	t.Setenv("FORGE_CONFIG", "")

@@ -125,18 +125,10 @@ type msgRow struct {
 	exitCode, errField, successField, outputField string // a tool result's JSON fields, read by SQLite
 }
 
-// col returns the SQL reading column name as type typ ("TEXT", "INTEGER", "REAL"), or def when
-// the table has no such column.
-func col(cols map[string]bool, name, typ, def string) string {
-	if !cols[name] {
-		return def
-	}
-	return fmt.Sprintf("CAST(COALESCE(%s, %s) AS %s)", name, def, typ)
-}
-
 // read reads the sessions, their per-model usage and the messages past the watermark in one read
 // transaction.
 func (p *Parser) read(ctx context.Context, db *sql.DB, st *dbState) (*rows, error) {
+	col := sqliteread.Col
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err

@@ -12,8 +12,9 @@
 // Although iFlow CLI is a Gemini CLI fork, its sessions are not Gemini CLI's chat recordings
 // (tmp/<project>/chats/session-*.json, read by package gemini): they are Claude Code-shaped
 // JSON lines in a Qwen-style layout, with Gemini CLI's tool names and tool-result payloads.
-// Package gemini's reader cannot read them, so this package reads them; it reuses package
-// gemini's tool taxonomy (gemini.ToolType), which iFlow's tool names follow.
+// Package gemini's reader cannot read them, so this package reads them, with the reader of that
+// shape it shares with package qoder (package ccshape); it reuses package gemini's tool taxonomy
+// (gemini.ToolType), which iFlow's tool names follow.
 //
 // # Files
 //
@@ -88,15 +89,15 @@
 package iflow
 
 import (
-	"errors"
-	"github.com/observerhq/observer/pkg/client"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/ccshape"
 )
 
 // Client is the client the adapter names (the integrator moves it to pkg/client).
@@ -132,14 +133,8 @@ func (a *Adapter) Client() string { return Client }
 // DefaultRoots returns iFlow CLI's projects directories: those of OBSERVER_IFLOW_DIRS when set,
 // else ~/.iflow/projects (the same on Linux and macOS).
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	return []string{filepath.Join(home, ".iflow", "projects")}
@@ -152,45 +147,29 @@ func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...
 // Discover lists the sessions (<root>/<project>/session-*.jsonl), sorted by path. A missing
 // root is not an error; a root that cannot be read is reported after the others are listed.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
+	return ccshape.Discover(a.Roots, sessions)
+}
+
+// sessions lists one project directory's session files. A subagent's file is one of them: only
+// its records tell it apart.
+func sessions(dir string) []transcript.Source {
+	entries, _ := transcript.ReadDir(dir)
 	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			abs = root
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			if seen[real] {
-				continue
-			}
-			seen[real] = true
-		}
-		projects, err := transcript.ReadDir(abs)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, pd := range projects {
-			dir := filepath.Join(abs, pd.Name())
-			if !transcript.IsDir(pd, dir) {
-				continue
-			}
-			entries, _ := transcript.ReadDir(dir)
-			for _, e := range entries {
-				name, path := e.Name(), filepath.Join(dir, e.Name())
-				stem, ok := strings.CutSuffix(name, ".jsonl")
-				if ok && strings.HasPrefix(stem, "session-") && transcript.IsFile(e, path) {
-					out = append(out, transcript.Source{Client: Client, Path: path, SessionID: stem})
-				}
-			}
+	for _, e := range entries {
+		name, path := e.Name(), filepath.Join(dir, e.Name())
+		stem, ok := strings.CutSuffix(name, ".jsonl")
+		if ok && strings.HasPrefix(stem, "session-") && transcript.IsFile(e, path) {
+			out = append(out, transcript.Source{Client: Client, Path: path, SessionID: stem})
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return out
 }
 
 // NewParser returns a parser for one session file, resumed from state when it is not nil.
 func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {
-	return newParser(src, state, pricing.Source(a.Prices, a.CurrentPrices))
+	p, err := ccshape.New(&config, src, state, pricing.Source(a.Prices, a.CurrentPrices))
+	if err != nil {
+		return nil, fmt.Errorf("iflow parser state for %s: %w", src.Path, err)
+	}
+	return p, nil
 }

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/ccshape/ccshapetest"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
@@ -41,39 +43,13 @@ func source(tb testing.TB, path string) transcript.Source {
 
 func read(tb testing.TB, src transcript.Source, lines [][]byte, state []byte) ([]event.Event, []byte) {
 	tb.Helper()
-	p, err := New(nil).NewParser(src, state)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var evs []event.Event
-	for i, l := range lines {
-		got, err := p.Record(int64(i), l)
-		if err != nil {
-			tb.Fatalf("line %d: %v", i+1, err)
-		}
-		evs = append(evs, got...)
-	}
-	transcripttest.CheckEvents(tb, evs)
-	return evs, p.State()
+	return ccshapetest.Read(tb, New(nil), src, lines, state)
 }
 
-func byKind(evs []event.Event, k event.Kind) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func actionsByType(evs []event.Event) map[event.ActionType]*event.Action {
-	out := map[event.ActionType]*event.Action{}
-	for _, a := range transcripttest.ActionsOf(evs) {
-		out[a.Type] = a
-	}
-	return out
-}
+var (
+	byKind        = ccshapetest.ByKind
+	actionsByType = ccshapetest.ActionsByType
+)
 
 func TestDiscover(t *testing.T) {
 	srcs, err := New([]string{filepath.Join("testdata", "projects"), filepath.Join("testdata", "absent")}).Discover()
@@ -256,5 +232,39 @@ func TestDefaultRoots(t *testing.T) {
 	t.Setenv(EnvDirs, "/a/projects"+string(os.PathListSeparator)+"~/b")
 	if got := DefaultRoots(); len(got) != 2 || got[0] != "/a/projects" || got[1] != filepath.Join(home, "b") {
 		t.Errorf("DefaultRoots with %s: %v", EnvDirs, got)
+	}
+}
+
+// A toolUseResult written as a string (Claude Code's habit for an error's text) carries no status
+// and does not make its line malformed: the tool results in the line are read all the same.
+func TestToolUseResultString(t *testing.T) {
+	obj := regexp.MustCompile(`"toolUseResult":\{[^}]*\}`)
+	var lines [][]byte
+	changed := 0
+	for _, l := range transcripttest.ReadLines(t, mainFile) {
+		if obj.Match(l) {
+			changed++
+			l = obj.ReplaceAll(l, []byte(`"toolUseResult":"Error: the tool failed"`))
+		}
+		lines = append(lines, l)
+	}
+	if changed == 0 {
+		t.Fatal("the fixture has no toolUseResult object to rewrite")
+	}
+	p, _ := New(nil).NewParser(source(t, mainFile), nil)
+	var evs []event.Event
+	for i, l := range lines {
+		got, err := p.Record(int64(i), l)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		evs = append(evs, got...)
+	}
+	acts := actionsByType(evs)
+	if a := acts[event.ActionReadFile]; a == nil || a.Success == nil || !*a.Success || !strings.Contains(a.Output, "def total") {
+		t.Errorf("read_file %+v: want its result read", a)
+	}
+	if a := acts[event.ActionRunCommand]; a == nil || a.Success == nil || *a.Success || a.Error != "Command exited with code 1: 2 failed, 5 passed" {
+		t.Errorf("run_command %+v: want it failed, by its response", a)
 	}
 }

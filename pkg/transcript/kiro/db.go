@@ -74,78 +74,14 @@ func (p *DBParser) Stats() transcript.Stats { return p.stats.Clone() }
 
 // Poll reads the conversations changed since the last pass, all at once.
 func (p *DBParser) Poll(ctx context.Context) ([]event.Event, error) {
-	var out []event.Event
-	err := p.PollEach(ctx, 1<<30, func(evs []event.Event) error {
-		out = append(out, evs...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqliteread.Collect(ctx, p.PollEach)
 }
 
 // PollEach reads like Poll and hands the events over at most max at a time, one conversation's
 // value in memory at once. A batch is handed over only while the database is the one being read
 // (sqliteread.Unchanged); the state is committed when the pass ends without an error.
 func (p *DBParser) PollEach(ctx context.Context, max int, emit func([]event.Event) error) error {
-	if max <= 0 {
-		max = 1
-	}
-	committed := p.stats.Clone()
-	var b *batcher
-	work, _, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, func(ctx context.Context, db *sql.DB, st *dbState) (struct{}, error) {
-		p.stats = committed.Clone()
-		b = &batcher{ctx: ctx, max: max, emit: emit}
-		if err := p.read(ctx, db, st, b); err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, b.flush()
-	})
-	if err != nil {
-		p.stats = committed
-		return err
-	}
-	p.st = work
-	p.stats.Events += b.n
-	return nil
-}
-
-// batcher gathers events and hands them over max at a time.
-type batcher struct {
-	ctx  context.Context
-	max  int
-	emit func([]event.Event) error
-	evs  []event.Event
-	n    int64
-}
-
-func (b *batcher) add(evs ...event.Event) error {
-	b.evs = append(b.evs, evs...)
-	for len(b.evs) >= b.max {
-		if err := b.send(b.evs[:b.max]); err != nil {
-			return err
-		}
-		b.evs = slices.Delete(b.evs, 0, b.max)
-	}
-	return nil
-}
-
-func (b *batcher) flush() error {
-	if len(b.evs) == 0 {
-		return nil
-	}
-	err := b.send(b.evs)
-	b.evs = nil
-	return err
-}
-
-func (b *batcher) send(evs []event.Event) error {
-	if err := sqliteread.Unchanged(b.ctx); err != nil {
-		return err
-	}
-	b.n += int64(len(evs))
-	return b.emit(slices.Clone(evs))
+	return sqliteread.PassEach(ctx, p.src.Path, &p.st, dbState.clone, &p.stats, max, emit, p.read)
 }
 
 // convRow is a conversation's newest row, as listed.
@@ -156,7 +92,7 @@ type convRow struct {
 
 // read lists the conversations and reads the changed ones, in one read transaction; st loses the
 // conversations that are gone.
-func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher) error {
+func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *sqliteread.Batcher) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -251,7 +187,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher
 			next = prev
 		}
 		st.Convs[r.id] = next
-		if err := b.add(evs...); err != nil {
+		if err := b.Add(evs...); err != nil {
 			return err
 		}
 	}

@@ -16,15 +16,7 @@ var _ transcript.StreamPoller = (*Parser)(nil)
 // the watermark only after a successful pass. It returns every event of the pass at once: a
 // caller that reads large databases uses PollEach.
 func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
-	var out []event.Event
-	err := p.PollEach(ctx, 1<<30, func(evs []event.Event) error {
-		out = append(out, evs...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqliteread.Collect(ctx, p.PollEach)
 }
 
 // PollEach reads like Poll and hands the events to emit, at most max at a time, as it reads
@@ -32,65 +24,7 @@ func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
 // part rows. A batch is handed over only when the database is still the one being read
 // (sqliteread.Unchanged). The watermark is committed when the pass ends without an error.
 func (p *Parser) PollEach(ctx context.Context, max int, emit func([]event.Event) error) error {
-	if max <= 0 {
-		max = 1
-	}
-	committed := p.stats.Clone()
-	var b *batcher
-	work, _, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, func(ctx context.Context, db *sql.DB, st *state) (struct{}, error) {
-		p.stats = committed.Clone() // an attempt counts from the committed figures
-		b = &batcher{ctx: ctx, max: max, emit: emit}
-		if err := p.read(ctx, db, st, b); err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, b.flush()
-	})
-	if err != nil {
-		p.stats = committed
-		return err
-	}
-	p.st = work
-	p.stats.Events += b.n
-	return nil
-}
-
-// batcher gathers events and hands them over max at a time.
-type batcher struct {
-	ctx  context.Context
-	max  int
-	emit func([]event.Event) error
-	evs  []event.Event
-	n    int64 // events handed over
-}
-
-func (b *batcher) add(evs ...event.Event) error {
-	b.evs = append(b.evs, evs...)
-	for len(b.evs) >= b.max {
-		if err := b.send(b.evs[:b.max]); err != nil {
-			return err
-		}
-		b.evs = slices.Delete(b.evs, 0, b.max)
-	}
-	return nil
-}
-
-func (b *batcher) flush() error {
-	if len(b.evs) == 0 {
-		return nil
-	}
-	err := b.send(b.evs)
-	b.evs = nil
-	return err
-}
-
-// send hands a batch over, a copy the emit function may keep, if the database was not changed
-// under the read.
-func (b *batcher) send(evs []event.Event) error {
-	if err := sqliteread.Unchanged(b.ctx); err != nil {
-		return err
-	}
-	b.n += int64(len(evs))
-	return b.emit(slices.Clone(evs))
+	return sqliteread.PassEach(ctx, p.src.Path, &p.st, state.clone, &p.stats, max, emit, p.read)
 }
 
 // sessions is the session table, which every pass reads whole.
@@ -125,7 +59,7 @@ type partRow struct {
 
 // read reads the sessions and the rows past the watermark in one read transaction, turning each
 // row into its events as it is read (events, in order: sessions, titles, messages, parts).
-func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) error {
+func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *sqliteread.Batcher) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -153,7 +87,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 	if err := sqliteread.CloseRows(q); err != nil {
 		return err
 	}
-	if err := b.add(p.sessionEvents(r, st)...); err != nil {
+	if err := b.Add(p.sessionEvents(r, st)...); err != nil {
 		return err
 	}
 
@@ -180,7 +114,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 			p.stats.Malformed++
 			continue
 		}
-		if err := b.add(evs...); err != nil {
+		if err := b.Add(evs...); err != nil {
 			q.Close()
 			return err
 		}
@@ -227,7 +161,7 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state, b *batcher) er
 			p.stats.Malformed++
 			continue
 		}
-		if err := b.add(evs...); err != nil {
+		if err := b.Add(evs...); err != nil {
 			q.Close()
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/ccshape/ccshapetest"
 	"github.com/observerhq/observer/pkg/transcript/transcripttest"
 )
 
@@ -42,39 +43,13 @@ func source(tb testing.TB, path, agent string) transcript.Source {
 // read feeds lines to a parser resumed from state and returns the events and the new state.
 func read(tb testing.TB, src transcript.Source, lines [][]byte, state []byte) ([]event.Event, []byte) {
 	tb.Helper()
-	p, err := New(nil).NewParser(src, state)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var evs []event.Event
-	for i, l := range lines {
-		got, err := p.Record(int64(i), l)
-		if err != nil {
-			tb.Fatalf("line %d: %v", i+1, err)
-		}
-		evs = append(evs, got...)
-	}
-	transcripttest.CheckEvents(tb, evs)
-	return evs, p.State()
+	return ccshapetest.Read(tb, New(nil), src, lines, state)
 }
 
-func byKind(evs []event.Event, k event.Kind) []event.Event {
-	var out []event.Event
-	for _, e := range evs {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func actionsByType(evs []event.Event) map[event.ActionType]*event.Action {
-	out := map[event.ActionType]*event.Action{}
-	for _, a := range transcripttest.ActionsOf(evs) {
-		out[a.Type] = a
-	}
-	return out
-}
+var (
+	byKind        = ccshapetest.ByKind
+	actionsByType = ccshapetest.ActionsByType
+)
 
 func TestDiscover(t *testing.T) {
 	srcs, err := New([]string{filepath.Join("testdata", "projects"), filepath.Join("testdata", "absent")}).Discover()

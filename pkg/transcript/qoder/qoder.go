@@ -26,8 +26,9 @@
 // input}, usage}), "runtime-config" (Qoder's first line: {model, reasoningEffort,
 // contextWindow, timestamp in unix ms}), "ai-title" {aiTitle} and "custom-title" {customTitle}
 // (titles Qoder made and the user gave); "summary", "system", "last-prompt",
-// "file-history-snapshot" and "queue-operation" are known and yield nothing. Any other type is
-// counted in Stats.Unknown; a line that is not a JSON object is malformed.
+// "file-history-snapshot", "queue-operation" and "progress" are known and yield nothing. Any
+// other type is counted in Stats.Unknown; a line that is not a JSON object is malformed. The
+// reader of that shape is package ccshape's, shared with package iflow.
 //
 // # Token accounting
 //
@@ -86,15 +87,15 @@
 package qoder
 
 import (
-	"errors"
-	"github.com/observerhq/observer/pkg/client"
+	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
+	"github.com/observerhq/observer/pkg/transcript/ccshape"
 )
 
 // Client is the client the adapter names (the integrator moves it to pkg/client).
@@ -131,14 +132,8 @@ func (a *Adapter) Client() string { return Client }
 // else $QODER_CONFIG_DIR/projects when set, else ~/.qoder/projects and ~/.qoder-cn/projects
 // (the same on Linux and macOS).
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	if d := strings.TrimSpace(os.Getenv("QODER_CONFIG_DIR")); d != "" {
 		return []string{filepath.Join(transcript.ExpandHome(d), "projects")}
@@ -155,34 +150,7 @@ func (a *Adapter) WatchDirs() []string { return append([]string(nil), a.Roots...
 // (<root>/<project>/<id>/subagents/agent-*.jsonl), sorted by path. A missing root is not an
 // error; a root that cannot be read is reported after the others are listed.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			abs = root
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			if seen[real] {
-				continue
-			}
-			seen[real] = true
-		}
-		projects, err := transcript.ReadDir(abs)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, pd := range projects {
-			dir := filepath.Join(abs, pd.Name())
-			if transcript.IsDir(pd, dir) {
-				out = append(out, discoverProject(dir)...)
-			}
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return ccshape.Discover(a.Roots, discoverProject)
 }
 
 // discoverProject lists one project directory: its sessions, and the subagents of each session
@@ -218,5 +186,9 @@ func discoverProject(dir string) []transcript.Source {
 
 // NewParser returns a parser for one transcript, resumed from state when it is not nil.
 func (a *Adapter) NewParser(src transcript.Source, state []byte) (transcript.Parser, error) {
-	return newParser(src, state, pricing.Source(a.Prices, a.CurrentPrices))
+	p, err := ccshape.New(&config, src, state, pricing.Source(a.Prices, a.CurrentPrices))
+	if err != nil {
+		return nil, fmt.Errorf("qoder parser state for %s: %w", src.Path, err)
+	}
+	return p, nil
 }

@@ -1,5 +1,5 @@
 // Package sqliteread reads a client's SQLite database while the client may be writing it, the way
-// the database readers (packages opencode and crush) do.
+// the database readers (packages opencode, crush, zed, ...) do.
 //
 // A pass opens the database read-only and never takes a write lock. When a -wal file exists (the
 // client runs, or crashed), it opens it with mode=ro and a busy timeout: the connection shares the
@@ -10,7 +10,7 @@
 // changed (the client started meanwhile) the pass is thrown away and read again, at most three
 // times in all. A reader that hands over part of what it read before its pass ends (a
 // transcript.StreamPoller) calls Unchanged first, so that it never hands over what it read from a
-// database that changed under an immutable connection.
+// database that changed under an immutable connection; PassEach and its Batcher do that for it.
 //
 // Memory: a connection lives for one pass (the database is closed after it), and its page cache
 // is capped at cacheKiB (SQLite's default, made explicit), whatever the database's size.
@@ -167,4 +167,22 @@ func Columns(ctx context.Context, tx *sql.Tx, table string) (map[string]bool, er
 		out[name] = true
 	}
 	return out, CloseRows(q)
+}
+
+// Col returns the SQL that reads column name, NULL read as def, as type typ ("TEXT", "INTEGER",
+// "REAL"), or def when the table has no such column (cols, from Columns): a client's older
+// schema lacks what its later migrations added.
+func Col(cols map[string]bool, name, typ, def string) string {
+	if !cols[name] {
+		return def
+	}
+	return fmt.Sprintf("CAST(COALESCE(%s, %s) AS %s)", name, def, typ)
+}
+
+// Opt returns expr when the table has column col (cols, from Columns), else def.
+func Opt(cols map[string]bool, col, expr, def string) string {
+	if cols[col] {
+		return expr
+	}
+	return def
 }

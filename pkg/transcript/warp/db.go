@@ -100,14 +100,6 @@ func fingerprint(data []byte) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// opt returns expr when the column exists, else the default value.
-func opt(cols map[string]bool, col, expr, def string) string {
-	if cols[col] {
-		return expr
-	}
-	return def
-}
-
 // read reads the new exchanges, the changed conversations and the rows of the conversations the
 // exchanges belong to, in one read transaction.
 func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*pass, error) {
@@ -136,8 +128,9 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*pass, error)
 		}
 	}
 	q, err := tx.QueryContext(ctx, `SELECT id, COALESCE(exchange_id, ''), COALESCE(conversation_id, ''), COALESCE(CAST(start_ts AS TEXT), ''),
-	  COALESCE(input, ''), COALESCE(working_directory, ''), `+opt(qcols, "output_status", "COALESCE(output_status, '')", "''")+`,
-	  `+opt(qcols, "model_id", "COALESCE(model_id, '')", "''")+`
+	  COALESCE(input, ''), COALESCE(working_directory, ''), `+
+		sqliteread.Opt(qcols, "output_status", "COALESCE(output_status, '')", "''")+`,
+	  `+sqliteread.Opt(qcols, "model_id", "COALESCE(model_id, '')", "''")+`
 	FROM ai_queries WHERE id > ? ORDER BY id`, st.Query)
 	if err != nil {
 		return nil, err

@@ -100,13 +100,6 @@ func (p *Parser) Poll(ctx context.Context) ([]event.Event, error) {
 	return evs, nil
 }
 
-func opt(cols map[string]bool, col, expr, def string) string {
-	if cols[col] {
-		return expr
-	}
-	return def
-}
-
 // read reads, in one read transaction, the model_usage rows after the watermark and the sessions.
 func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -128,13 +121,13 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(MAX(started_at), 0) AS INTEGER) FROM model_usage`).Scan(&newest); err != nil {
 		return nil, err
 	}
-	q := `SELECT rowid, COALESCE(session_id, ''), ` + opt(ucols, "turn_id", "CAST(COALESCE(turn_id, '') AS TEXT)", "''") + `,
+	q := `SELECT rowid, COALESCE(session_id, ''), ` + sqliteread.Col(ucols, "turn_id", "TEXT", "''") + `,
 	  COALESCE(model_id, ''), COALESCE(status, ''),
 	  CAST(COALESCE(input_tokens, 0) AS INTEGER), CAST(COALESCE(output_tokens, 0) AS INTEGER),
-	  ` + opt(ucols, "reasoning_tokens", "CAST(COALESCE(reasoning_tokens, 0) AS INTEGER)", "0") + `,
-	  ` + opt(ucols, "cache_read_input_tokens", "CAST(COALESCE(cache_read_input_tokens, 0) AS INTEGER)", "0") + `,
-	  ` + opt(ucols, "cache_creation_input_tokens", "CAST(COALESCE(cache_creation_input_tokens, 0) AS INTEGER)", "0") + `,
-	  CAST(COALESCE(started_at, 0) AS INTEGER), ` + opt(ucols, "completed_at", "CAST(COALESCE(completed_at, 0) AS INTEGER)", "0") + `
+	  ` + sqliteread.Col(ucols, "reasoning_tokens", "INTEGER", "0") + `,
+	  ` + sqliteread.Col(ucols, "cache_read_input_tokens", "INTEGER", "0") + `,
+	  ` + sqliteread.Col(ucols, "cache_creation_input_tokens", "INTEGER", "0") + `,
+	  CAST(COALESCE(started_at, 0) AS INTEGER), ` + sqliteread.Col(ucols, "completed_at", "INTEGER", "0") + `
 	FROM model_usage WHERE rowid > ? ORDER BY rowid LIMIT ?`
 	after, held := st.Rowid, false
 	for {
@@ -172,10 +165,10 @@ func (p *Parser) read(ctx context.Context, db *sql.DB, st *state) (*rows, error)
 		return nil, err
 	}
 	if scols["id"] && len(r.usage) > 0 {
-		qr, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+opt(scols, "parent_id", "CAST(COALESCE(parent_id, '') AS TEXT)", "''")+`,
-		  `+opt(scols, "directory", "CAST(COALESCE(directory, '') AS TEXT)", "''")+`,
-		  `+opt(scols, "title", "CAST(COALESCE(title, '') AS TEXT)", "''")+`,
-		  `+opt(scols, "time_created", "COALESCE(time_created, '')", "''")+` FROM session`)
+		qr, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+sqliteread.Col(scols, "parent_id", "TEXT", "''")+`,
+		  `+sqliteread.Col(scols, "directory", "TEXT", "''")+`,
+		  `+sqliteread.Col(scols, "title", "TEXT", "''")+`,
+		  `+sqliteread.Opt(scols, "time_created", "COALESCE(time_created, '')", "''")+` FROM session`)
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,6 @@ import (
 	"github.com/observerhq/observer/pkg/client"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/observerhq/observer/pkg/pricing"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -110,14 +109,8 @@ func (a *Adapter) Client() string { return Client }
 // DefaultRoots returns the directories in $OBSERVER_ZCODE_DIRS when it is set, else
 // ~/.zcode/cli/db (the same on macOS).
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	return []string{filepath.Join(home, ".zcode", "cli", "db")}

@@ -97,15 +97,7 @@ func (p *DBParser) Stats() transcript.Stats { return p.stats.Clone() }
 // successful pass. It returns every event of the pass at once: a caller that reads large
 // databases uses PollEach.
 func (p *DBParser) Poll(ctx context.Context) ([]event.Event, error) {
-	var out []event.Event
-	err := p.PollEach(ctx, 1<<30, func(evs []event.Event) error {
-		out = append(out, evs...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqliteread.Collect(ctx, p.PollEach)
 }
 
 // PollEach reads like Poll and hands the events to emit, at most max at a time, as it reads the
@@ -114,65 +106,7 @@ func (p *DBParser) Poll(ctx context.Context) ([]event.Event, error) {
 // still the one being read (sqliteread.Unchanged). The state is committed when the pass ends
 // without an error.
 func (p *DBParser) PollEach(ctx context.Context, max int, emit func([]event.Event) error) error {
-	if max <= 0 {
-		max = 1
-	}
-	committed := p.stats.Clone()
-	var b *batcher
-	work, _, err := sqliteread.Pass(ctx, p.src.Path, p.st.clone, func(ctx context.Context, db *sql.DB, st *dbState) (struct{}, error) {
-		p.stats = committed.Clone() // an attempt counts from the committed figures
-		b = &batcher{ctx: ctx, max: max, emit: emit}
-		if err := p.read(ctx, db, st, b); err != nil {
-			return struct{}{}, err
-		}
-		return struct{}{}, b.flush()
-	})
-	if err != nil {
-		p.stats = committed
-		return err
-	}
-	p.st = work
-	p.stats.Events += b.n
-	return nil
-}
-
-// batcher gathers events and hands them over max at a time.
-type batcher struct {
-	ctx  context.Context
-	max  int
-	emit func([]event.Event) error
-	evs  []event.Event
-	n    int64 // events handed over
-}
-
-func (b *batcher) add(evs ...event.Event) error {
-	b.evs = append(b.evs, evs...)
-	for len(b.evs) >= b.max {
-		if err := b.send(b.evs[:b.max]); err != nil {
-			return err
-		}
-		b.evs = slices.Delete(b.evs, 0, b.max)
-	}
-	return nil
-}
-
-func (b *batcher) flush() error {
-	if len(b.evs) == 0 {
-		return nil
-	}
-	err := b.send(b.evs)
-	b.evs = nil
-	return err
-}
-
-// send hands a batch over, a copy the emit function may keep, if the database was not changed
-// under the read.
-func (b *batcher) send(evs []event.Event) error {
-	if err := sqliteread.Unchanged(b.ctx); err != nil {
-		return err
-	}
-	b.n += int64(len(evs))
-	return b.emit(slices.Clone(evs))
+	return sqliteread.PassEach(ctx, p.src.Path, &p.st, dbState.clone, &p.stats, max, emit, p.read)
 }
 
 // row is one thread row a pass read.
@@ -186,13 +120,6 @@ type listed struct {
 	parent, updated, created string
 }
 
-func col(cols map[string]bool, name string) string {
-	if !cols[name] {
-		return "''"
-	}
-	return "CAST(COALESCE(" + name + ", '') AS TEXT)"
-}
-
 // updatedNs is an updated_at in Unix ns, or 0 when it does not parse.
 func updatedNs(s string) int64 {
 	if t, ok := parseTime(s); ok {
@@ -204,7 +131,7 @@ func updatedNs(s string) int64 {
 // read lists the threads and reads the changed ones, oldest first, one row at a time, handing
 // their events to b, in one read transaction; st loses the threads that are gone and keeps the
 // most recent ones (settle).
-func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher) error {
+func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *sqliteread.Batcher) error {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -217,8 +144,9 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher
 	if len(cols) == 0 {
 		return fmt.Errorf("no threads table: not a Zed threads database, or not created yet")
 	}
-	q, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+col(cols, "updated_at")+`, `+col(cols, "parent_id")+`, `+
-		col(cols, "created_at")+` FROM threads`)
+	col := func(name string) string { return sqliteread.Col(cols, name, "TEXT", "''") }
+	q, err := tx.QueryContext(ctx, `SELECT CAST(id AS TEXT), `+col("updated_at")+`, `+col("parent_id")+`, `+
+		col("created_at")+` FROM threads`)
 	if err != nil {
 		return err
 	}
@@ -257,8 +185,8 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher
 		}
 		return strings.Compare(a, b)
 	})
-	stmt, err := tx.PrepareContext(ctx, `SELECT `+col(cols, "summary")+`, `+col(cols, "data_type")+`, data, `+
-		col(cols, "folder_paths")+` FROM threads WHERE id = ?`)
+	stmt, err := tx.PrepareContext(ctx, `SELECT `+col("summary")+`, `+col("data_type")+`, data, `+
+		col("folder_paths")+` FROM threads WHERE id = ?`)
 	if err != nil {
 		return err
 	}
@@ -292,7 +220,7 @@ func (p *DBParser) read(ctx context.Context, db *sql.DB, st *dbState, b *batcher
 			next = prev
 		}
 		st.Threads[id] = next
-		if err := b.add(evs...); err != nil {
+		if err := b.Add(evs...); err != nil {
 			return err
 		}
 	}

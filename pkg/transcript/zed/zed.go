@@ -138,12 +138,10 @@
 package zed
 
 import (
-	"errors"
 	"github.com/observerhq/observer/pkg/client"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 
 	"github.com/observerhq/observer/pkg/pricing"
@@ -209,32 +207,7 @@ func defaultRoots(goos string) []string {
 // Discover lists the threads.db of every root as a Database source. A missing root is not an
 // error.
 func (a *Adapter) Discover() ([]transcript.Source, error) {
-	var out []transcript.Source
-	var errs []error
-	seen := map[string]bool{}
-	for _, root := range a.Roots {
-		entries, err := transcript.ReadDir(root)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, e := range entries {
-			path := filepath.Join(root, e.Name())
-			if e.Name() != DBName || !transcript.IsFile(e, path) {
-				continue
-			}
-			abs, err := filepath.Abs(path)
-			if err != nil {
-				abs = path
-			}
-			if !seen[abs] {
-				seen[abs] = true
-				out = append(out, transcript.Source{Client: Client, Path: abs, Database: true})
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, errors.Join(errs...)
+	return transcript.DiscoverDatabases(Client, a.Roots, DBName, false)
 }
 
 // NewParser returns the parser of a threads database (a transcript.Poller), resumed from state
