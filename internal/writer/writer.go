@@ -86,11 +86,12 @@ type Writer struct {
 	// writer a one-shot `observerctl scan` hosts when nothing else runs. Bus may then be nil.
 	Direct *Direct
 
-	bulkAt    atomic.Int64 // unix ms of the last batch that took the bulk path; 0: the last one did not
-	bulkSeq   atomic.Int64 // batches that took the bulk path, counted
-	bulkLast  atomic.Int64 // unix ms of the last batch that took the bulk path
-	lastWrite atomic.Int64 // unix ms of the last batch stored
-	unsettled atomic.Bool  // bulk work was stored since the last Settle (settle.go)
+	bulkAt    atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
+	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
+	bulkLast  atomic.Int64  // unix ms of the last batch that took the bulk path
+	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
+	lastWrite atomic.Int64  // unix ms of the last batch stored
+	unsettled atomic.Bool   // bulk work was stored since the last Settle (settle.go)
 	// The indexes deferred for a bulk load into an empty store (deferindex.go).
 	deferMu    sync.Mutex
 	deferTried bool
@@ -281,11 +282,14 @@ type decoded struct {
 	evs      []event.Event
 	rejected []store.Rejected
 	bulk     bool
+	behind   uint64 // messages waiting on the bus behind the batch
 }
 
 // store stores a decoded batch.
 func (w *Writer) store(ctx context.Context, d decoded) error {
-	return w.write(ctx, d.evs, d.rejected, d.bulk)
+	err := w.write(ctx, d.evs, d.rejected, d.bulk)
+	w.behind.Store(d.behind)
+	return err
 }
 
 // decode is Handle's first half: it has no side effect but logging, and runs on the consumer's
@@ -293,6 +297,10 @@ func (w *Writer) store(ctx context.Context, d decoded) error {
 func (w *Writer) decode(batch []bus.Message) decoded {
 	// The backlog in events: each message waiting counted as the last one's size.
 	bulk := w.Bulk || len(batch) > 0 && batch[len(batch)-1].Pending*uint64(batch[len(batch)-1].Events()) >= w.bulkBacklog()
+	var behind uint64
+	if len(batch) > 0 {
+		behind = batch[len(batch)-1].Pending
+	}
 	evs := make([]event.Event, 0, len(batch))
 	var rejected []store.Rejected
 	quarantine := func(m bus.Message, data []byte, err error) {
@@ -348,7 +356,7 @@ func (w *Writer) decode(batch []bus.Message) decoded {
 		}
 		evs = append(evs, items[i].ev)
 	}
-	return decoded{evs, rejected, bulk}
+	return decoded{evs, rejected, bulk, behind}
 }
 
 // write stores decoded events, and the messages that did not decode, in one transaction.
@@ -449,7 +457,9 @@ const analyseBusy = 30 * time.Second
 // Nothing steps while batches take the bulk path. When a backlog has been stored, step drains:
 // it runs step after step, with drain set, until nothing is left or no step can progress, neither
 // paced by busy nor stopped by the live batches that come meanwhile, so that a history ingested
-// is caught up (analysed, observed) when the writer says so, not a tick or a minute later.
+// is caught up (analysed, observed) when the writer says so, not a tick or a minute later. A
+// drain waits while messages wait on the bus (a backlog that left the bulk path for a moment):
+// its steps, on the writer's connection, would slow their storing.
 func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(ctx context.Context, drain bool) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
@@ -475,7 +485,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			return
 		case <-kick:
 			pending, kicked = true, true
-			if w.inBulk() || !backlog() {
+			if w.inBulk() || !backlog() || w.behind.Load() > 0 {
 				continue
 			}
 			// The first batch after a backlog: catch up now, not at the next tick (each loop
@@ -488,7 +498,9 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			pending = true
 			continue
 		}
-		backlog()
+		if backlog() && w.behind.Load() > 0 {
+			continue // a drain waits for the batches on the bus: it would slow their storing
+		}
 		if !pending || (!drain && busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
 			continue
@@ -501,7 +513,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 		// backlog is stored), or a drain: step again at once rather than once per tick, so that
 		// a catch-up takes its own time, not the ticks'. A step that failed or could not
 		// progress waits for the next tick.
-		for pending && again && ctx.Err() == nil && !w.inBulk() {
+		for pending && again && ctx.Err() == nil && !w.inBulk() && (!drain || w.behind.Load() == 0) {
 			select {
 			case <-kick:
 				kicked = true
