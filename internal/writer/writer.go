@@ -90,6 +90,7 @@ type Writer struct {
 	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
 	bulkLast  atomic.Int64  // unix ms of the last batch that took the bulk path
 	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
+	beat      chan struct{} // publishes the health at once (beatNow)
 	lastWrite atomic.Int64  // unix ms of the last batch stored
 	unsettled atomic.Bool   // bulk work was stored since the last Settle (settle.go)
 	// The indexes deferred for a bulk load into an empty store (deferindex.go).
@@ -147,6 +148,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if w.Heartbeat > 0 {
+		w.beat = make(chan struct{}, 1)
 		go w.heartbeat(ctx)
 	}
 	if w.Webhook != nil {
@@ -287,9 +289,8 @@ type decoded struct {
 
 // store stores a decoded batch.
 func (w *Writer) store(ctx context.Context, d decoded) error {
-	err := w.write(ctx, d.evs, d.rejected, d.bulk)
-	w.behind.Store(d.behind)
-	return err
+	w.behind.Store(d.behind) // before the batch's kicks, which read it
+	return w.write(ctx, d.evs, d.rejected, d.bulk)
 }
 
 // decode is Handle's first half: it has no side effect but logging, and runs on the consumer's
@@ -524,6 +525,9 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			}
 			pending, again = step(ctx, drain)
 		}
+		if drain && w.catchingUp() == "" {
+			w.beatNow() // the status says caught up now, not at the next heartbeat
+		}
 		if (!pending || !again) && time.Since(time.UnixMilli(w.bulkLast.Load())) >= drainTail {
 			drain = false // drained, or stuck until the next tick (paced again)
 		}
@@ -668,7 +672,17 @@ func (w *Writer) analyseFinish(ctx context.Context, a *analysis.Analyzer) {
 	}
 }
 
-func (w *Writer) heartbeat(ctx context.Context) { w.Bus.Heartbeat(ctx, w.Heartbeat, w.Health) }
+func (w *Writer) heartbeat(ctx context.Context) {
+	w.Bus.HeartbeatNow(ctx, w.Heartbeat, w.Health, w.beat)
+}
+
+// beatNow has the health published at once (a drain ended: status says caught up then).
+func (w *Writer) beatNow() {
+	select {
+	case w.beat <- struct{}{}:
+	default:
+	}
+}
 
 // Health is what the heartbeat reports: ok while batches are stored; not ok, saying what it waits
 // on and since when, while a batch has waited on the store for over stallAfter or commits fail.

@@ -306,6 +306,12 @@ func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o Cons
 // Heartbeat publishes fn's report every interval until ctx ends, stamping the component's pid
 // and the time. The supervisor counts a component healthy while its heartbeats arrive.
 func (c *Client) Heartbeat(ctx context.Context, interval time.Duration, fn func() Health) {
+	c.HeartbeatNow(ctx, interval, fn, nil)
+}
+
+// HeartbeatNow is Heartbeat that also publishes at once when now signals: a component whose
+// state changed (a catch-up done) says so then, not up to interval later.
+func (c *Client) HeartbeatNow(ctx context.Context, interval time.Duration, fn func() Health, now <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -317,6 +323,7 @@ func (c *Client) Heartbeat(ctx context.Context, interval time.Duration, fn func(
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-now:
 		}
 	}
 }
