@@ -12,7 +12,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -151,7 +150,7 @@ func (p *Parser) thread(d *thread) []event.Event {
 	}
 	if len(d.Env.Initial.Trees) > 0 {
 		if u, err := url.Parse(d.Env.Initial.Trees[0].URI); err == nil && u.Scheme == "file" {
-			p.setCwd(u.Path)
+			transcript.SetCwd(&p.st.Cwd, &p.st.Project, u.Path)
 		}
 	}
 	created, hasCreated := msTime(d.Created)
@@ -383,17 +382,6 @@ func (p *Parser) usage(id, msgID, model string, tok event.Tokens, t time.Time) (
 
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, helpers
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 	key := "started"

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -74,7 +73,7 @@ func newParser(src transcript.Source, st []byte, workspace func(root, conversati
 	if !p.st.Looked && p.st.Session != "" && src.Path != "" {
 		p.st.Looked = true
 		if root := rootOf(src.Path); root != "" && workspace != nil {
-			p.setCwd(workspace(root, p.st.Session))
+			transcript.SetCwd(&p.st.Cwd, &p.st.Project, fileURI(workspace(root, p.st.Session)))
 		}
 	}
 	return p, nil
@@ -453,17 +452,6 @@ func selected(text string) (string, bool) {
 
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, helpers
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(fileURI(cwd))
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 	key := "started"

@@ -13,7 +13,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -189,10 +188,10 @@ func (p *Parser) session(d *session) []event.Event {
 			for _, n := range x.RequestNodes {
 				if s := n.IDEState; int64(n.Type) == reqIDEState && s != nil {
 					for _, f := range s.WorkspaceFolders {
-						p.setCwd(transcript.FirstNonEmpty(f.RepositoryRoot, f.FolderRoot))
+						transcript.SetCwd(&p.st.Cwd, &p.st.Project, transcript.FirstNonEmpty(f.RepositoryRoot, f.FolderRoot))
 					}
 					if s.CurrentTerminal != nil {
-						p.setCwd(s.CurrentTerminal.Cwd)
+						transcript.SetCwd(&p.st.Cwd, &p.st.Project, s.CurrentTerminal.Cwd)
 					}
 				}
 			}
@@ -441,17 +440,6 @@ func (p *Parser) toolOf(u *toolUse, in map[string]any) (event.ActionType, string
 
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, helpers
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) modelEvent(model string, t time.Time) []event.Event {
 	if p.st.Agent != "" || !transcript.NewModel(&p.st.Models, model, maxModels) {

@@ -28,22 +28,25 @@ type pending struct {
 	Time   int64            `json:"t,omitempty"`
 }
 
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c pending) PendingID() string { return c.ID }
+
 // state is what a parser keeps between lines: JSON, small, no transcript text but memos. Its
 // field names are those the clients' own parsers wrote, so that a saved state still loads.
 type state struct {
-	Session string    `json:"session,omitempty"`
-	Agent   string    `json:"agent,omitempty"` // the file's own session id, when its records name another (a subagent's file)
-	Known   bool      `json:"known,omitempty"` // the records' session id was read
-	Lines   int64     `json:"lines,omitempty"`
-	Started bool      `json:"started,omitempty"`
-	Cwd     string    `json:"cwd,omitempty"`
-	Project string    `json:"project,omitempty"`
-	Models  []string  `json:"models,omitempty"`
-	Model0  string    `json:"model0,omitempty"` // the model named before the session started
-	Title   string    `json:"title,omitempty"`  // TextHash of the title reported
-	FirstT  int64     `json:"first_t,omitempty"`
-	LastT   int64     `json:"last_t,omitempty"`
-	Pending []pending `json:"pending,omitempty"`
+	Session string                      `json:"session,omitempty"`
+	Agent   string                      `json:"agent,omitempty"` // the file's own session id, when its records name another (a subagent's file)
+	Known   bool                        `json:"known,omitempty"` // the records' session id was read
+	Lines   int64                       `json:"lines,omitempty"`
+	Started bool                        `json:"started,omitempty"`
+	Cwd     string                      `json:"cwd,omitempty"`
+	Project string                      `json:"project,omitempty"`
+	Models  []string                    `json:"models,omitempty"`
+	Model0  string                      `json:"model0,omitempty"` // the model named before the session started
+	Title   string                      `json:"title,omitempty"`  // TextHash of the title reported
+	FirstT  int64                       `json:"first_t,omitempty"`
+	LastT   int64                       `json:"last_t,omitempty"`
+	Pending transcript.Pending[pending] `json:"pending,omitempty"`
 }
 
 // Parser reads one transcript of a client whose records are R (see Line).
@@ -314,7 +317,7 @@ func (rd *reader[R, L]) call(j int, b *Block, msgID, model string) {
 	ev := rd.p.newEvent(event.KindAction, rd.p.actionID(id), rd.t)
 	ev.Action = a
 	rd.evs = append(rd.evs, ev)
-	rd.p.addPending(pending{ID: id, Type: ty, Tool: name, Target: transcript.Memo(target), Msg: msgID, Model: model, Time: rd.t.UnixNano()})
+	rd.p.st.Pending.Replace(pending{ID: id, Type: ty, Tool: name, Target: transcript.Memo(target), Msg: msgID, Model: model, Time: rd.t.UnixNano()}, maxPending)
 	rd.evs = append(rd.evs, rd.message(j, event.Message{Role: event.RoleToolCall, Text: target, Tool: name, ToolUseID: id,
 		MessageID: msgID, Model: model}))
 }
@@ -328,7 +331,7 @@ func (rd *reader[R, L]) result(b *Block, alone bool) {
 	}
 	a := &event.Action{Type: event.ActionUnknown, ToolUseID: id, AgentID: rd.p.agent(), Sidechain: rd.r.IsSidechain,
 		Transcript: rd.p.src.Path}
-	if pc, ok := rd.p.takePending(id); ok {
+	if pc, ok := rd.p.st.Pending.Take(id); ok {
 		a.Type, a.Tool, a.Target, a.MessageID, a.Model = pc.Type, pc.Tool, string(pc.Target), pc.Msg, pc.Model
 		if d := rd.t.UnixNano() - pc.Time; pc.Time > 0 && d >= 0 {
 			a.DurationMs = d / int64(time.Millisecond)
@@ -438,31 +441,6 @@ func (p *Parser[R, L]) agent() string {
 
 func (p *Parser[R, L]) actionID(toolUseID string) string {
 	return event.ID(p.cfg.Client, string(event.KindAction), p.st.Session, toolUseID)
-}
-
-func (p *Parser[R, L]) addPending(pc pending) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == pc.ID {
-			p.st.Pending[i] = pc
-			return
-		}
-	}
-	p.st.Pending = append(p.st.Pending, pc)
-	if n := len(p.st.Pending); n > maxPending {
-		p.st.Pending = append(p.st.Pending[:0:0], p.st.Pending[n-maxPending:]...)
-	}
-}
-
-// takePending returns a call and forgets it: a call has one result.
-func (p *Parser[R, L]) takePending(id string) (pending, bool) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == id {
-			pc := p.st.Pending[i]
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			return pc, true
-		}
-	}
-	return pending{}, false
 }
 
 func (p *Parser[R, L]) setCwd(cwd string) {

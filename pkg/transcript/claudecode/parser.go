@@ -52,9 +52,9 @@ type state struct {
 	LastTime  int64  `json:"t,omitempty"`       // unix nanoseconds of the last timestamp seen
 	// Title is a custom-title or ai-title record read before any timestamp: reported as the
 	// session's title at the first time the file gives.
-	Title   *pendingTitle `json:"title,omitempty"`
-	Pending []pending     `json:"pending,omitempty"`
-	Outputs []msgOut      `json:"out,omitempty"`
+	Title   *pendingTitle               `json:"title,omitempty"`
+	Pending transcript.Pending[pending] `json:"pending,omitempty"`
+	Outputs []msgOut                    `json:"out,omitempty"`
 }
 
 // pendingTitle is a title record waiting for a time. Another process, which has not its text,
@@ -78,6 +78,9 @@ type pending struct {
 	Model     string           `json:"model,omitempty"`
 	Time      int64            `json:"t"`
 }
+
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c pending) PendingID() string { return c.ID }
 
 // msgOut is the largest output a message's lines reported so far in this file.
 type msgOut struct {

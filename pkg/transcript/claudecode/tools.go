@@ -201,8 +201,8 @@ func (p *Parser) toolCall(l *line, m *message, b *block, t time.Time) event.Even
 	a := &event.Action{Type: ToolType(b.Name), Tool: b.Name, Target: clipTarget(p.target(b.Name, b.Input)),
 		ToolUseID: b.ID, MessageID: m.ID, RequestID: l.RequestID, AgentID: p.agentID(l), Sidechain: l.IsSidechain,
 		InputHash: hashInput(b.Input), Model: m.Model, Transcript: p.src.Path}
-	p.addPending(pending{ID: b.ID, Type: a.Type, Tool: a.Tool, Target: transcript.Memo(a.Target), MessageID: a.MessageID,
-		RequestID: a.RequestID, Model: a.Model, Time: t.UnixNano()})
+	p.st.Pending.Replace(pending{ID: b.ID, Type: a.Type, Tool: a.Tool, Target: transcript.Memo(a.Target), MessageID: a.MessageID,
+		RequestID: a.RequestID, Model: a.Model, Time: t.UnixNano()}, maxPending)
 	ev := p.newEvent(event.KindAction, callID(b.ID), t)
 	ev.Action = a
 	return ev
@@ -212,7 +212,7 @@ func (p *Parser) toolCall(l *line, m *message, b *block, t time.Time) event.Even
 func (p *Parser) resultEvent(l *line, toolUseID string, t time.Time) (event.Event, *event.Action, *pending) {
 	a := &event.Action{Type: event.ActionUnknown, ToolUseID: toolUseID, AgentID: p.agentID(l), Sidechain: l.IsSidechain,
 		Transcript: p.src.Path}
-	pc, ok := p.takePending(toolUseID)
+	pc, ok := p.st.Pending.Take(toolUseID)
 	if ok {
 		a.Type, a.Tool, a.Target = pc.Type, pc.Tool, string(pc.Target)
 		a.MessageID, a.RequestID, a.Model = pc.MessageID, pc.RequestID, pc.Model
@@ -386,32 +386,4 @@ func stripTag(s, tag string) string {
 		return strings.TrimSpace(strings.TrimSuffix(inner, "</"+tag+">"))
 	}
 	return s
-}
-
-// ---------------------------------------------------------------------------------------------
-// Pending calls
-
-func (p *Parser) addPending(pc pending) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == pc.ID {
-			p.st.Pending[i] = pc
-			return
-		}
-	}
-	p.st.Pending = append(p.st.Pending, pc)
-	if n := len(p.st.Pending); n > maxPending {
-		p.st.Pending = append(p.st.Pending[:0:0], p.st.Pending[n-maxPending:]...)
-	}
-}
-
-// takePending returns a call and forgets it: a call has one result.
-func (p *Parser) takePending(id string) (pending, bool) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == id {
-			pc := p.st.Pending[i]
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			return pc, true
-		}
-	}
-	return pending{}, false
 }

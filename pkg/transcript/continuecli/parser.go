@@ -14,7 +14,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -138,7 +137,7 @@ func (p *Parser) document(d *doc) []event.Event {
 	if p.st.Session == "" {
 		p.st.Session = transcript.FirstNonEmpty(d.SessionID, p.src.SessionID, strings.TrimSuffix(filepath.Base(p.src.Path), ".json"))
 	}
-	p.setCwd(d.WorkspaceDirectory)
+	transcript.SetCwd(&p.st.Cwd, &p.st.Project, d.WorkspaceDirectory)
 	p.noteTimes(len(d.History))
 	var evs []event.Event
 	if !p.st.Started && len(d.History) > 0 {
@@ -367,17 +366,6 @@ func (p *Parser) created() (time.Time, bool) {
 
 // ---------------------------------------------------------------------------------------------
 // Sessions
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 	key := "started"

@@ -49,8 +49,8 @@ type cliState struct {
 	LastTime  int64  `json:"t,omitempty"` // unix nanoseconds of the last time seen
 	// Recorded: per model, what the usage records (one per API call) of the run since the last
 	// shutdown, start or resume counted; the run's shutdown sums repeat them.
-	Recorded map[string]modelUsage `json:"recorded,omitempty"`
-	Pending  []pending             `json:"pending,omitempty"`
+	Recorded map[string]modelUsage       `json:"recorded,omitempty"`
+	Pending  transcript.Pending[pending] `json:"pending,omitempty"`
 }
 
 // pending is a tool call whose outcome may still come.
@@ -66,6 +66,9 @@ type pending struct {
 	Time    int64            `json:"t"`                 // unix ms of the call (its start when seen)
 	Started bool             `json:"started,omitempty"` // tool.execution_start was read
 }
+
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c pending) PendingID() string { return c.CallID }
 
 func (a *Adapter) newParser(src transcript.Source, st []byte) (*Parser, error) {
 	p := &Parser{src: src, prices: pricing.Source(a.Prices, a.CurrentPrices)}
@@ -478,8 +481,8 @@ func (p *Parser) call(callID, tool string, raw json.RawMessage, mcp bool, msg, r
 	act := &event.Action{Type: cliType(tool, mcp, a), Tool: tool, Target: clipTarget(cliTarget(tool, a, p.rel)),
 		ToolUseID: callID, MessageID: msg, RequestID: req, AgentID: agent, Sidechain: agent != "",
 		InputHash: hashInput(raw), Model: model}
-	p.remember(pending{CallID: callID, Type: act.Type, Tool: tool, Target: transcript.Memo(act.Target), Msg: msg, Req: req,
-		Model: act.Model, Agent: agent, Time: t.UnixMilli()})
+	p.st.Pending.Renew(pending{CallID: callID, Type: act.Type, Tool: tool, Target: transcript.Memo(act.Target), Msg: msg, Req: req,
+		Model: act.Model, Agent: agent, Time: t.UnixMilli()}, maxPending)
 	return p.action(p.id(event.KindAction, callID), t, act)
 }
 
@@ -569,20 +572,6 @@ func (p *Parser) toolComplete(r *record, t time.Time) ([]event.Event, error) {
 		a.Error = clipError(msg)
 	}
 	return []event.Event{p.action(p.id(event.KindAction, d.ToolCallID), t, &a)}, nil
-}
-
-// remember keeps a call for its outcome. Beyond maxPending calls it forgets the oldest.
-func (p *Parser) remember(c pending) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].CallID == c.CallID {
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			break
-		}
-	}
-	p.st.Pending = append(p.st.Pending, c)
-	if n := len(p.st.Pending); n > maxPending {
-		p.st.Pending = append(p.st.Pending[:0:0], p.st.Pending[n-maxPending:]...)
-	}
 }
 
 // find returns the waiting call of a tool call id, or nil.

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -131,7 +130,7 @@ func (p *Parser) Record(_ int64, raw []byte) (evs []event.Event, err error) {
 
 func (p *Parser) document(d *document) []event.Event {
 	p.setSession(d.SessionID)
-	p.setCwd(transcript.FirstNonEmpty(d.WorkingDirectory, d.GitRoot))
+	transcript.SetCwd(&p.st.Cwd, &p.st.Project, transcript.FirstNonEmpty(d.WorkingDirectory, d.GitRoot))
 	start, ok := transcript.ParseTime(d.CreatedAt)
 	if !ok {
 		start, _ = transcript.ParseTime(d.LastUpdated)
@@ -218,7 +217,7 @@ func (p *Parser) readMeta() []event.Event {
 		return nil
 	}
 	p.setSession(m.SessionID)
-	p.setCwd(transcript.FirstNonEmpty(m.WorkingDirectory, m.GitRoot))
+	transcript.SetCwd(&p.st.Cwd, &p.st.Project, transcript.FirstNonEmpty(m.WorkingDirectory, m.GitRoot))
 	start, ok := transcript.ParseTime(m.CreatedAt)
 	if !ok {
 		if start, ok = transcript.ParseTime(m.LastUpdated); !ok {
@@ -382,17 +381,6 @@ func (p *Parser) setSession(doc string) {
 	if p.st.Session == "" {
 		id, _, _ := sessionOf(filepath.Base(p.src.Path))
 		p.st.Session = transcript.FirstNonEmpty(p.src.SessionID, id, doc)
-	}
-}
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
 	}
 }
 

@@ -10,10 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -40,15 +38,18 @@ type call struct {
 	T  int64  `json:"t"`
 }
 
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c call) PendingID() string { return c.ID }
+
 // state is what a parser keeps between reads: JSON, small, no transcript text.
 type state struct {
-	Session string   `json:"session,omitempty"`
-	Started bool     `json:"started,omitempty"`
-	Title   string   `json:"title,omitempty"` // TextHash of the title reported
-	Models  []string `json:"models,omitempty"`
-	N       int      `json:"n,omitempty"`  // messages reported
-	LK      string   `json:"lk,omitempty"` // key of the last message reported
-	Pending []call   `json:"pending,omitempty"`
+	Session string                   `json:"session,omitempty"`
+	Started bool                     `json:"started,omitempty"`
+	Title   string                   `json:"title,omitempty"` // TextHash of the title reported
+	Models  []string                 `json:"models,omitempty"`
+	N       int                      `json:"n,omitempty"`  // messages reported
+	LK      string                   `json:"lk,omitempty"` // key of the last message reported
+	Pending transcript.Pending[call] `json:"pending,omitempty"`
 }
 
 // Parser reads one saved session.
@@ -159,7 +160,7 @@ type callAt struct {
 
 func (s *session) read() []event.Event {
 	d := s.d
-	s.setCwd(d.Metadata.Workspace)
+	transcript.UpdateCwd(&s.cwd, &s.project, d.Metadata.Workspace)
 	s.model = transcript.CutRunes(strings.TrimSpace(d.Metadata.Model), 200)
 	if !s.st.Started {
 		s.st.Started = true
@@ -257,8 +258,8 @@ func (s *session) messages() {
 				continue
 			}
 			t := s.timeOf(i)
-			if pt, ok := s.takePending(id); ok {
-				t = pt
+			if c, ok := s.st.Pending.Take(id); ok {
+				t = time.Unix(0, c.T).UTC()
 			}
 			s.evs = append(s.evs, s.action(&s.msgs[at.msg].Content[at.blk], t))
 		}
@@ -305,7 +306,7 @@ func (s *session) message(i int) {
 				}
 				act := s.action(b, at)
 				if _, done := s.results[id]; !done && id != "" {
-					s.addPending(call{ID: id, T: at.UnixNano()})
+					s.st.Pending.Add(call{ID: id, T: at.UnixNano()}, maxPending) // keeps the time it was first given
 				}
 				s.evs = append(s.evs, act, s.messageEvent(i, j, at, key, event.Message{Role: event.RoleToolCall,
 					Text: act.Action.Target, Tool: act.Action.Tool, ToolUseID: act.Action.ToolUseID, MessageID: key, Model: s.model}))
@@ -381,40 +382,6 @@ func (s *session) messageEvent(i, j int, at time.Time, key string, m event.Messa
 	m.Seq = int64(i)*64 + int64(min(j, maxBlock))
 	ev.Message = &m
 	return ev
-}
-
-func (s *session) addPending(c call) {
-	for i := range s.st.Pending {
-		if s.st.Pending[i].ID == c.ID {
-			return // keeps the time it was first given
-		}
-	}
-	s.st.Pending = append(s.st.Pending, c)
-	if n := len(s.st.Pending); n > maxPending {
-		s.st.Pending = append(s.st.Pending[:0:0], s.st.Pending[n-maxPending:]...)
-	}
-}
-
-func (s *session) takePending(id string) (time.Time, bool) {
-	for i := range s.st.Pending {
-		if s.st.Pending[i].ID == id {
-			t := time.Unix(0, s.st.Pending[i].T).UTC()
-			s.st.Pending = append(s.st.Pending[:i], s.st.Pending[i+1:]...)
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-func (s *session) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || !utf8.ValidString(cwd) {
-		return
-	}
-	s.cwd = transcript.CutBytes(filepath.Clean(cwd), 4096)
-	if filepath.IsAbs(s.cwd) {
-		s.project = project.Root(s.cwd)
-	}
 }
 
 func (s *session) relPath(file string) string { return transcript.RelPath(file, s.cwd, s.project) }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -30,15 +29,15 @@ const (
 
 // sessionState is what a session parser keeps between reads: JSON, small.
 type sessionState struct {
-	Session string          `json:"session,omitempty"`
-	Cwd     string          `json:"cwd,omitempty"`
-	Project string          `json:"project,omitempty"`
-	Started bool            `json:"started,omitempty"`
-	Title   transcript.Memo `json:"title,omitempty"` // the title, until the start is told
-	Models  []string        `json:"models,omitempty"`
-	Pending []call          `json:"pending,omitempty"`
-	Line    int64           `json:"line,omitempty"` // lines read: a message's place
-	Last    int64           `json:"last,omitempty"` // unix ms of the last timed line
+	Session string                   `json:"session,omitempty"`
+	Cwd     string                   `json:"cwd,omitempty"`
+	Project string                   `json:"project,omitempty"`
+	Started bool                     `json:"started,omitempty"`
+	Title   transcript.Memo          `json:"title,omitempty"` // the title, until the start is told
+	Models  []string                 `json:"models,omitempty"`
+	Pending transcript.Pending[call] `json:"pending,omitempty"`
+	Line    int64                    `json:"line,omitempty"` // lines read: a message's place
+	Last    int64                    `json:"last,omitempty"` // unix ms of the last timed line
 }
 
 // call is a tool call waiting for its result.
@@ -51,6 +50,9 @@ type call struct {
 	Model  string           `json:"model,omitempty"`
 	Time   int64            `json:"time"`
 }
+
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c call) PendingID() string { return c.ID }
 
 // sessionParser reads one session file.
 type sessionParser struct {
@@ -122,7 +124,7 @@ func (p *sessionParser) Record(_ int64, raw []byte) (evs []event.Event, err erro
 	}
 	switch l.Type {
 	case "session_start":
-		p.setCwd(l.Cwd)
+		transcript.SetCwd(&p.st.Cwd, &p.st.Project, l.Cwd)
 		if title := strings.TrimSpace(l.Title); title != "" && !p.st.Started {
 			p.st.Title = transcript.Memo(transcript.ClipTarget(title, maxTarget)) // told with the start, which has a time
 		}
@@ -214,7 +216,7 @@ func (p *sessionParser) call(b *block, msgID, model string, t time.Time) event.E
 	ty, target := p.toolOf(b.Name, in)
 	a := &event.Action{Type: ty, Tool: b.Name, Target: transcript.ClipTarget(target, maxTarget), ToolUseID: b.ID,
 		MessageID: msgID, Model: model, InputHash: transcript.InputHash(b.Input), Transcript: p.src.Path}
-	p.remember(call{ID: b.ID, Type: ty, Tool: b.Name, Target: transcript.Memo(a.Target), Msg: msgID, Model: model, Time: t.UnixMilli()})
+	p.st.Pending.Renew(call{ID: b.ID, Type: ty, Tool: b.Name, Target: transcript.Memo(a.Target), Msg: msgID, Model: model, Time: t.UnixMilli()}, maxPending)
 	ev := p.newEvent(event.KindAction, event.ID(Client, string(event.KindAction), p.st.Session, b.ID), t)
 	ev.Action = a
 	return ev
@@ -224,7 +226,7 @@ func (p *sessionParser) call(b *block, msgID, model string, t time.Time) event.E
 func (p *sessionParser) result(b *block, t time.Time) event.Event {
 	a := &event.Action{ToolUseID: b.ToolUseID, Transcript: p.src.Path}
 	start := t
-	if c, ok := p.take(b.ToolUseID); ok {
+	if c, ok := p.st.Pending.Take(b.ToolUseID); ok {
 		a.Type, a.Tool, a.Target, a.MessageID, a.Model = c.Type, c.Tool, string(c.Target), c.Msg, c.Model
 		start = time.UnixMilli(c.Time).UTC()
 		if d := t.Sub(start); d > 0 {
@@ -269,29 +271,6 @@ func resultText(raw json.RawMessage) string {
 		return strings.Join(parts, "\n")
 	}
 	return string(raw)
-}
-
-func (p *sessionParser) remember(c call) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == c.ID {
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			break
-		}
-	}
-	p.st.Pending = append(p.st.Pending, c)
-	if n := len(p.st.Pending); n > maxPending {
-		p.st.Pending = append(p.st.Pending[:0:0], p.st.Pending[n-maxPending:]...)
-	}
-}
-
-func (p *sessionParser) take(id string) (call, bool) {
-	for i := range p.st.Pending {
-		if c := p.st.Pending[i]; c.ID == id {
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			return c, true
-		}
-	}
-	return call{}, false
 }
 
 // toolOf maps a tool call to its action type and target.
@@ -354,17 +333,6 @@ func patchFile(patch string) string {
 		}
 	}
 	return ""
-}
-
-func (p *sessionParser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
 }
 
 func (p *sessionParser) msg(record, blk int, t time.Time, m event.Message) event.Event {

@@ -5,14 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -198,7 +195,7 @@ func (c *conv) decode(d *contextDoc) {
 				}
 			}
 			if c.cwd == "" {
-				c.setCwd(cwdOf(m.text.Content))
+				transcript.UpdateCwd(&c.cwd, &c.project, cwdOf(m.text.Content))
 			}
 			if c.firstPrompt < 0 && strings.EqualFold(strings.TrimSpace(m.text.Role), "user") && !m.text.Droppable {
 				c.firstPrompt = i
@@ -284,8 +281,8 @@ func (c *conv) read() {
 			continue
 		}
 		t := c.timeOf(i)
-		if pt, ok := c.takePending(id); ok {
-			t = pt
+		if pc, ok := c.st.Pending.Take(id); ok {
+			t = time.Unix(0, pc.T).UTC()
 		}
 		c.evs = append(c.evs, c.action(&c.msgs[at.msg].text.ToolCalls[at.call], c.models[at.msg], t))
 	}
@@ -367,7 +364,7 @@ func (c *conv) message(i int) {
 			}
 			act := c.action(tc, model, at)
 			if _, done := c.results[id]; !done && id != "" {
-				c.addPending(call{ID: id, T: at.UnixNano()})
+				c.st.Pending.Add(call{ID: id, T: at.UnixNano()}, maxPending) // keeps the time it was first given
 			}
 			c.evs = append(c.evs, act, c.messageEvent(i, 2+j, at, key, event.Message{Role: event.RoleToolCall,
 				Text: act.Action.Target, Tool: act.Action.Tool, ToolUseID: act.Action.ToolUseID, MessageID: key, Model: model}))
@@ -523,40 +520,6 @@ func (c *conv) messageEvent(i, j int, at time.Time, key string, m event.Message)
 	m.Seq = int64(i)*64 + int64(min(j, maxBlock))
 	ev.Message = &m
 	return ev
-}
-
-func (c *conv) addPending(pc call) {
-	for i := range c.st.Pending {
-		if c.st.Pending[i].ID == pc.ID {
-			return // keeps the time it was first given
-		}
-	}
-	c.st.Pending = append(c.st.Pending, pc)
-	if n := len(c.st.Pending); n > maxPending {
-		c.st.Pending = append(c.st.Pending[:0:0], c.st.Pending[n-maxPending:]...)
-	}
-}
-
-func (c *conv) takePending(id string) (time.Time, bool) {
-	for i := range c.st.Pending {
-		if c.st.Pending[i].ID == id {
-			t := time.Unix(0, c.st.Pending[i].T).UTC()
-			c.st.Pending = append(c.st.Pending[:i], c.st.Pending[i+1:]...)
-			return t, true
-		}
-	}
-	return time.Time{}, false
-}
-
-func (c *conv) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || !utf8.ValidString(cwd) {
-		return
-	}
-	c.cwd = transcript.CutBytes(filepath.Clean(cwd), 4096)
-	if filepath.IsAbs(c.cwd) {
-		c.project = project.Root(c.cwd)
-	}
 }
 
 func (c *conv) relPath(file string) string { return transcript.RelPath(file, c.cwd, c.project) }

@@ -23,15 +23,18 @@ type call struct {
 	T  int64  `json:"t"`
 }
 
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c call) PendingID() string { return c.ID }
+
 // convState is what the parser reported of one conversation (see the package doc).
 type convState struct {
-	U       string   `json:"u"`            // updated_at of the row read
-	N       int      `json:"n,omitempty"`  // messages reported
-	LK      string   `json:"lk,omitempty"` // key of the last message reported
-	S       bool     `json:"s,omitempty"`  // started event emitted
-	Ti      string   `json:"ti,omitempty"` // title reported (a hash)
-	M       []string `json:"m,omitempty"`  // models reported
-	Pending []call   `json:"p,omitempty"`
+	U       string                   `json:"u"`            // updated_at of the row read
+	N       int                      `json:"n,omitempty"`  // messages reported
+	LK      string                   `json:"lk,omitempty"` // key of the last message reported
+	S       bool                     `json:"s,omitempty"`  // started event emitted
+	Ti      string                   `json:"ti,omitempty"` // title reported (a hash)
+	M       []string                 `json:"m,omitempty"`  // models reported
+	Pending transcript.Pending[call] `json:"p,omitempty"`
 }
 
 // dbState is a parser's State: per conversation id, what was reported.

@@ -85,9 +85,9 @@ type state struct {
 	TitleAt  int64 `json:"title_at,omitempty"`
 	TitleLen int   `json:"title_len,omitempty"`
 
-	Doc     *docMark  `json:"doc,omitempty"`
-	Seen    []string  `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
-	Pending []pending `json:"pending,omitempty"`
+	Doc     *docMark                    `json:"doc,omitempty"`
+	Seen    []string                    `json:"seen,omitempty"` // fingerprints of the last events emitted, oldest first
+	Pending transcript.Pending[pending] `json:"pending,omitempty"`
 
 	// MsgN counts the messages of a .jsonl in the order they came (a $set's list sets it), and
 	// MsgLast is the id of the last one, so that a message rewritten right after keeps its Seq.
@@ -111,6 +111,9 @@ type pending struct {
 	Model  string           `json:"model,omitempty"`
 	Time   int64            `json:"t"`
 }
+
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c pending) PendingID() string { return c.ID }
 
 func (a *Adapter) newParser(src transcript.Source, st []byte) (*Parser, error) {
 	p := &Parser{a: a, src: src, client: a.Client(), prices: pricing.Source(a.Prices, a.CurrentPrices)}

@@ -108,7 +108,7 @@ func (p *Parser) qwenAssistant(r *record, t time.Time) []event.Event {
 		}
 		a := &event.Action{Type: ToolType(name), Tool: name, Target: clipTarget(p.target(name, in)), ToolUseID: id,
 			MessageID: r.UUID, AgentID: p.src.AgentID, InputHash: hashInput(in), Model: r.Model, Transcript: p.src.Path}
-		p.addPending(pending{ID: id, Type: a.Type, Tool: name, Target: transcript.Memo(a.Target), Msg: r.UUID, Model: r.Model, Time: t.UnixNano()})
+		p.st.Pending.Replace(pending{ID: id, Type: a.Type, Tool: name, Target: transcript.Memo(a.Target), Msg: r.UUID, Model: r.Model, Time: t.UnixNano()}, maxPending)
 		ev := p.newEvent(event.KindAction, p.actionID(id), t)
 		ev.Action = a
 		evs = append(evs, ev, p.callMessage(r.UUID, r.Model, id, id, name, in, i, t))
@@ -139,7 +139,7 @@ func (p *Parser) qwenResults(r *record, t time.Time) []event.Event {
 			return
 		}
 		a := &event.Action{Type: event.ActionUnknown, Tool: name, ToolUseID: id, AgentID: p.src.AgentID, Transcript: p.src.Path}
-		if pc, ok := p.takePending(id); ok {
+		if pc, ok := p.st.Pending.Take(id); ok {
 			a.Type, a.Tool, a.Target, a.MessageID, a.Model = pc.Type, pc.Tool, string(pc.Target), pc.Msg, pc.Model
 			if d := t.UnixNano() - pc.Time; d >= 0 && pc.Time != 0 {
 				a.DurationMs = d / int64(time.Millisecond)
@@ -226,29 +226,4 @@ func (p *Parser) qwenSystem(r *record, t time.Time) []event.Event {
 		p.stats.CountUnknown("system/" + r.Subtype)
 	}
 	return nil
-}
-
-func (p *Parser) addPending(pc pending) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == pc.ID {
-			p.st.Pending[i] = pc
-			return
-		}
-	}
-	p.st.Pending = append(p.st.Pending, pc)
-	if n := len(p.st.Pending); n > maxPending {
-		p.st.Pending = append(p.st.Pending[:0:0], p.st.Pending[n-maxPending:]...)
-	}
-}
-
-// takePending returns a call and forgets it: a call has one result.
-func (p *Parser) takePending(id string) (pending, bool) {
-	for i := range p.st.Pending {
-		if p.st.Pending[i].ID == id {
-			pc := p.st.Pending[i]
-			p.st.Pending = append(p.st.Pending[:i], p.st.Pending[i+1:]...)
-			return pc, true
-		}
-	}
-	return pending{}, false
 }

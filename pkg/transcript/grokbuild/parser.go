@@ -13,7 +13,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -75,7 +74,7 @@ func newParser(src transcript.Source, st []byte, prices func() *pricing.Table) (
 		}
 		p.st.Session = transcript.FirstNonEmpty(src.SessionID, filepath.Base(sess))
 		if src.Path != "" {
-			p.setCwd(CwdOf(filepath.Dir(sess)))
+			transcript.SetCwd(&p.st.Cwd, &p.st.Project, CwdOf(filepath.Dir(sess)))
 		}
 	}
 	return p, nil
@@ -579,17 +578,6 @@ func (p *Parser) usage(promptID, key string, u *promptUsage, t time.Time) []even
 
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, helpers
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) sessionEvent(state, model string, t time.Time) event.Event {
 	key := "started"

@@ -210,8 +210,8 @@ func (p *cliLogParser) Record(off int64, line []byte) (evs []event.Event, err er
 				}
 				c := &call{ID: tu.ToolUseID, Name: tu.Name, Input: tu.Input, Msg: msgID, Model: model}
 				ev := p.sc.action(c, t)
-				remember(&p.st.Pending, pending{ID: c.ID, Type: ev.Action.Type, Tool: c.Name,
-					Target: transcript.Memo(ev.Action.Target), Msg: c.Msg, Model: c.Model})
+				p.st.Pending.Renew(pending{ID: c.ID, Type: ev.Action.Type, Tool: c.Name,
+					Target: transcript.Memo(ev.Action.Target), Msg: c.Msg, Model: c.Model}, maxPending)
 				evs = append(evs, ev, p.sc.callMessage(c, key, part, seq+int64(part), t, ev.Action.Target))
 			}
 		}

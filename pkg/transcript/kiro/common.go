@@ -5,13 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -40,16 +38,7 @@ type scope struct {
 	project string
 }
 
-func (s *scope) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || s.cwd != "" {
-		return
-	}
-	s.cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(s.cwd) {
-		s.project = project.Root(s.cwd)
-	}
-}
+func (s *scope) setCwd(cwd string) { transcript.SetCwd(&s.cwd, &s.project, cwd) }
 
 func (s *scope) relPath(file string) string { return transcript.RelPath(file, s.cwd, s.project) }
 
@@ -207,21 +196,11 @@ type pending struct {
 	Model  string           `json:"model,omitempty"`
 }
 
-func remember(list *[]pending, p pending) {
-	for i := range *list {
-		if (*list)[i].ID == p.ID {
-			*list = append((*list)[:i], (*list)[i+1:]...)
-			break
-		}
-	}
-	*list = append(*list, p)
-	if n := len(*list); n > maxPending {
-		*list = append((*list)[:0:0], (*list)[n-maxPending:]...)
-	}
-}
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c pending) PendingID() string { return c.ID }
 
 // take returns and forgets the pending call id.
-func take(list *[]pending, id string) (pending, bool) {
+func take(list *transcript.Pending[pending], id string) (pending, bool) {
 	for i := len(*list) - 1; i >= 0; i-- {
 		if (*list)[i].ID == id {
 			p := (*list)[i]
@@ -234,7 +213,7 @@ func take(list *[]pending, id string) (pending, bool) {
 
 // resultEvent is the action event of a result read on a later line than its call: the call's
 // type and target when the call is known, the outcome in any case, under the call's id.
-func (s *scope) resultEvent(list *[]pending, toolUseID, tool string, r *result, t time.Time) event.Event {
+func (s *scope) resultEvent(list *transcript.Pending[pending], toolUseID, tool string, r *result, t time.Time) event.Event {
 	a := &event.Action{Type: event.ActionUnknown, Tool: tool, ToolUseID: toolUseID, AgentID: s.agent, Transcript: s.path}
 	if p, ok := take(list, toolUseID); ok {
 		a.Type, a.Tool, a.Target, a.MessageID, a.Model = p.Type, p.Tool, string(p.Target), p.Msg, p.Model

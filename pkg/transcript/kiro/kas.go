@@ -36,10 +36,10 @@ type lineState struct {
 	Model   string `json:"model,omitempty"` // the session's model, from its metadata
 	Started bool   `json:"started,omitempty"`
 	// Prompted: a prompt was read (a subagent's first is its task, not a prompt).
-	Prompted bool      `json:"prompted,omitempty"`
-	Models   []string  `json:"models,omitempty"`
-	Last     int64     `json:"t,omitempty"` // unix ms of the last time read
-	Pending  []pending `json:"pending,omitempty"`
+	Prompted bool                        `json:"prompted,omitempty"`
+	Models   []string                    `json:"models,omitempty"`
+	Last     int64                       `json:"t,omitempty"` // unix ms of the last time read
+	Pending  transcript.Pending[pending] `json:"pending,omitempty"`
 }
 
 // lineParser is the part the two line readers share.
@@ -259,8 +259,8 @@ func (p *kasParser) Record(off int64, line []byte) (evs []event.Event, err error
 		evs = p.begin(t, p.title)
 		c := &call{ID: pl.ToolCallID, Name: pl.ToolName, Input: pl.Args, Msg: msgID, Model: model}
 		ev := p.sc.action(c, t)
-		remember(&p.st.Pending, pending{ID: c.ID, Type: ev.Action.Type, Tool: c.Name, Target: transcript.Memo(ev.Action.Target),
-			Msg: c.Msg, Model: c.Model})
+		p.st.Pending.Renew(pending{ID: c.ID, Type: ev.Action.Type, Tool: c.Name, Target: transcript.Memo(ev.Action.Target),
+			Msg: c.Msg, Model: c.Model}, maxPending)
 		evs = append(evs, ev, p.sc.callMessage(c, key, 0, seq, t, ev.Action.Target))
 	case "tool_result":
 		if pl.ToolCallID == "" {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/pricing"
-	"github.com/observerhq/observer/pkg/project"
 	"github.com/observerhq/observer/pkg/transcript"
 )
 
@@ -346,7 +345,7 @@ func (p *Parser) session(m *meta, done int, msgs []message) ([]event.Event, int,
 	if p.st.Session == "" {
 		p.st.Session = transcript.FirstNonEmpty(m.SessionID, p.src.SessionID, p.nameID())
 	}
-	p.setCwd(transcript.FirstNonEmpty(m.Environment.WorkingDirectory, m.WorkingDir))
+	transcript.SetCwd(&p.st.Cwd, &p.st.Project, transcript.FirstNonEmpty(m.Environment.WorkingDirectory, m.WorkingDir))
 	start, hasStart := parseTime(m.StartTime)
 	end, hasEnd := parseTime(m.EndTime)
 	if !hasStart {
@@ -842,17 +841,6 @@ func (p *Parser) modTime() time.Time {
 
 // ---------------------------------------------------------------------------------------------
 // Sessions, messages, envelope
-
-func (p *Parser) setCwd(cwd string) {
-	cwd = strings.TrimSpace(cwd)
-	if cwd == "" || p.st.Cwd != "" {
-		return
-	}
-	p.st.Cwd = filepath.Clean(cwd)
-	if filepath.IsAbs(p.st.Cwd) {
-		p.st.Project = project.Root(p.st.Cwd)
-	}
-}
 
 func (p *Parser) sessionEvent(st, model string, t time.Time) event.Event {
 	key := "started"

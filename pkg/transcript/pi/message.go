@@ -302,23 +302,9 @@ func (r *Reader) toolCall(s *Session, m *message, key string, b *block, i int, t
 	aid := event.ID(r.Client, string(event.KindAction), callID, key)
 	a := &event.Action{Type: r.Tools.Type(tool), Tool: tool, Target: r.Target(s, tool, args), ToolUseID: callID,
 		MessageID: m.ResponseID, InputHash: HashInput(b.Args), Model: m.Model}
-	s.remember(Call{CallID: callID, Key: aid, Type: a.Type, Tool: tool, Inner: tool != b.Name, Target: transcript.Memo(a.Target),
-		Msg: m.ResponseID, Model: m.Model, Time: t.UnixMilli()})
+	s.Pending.Renew(Call{CallID: callID, Key: aid, Type: a.Type, Tool: tool, Inner: tool != b.Name, Target: transcript.Memo(a.Target),
+		Msg: m.ResponseID, Model: m.Model, Time: t.UnixMilli()}, maxPending)
 	return r.Action(s, aid, t, a)
-}
-
-// remember keeps a call for its result. Beyond maxPending calls it forgets the oldest.
-func (s *Session) remember(c Call) {
-	for i := range s.Pending {
-		if s.Pending[i].CallID == c.CallID {
-			s.Pending = append(s.Pending[:i], s.Pending[i+1:]...)
-			break
-		}
-	}
-	s.Pending = append(s.Pending, c)
-	if n := len(s.Pending); n > maxPending {
-		s.Pending = append(s.Pending[:0:0], s.Pending[n-maxPending:]...)
-	}
 }
 
 // Find returns the call of a tool-call id, waiting for its result or answered lately.

@@ -63,12 +63,12 @@ type Session struct {
 	Cwd     string `json:"cwd,omitempty"`
 	// Parent is the session this one follows when its header names none (OpenClaw's database
 	// knows it from the session's window).
-	Parent   string   `json:"parent,omitempty"`
-	LastTime int64    `json:"t,omitempty"`     // unix nanoseconds of the last time seen
-	Model    string   `json:"model,omitempty"` // the model of the last assistant message
-	Epoch    int      `json:"epoch,omitempty"`
-	Comps    []string `json:"comps,omitempty"` // keys of the last compactions counted
-	Pending  []Call   `json:"pending,omitempty"`
+	Parent   string                   `json:"parent,omitempty"`
+	LastTime int64                    `json:"t,omitempty"`     // unix nanoseconds of the last time seen
+	Model    string                   `json:"model,omitempty"` // the model of the last assistant message
+	Epoch    int                      `json:"epoch,omitempty"`
+	Comps    []string                 `json:"comps,omitempty"` // keys of the last compactions counted
+	Pending  transcript.Pending[Call] `json:"pending,omitempty"`
 }
 
 // Call is a tool call whose result may still come.
@@ -84,6 +84,9 @@ type Call struct {
 	Time   int64            `json:"t"`              // unix ms when the call's message was written
 	Done   bool             `json:"done,omitempty"` // its result was read
 }
+
+// PendingID keys a call in the state's list of calls waiting for their results.
+func (c Call) PendingID() string { return c.CallID }
 
 // owner is the session id events carry: the root session for a subagent's session.
 func (s *Session) owner() string {
