@@ -161,10 +161,10 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.pendRollups.Store(n)
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, rollupKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.rollupStep(ctx) }, w.rollupFinish)
+		w.offBatch(ctx, "rollups", rollupKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.rollupStep(ctx) }, w.rollupFinish)
 	})()
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, indexKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.indexStep(ctx) }, w.indexFinish)
+		w.offBatch(ctx, "full-text index", indexKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.indexStep(ctx) }, w.indexFinish)
 	})()
 	// The analysis re-reads each marked session whole, on a read connection of its own, and
 	// writes each session's findings in a short transaction: while batches keep coming (a busy
@@ -177,7 +177,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.Logger.Warn("no read connection for the analysis; it reads on the writer's", "err", err)
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, analyseKick, analyseBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.analyseStep(ctx, a, drain) },
+		w.offBatch(ctx, "analysis", analyseKick, analyseBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.analyseStep(ctx, a, drain) },
 			func(ctx context.Context) { w.analyseFinish(ctx, a) })
 	})()
 	// Session memory (internal/memory): the summaries of ended epochs and each project's
@@ -192,7 +192,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, memKick, memoryBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.memoryStep(ctx, mem, drain) },
+		w.offBatch(ctx, "session memory", memKick, memoryBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.memoryStep(ctx, mem, drain) },
 			func(ctx context.Context) { w.memoryStep(ctx, mem, true) })
 	})()
 	defer spawn(ctx, w.settleLoop)()
@@ -461,7 +461,7 @@ const analyseBusy = 30 * time.Second
 // is caught up (analysed, observed) when the writer says so, not a tick or a minute later. A
 // drain waits while messages wait on the bus (a backlog that left the bulk path for a moment):
 // its steps, on the writer's connection, would slow their storing.
-func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.Duration, step func(ctx context.Context, drain bool) (more, again bool), finish func(context.Context)) {
+func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}, busy time.Duration, step func(ctx context.Context, drain bool) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending, kicked := true, false
@@ -482,7 +482,7 @@ func (w *Writer) offBatch(ctx context.Context, kick <-chan struct{}, busy time.D
 			w.restoreIndexes(fctx)
 			finish(fctx)
 			cancel()
-			w.Logger.Debug("caught up at stop", "took", time.Since(start))
+			w.Logger.Debug("caught up at stop", "loop", name, "took", time.Since(start))
 			return
 		case <-kick:
 			pending, kicked = true, true
