@@ -88,7 +88,6 @@ type Writer struct {
 
 	bulkAt    atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
 	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
-	bulkLast  atomic.Int64  // unix ms of the last batch that took the bulk path
 	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
 	beat      chan struct{} // publishes the health at once (beatNow)
 	lastWrite atomic.Int64  // unix ms of the last batch stored
@@ -241,7 +240,6 @@ func (w *Writer) setBulk(bulk bool) {
 	if bulk {
 		w.bulkAt.Store(time.Now().UnixMilli())
 		w.bulkSeq.Add(1)
-		w.bulkLast.Store(time.Now().UnixMilli())
 	} else {
 		w.bulkAt.Store(0)
 	}
@@ -252,10 +250,12 @@ func (w *Writer) setBulk(bulk bool) {
 // a scan whose readers paused.
 const bulkStale = 10 * time.Second
 
-// drainTail is how long after the last bulk batch a drain goes on: a backlog's last batches
-// come on the live path (too few left behind them for the bulk path), and they are caught up at
-// once too.
-const drainTail = 2 * time.Second
+// drainQuiet is how long no batch must have been stored, after a backlog, before the catch-ups
+// drain it: a backlog's last batches come on the live path (too few left behind them for the bulk
+// path), and a watcher that reads slower than the writer stores leaves the bus empty for moments
+// in the middle of a history; a drain there would analyse and observe again, at every such
+// moment, what the next batches change.
+const drainQuiet = 300 * time.Millisecond
 
 // inBulk reports whether batches take the bulk path: the catch-ups wait meanwhile.
 func (w *Writer) inBulk() bool {
@@ -455,23 +455,30 @@ const analyseBusy = 30 * time.Second
 // 10 s, once ctx ends, so that a short-lived writer (the one `observerctl scan` hosts) leaves its
 // work done. The first batch stored after a backlog starts a step at once. With busy set, while
 // batches came in since the last tick, step waits until busy has passed since it last ran.
-// Nothing steps while batches take the bulk path. When a backlog has been stored, step drains:
-// it runs step after step, with drain set, until nothing is left or no step can progress, neither
-// paced by busy nor stopped by the live batches that come meanwhile, so that a history ingested
-// is caught up (analysed, observed) when the writer says so, not a tick or a minute later. A
-// drain waits while messages wait on the bus (a backlog that left the bulk path for a moment):
-// its steps, on the writer's connection, would slow their storing.
+// Nothing steps while batches take the bulk path. When a backlog has been stored (the bus empty
+// behind the last batch, and no batch for drainQuiet), step drains: it runs step after step, with
+// drain set, until nothing is left or no step can progress, neither paced by busy nor stopped by
+// the live batches that come meanwhile, so that a history ingested is caught up (analysed,
+// observed) when the writer says so, not a tick or a minute later.
 func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}, busy time.Duration, step func(ctx context.Context, drain bool) (more, again bool), finish func(context.Context)) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	pending, kicked := true, false
 	drain := false           // a backlog was stored: catch up at once and to the end
 	seen := w.bulkSeq.Load() // the bulk batches this loop has caught up after
-	backlog := func() bool { // a backlog was stored since, and batches no longer take the bulk path
-		if n := w.bulkSeq.Load(); n != seen && !w.inBulk() {
-			seen, drain = n, true
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	// ended reports whether a backlog was stored since the last drain and has ended: batches no
+	// longer take the bulk path, none waits on the bus, none came for drainQuiet. Then a drain
+	// starts.
+	ended := func() bool {
+		n := w.bulkSeq.Load()
+		if n == seen || w.inBulk() || w.behind.Load() > 0 || time.Since(time.UnixMilli(w.lastWrite.Load())) < drainQuiet {
+			return false
 		}
-		return drain
+		seen, drain = n, true
+		return true
 	}
 	var last time.Time
 	for {
@@ -486,11 +493,17 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 			return
 		case <-kick:
 			pending, kicked = true, true
-			if w.inBulk() || !backlog() || w.behind.Load() > 0 {
+			if !drain && w.bulkSeq.Load() != seen {
+				// After a backlog: see drainQuiet after this batch whether it has ended, not
+				// at the next tick (each loop waited up to 2 s for it, a quarter of the
+				// deployed form's time to settle).
+				quiet.Reset(drainQuiet)
+			}
+			continue
+		case <-quiet.C:
+			if !ended() {
 				continue
 			}
-			// The first batch after a backlog: catch up now, not at the next tick (each loop
-			// waited up to 2 s for it, a quarter of the deployed form's time to settle).
 			kicked = false
 		case <-t.C:
 		}
@@ -499,9 +512,7 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 			pending = true
 			continue
 		}
-		if backlog() && w.behind.Load() > 0 {
-			continue // a drain waits for the batches on the bus: it would slow their storing
-		}
+		ended()
 		if !pending || (!drain && busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
 			continue
@@ -514,7 +525,7 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 		// backlog is stored), or a drain: step again at once rather than once per tick, so that
 		// a catch-up takes its own time, not the ticks'. A step that failed or could not
 		// progress waits for the next tick.
-		for pending && again && ctx.Err() == nil && !w.inBulk() && (!drain || w.behind.Load() == 0) {
+		for pending && again && ctx.Err() == nil && !w.inBulk() {
 			select {
 			case <-kick:
 				kicked = true
@@ -528,7 +539,7 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 		if drain && w.catchingUp() == "" {
 			w.beatNow() // the status says caught up now, not at the next heartbeat
 		}
-		if (!pending || !again) && time.Since(time.UnixMilli(w.bulkLast.Load())) >= drainTail {
+		if !pending || !again {
 			drain = false // drained, or stuck until the next tick (paced again)
 		}
 		w.lastWork.Store(time.Now().UnixMilli())
