@@ -17,6 +17,7 @@ import (
 	"github.com/observerhq/observer/internal/supervisor"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/busserver"
+	"github.com/observerhq/observer/pkg/client"
 	"github.com/observerhq/observer/pkg/config"
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
@@ -648,4 +649,38 @@ func TestDoctorAlerts(t *testing.T) {
 			t.Errorf("the check shows the URL's token: %+v", c)
 		}
 	}
+}
+
+// Every client of the registry that has a command gets its `client:NAME` line once that command
+// is on PATH (installed, records or not): doctor reads the registry, not a list of its own.
+func TestDoctor_EveryInstalledClientHasItsLine(t *testing.T) {
+	newCtlEnv(t)
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	var want, none []string
+	for _, c := range client.All() {
+		if len(c.Bins) == 0 {
+			none = append(none, c.Name) // an editor's extension: doctor reports it by its records
+			continue
+		}
+		p := filepath.Join(bin, c.Bins[0])
+		write(t, p, "#!/bin/sh\n")
+		os.Chmod(p, 0o755)
+		want = append(want, c.Name)
+	}
+	if len(want) < 30 {
+		t.Fatalf("only %d clients with a command in the registry", len(want))
+	}
+	_, checks := doctor(t)
+	for _, name := range want {
+		c, ok := checks["client:"+name]
+		if !ok {
+			t.Errorf("no client:%s line with its command on PATH", name)
+			continue
+		}
+		if c.Status != checkOK && c.Status != checkWarn {
+			t.Errorf("client:%s: %s (%s)", name, c.Status, c.Detail)
+		}
+	}
+	t.Logf("%d clients checked by their command; without one (reported by their records): %v", len(want), none)
 }
