@@ -21,6 +21,12 @@ func TestSelect(t *testing.T) {
 			t.Errorf("Select(%q) = %v, %v", client, ads, err)
 		}
 	}
+	// `scan --client NAME` (and backfill, reconcile) take every client of the registry by its name.
+	for _, c := range client.All() {
+		if ads, err := Select(c.Name); err != nil || len(ads) != 1 || ads[0].Client() != c.Name {
+			t.Errorf("Select(%q) = %v, %v", c.Name, ads, err)
+		}
+	}
 	if _, err := Select("vim"); err == nil || !strings.Contains(err.Error(), "gemini-cli, qwen-code") {
 		t.Errorf("Select(vim) error = %v", err)
 	}
