@@ -160,10 +160,10 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.pendRollups.Store(n)
 	}
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, "rollups", rollupKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.rollupStep(ctx) }, w.rollupFinish)
+		w.offBatch(ctx, "rollups", rollupKick, 0, w.rollupStep, w.rollupFinish)
 	})()
 	defer spawn(ctx, func(ctx context.Context) {
-		w.offBatch(ctx, "full-text index", indexKick, 0, func(ctx context.Context, _ bool) (bool, bool) { return w.indexStep(ctx) }, w.indexFinish)
+		w.offBatch(ctx, "full-text index", indexKick, 0, w.indexStep, w.indexFinish)
 	})()
 	// The analysis re-reads each marked session whole, on a read connection of its own, and
 	// writes each session's findings in a short transaction: while batches keep coming (a busy
@@ -547,9 +547,11 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 }
 
 // rollupStep and rollupFinish recompute the rollups of the hours bulk batches left pending; a
-// step goes to the end, or fails.
-func (w *Writer) rollupStep(ctx context.Context) (more, again bool) { return !w.rollupsAll(ctx), false }
-func (w *Writer) rollupFinish(ctx context.Context)                  { w.rollupsAll(ctx) }
+// step goes to the end, or fails (a drain changes nothing for them).
+func (w *Writer) rollupStep(ctx context.Context, _ bool) (more, again bool) {
+	return !w.rollupsAll(ctx), false
+}
+func (w *Writer) rollupFinish(ctx context.Context) { w.rollupsAll(ctx) }
 
 // rollupsAll catches up every pending hour, a few hundred per transaction; it reports whether it
 // got to the end.
@@ -577,8 +579,10 @@ func (w *Writer) rollupsAll(ctx context.Context) bool {
 }
 
 // indexStep and indexFinish fill the full-text indexes of tool outputs and messages.
-func (w *Writer) indexStep(ctx context.Context) (more, again bool) { return !w.indexAll(ctx), false }
-func (w *Writer) indexFinish(ctx context.Context)                  { w.indexAll(ctx) }
+func (w *Writer) indexStep(ctx context.Context, _ bool) (more, again bool) {
+	return !w.indexAll(ctx), false
+}
+func (w *Writer) indexFinish(ctx context.Context) { w.indexAll(ctx) }
 
 // indexAll indexes every output not indexed yet; it reports whether it got to the end.
 func (w *Writer) indexAll(ctx context.Context) bool {

@@ -145,14 +145,8 @@ func (a *Adapter) Client() string { return Client }
 // ~/.gemini/antigravity-cli, ~/.gemini/antigravity and ~/.gemini/antigravity-ide (the same on
 // macOS).
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	g := filepath.Join(home, ".gemini")

@@ -130,14 +130,8 @@ func (a *Adapter) Client() string { return Client }
 
 // DefaultRoots returns $OBSERVER_TRAE_DIRS when set, else TRAE CLI's home, ~/.trae/cli.
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	return []string{filepath.Join(home, ".trae", "cli")}

@@ -142,15 +142,10 @@ func (a *Adapter) Client() string { return Client }
 func DefaultRoots() []string { return defaultRoots(runtime.GOOS) }
 
 func defaultRoots(goos string) []string {
-	var out []string
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
+	var out []string
 	if goos != "windows" {
 		return nil
 	}

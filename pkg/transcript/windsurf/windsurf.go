@@ -106,14 +106,8 @@ func (a *Adapter) Client() string { return Client }
 // DefaultRoots returns $OBSERVER_WINDSURF_DIRS's directories, else ~/.windsurf/transcripts (the
 // same on macOS).
 func DefaultRoots() []string {
-	if v := strings.TrimSpace(os.Getenv(EnvDirs)); v != "" {
-		var out []string
-		for _, d := range filepath.SplitList(v) {
-			if d = strings.TrimSpace(d); d != "" {
-				out = append(out, transcript.ExpandHome(d))
-			}
-		}
-		return transcript.DedupePaths(out)
+	if dirs, ok := transcript.EnvDirs(EnvDirs); ok {
+		return dirs
 	}
 	home, _ := os.UserHomeDir()
 	return []string{filepath.Join(home, ".windsurf", "transcripts")}
