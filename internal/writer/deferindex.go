@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// deferIndexes, before the first batch of a bulk writer's run (a scan's own), drops the store's BulkIndexes when the store
-// is empty or small (store.DeferIndexes): a history loaded into it then builds them once at the
-// end instead of row by row. It is tried once per run.
+// deferIndexes, at the first bulk batch of a writer's run (a scan's own, or a backlog on the
+// bus: the suite's first start over a history), drops the store's BulkIndexes when the store is
+// empty or small (store.DeferIndexes): a history loaded into it then builds them once at the end
+// instead of row by row. It is tried once per run.
 func (w *Writer) deferIndexes(ctx context.Context) {
 	w.deferMu.Lock()
 	defer w.deferMu.Unlock()
@@ -46,4 +47,15 @@ func (w *Writer) restoreIndexes(ctx context.Context) {
 	}
 	w.deferred.Store(false)
 	w.Logger.Debug("deferred indexes made", "indexes", n, "took", time.Since(start))
+}
+
+// deferHold is how long after a backlog's last bulk batch its indexes stay deferred while live
+// batches come in (a watcher that reads slower than the writer stores sends some mid-history):
+// those are stored on the bulk path, and the catch-ups wait, until the backlog has ended (no batch
+// waits and none came for drainQuiet) or deferHold has passed.
+const deferHold = 2 * time.Second
+
+// holdsIndexes reports whether the indexes are deferred and a bulk batch came within deferHold.
+func (w *Writer) holdsIndexes() bool {
+	return w.deferred.Load() && time.Since(time.UnixMilli(w.lastBulk.Load())) < deferHold
 }

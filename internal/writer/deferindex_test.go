@@ -2,9 +2,14 @@ package writer_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/observerhq/observer/internal/writer"
+	"github.com/observerhq/observer/pkg/bus"
+	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -131,5 +136,73 @@ func TestStore_OpenWriterRestoresDeferredIndexes(t *testing.T) {
 		if got[name] != sql {
 			t.Errorf("index %s after reopening: %q, want %q", name, got[name], sql)
 		}
+	}
+}
+
+// On the bus, the suite's first start over a history defers the indexes too (store.DeferIndexes:
+// the store is empty), although the backlog alternates bulk batches with live ones (the last events
+// of a file, a watcher slower than the writer): a live batch that comes right after a bulk one is
+// stored as one (its hours left to the rollups' catch-up) and keeps them deferred, and the health
+// says the indexes are being caught up; a live batch once the backlog has gone quiet
+// (deferHold, 2 s) makes them again first, as the schema defines them, and takes the live path.
+func TestWriter_BusBacklogKeepsIndexesDeferredAcrossLiveBatches(t *testing.T) {
+	st, _ := tempStore(t)
+	want := indexSQL(t, st)
+	ctx := context.Background()
+	w := &writer.Writer{Store: st, Logger: slog.New(slog.DiscardHandler)}
+	evs := historyEvents(3000)
+	msgs := func(evs []event.Event, pending uint64) []bus.Message {
+		out := make([]bus.Message, len(evs))
+		for i := range evs {
+			data, err := event.Marshal(&evs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = bus.Message{Subject: evs[i].Subject(), Data: data, Pending: pending}
+		}
+		out[len(out)-1].Pending = pending
+		return out
+	}
+	deferred := func() bool { return indexSQL(t, st)["actions_session"] == "" }
+	pendingHours := func() (n int) {
+		st.DB.QueryRow(`SELECT count(*) FROM rollup_pending`).Scan(&n)
+		return n
+	}
+	// A bulk batch (a backlog of 2,000 messages behind it), then a live one (none behind).
+	if err := w.Handle(ctx, msgs(evs[:1000], 2000)); err != nil {
+		t.Fatal(err)
+	}
+	if !deferred() {
+		t.Fatal("a backlog on the bus into an empty store kept its indexes")
+	}
+	before := pendingHours()
+	if err := w.Handle(ctx, msgs(evs[1000:1010], 0)); err != nil {
+		t.Fatal(err)
+	}
+	if !deferred() {
+		t.Fatal("a live batch right after a bulk one made the indexes again in the middle of the backlog")
+	}
+	if pendingHours() == before {
+		t.Error("a live batch stored while the indexes are deferred computed its rollups without them; want its hours left to the catch-up")
+	}
+	if d := w.Health().Detail; !strings.Contains(d, "indexes") {
+		t.Errorf("health %q while the indexes are deferred; want it to say they are caught up", d)
+	}
+	time.Sleep(2100 * time.Millisecond) // the backlog has gone quiet: deferHold
+	before = pendingHours()
+	if err := w.Handle(ctx, msgs(evs[1010:1020], 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := indexSQL(t, st)
+	for name, sql := range want {
+		if got[name] != sql {
+			t.Errorf("index %s after the backlog: %q, want %q", name, got[name], sql)
+		}
+	}
+	if pendingHours() != before {
+		t.Error("a live batch after the backlog left its rollups to the catch-up")
+	}
+	if d := w.Health().Detail; strings.Contains(d, "indexes") {
+		t.Errorf("health %q after the indexes were made", d)
 	}
 }

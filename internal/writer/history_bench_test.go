@@ -2,6 +2,7 @@ package writer_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,6 +47,10 @@ func BenchmarkHistoryWriter(b *testing.B) {
 		}
 		size = n
 	}
+	ftsLimit := 5000
+	if v := os.Getenv("OBSERVER_BENCH_FTS_LIMIT"); v != "" {
+		ftsLimit, _ = strconv.Atoi(v)
+	}
 	b.ResetTimer()
 	for range b.N {
 		ctx := context.Background()
@@ -60,7 +65,7 @@ func BenchmarkHistoryWriter(b *testing.B) {
 				}
 			}
 		}
-		w := &writer.Writer{Store: st, Bulk: os.Getenv("OBSERVER_BENCH_LIVE") == ""}
+		w := &writer.Writer{Store: st, Bulk: os.Getenv("OBSERVER_BENCH_LIVE") == "", Logger: slog.New(slog.DiscardHandler)}
 		start, cpu0, w0 := time.Now(), cpuTime(), written()
 		for i := 0; i < len(msgs); i += size {
 			batch := msgs[i:min(i+size, len(msgs))]
@@ -69,6 +74,15 @@ func BenchmarkHistoryWriter(b *testing.B) {
 			}
 		}
 		stored, storeCPU, storeW := time.Since(start), cpuTime()-cpu0, written()-w0
+		for _, q := range strings.Split(os.Getenv("OBSERVER_BENCH_FTS"), ";") {
+			if q != "" {
+				for _, tbl := range []string{"tool_output_fts", "message_fts"} {
+					if _, err := st.DB.Exec("INSERT INTO " + tbl + "(" + tbl + ", rank) VALUES " + q); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		}
 		t := time.Now()
 		for {
 			left, err := st.CatchUpRollups(ctx, 200)
@@ -82,11 +96,15 @@ func BenchmarkHistoryWriter(b *testing.B) {
 		caught := time.Since(t)
 		t = time.Now()
 		for {
-			n, err := st.IndexOutputs(ctx, 5000)
+			n, err := st.IndexOutputs(ctx, ftsLimit)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if n < 5000 {
+			m, err := st.IndexMessages(ctx, ftsLimit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if max(n, m) < ftsLimit {
 				break
 			}
 		}

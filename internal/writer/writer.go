@@ -87,6 +87,7 @@ type Writer struct {
 	Direct *Direct
 
 	bulkAt    atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
+	lastBulk  atomic.Int64  // unix ms of the last batch that took the bulk path
 	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
 	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
 	beat      chan struct{} // publishes the health at once (beatNow)
@@ -239,6 +240,7 @@ func (w *Writer) Run(ctx context.Context) error {
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
 		w.bulkAt.Store(time.Now().UnixMilli())
+		w.lastBulk.Store(w.bulkAt.Load())
 		w.bulkSeq.Add(1)
 	} else {
 		w.bulkAt.Store(0)
@@ -374,14 +376,19 @@ func (w *Writer) write(ctx context.Context, evs []event.Event, rejected []store.
 	start := time.Now().UnixMilli()
 	w.writingN.Store(int64(n))
 	w.writing.Store(start)
-	// Only a writer whose every batch takes the bulk path (w.Bulk: a scan's own) defers its
-	// indexes: the bus's backlog alternates bulk and live batches, and a live batch needs them
-	// (measured: deferred and rebuilt within 40 ms, for nothing).
-	if bulk && w.Bulk {
+	// A bulk load into an empty or small store defers its indexes (deferindex.go). A backlog on
+	// the bus alternates bulk and live batches (the last events of a file, a watcher that reads
+	// slower than the writer stores): a live batch within deferHold of a bulk one is stored on
+	// the bulk path too, its rollups left to the catch-up that reads through the indexes (the
+	// live rollups would read without them), and the indexes stay deferred; a later live batch
+	// makes them again first.
+	held := !bulk && w.holdsIndexes()
+	if bulk {
 		w.deferIndexes(ctx)
-	} else if w.deferred.Load() {
-		w.restoreIndexes(ctx) // the backlog is stored: live batches and readers need them
+	} else if !held {
+		w.restoreIndexes(ctx) // the backlog is stored: the live rollups and the readers need them
 	}
+	bulk = bulk || held // stored as a bulk batch, not counted as one (setBulk above)
 	res, err := w.Store.WriteBatchWith(context.WithoutCancel(ctx), evs, rejected, store.WriteOptions{Bulk: bulk})
 	w.writing.Store(0)
 	if err != nil {
@@ -512,7 +519,11 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 			pending = true
 			continue
 		}
-		ended()
+		if !ended() && !drain && w.holdsIndexes() {
+			// A backlog's live batches came in, its indexes still deferred: wait for its end.
+			pending = true
+			continue
+		}
 		if !pending || (!drain && busy > 0 && kicked && time.Since(last) < busy) {
 			kicked = false
 			continue
@@ -738,6 +749,9 @@ func (w *Writer) catchingUp() string {
 		return "catching up: storing a backlog (bulk path); the rollups, the full-text index, the analysis and the session memory follow"
 	}
 	var parts []string
+	if w.deferred.Load() {
+		parts = append(parts, "indexes")
+	}
 	if n := w.pendRollups.Load(); n > 0 {
 		parts = append(parts, "rollups")
 	}
