@@ -74,23 +74,29 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	if err := rows.Err(); err != nil {
 		return p, err
 	}
-	// Each session's findings in a transaction of its own; then, in one, the files they touched
-	// (once each, however many sessions touched them) and the marks. A stop in between leaves the
-	// marks, so the sessions are analysed again.
+	// The sessions are read and analysed where the analysis reads (a.Read, beside the writer's
+	// connection, which a batch or the full-text index may hold meanwhile); then their findings,
+	// the files they touched (once each, however many sessions touched them) and the marks are
+	// written in one transaction: the writer's connection is waited for once per step, not once
+	// per session (after a history, the analysis went one session per index transaction). A stop
+	// before the write leaves the marks, so the sessions are analysed again.
 	touched := map[fileKey]bool{}
+	found := make([]findings, 0, len(marks))
 	for _, m := range marks {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		if err := a.session(ctx, m.client, m.id, m.since, touched); err != nil {
+		f, err := a.session(ctx, m.client, m.id, m.since, touched)
+		if err != nil {
 			return p, fmt.Errorf("analyse session %s: %w", m.id, err)
 		}
-		p.Sessions++
+		found = append(found, f)
 	}
 	if len(marks) > 0 {
-		if err := a.settle(ctx, touched, marks); err != nil {
+		if err := a.settle(ctx, found, touched, marks); err != nil {
 			return p, err
 		}
+		p.Sessions = len(marks)
 	}
 	every := a.PatternEvery
 	if every <= 0 {
@@ -168,14 +174,39 @@ type mark struct {
 
 type fileKey struct{ project, target string }
 
-// settle recomputes the file_clients rows of the files touched and clears the marks unless a
-// batch marked the session again meanwhile.
-func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks []mark) error {
+// findings are what the analysis of one session found, to be written.
+type findings struct {
+	client, id string
+	row        *store.SessionAnalysis // nil: the session has no action left
+	rereads    []store.SessionReread
+	repeats    []store.SessionRepeat
+	projects   []string // the projects of its actions: their patterns are marked
+}
+
+// settle writes the sessions' findings, marks their projects' patterns, recomputes the
+// file_clients rows of the files touched and clears the marks unless a batch marked the session
+// again meanwhile, in one transaction.
+func (a *Analyzer) settle(ctx context.Context, found []findings, touched map[fileKey]bool, marks []mark) error {
 	tx, err := a.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	now := a.now().UnixMilli()
+	projects := map[string]bool{}
+	for _, f := range found {
+		if err := store.ReplaceSessionAnalysis(ctx, tx, f.client, f.id, f.row, f.rereads, f.repeats, now); err != nil {
+			return err
+		}
+		for _, pr := range f.projects {
+			projects[pr] = true
+		}
+	}
+	for _, pr := range slices.Sorted(maps.Keys(projects)) {
+		if err := store.MarkPatterns(ctx, tx, pr); err != nil {
+			return err
+		}
+	}
 	keys := slices.SortedFunc(maps.Keys(touched), func(x, y fileKey) int {
 		if c := strings.Compare(x.project, y.project); c != 0 {
 			return c
@@ -202,11 +233,13 @@ func (a *Analyzer) settle(ctx context.Context, touched map[fileKey]bool, marks [
 	return tx.Commit()
 }
 
-// session recomputes one session's rows and adds the files it touched from since on to touched.
-func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool) error {
+// session reads and analyses one session, and adds the files it touched from since on to
+// touched.
+func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool) (findings, error) {
+	f := findings{client: client, id: id}
 	rows, err := a.reader().QueryContext(ctx, sessionActionsSQL, id, client)
 	if err != nil {
-		return err
+		return f, err
 	}
 	var acts []Action
 	projects := map[string]bool{}
@@ -215,7 +248,7 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since int64, 
 		var ok sql.NullBool
 		if err := rows.Scan(&x.Ts, &x.Project, &x.Type, &x.Target, &x.AgentID, &x.Freshness, &ok); err != nil {
 			rows.Close()
-			return err
+			return f, err
 		}
 		if ok.Valid {
 			v := ok.Bool
@@ -229,28 +262,15 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since int64, 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return f, err
 	}
 	s, rr, rp := AnalyseSession(client, id, acts)
-
-	tx, err := a.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	var row *store.SessionAnalysis
 	if len(acts) > 0 {
-		row = storedSession(s)
+		f.row = storedSession(s)
 	}
-	if err := store.ReplaceSessionAnalysis(ctx, tx, client, id, row, storedRereads(rr), storedRepeats(rp), a.now().UnixMilli()); err != nil {
-		return err
-	}
-	for pr := range projects {
-		if err := store.MarkPatterns(ctx, tx, pr); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+	f.rereads, f.repeats = storedRereads(rr), storedRepeats(rp)
+	f.projects = slices.Sorted(maps.Keys(projects))
+	return f, nil
 }
 
 // storedSession is s as the store takes it.

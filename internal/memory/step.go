@@ -116,14 +116,26 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 		p.Pending, dues = len(dues)-limit, dues[:limit]
 	}
 	projects := map[string]bool{}
+	var made []made
 	for _, d := range dues {
-		n, err := m.summarizeSession(ctx, d.client, d.session, d.project, d.epoch, d.state, d.lastSeen)
+		s, err := m.summarizeSession(ctx, d.client, d.session, d.project, d.epoch, d.state, d.lastSeen)
 		if err != nil {
 			return p, fmt.Errorf("summary of %s %s: %w", d.client, d.session, err)
 		}
-		p.Summaries += n
+		made = append(made, s...)
 		if d.project != "" {
 			projects[d.project] = true
+		}
+	}
+	if err := m.save(ctx, made); err != nil {
+		return p, fmt.Errorf("session summaries: %w", err)
+	}
+	p.Summaries = len(made)
+	if m.Model != nil {
+		for _, x := range made {
+			if err := m.Model.Consider(ctx, x.s); err != nil && m.Logger != nil {
+				m.Logger.Warn("language-model summary not made", "session", x.s.SessionID, "epoch", x.s.Epoch, "err", err)
+			}
 		}
 	}
 	every := m.ObserveEvery
@@ -157,15 +169,21 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 	return p, nil
 }
 
-// summarizeSession writes the extractive summary of each ended epoch of a session that lacks one
-// or is out of date: the epochs before the current one, and the current one unless the session is
-// still active.
-func (m *Memory) summarizeSession(ctx context.Context, client, session, project string, epoch int, state string, lastSeen int64) (int, error) {
+// made is an extractive summary made, and how far the session's records went when it was made.
+type made struct {
+	s      Summary
+	seenTo int64
+}
+
+// summarizeSession makes the extractive summary of each ended epoch of a session that lacks one or
+// is out of date: the epochs before the current one, and the current one unless the session is
+// still active. It reads only (m.read); the step saves them.
+func (m *Memory) summarizeSession(ctx context.Context, client, session, project string, epoch int, state string, lastSeen int64) ([]made, error) {
 	ws, err := Windows(ctx, m.read(), client, session, epoch)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var out []made
 	for i, w := range ws {
 		current := i == len(ws)-1
 		endedBy := "compaction"
@@ -184,33 +202,41 @@ func (m *Memory) summarizeSession(ctx context.Context, client, session, project 
 		}
 		s, err := Summarize(ctx, m.read(), client, session, project, w, endedBy)
 		if err != nil {
-			return n, err
+			return out, err
 		}
 		seenTo := w.To
 		if current {
 			seenTo = lastSeen
 		}
-		if err := m.save(ctx, s, seenTo); err != nil {
-			return n, err
-		}
-		n++
-		if m.Model != nil {
-			if err := m.Model.Consider(ctx, s); err != nil && m.Logger != nil {
-				m.Logger.Warn("language-model summary not made", "session", s.SessionID, "epoch", s.Epoch, "err", err)
-			}
-		}
+		out = append(out, made{s, seenTo})
 	}
-	return n, nil
+	return out, nil
 }
 
-// save stores an extractive summary; last_ts is how far the session's records went when it was
-// made (so that a resumed session's epoch is summarized again).
-func (m *Memory) save(ctx context.Context, s Summary, seenTo int64) error {
-	facts, err := json.Marshal(s)
+// save stores extractive summaries in one transaction (the writer's connection is waited for once
+// per step, not once per summary); last_ts is how far the session's records went when each was made
+// (so that a resumed session's epoch is summarized again).
+func (m *Memory) save(ctx context.Context, made []made) error {
+	if len(made) == 0 {
+		return nil
+	}
+	tx, err := m.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	return store.SaveExtractiveSummary(ctx, m.DB, store.SessionSummary{Client: s.Client, SessionID: s.SessionID,
-		Epoch: s.Epoch, Project: s.Project, FirstTs: s.FirstTS, LastTs: max(seenTo, s.LastTS), EndedBy: s.EndedBy,
-		Actions: s.Actions, Text: s.Text(), Facts: string(facts), CreatedAt: m.now().UnixMilli()})
+	defer tx.Rollback()
+	now := m.now().UnixMilli()
+	for _, x := range made {
+		s := x.s
+		facts, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		if err := store.SaveExtractiveSummary(ctx, tx, store.SessionSummary{Client: s.Client, SessionID: s.SessionID,
+			Epoch: s.Epoch, Project: s.Project, FirstTs: s.FirstTS, LastTs: max(x.seenTo, s.LastTS), EndedBy: s.EndedBy,
+			Actions: s.Actions, Text: s.Text(), Facts: string(facts), CreatedAt: now}); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
