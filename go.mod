@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/goccy/go-json v0.12.0
 	go.opentelemetry.io/collector/pdata v1.71.0
 	golang.org/x/term v0.47.0
 	google.golang.org/grpc v1.85.0

@@ -328,7 +328,7 @@ func (w *Writer) decode(batch []bus.Message) decoded {
 		}
 	}
 	decode := func(it *item) {
-		it.ev, it.err = event.Decode(it.raw)
+		it.ev, it.err = bus.DecodeEvent(it.raw)
 		if it.err == nil && w.Team {
 			it.err = team.Attribute(&it.ev, batch[it.m].Subject)
 		} else {

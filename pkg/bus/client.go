@@ -222,7 +222,7 @@ func (c *Client) Connected() bool { return c.nc.IsConnected() }
 // Publish sends one event and waits for the stream's ack, or spools it when the bus cannot take
 // it. It fails only for an invalid event, or when the bus is down and there is no spool.
 func (c *Client) Publish(ctx context.Context, ev *event.Event) (Result, error) {
-	data, err := event.Marshal(ev)
+	data, err := marshalEvent(ev)
 	if err != nil {
 		return 0, err
 	}
@@ -275,7 +275,7 @@ func (c *Client) toSpool(data []byte) (Result, error) {
 func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error) {
 	datas := make([][]byte, len(evs))
 	for i := range evs {
-		d, err := event.Marshal(&evs[i])
+		d, err := marshalEvent(&evs[i])
 		if err != nil {
 			return 0, fmt.Errorf("event %d: %w", i, err)
 		}

@@ -45,7 +45,7 @@ func (c *Client) Subscribe(f Filter, fn func(ev event.Event, raw []byte, err err
 			return
 		}
 		for _, raw := range raws {
-			ev, err := event.Decode(raw)
+			ev, err := DecodeEvent(raw)
 			fn(ev, raw, err)
 		}
 	})
