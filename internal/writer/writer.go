@@ -167,7 +167,7 @@ func (w *Writer) Run(ctx context.Context) error {
 		w.offBatch(ctx, "full-text index", indexKick, 0, w.indexStep, w.indexFinish)
 	})()
 	// The analysis re-reads each marked session whole, on a read connection of its own, and
-	// writes each session's findings in a short transaction: while batches keep coming (a busy
+	// writes a step's findings in one short transaction: while batches keep coming (a busy
 	// session) it runs every analyseBusy, not at every tick, so that it does not halve the
 	// writer's rate.
 	a := &analysis.Analyzer{DB: w.Store.DB, Logger: w.Logger}
