@@ -80,20 +80,20 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	// written in one transaction: the writer's connection is waited for once per step, not once
 	// per session (after a history, the analysis went one session per index transaction). A stop
 	// before the write leaves the marks, so the sessions are analysed again.
-	touched := map[fileKey]bool{}
+	touched, inProjects := map[fileKey]bool{}, map[string]bool{}
 	found := make([]findings, 0, len(marks))
 	for _, m := range marks {
 		if err := ctx.Err(); err != nil {
 			return p, err
 		}
-		f, err := a.session(ctx, m.client, m.id, m.since, touched)
+		f, err := a.session(ctx, m.client, m.id, m.since, touched, inProjects)
 		if err != nil {
 			return p, fmt.Errorf("analyse session %s: %w", m.id, err)
 		}
 		found = append(found, f)
 	}
 	if len(marks) > 0 {
-		if err := a.settle(ctx, found, touched, marks); err != nil {
+		if err := a.settle(ctx, found, touched, inProjects, marks); err != nil {
 			return p, err
 		}
 		p.Sessions = len(marks)
@@ -180,26 +180,21 @@ type findings struct {
 	row        *store.SessionAnalysis // nil: the session has no action left
 	rereads    []store.SessionReread
 	repeats    []store.SessionRepeat
-	projects   []string // the projects of its actions: their patterns are marked
 }
 
-// settle writes the sessions' findings, marks their projects' patterns, recomputes the
+// settle writes the sessions' findings, marks the patterns of their projects, recomputes the
 // file_clients rows of the files touched and clears the marks unless a batch marked the session
 // again meanwhile, in one transaction.
-func (a *Analyzer) settle(ctx context.Context, found []findings, touched map[fileKey]bool, marks []mark) error {
+func (a *Analyzer) settle(ctx context.Context, found []findings, touched map[fileKey]bool, projects map[string]bool, marks []mark) error {
 	tx, err := a.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	now := a.now().UnixMilli()
-	projects := map[string]bool{}
 	for _, f := range found {
 		if err := store.ReplaceSessionAnalysis(ctx, tx, f.client, f.id, f.row, f.rereads, f.repeats, now); err != nil {
 			return err
-		}
-		for _, pr := range f.projects {
-			projects[pr] = true
 		}
 	}
 	for _, pr := range slices.Sorted(maps.Keys(projects)) {
@@ -234,15 +229,14 @@ func (a *Analyzer) settle(ctx context.Context, found []findings, touched map[fil
 }
 
 // session reads and analyses one session, and adds the files it touched from since on to
-// touched.
-func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool) (findings, error) {
+// touched and the projects of its actions to projects.
+func (a *Analyzer) session(ctx context.Context, client, id string, since int64, touched map[fileKey]bool, projects map[string]bool) (findings, error) {
 	f := findings{client: client, id: id}
 	rows, err := a.reader().QueryContext(ctx, sessionActionsSQL, id, client)
 	if err != nil {
 		return f, err
 	}
 	var acts []Action
-	projects := map[string]bool{}
 	for rows.Next() {
 		var x Action
 		var ok sql.NullBool
@@ -269,7 +263,6 @@ func (a *Analyzer) session(ctx context.Context, client, id string, since int64, 
 		f.row = storedSession(s)
 	}
 	f.rereads, f.repeats = storedRereads(rr), storedRepeats(rp)
-	f.projects = slices.Sorted(maps.Keys(projects))
 	return f, nil
 }
 

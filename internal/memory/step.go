@@ -116,7 +116,7 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 		p.Pending, dues = len(dues)-limit, dues[:limit]
 	}
 	projects := map[string]bool{}
-	var made []made
+	var made []summaryMade
 	for _, d := range dues {
 		s, err := m.summarizeSession(ctx, d.client, d.session, d.project, d.epoch, d.state, d.lastSeen)
 		if err != nil {
@@ -169,8 +169,9 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 	return p, nil
 }
 
-// made is an extractive summary made, and how far the session's records went when it was made.
-type made struct {
+// summaryMade is an extractive summary made, and how far the session's records went when it was
+// made.
+type summaryMade struct {
 	s      Summary
 	seenTo int64
 }
@@ -178,12 +179,12 @@ type made struct {
 // summarizeSession makes the extractive summary of each ended epoch of a session that lacks one or
 // is out of date: the epochs before the current one, and the current one unless the session is
 // still active. It reads only (m.read); the step saves them.
-func (m *Memory) summarizeSession(ctx context.Context, client, session, project string, epoch int, state string, lastSeen int64) ([]made, error) {
+func (m *Memory) summarizeSession(ctx context.Context, client, session, project string, epoch int, state string, lastSeen int64) ([]summaryMade, error) {
 	ws, err := Windows(ctx, m.read(), client, session, epoch)
 	if err != nil {
 		return nil, err
 	}
-	var out []made
+	var out []summaryMade
 	for i, w := range ws {
 		current := i == len(ws)-1
 		endedBy := "compaction"
@@ -208,7 +209,7 @@ func (m *Memory) summarizeSession(ctx context.Context, client, session, project 
 		if current {
 			seenTo = lastSeen
 		}
-		out = append(out, made{s, seenTo})
+		out = append(out, summaryMade{s, seenTo})
 	}
 	return out, nil
 }
@@ -216,7 +217,7 @@ func (m *Memory) summarizeSession(ctx context.Context, client, session, project 
 // save stores extractive summaries in one transaction (the writer's connection is waited for once
 // per step, not once per summary); last_ts is how far the session's records went when each was made
 // (so that a resumed session's epoch is summarized again).
-func (m *Memory) save(ctx context.Context, made []made) error {
+func (m *Memory) save(ctx context.Context, made []summaryMade) error {
 	if len(made) == 0 {
 		return nil
 	}

@@ -47,10 +47,6 @@ func BenchmarkHistoryWriter(b *testing.B) {
 		}
 		size = n
 	}
-	ftsLimit := 5000
-	if v := os.Getenv("OBSERVER_BENCH_FTS_LIMIT"); v != "" {
-		ftsLimit, _ = strconv.Atoi(v)
-	}
 	b.ResetTimer()
 	for range b.N {
 		ctx := context.Background()
@@ -74,15 +70,6 @@ func BenchmarkHistoryWriter(b *testing.B) {
 			}
 		}
 		stored, storeCPU, storeW := time.Since(start), cpuTime()-cpu0, written()-w0
-		for _, q := range strings.Split(os.Getenv("OBSERVER_BENCH_FTS"), ";") {
-			if q != "" {
-				for _, tbl := range []string{"tool_output_fts", "message_fts"} {
-					if _, err := st.DB.Exec("INSERT INTO " + tbl + "(" + tbl + ", rank) VALUES " + q); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		}
 		t := time.Now()
 		for {
 			left, err := st.CatchUpRollups(ctx, 200)
@@ -96,15 +83,15 @@ func BenchmarkHistoryWriter(b *testing.B) {
 		caught := time.Since(t)
 		t = time.Now()
 		for {
-			n, err := st.IndexOutputs(ctx, ftsLimit)
+			n, err := st.IndexOutputs(ctx, 5000)
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := st.IndexMessages(ctx, ftsLimit)
+			m, err := st.IndexMessages(ctx, 5000)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if max(n, m) < ftsLimit {
+			if max(n, m) < 5000 {
 				break
 			}
 		}

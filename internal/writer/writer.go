@@ -239,8 +239,9 @@ func (w *Writer) Run(ctx context.Context) error {
 // setBulk records whether the batch being stored takes the bulk path.
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
-		w.bulkAt.Store(time.Now().UnixMilli())
-		w.lastBulk.Store(w.bulkAt.Load())
+		now := time.Now().UnixMilli()
+		w.bulkAt.Store(now)
+		w.lastBulk.Store(now)
 		w.bulkSeq.Add(1)
 	} else {
 		w.bulkAt.Store(0)
@@ -519,7 +520,8 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 			pending = true
 			continue
 		}
-		if !ended() && !drain && w.holdsIndexes() {
+		ended()
+		if !drain && w.holdsIndexes() {
 			// A backlog's live batches came in, its indexes still deferred: wait for its end.
 			pending = true
 			continue
