@@ -249,6 +249,19 @@ type Publisher interface {
 	PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error)
 }
 
+// BacklogPublisher is a Publisher that can mark a backlog (bus.BacklogHeader): a pass that reads
+// at least Scanner.BacklogBytes of new lines publishes its batches with PublishBacklog, the last
+// one with last set, so that the writer stores them as a backlog from the first and catches up as
+// soon as it has stored the last, rather than finding both out from the bus.
+type BacklogPublisher interface {
+	Publisher
+	PublishBacklog(ctx context.Context, evs []event.Event, last bool) (spooled int, err error)
+}
+
+// DefaultBacklogBytes is Scanner.BacklogBytes' default: about 1,600 events of Claude Code's, a
+// few batches of the writer's.
+const DefaultBacklogBytes = 4 << 20
+
 // Progress is reported while a scan runs.
 type Progress struct {
 	Files     int   `json:"files"`
@@ -353,6 +366,11 @@ type Scanner struct {
 	Progress  func(Progress)
 	BatchSize int
 	MaxLine   int64 // default MaxLine
+	// BacklogBytes is how many bytes of new lines (in line files; a database or a document is
+	// not counted, its size says nothing of what changed) a pass must have to read for its
+	// batches to go out as a backlog, when the Publisher is a BacklogPublisher. Zero means
+	// DefaultBacklogBytes; negative, never.
+	BacklogBytes int64
 
 	dirs       map[string]bool       // directories holding the files the last Scan found
 	pipe       *pipe                 // publishes the batches of the running Scan
@@ -426,7 +444,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		s.MaxLine = MaxLine
 	}
 	var jobs []job
-	var total int64
+	var total, lines int64 // bytes to read, and of them new lines of line files
 	s.dirs = map[string]bool{}
 	found := map[string]bool{}
 	defer func() {
@@ -469,9 +487,13 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 				continue // nothing new: the common case of a re-scan costs a stat
 			}
 			jobs = append(jobs, job{src: src, ad: ad, size: size, ino: ino, mtime: mtime.UnixNano()})
-			total += size
+			fresh := size
 			if cur != nil && cur.Inode == ino && cur.Offset <= size && !whole {
-				total -= cur.Offset
+				fresh -= cur.Offset
+			}
+			total += fresh
+			if !whole {
+				lines += fresh
 			}
 		}
 	}
@@ -484,7 +506,11 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		s.Publisher = pub
 	}
 	if !s.DryRun && len(jobs) > 0 {
-		s.pipe = startPipe(ctx, s.Publisher, s.Cursors, s.BatchSize)
+		var backlog BacklogPublisher
+		if bp, ok := s.Publisher.(BacklogPublisher); ok && s.BacklogBytes >= 0 && lines >= cmp.Or(s.BacklogBytes, DefaultBacklogBytes) {
+			backlog = bp
+		}
+		s.pipe = startPipe(ctx, s.Publisher, backlog, s.Cursors, s.BatchSize)
 	}
 	p := Progress{Files: len(jobs), Bytes: total}
 	for _, j := range jobs {
@@ -920,7 +946,9 @@ func readOnce(path string, max int64) (data []byte, size, mtime int64, err error
 // many small files is then not one publication, or one transaction of a scan's own writer, per
 // file. A file's cursor moves only
 // after the batch that ends at it was acknowledged; after a failure nothing more is published and
-// no cursor moves, so the next scan reads from the last acknowledged line.
+// no cursor moves, so the next scan reads from the last acknowledged line. A backlog (a pass with
+// a BacklogPublisher) is published one batch behind the reading, so that its last batch is known
+// as the last when it goes out: the pipe holds each batch until the next one is ready.
 type pipe struct {
 	jobs   chan pubJob
 	done   chan struct{}
@@ -937,16 +965,43 @@ type pubJob struct {
 // pipeDepth is how many batches may wait for the bus while the scan reads on.
 const pipeDepth = 8
 
-func startPipe(ctx context.Context, pub Publisher, cur *Cursors, coalesce int) *pipe {
+// startPipe starts publishing a pass's batches with pub, or with backlog, when set, as a backlog.
+func startPipe(ctx context.Context, pub Publisher, backlog BacklogPublisher, cur *Cursors, coalesce int) *pipe {
 	p := &pipe{jobs: make(chan pubJob, pipeDepth), done: make(chan struct{})}
+	// publish sends one batch and then moves the cursors of its jobs.
+	publish := func(batch []event.Event, group []pubJob, last bool) {
+		if p.err != nil {
+			return
+		}
+		if len(batch) > 0 {
+			var err error
+			if backlog != nil {
+				_, err = backlog.PublishBacklog(ctx, batch, last)
+			} else {
+				_, err = pub.PublishBatch(ctx, batch)
+			}
+			if err != nil {
+				p.err = err
+				p.failed.Store(true)
+				return
+			}
+		}
+		for _, g := range group {
+			if g.cursor != nil {
+				cur.set(g.path, g.cursor)
+			}
+		}
+	}
 	go func() {
 		defer close(p.done)
-		var group []pubJob
+		// The batch held back (a backlog's), with the jobs whose cursors wait for it.
+		var held []event.Event
+		var heldJobs []pubJob
 		for j := range p.jobs {
 			if p.err != nil {
 				continue
 			}
-			group = append(group[:0], j)
+			group := []pubJob{j}
 			n := len(j.events)
 		gather:
 			for n < coalesce {
@@ -969,18 +1024,22 @@ func startPipe(ctx context.Context, pub Publisher, cur *Cursors, coalesce int) *
 					batch = append(batch, g.events...)
 				}
 			}
-			if len(batch) > 0 {
-				if _, err := pub.PublishBatch(ctx, batch); err != nil {
-					p.err = err
-					p.failed.Store(true)
-					continue
+			switch {
+			case backlog == nil:
+				publish(batch, group, false)
+			case len(batch) == 0 && held != nil:
+				heldJobs = append(heldJobs, group...) // cursors behind the held batch
+			case len(batch) == 0:
+				publish(nil, group, false)
+			default:
+				if held != nil {
+					publish(held, heldJobs, false)
 				}
+				held, heldJobs = batch, group
 			}
-			for _, g := range group {
-				if g.cursor != nil {
-					cur.set(g.path, g.cursor)
-				}
-			}
+		}
+		if held != nil {
+			publish(held, heldJobs, true)
 		}
 	}()
 	return p

@@ -150,13 +150,29 @@ type livePublisher struct {
 // PublishBatch classifies the batch's live reads, publishes it with the epoch events its
 // compactions call for, and only then lets the trackers keep what the batch taught them.
 func (p livePublisher) PublishBatch(ctx context.Context, evs []event.Event) (int, error) {
+	return p.publish(ctx, evs, p.next.PublishBatch)
+}
+
+// PublishBacklog is PublishBatch for a batch of a backlog (ingest.BacklogPublisher), when the
+// publisher it wraps can mark one.
+func (p livePublisher) PublishBacklog(ctx context.Context, evs []event.Event, last bool) (int, error) {
+	bp, ok := p.next.(ingest.BacklogPublisher)
+	if !ok {
+		return p.PublishBatch(ctx, evs)
+	}
+	return p.publish(ctx, evs, func(ctx context.Context, evs []event.Event) (int, error) {
+		return bp.PublishBacklog(ctx, evs, last)
+	})
+}
+
+func (p livePublisher) publish(ctx context.Context, evs []event.Event, send func(context.Context, []event.Event) (int, error)) (int, error) {
 	commitFresh := p.l.fresh.Annotate(evs)
 	extra, commitLife := p.l.life.Observe(evs)
 	all := evs
 	if len(extra) > 0 {
 		all = append(slices.Clip(evs), extra...)
 	}
-	n, err := p.next.PublishBatch(ctx, all)
+	n, err := send(ctx, all)
 	if err != nil {
 		return n, err
 	}

@@ -90,6 +90,9 @@ type Writer struct {
 	lastBulk  atomic.Int64  // unix ms of the last batch that took the bulk path
 	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
 	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
+	// backlogEnd says the batch being stored, or the last one stored, ends a backlog its publisher
+	// marked (bus.BacklogHeader): the catch-ups start after it at once.
+	backlogEnd atomic.Bool
 	beat      chan struct{} // publishes the health at once (beatNow)
 	lastWrite atomic.Int64  // unix ms of the last batch stored
 	unsettled atomic.Bool   // bulk work was stored since the last Settle (settle.go)
@@ -240,9 +243,15 @@ func (w *Writer) Run(ctx context.Context) error {
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
 		now := time.Now().UnixMilli()
-		w.bulkAt.Store(now)
 		w.lastBulk.Store(now)
 		w.bulkSeq.Add(1)
+		if w.backlogEnd.Load() {
+			// The backlog's last batch: the batches after it are not known to take the bulk
+			// path, and the catch-ups need not wait for them (inBulk).
+			w.bulkAt.Store(0)
+			return
+		}
+		w.bulkAt.Store(now)
 	} else {
 		w.bulkAt.Store(0)
 	}
@@ -257,7 +266,8 @@ const bulkStale = 10 * time.Second
 // drain it: a backlog's last batches come on the live path (too few left behind them for the bulk
 // path), and a watcher that reads slower than the writer stores leaves the bus empty for moments
 // in the middle of a history; a drain there would analyse and observe again, at every such
-// moment, what the next batches change.
+// moment, what the next batches change. A backlog whose publisher marked its end
+// (bus.BacklogHeader) is drained right after its last batch.
 const drainQuiet = 300 * time.Millisecond
 
 // inBulk reports whether batches take the bulk path: the catch-ups wait meanwhile.
@@ -288,11 +298,13 @@ type decoded struct {
 	rejected []store.Rejected
 	bulk     bool
 	behind   uint64 // messages waiting on the bus behind the batch
+	end      bool   // the batch ends a backlog its publisher marked
 }
 
 // store stores a decoded batch.
 func (w *Writer) store(ctx context.Context, d decoded) error {
 	w.behind.Store(d.behind) // before the batch's kicks, which read it
+	w.backlogEnd.Store(d.end)
 	return w.write(ctx, d.evs, d.rejected, d.bulk)
 }
 
@@ -304,6 +316,17 @@ func (w *Writer) decode(batch []bus.Message) decoded {
 	var behind uint64
 	if len(batch) > 0 {
 		behind = batch[len(batch)-1].Pending
+	}
+	// A backlog its publisher marked takes the bulk path from its first batch, and ends with the
+	// batch its last message is in (unless another one starts after it in the same batch).
+	var end bool
+	for _, m := range batch {
+		switch bus.Backlog(m.Header) {
+		case bus.BacklogPart:
+			bulk, end = true, false
+		case bus.BacklogEnd:
+			bulk, end = true, true
+		}
 	}
 	evs := make([]event.Event, 0, len(batch))
 	var rejected []store.Rejected
@@ -360,7 +383,7 @@ func (w *Writer) decode(batch []bus.Message) decoded {
 		}
 		evs = append(evs, items[i].ev)
 	}
-	return decoded{evs, rejected, bulk, behind}
+	return decoded{evs, rejected, bulk, behind, end}
 }
 
 // write stores decoded events, and the messages that did not decode, in one transaction.
@@ -482,7 +505,8 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 	// starts.
 	ended := func() bool {
 		n := w.bulkSeq.Load()
-		if n == seen || w.inBulk() || w.behind.Load() > 0 || time.Since(time.UnixMilli(w.lastWrite.Load())) < drainQuiet {
+		calm := w.backlogEnd.Load() || time.Since(time.UnixMilli(w.lastWrite.Load())) >= drainQuiet
+		if n == seen || w.inBulk() || w.behind.Load() > 0 || !calm {
 			return false
 		}
 		seen, drain = n, true
@@ -505,7 +529,11 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 				// After a backlog: see drainQuiet after this batch whether it has ended, not
 				// at the next tick (each loop waited up to 2 s for it, a quarter of the
 				// deployed form's time to settle).
-				quiet.Reset(drainQuiet)
+				if w.backlogEnd.Load() {
+					quiet.Reset(0) // its publisher said it ended
+				} else {
+					quiet.Reset(drainQuiet)
+				}
 			}
 			continue
 		case <-quiet.C:

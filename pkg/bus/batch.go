@@ -23,6 +23,24 @@ import (
 // EventsHeader is the header of a batch message: the number of events in it.
 const EventsHeader = "Observer-Events"
 
+// BacklogHeader marks the messages of a backlog: history published faster than live work comes
+// (a watcher's pass over many megabytes, a scan while the suite runs). Every message of it says
+// BacklogPart but the last one, which says BacklogEnd. The writer stores them on the bulk path
+// whatever waits behind them, and catches up once it has stored the last (internal/writer); a
+// publisher that stops without sending the end leaves the writer to find the backlog's end by
+// itself (quiet on the bus), as it does for an unmarked one. Readers other than the writer ignore
+// the header.
+const BacklogHeader = "Observer-Backlog"
+
+// The values of BacklogHeader.
+const (
+	BacklogPart = "part"
+	BacklogEnd  = "end"
+)
+
+// Backlog is the BacklogHeader of a message with header h: "", BacklogPart or BacklogEnd.
+func Backlog(h nats.Header) string { return h.Get(BacklogHeader) }
+
 const (
 	// BatchEvents is the most events PublishBatch puts in one message.
 	BatchEvents = 256
@@ -101,8 +119,19 @@ func eventsOf(cs []chunk) []int {
 }
 
 // message is the bus message of chunk c: a single event as it is, a batch one per line with its
-// header.
-func (c chunk) message(datas [][]byte) *nats.Msg {
+// header; backlog, when set, is its BacklogHeader.
+func (c chunk) message(datas [][]byte, backlog string) *nats.Msg {
+	msg := c.data(datas)
+	if backlog != "" {
+		if msg.Header == nil {
+			msg.Header = nats.Header{}
+		}
+		msg.Header.Set(BacklogHeader, backlog)
+	}
+	return msg
+}
+
+func (c chunk) data(datas [][]byte) *nats.Msg {
 	if len(c.idx) == 1 {
 		return &nats.Msg{Subject: c.subject, Data: datas[c.idx[0]]}
 	}

@@ -273,6 +273,21 @@ func (c *Client) toSpool(data []byte) (Result, error) {
 // one by one; it returns how many. Without a spool, those events are named in a NotRecordedError
 // wrapping ErrUnavailable.
 func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled int, err error) {
+	return c.publishBatch(ctx, evs, "")
+}
+
+// PublishBacklog is PublishBatch for a batch of a backlog (BacklogHeader): its messages say
+// BacklogPart, or, when last is set, the last one says BacklogEnd. Events spooled lose the mark
+// (they are published again later, one by one).
+func (c *Client) PublishBacklog(ctx context.Context, evs []event.Event, last bool) (spooled int, err error) {
+	mark := BacklogPart
+	if last {
+		mark = BacklogEnd
+	}
+	return c.publishBatch(ctx, evs, mark)
+}
+
+func (c *Client) publishBatch(ctx context.Context, evs []event.Event, backlog string) (spooled int, err error) {
 	datas := make([][]byte, len(evs))
 	for i := range evs {
 		d, err := marshalEvent(&evs[i])
@@ -306,7 +321,11 @@ func (c *Client) PublishBatch(ctx context.Context, evs []event.Event) (spooled i
 	}
 	futures := make([]jetstream.PubAckFuture, len(cs))
 	for k := range cs {
-		msg := cs[k].message(datas)
+		mark := backlog
+		if backlog == BacklogEnd && k < len(cs)-1 {
+			mark = BacklogPart
+		}
+		msg := cs[k].message(datas, mark)
 		f, err := c.js.PublishMsgAsync(msg, jetstream.WithMsgID(msgID(msg.Data)), jetstream.WithExpectStream(StreamName))
 		if err != nil {
 			if c.spool == nil {

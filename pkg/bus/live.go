@@ -274,13 +274,19 @@ func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o Cons
 	msgs := []jetstream.Msg{m}
 	events := EventCount(m.Headers())
 	size, deadline := o.BatchSize, time.Now().Add(o.FlushInterval)
+	mark := Backlog(m.Headers())
 	if md, err := m.Metadata(); err == nil && md.NumPending*uint64(events) >= uint64(o.BatchSize) {
 		// A backlog: the messages are in the stream, a larger batch of them fills at once
 		// (the wait only bounds a slow delivery).
 		size = int(min(uint64(o.BulkBatchSize), uint64(events)*(1+md.NumPending)))
 		deadline = deadline.Add(200 * time.Millisecond)
+	} else if mark == BacklogPart {
+		// A backlog its publisher marked, published no faster than it is stored: a larger batch
+		// as its messages come, until its end.
+		size = o.BulkBatchSize
+		deadline = deadline.Add(200 * time.Millisecond)
 	}
-	for events < size && len(msgs) < MaxAckPending {
+	for events < size && len(msgs) < MaxAckPending && mark != BacklogEnd {
 		wait := time.Until(deadline)
 		if wait <= 0 {
 			break
@@ -291,6 +297,7 @@ func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o Cons
 		}
 		msgs = append(msgs, m)
 		events += EventCount(m.Headers())
+		mark = Backlog(m.Headers())
 	}
 	batch := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
