@@ -78,9 +78,11 @@ func (m *Memory) Step(ctx context.Context, limit int) (Progress, error) {
 	return m.step(ctx, limit, false)
 }
 
-// Drain is Step for the end of a backlog: once no epoch is left due, it recomputes the
-// observations of every project the throttle put off, so that a history ingested is fully
-// observed when the writer says it has caught up, not up to ObserveEvery later.
+// Drain is Step for the end of a backlog: its projects' observations wait while epochs are left
+// due (each would be recomputed as the next steps add summaries to it), and once none is, it
+// recomputes those of every project put off, by it or by the throttle, so that a history ingested
+// is fully observed, each project once, when the writer says it has caught up, not up to
+// ObserveEvery later.
 func (m *Memory) Drain(ctx context.Context, limit int) (Progress, error) {
 	return m.step(ctx, limit, true)
 }
@@ -153,7 +155,7 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 	throttle := !drain || p.Pending > 0 // a drain lifts it once no epoch is left due
 	for project := range projects {
 		// The throttle is about the work, so it goes by the wall clock, not by Now.
-		if t, ok := m.observed[project]; ok && throttle && time.Since(t) < every {
+		if t, ok := m.observed[project]; drain && p.Pending > 0 || ok && throttle && time.Since(t) < every {
 			m.waiting[project] = true
 			p.Pending++
 			p.Waiting++

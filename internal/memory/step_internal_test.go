@@ -87,3 +87,30 @@ func TestMemory_Drain_LiftsTheThrottleOnceNothingIsDue(t *testing.T) {
 		t.Fatalf("a step after the drain: %+v, %v; want nothing to do", p, err)
 	}
 }
+
+// A drain over a history observes each of its projects once, at its last step: a project first
+// seen while epochs are left due waits for them (its observations would change with each step).
+func TestMemory_Drain_ObservesEachProjectOnceAtTheEnd(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i, project := range []string{"/a", "/b", "/a", "/b"} {
+		ts := int64(1_700_000_000_000 + i)
+		if _, err := st.DB.Exec(`INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state)
+			VALUES ('claude-code', ?, ?, ?, ?, 'idle')`, fmt.Sprintf("s-%d", i), project, ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Memory{DB: st.DB, ObserveEvery: time.Hour}
+	for i := range 3 {
+		if p, err := m.Drain(ctx, 1); err != nil || p.Summaries != 1 || p.Projects != 0 || p.Due() == 0 {
+			t.Fatalf("drain step %d with epochs left due: %+v (due %d), %v; want 1 summary, no project observed yet", i, p, p.Due(), err)
+		}
+	}
+	if p, err := m.Drain(ctx, 1); err != nil || p.Summaries != 1 || p.Projects != 2 || p.Pending != 0 {
+		t.Fatalf("the last drain step: %+v, %v; want both projects observed, nothing pending", p, err)
+	}
+}
