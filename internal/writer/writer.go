@@ -86,16 +86,16 @@ type Writer struct {
 	// writer a one-shot `observerctl scan` hosts when nothing else runs. Bus may then be nil.
 	Direct *Direct
 
-	bulkAt    atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
-	lastBulk  atomic.Int64  // unix ms of the last batch that took the bulk path
-	bulkSeq   atomic.Int64  // batches that took the bulk path, counted
-	behind    atomic.Uint64 // messages waiting on the bus behind the last batch stored
+	bulkAt   atomic.Int64  // unix ms of the last batch that took the bulk path; 0: the last one did not
+	lastBulk atomic.Int64  // unix ms of the last batch that took the bulk path
+	bulkSeq  atomic.Int64  // batches that took the bulk path, counted
+	behind   atomic.Uint64 // messages waiting on the bus behind the last batch stored
 	// backlogEnd says the batch being stored, or the last one stored, ends a backlog its publisher
 	// marked (bus.BacklogHeader): the catch-ups start after it at once.
 	backlogEnd atomic.Bool
-	beat      chan struct{} // publishes the health at once (beatNow)
-	lastWrite atomic.Int64  // unix ms of the last batch stored
-	unsettled atomic.Bool   // bulk work was stored since the last Settle (settle.go)
+	beat       chan struct{} // publishes the health at once (beatNow)
+	lastWrite  atomic.Int64  // unix ms of the last batch stored
+	unsettled  atomic.Bool   // bulk work was stored since the last Settle (settle.go)
 	// The indexes deferred for a bulk load into an empty store (deferindex.go).
 	deferMu    sync.Mutex
 	deferTried bool
