@@ -4,7 +4,10 @@
 //
 //   - the fake model API (default): POST /v1/messages answers at once like the Anthropic Messages
 //     API, a JSON message with usage, or, when the request body asks for "stream":true, an SSE
-//     stream (message_start flushed first, then the rest of the events);
+//     stream (message_start flushed first, then the rest of the events); each answer has a message
+//     id and a request id of its own, as the real API's do (the writer joins a turn to the other
+//     records of its message and request: one id shared by every turn made each join a scan of
+//     all the turns before it);
 //   - -bare URL: a bare httputil.ReverseProxy in front of URL, with the same transport settings
 //     observer-proxy uses (256 idle connections, 64 per host), the baseline observer-proxy is
 //     compared with.
@@ -29,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -52,6 +57,9 @@ const streamRest = "event: content_block_start\n" +
 	"event: message_stop\n" +
 	`data: {"type":"message_stop"}` + "\n\n"
 
+// answers numbers the answers, for their ids.
+var answers atomic.Int64
+
 func upstream(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		http.Error(w, `{"type":"error","error":{"type":"not_found_error","message":"not found"}}`, http.StatusNotFound)
@@ -62,19 +70,22 @@ func upstream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	n := answers.Add(1)
+	msgID := fmt.Sprintf(`"id":"msg_bench%012d"`, n)
 	h := w.Header()
-	h.Set("request-id", "req_bench")
+	h.Set("request-id", fmt.Sprintf("req_bench%012d", n))
 	if bytes.Contains(body, []byte(`"stream":true`)) {
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
-		io.WriteString(w, streamFirst)
+		io.WriteString(w, strings.Replace(streamFirst, `"id":"msg_bench"`, msgID, 1))
 		w.(http.Flusher).Flush()
 		io.WriteString(w, streamRest)
 		return
 	}
+	answer := strings.Replace(messageJSON, `"id":"msg_bench"`, msgID, 1)
 	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(messageJSON)))
-	io.WriteString(w, messageJSON)
+	h.Set("Content-Length", strconv.Itoa(len(answer)))
+	io.WriteString(w, answer)
 }
 
 func main() {
