@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/observerhq/observer/internal/writer"
 	"github.com/observerhq/observer/pkg/bus"
 	"github.com/observerhq/observer/pkg/event"
@@ -204,5 +206,52 @@ func TestWriter_BusBacklogKeepsIndexesDeferredAcrossLiveBatches(t *testing.T) {
 	}
 	if d := w.Health().Detail; strings.Contains(d, "indexes") {
 		t.Errorf("health %q after the indexes were made", d)
+	}
+}
+
+// A backlog its publisher marks (bus.BacklogHeader: a watcher's pass over a history) takes the bulk
+// path from its first batch, though nothing waits on the bus behind it (the watcher reads no
+// faster than the writer stores), and its indexes are deferred; the batch its last message is in
+// ends it: the writer no longer says it stores a backlog, and the catch-ups need not wait for the
+// next batch, or for bulkStale, to learn it.
+func TestWriter_MarkedBacklogTakesTheBulkPathUntilItsEnd(t *testing.T) {
+	st, _ := tempStore(t)
+	ctx := context.Background()
+	w := &writer.Writer{Store: st, Logger: slog.New(slog.DiscardHandler)}
+	evs := historyEvents(2000)
+	msgs := func(evs []event.Event, mark string) []bus.Message {
+		out := make([]bus.Message, len(evs))
+		for i := range evs {
+			data, err := event.Marshal(&evs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = bus.Message{Subject: evs[i].Subject(), Data: data, Header: nats.Header{}}
+			out[i].Header.Set(bus.BacklogHeader, bus.BacklogPart)
+		}
+		out[len(out)-1].Header.Set(bus.BacklogHeader, mark)
+		return out
+	}
+	pendingHours := func() (n int) {
+		st.DB.QueryRow(`SELECT count(*) FROM rollup_pending`).Scan(&n)
+		return n
+	}
+	if err := w.Handle(ctx, msgs(evs[:1000], bus.BacklogPart)); err != nil {
+		t.Fatal(err)
+	}
+	if indexSQL(t, st)["actions_session"] != "" {
+		t.Error("a marked backlog into an empty store kept its indexes")
+	}
+	if pendingHours() == 0 {
+		t.Error("a batch of a marked backlog, nothing behind it, computed its rollups on the live path; want them left to the catch-up")
+	}
+	if d := w.Health().Detail; !strings.Contains(d, "storing a backlog") {
+		t.Errorf("health %q in the middle of a marked backlog; want it to say a backlog is being stored", d)
+	}
+	if err := w.Handle(ctx, msgs(evs[1000:], bus.BacklogEnd)); err != nil {
+		t.Fatal(err)
+	}
+	if d := w.Health().Detail; strings.Contains(d, "storing a backlog") {
+		t.Errorf("health %q after the backlog's last batch; want the backlog over", d)
 	}
 }

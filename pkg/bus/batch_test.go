@@ -188,3 +188,56 @@ func TestConsumePrepared_PreparesTheNextWhileStoring(t *testing.T) {
 		t.Errorf("stored %d of 6; the next batch was prepared during a store %d time(s), want 1", stored, overlapped)
 	}
 }
+
+// PublishBacklog marks every message of a backlog's batches BacklogPart, but for the last message
+// of the batch published with last set: BacklogEnd. A message published otherwise has no mark.
+// The writer's consumer gets the marks, and ends a batch at the backlog's end (the writer stores
+// it at once) rather than waiting for the batch to fill.
+func TestPublishBacklog_MarksItsMessagesAndItsEnd(t *testing.T) {
+	srv := newServer(t)
+	pub := connect(t, bus.Options{Server: srv, Wait: true, Name: "producer"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first, last []event.Event
+	for i := range 300 {
+		first = append(first, hookEvent(fmt.Sprint("a", i), "codex"))
+		last = append(last, hookEvent(fmt.Sprint("b", i), "codex"))
+	}
+	last = append(last, sample(event.KindAction, "c", "claude-code"))
+	if _, err := pub.PublishBacklog(ctx, first, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.PublishBacklog(ctx, last, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pub.PublishBatch(ctx, []event.Event{hookEvent("live", "codex")}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var marks []string
+	var batchEnds []string // the mark of each batch's last message
+	go pub.Consume(ctx, bus.ConsumeOptions{BatchSize: 100, BulkBatchSize: 5000, FlushInterval: 2 * time.Second}, func(_ context.Context, batch []bus.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range batch {
+			marks = append(marks, bus.Backlog(m.Header))
+		}
+		batchEnds = append(batchEnds, bus.Backlog(batch[len(batch)-1].Header))
+		return nil
+	})
+	// 300 hooks: 256 + 44; then 256 + 44 hooks and 1 action; then the live hook.
+	want := []string{bus.BacklogPart, bus.BacklogPart, bus.BacklogPart, bus.BacklogPart, bus.BacklogEnd, ""}
+	waitFor(t, "every message consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(marks) == len(want)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(marks, want) {
+		t.Errorf("marks %q, want %q", marks, want)
+	}
+	if !slices.Contains(batchEnds, bus.BacklogEnd) {
+		t.Errorf("batches ending with %q: the backlog's end was not the last message of its batch", batchEnds)
+	}
+}
