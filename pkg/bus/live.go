@@ -205,8 +205,10 @@ func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepar
 	fetchErr := make(chan error, 1)
 	go func() {
 		defer close(jobs)
+		var last time.Time // when the last batch was fetched
 		for {
-			msgs, batch, err := c.fetch(fctx, it, o)
+			msgs, batch, err := c.fetch(fctx, it, o, last)
+			last = time.Now()
 			if err != nil || msgs == nil {
 				fetchErr <- err
 				return
@@ -248,10 +250,18 @@ func consumeOnce[T any](ctx context.Context, c *Client, o ConsumeOptions, prepar
 	return <-fetchErr
 }
 
+// steadyFlush is how many FlushIntervals a batch waits to fill while messages flow steadily.
+const steadyFlush = 4
+
 // fetch waits for the next batch of messages on it: the first one, then as many more as come
-// within FlushInterval, up to BatchSize events (BulkBatchSize while a backlog waits). It returns
-// no messages and no error when ctx ends, and an error when the iterator is closed.
-func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o ConsumeOptions) ([]jetstream.Msg, []Message, error) {
+// within FlushInterval, up to BatchSize events (BulkBatchSize while a backlog waits). While
+// messages flow steadily (the first one came within FlushInterval of the last batch, prev: a
+// proxy under load), a batch waits up to steadyFlush FlushIntervals to fill: the writer's work per
+// batch (a transaction, the rollups of the hours and sessions it touched, each recomputed from
+// all their rows, a note to the dashboard) is then done as seldom as BatchSize allows, and a
+// message waits at most that long to be stored (it is on the bus, acknowledged, meanwhile). It
+// returns no messages and no error when ctx ends, and an error when the iterator is closed.
+func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o ConsumeOptions, prev time.Time) ([]jetstream.Msg, []Message, error) {
 	var m jetstream.Msg
 	for {
 		var err error
@@ -274,6 +284,9 @@ func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o Cons
 	msgs := []jetstream.Msg{m}
 	events := EventCount(m.Headers())
 	size, deadline := o.BatchSize, time.Now().Add(o.FlushInterval)
+	if !prev.IsZero() && time.Since(prev) < o.FlushInterval {
+		deadline = time.Now().Add(steadyFlush * o.FlushInterval)
+	}
 	mark := Backlog(m.Headers())
 	if md, err := m.Metadata(); err == nil && md.NumPending*uint64(events) >= uint64(o.BatchSize) {
 		// A backlog: the messages are in the stream, a larger batch of them fills at once

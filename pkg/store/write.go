@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/observerhq/observer/pkg/event"
@@ -375,6 +377,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		return res, err
 	}
 	packed := startPack(evs) // compressing the texts beside the inserts, on another core
+	turnMessages, turnRequests := map[string]bool{}, map[string]bool{}
 	for i := range evs {
 		e := &evs[i]
 		st, err := stmt(insertSQL[e.Kind], e.Kind)
@@ -440,17 +443,14 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 			}
 		case event.KindAPITurn:
 			dirty.turnOf(ts, e.SessionID)
+			// The transcript rows of the same message stop counting, wherever their hour; so do
+			// the transcript rows and the OTLP turn of the same request. Their hours are marked
+			// after the loop, in one query for the batch's messages and one for its requests.
 			if m := e.APITurn.MessageID; m != "" {
-				// The transcript rows of the same message stop counting, wherever their hour.
-				if err := markMessage(ctx, stmt, dirty, m); err != nil {
-					return res, err
-				}
+				turnMessages[m] = true
 			}
 			if r := e.APITurn.RequestID; r != "" {
-				// So do the transcript rows and the OTLP turn of the same request.
-				if err := markRequest(ctx, stmt, dirty, r); err != nil {
-					return res, err
-				}
+				turnRequests[r] = true
 			}
 			if e.SessionID == "" {
 				unlinked.found = true
@@ -585,6 +585,12 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		if err != nil {
 			return res, fmt.Errorf("upsert project %s: %w", path, err)
 		}
+	}
+	if err := markMessages(ctx, stmt, dirty, turnMessages); err != nil {
+		return res, err
+	}
+	if err := markRequests(ctx, stmt, dirty, turnRequests); err != nil {
+		return res, err
 	}
 	if o.Bulk {
 		if err := deferRollups(ctx, tx, dirty); err != nil {
@@ -780,6 +786,31 @@ func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID st
 func markRequest(ctx context.Context, stmt stmtFunc, d *dirtyHours, requestID string) error {
 	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE request_id = ?1 AND request_id != ''
 		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts", requestID)
+}
+
+// markMessages is markMessage for many messages (a batch's model turns), in one query.
+func markMessages(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[string]bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE message_id IN (SELECT value FROM json_each(?))`,
+		"turn_messages", jsonKeys(ids))
+}
+
+// markRequests is markRequest for many requests (a batch's model turns), in one query.
+func markRequests(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[string]bool) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE request_id IN (SELECT value FROM json_each(?1)) AND request_id != ''
+		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id IN (SELECT value FROM json_each(?1)) AND request_id != ''`,
+		"turn_requests", jsonKeys(ids))
+}
+
+// jsonKeys is a set's keys as a JSON array, for json_each.
+func jsonKeys(set map[string]bool) string {
+	b, _ := json.Marshal(slices.Collect(maps.Keys(set)))
+	return string(b)
 }
 
 // markHours marks the hour and session of every row query (a prepared statement named name)
