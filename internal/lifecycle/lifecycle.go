@@ -53,6 +53,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,6 +139,35 @@ func (t *Tracker) State(client, session string) (string, int) {
 // tracker only when commit is called: call it once the records and the returned events are
 // published, so that records read again after a failed publication count again.
 func (t *Tracker) Observe(evs []event.Event) ([]event.Event, func()) {
+	pending, out := t.observe(evs)
+	return out, func() { t.apply(pending) }
+}
+
+// ObserveAndTick is Observe, then Tick as if the records were committed, with one commit for both:
+// the transitions due once a batch is published, in the same publication (a backlog's last batch
+// carries them, for the writer to have the whole history when the backlog ends).
+func (t *Tracker) ObserveAndTick(evs []event.Event) (epochs, transitions []event.Event, commit func()) {
+	pending, epochs := t.observe(evs)
+	transitions, commitTick := t.tick(pending)
+	return epochs, transitions, func() {
+		t.apply(pending)
+		commitTick()
+	}
+}
+
+// apply keeps the entries observe made.
+func (t *Tracker) apply(pending map[key]*entry) {
+	for k, e := range pending {
+		t.sessions[k] = e
+	}
+	if len(pending) > 0 {
+		t.dirty = true
+	}
+}
+
+// observe is Observe's work: the sessions' entries as the records leave them, copies not yet
+// kept, and the events the records call for.
+func (t *Tracker) observe(evs []event.Event) (map[key]*entry, []event.Event) {
 	pending := map[key]*entry{}
 	var out []event.Event
 	for i := range evs {
@@ -155,14 +185,7 @@ func (t *Tracker) Observe(evs []event.Event) ([]event.Event, func()) {
 			out = append(out, out1)
 		}
 	}
-	return out, func() {
-		for k, e := range pending {
-			t.sessions[k] = e
-		}
-		if len(pending) > 0 {
-			t.dirty = true
-		}
-	}
+	return pending, out
 }
 
 // copyOf returns a copy of a session's entry, or a new one.
@@ -324,7 +347,11 @@ func (t *Tracker) NextDue() time.Time {
 // Tick returns the transitions due at the clock's time, one event per session whose state changed
 // since it was last reported, with a commit function: call it once the events are published. The
 // events are ordered by session.
-func (t *Tracker) Tick() ([]event.Event, func()) {
+func (t *Tracker) Tick() ([]event.Event, func()) { return t.tick(nil) }
+
+// tick is Tick over the tracker's sessions with pending (observe's entries, not yet kept) in
+// place of theirs; its commit, after apply(pending), records the states reported.
+func (t *Tracker) tick(pending map[key]*entry) ([]event.Event, func()) {
 	now := t.cfg.Now()
 	type change struct {
 		k     key
@@ -333,7 +360,12 @@ func (t *Tracker) Tick() ([]event.Event, func()) {
 	}
 	var changes []change
 	var out []event.Event
-	for k, e := range t.sessions {
+	sessions := t.sessions
+	if len(pending) > 0 {
+		sessions = maps.Clone(t.sessions)
+		maps.Copy(sessions, pending)
+	}
+	for k, e := range sessions {
 		state, at := t.desired(e, now)
 		drop := state == event.SessionFinalized && now.Sub(time.Unix(0, max(e.Last, e.StartAt, e.StopAt))) > PruneAfter
 		if state == e.State || state == event.SessionStarted {

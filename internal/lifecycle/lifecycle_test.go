@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -368,4 +369,50 @@ func TestTracker_NextDue(t *testing.T) {
 	if due := tr.NextDue(); !due.IsZero() {
 		t.Fatalf("stopped by its hook: due %v, want none", due)
 	}
+}
+
+// ObserveAndTick is Observe then Tick as if the batch were committed: the transitions of the
+// sessions the batch brings or moves on, and of the others, the same events (ids included) as the
+// two in turn, and nothing kept until its commit.
+func TestTracker_ObserveAndTickIsObserveThenTick(t *testing.T) {
+	batch := func() []event.Event {
+		return []event.Event{
+			prompt("known", "b", at(-47*time.Hour)), // an old session, moved on by the batch
+			prompt("new", "a", at(-10*time.Minute)), // a session first seen in it
+			record("new", "c", at(-9*time.Minute), event.Action{Type: event.ActionContextCompacted, Tool: "compact_boundary"}),
+		}
+	}
+	setup := func() (*clock, *Tracker) {
+		c := &clock{now: t0}
+		tr := newTracker(c)
+		observe(t, tr, prompt("known", "a", at(-48*time.Hour)), prompt("other", "a", at(-30*time.Hour)))
+		return c, tr
+	}
+	_, two := setup()
+	wantEpochs := observe(t, two, batch()...)
+	wantTicked := tick(t, two)
+	_, one := setup()
+	epochs, ticked, commit := one.ObserveAndTick(batch())
+	if !slices.Equal(ids(epochs), ids(wantEpochs)) || !slices.Equal(ids(ticked), ids(wantTicked)) {
+		t.Fatalf("ObserveAndTick: epochs %v, transitions %v; Observe then Tick: %v, %v",
+			statesOf(epochs), statesOf(ticked), statesOf(wantEpochs), statesOf(wantTicked))
+	}
+	if len(ticked) != 3 {
+		t.Errorf("transitions %v, want one for each of the three sessions", statesOf(ticked))
+	}
+	if one.Len() != 2 {
+		t.Fatalf("before its commit the tracker holds %d sessions, want the 2 it had", one.Len())
+	}
+	commit()
+	if again := tick(t, one); len(again) != 0 || one.Len() != two.Len() {
+		t.Errorf("after the commit a tick published %v and the tracker holds %d sessions, want nothing and %d", statesOf(again), one.Len(), two.Len())
+	}
+}
+
+func ids(evs []event.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.ID)
+	}
+	return out
 }

@@ -150,27 +150,38 @@ type livePublisher struct {
 // PublishBatch classifies the batch's live reads, publishes it with the epoch events its
 // compactions call for, and only then lets the trackers keep what the batch taught them.
 func (p livePublisher) PublishBatch(ctx context.Context, evs []event.Event) (int, error) {
-	return p.publish(ctx, evs, p.next.PublishBatch)
+	return p.publish(ctx, evs, false, p.next.PublishBatch)
 }
 
 // PublishBacklog is PublishBatch for a batch of a backlog (ingest.BacklogPublisher), when the
-// publisher it wraps can mark one.
+// publisher it wraps can mark one. The backlog's last batch also carries the sessions' state
+// changes due once it is published (what afterPass would publish after it: over a history, every
+// session's, which the session memory summarizes), so that the writer has the whole history when
+// it is told the backlog ended.
 func (p livePublisher) PublishBacklog(ctx context.Context, evs []event.Event, last bool) (int, error) {
 	bp, ok := p.next.(ingest.BacklogPublisher)
 	if !ok {
 		return p.PublishBatch(ctx, evs)
 	}
-	return p.publish(ctx, evs, func(ctx context.Context, evs []event.Event) (int, error) {
-		return bp.PublishBacklog(ctx, evs, last)
+	return p.publish(ctx, evs, last, func(ctx context.Context, all []event.Event) (int, error) {
+		return bp.PublishBacklog(ctx, all, last)
 	})
 }
 
-func (p livePublisher) publish(ctx context.Context, evs []event.Event, send func(context.Context, []event.Event) (int, error)) (int, error) {
+// publish sends evs with the events the session tracker adds (epochs; with transitions, the state
+// changes due after them too) and then commits what the trackers learnt.
+func (p livePublisher) publish(ctx context.Context, evs []event.Event, transitions bool, send func(context.Context, []event.Event) (int, error)) (int, error) {
 	commitFresh := p.l.fresh.Annotate(evs)
-	extra, commitLife := p.l.life.Observe(evs)
+	var extra, ticked []event.Event
+	var commitLife func()
+	if transitions {
+		extra, ticked, commitLife = p.l.life.ObserveAndTick(evs)
+	} else {
+		extra, commitLife = p.l.life.Observe(evs)
+	}
 	all := evs
-	if len(extra) > 0 {
-		all = append(slices.Clip(evs), extra...)
+	if len(extra)+len(ticked) > 0 {
+		all = slices.Concat(evs, extra, ticked)
 	}
 	n, err := send(ctx, all)
 	if err != nil {

@@ -90,8 +90,8 @@ type Writer struct {
 	lastBulk atomic.Int64  // unix ms of the last batch that took the bulk path
 	bulkSeq  atomic.Int64  // batches that took the bulk path, counted
 	behind   atomic.Uint64 // messages waiting on the bus behind the last batch stored
-	// backlogEnd says the batch being stored, or the last one stored, ends a backlog its publisher
-	// marked (bus.BacklogHeader): the catch-ups start after it at once.
+	// backlogEnd says the last batch stored ended a backlog its publisher marked
+	// (bus.BacklogHeader): the catch-ups start after it at once.
 	backlogEnd atomic.Bool
 	beat       chan struct{} // publishes the health at once (beatNow)
 	lastWrite  atomic.Int64  // unix ms of the last batch stored
@@ -245,12 +245,6 @@ func (w *Writer) setBulk(bulk bool) {
 		now := time.Now().UnixMilli()
 		w.lastBulk.Store(now)
 		w.bulkSeq.Add(1)
-		if w.backlogEnd.Load() {
-			// The backlog's last batch: the batches after it are not known to take the bulk
-			// path, and the catch-ups need not wait for them (inBulk).
-			w.bulkAt.Store(0)
-			return
-		}
 		w.bulkAt.Store(now)
 	} else {
 		w.bulkAt.Store(0)
@@ -304,8 +298,18 @@ type decoded struct {
 // store stores a decoded batch.
 func (w *Writer) store(ctx context.Context, d decoded) error {
 	w.behind.Store(d.behind) // before the batch's kicks, which read it
-	w.backlogEnd.Store(d.end)
-	return w.write(ctx, d.evs, d.rejected, d.bulk)
+	w.backlogEnd.Store(false)
+	if err := w.write(ctx, d.evs, d.rejected, d.bulk); err != nil {
+		return err
+	}
+	if d.end {
+		// The backlog its publisher marked is stored (not before its commit: a catch-up that
+		// started meanwhile would miss its last batch): the catch-ups need not wait for a
+		// batch that says so, or for bulkStale (inBulk).
+		w.bulkAt.Store(0)
+		w.backlogEnd.Store(true)
+	}
+	return nil
 }
 
 // decode is Handle's first half: it has no side effect but logging, and runs on the consumer's
