@@ -132,15 +132,10 @@ func (a *Analyzer) Step(ctx context.Context, maxSessions int, force bool) (Progr
 	if err := prows.Err(); err != nil {
 		return p, err
 	}
-	for _, pr := range projects {
-		if err := ctx.Err(); err != nil {
-			return p, err
-		}
-		if err := a.projectPatterns(ctx, pr); err != nil {
-			return p, fmt.Errorf("patterns of %s: %w", pr, err)
-		}
-		p.Projects++
+	if err := a.projectPatterns(ctx, projects); err != nil {
+		return p, err
 	}
+	p.Projects += len(projects)
 	if err := a.reader().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM analysis_dirty), (SELECT count(*) FROM pattern_state WHERE dirty)`).
 		Scan(&p.PendingSessions, &p.PendingProjects); err != nil {
 		return p, err

@@ -23,6 +23,7 @@ package analysis
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -203,14 +204,51 @@ func (d *deriver) patterns(project string) []Pattern {
 	return out
 }
 
-// projectPatterns recomputes one project's patterns from its actions.
-func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
-	started := a.now().UnixMilli()
+// projectPatterns recomputes the projects' patterns from their actions: each read and derived
+// where the analysis reads, then all written in one transaction of the writer's connection (which
+// the full-text index's catch-up holds a while at a time: one wait, not one per project).
+func (a *Analyzer) projectPatterns(ctx context.Context, projects []string) error {
+	type derived struct {
+		project  string
+		patterns []store.Pattern
+		started  int64
+	}
+	var all []derived
+	for _, pr := range projects {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ps, started, err := a.derivePatterns(ctx, pr)
+		if err != nil {
+			return fmt.Errorf("patterns of %s: %w", pr, err)
+		}
+		all = append(all, derived{pr, ps, started})
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	tx, err := a.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Sessions are analysed on this same loop, so no mark can come in between the reads and here.
+	for _, d := range all {
+		if err := store.ReplacePatterns(ctx, tx, d.project, d.patterns, d.started); err != nil {
+			return fmt.Errorf("patterns of %s: %w", d.project, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// derivePatterns reads one project's actions and derives its patterns; started is when it began.
+func (a *Analyzer) derivePatterns(ctx context.Context, project string) (_ []store.Pattern, started int64, _ error) {
+	started = a.now().UnixMilli()
 	rows, err := a.reader().QueryContext(ctx, `SELECT client, session_id, type, target, ts FROM actions
 		WHERE project = ? AND type IN ('run_command', 'edit_file', 'write_file', 'read_file') AND target != ''
 		ORDER BY client, session_id, ts, id`, project)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	d := newDeriver()
 	var curClient, curSess string
@@ -219,7 +257,7 @@ func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
 		var ts int64
 		if err := rows.Scan(&cl, &sid, &typ, &target, &ts); err != nil {
 			rows.Close()
-			return err
+			return nil, 0, err
 		}
 		if cl != curClient || sid != curSess {
 			d.endSession()
@@ -229,25 +267,15 @@ func (a *Analyzer) projectPatterns(ctx context.Context, project string) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, 0, err
 	}
 	d.endSession()
 	ps := d.patterns(project)
-
-	tx, err := a.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	stored := make([]store.Pattern, len(ps))
 	for i, p := range ps {
 		stored[i] = store.Pattern{Kind: p.Kind, Key: p.Key, Detail: p.Detail, Confidence: p.Ratio, Occurrences: p.Support, LastSeen: p.LastSeen}
 	}
-	// Sessions are analysed on this same loop, so no mark can come in between the read and here.
-	if err := store.ReplacePatterns(ctx, tx, project, stored, started); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return stored, started, nil
 }
 
 // IsTestCommand reports whether a command line runs tests (go test, pytest, npm test, ...).
