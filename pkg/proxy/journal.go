@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/observerhq/observer/pkg/event"
 )
@@ -185,7 +186,9 @@ func (j *journal) write(comps []event.Event, turn *event.Event) *segment {
 		}
 	}()
 	buf.Reset()
-	enc := json.NewEncoder(buf)
+	// github.com/goccy/go-json writes the same JSON as encoding/json, 3-4x faster (pkg/bus's
+	// codec, tested there): the journal is written on the client's path.
+	enc := gojson.NewEncoder(buf)
 	for i := range comps {
 		if err := enc.Encode(&comps[i]); err != nil {
 			j.logger.Error("compression event not journaled", "id", comps[i].ID, "err", err)
