@@ -153,18 +153,7 @@ func TestWriter_BusBacklogKeepsIndexesDeferredAcrossLiveBatches(t *testing.T) {
 	ctx := context.Background()
 	w := &writer.Writer{Store: st, Logger: slog.New(slog.DiscardHandler)}
 	evs := historyEvents(3000)
-	msgs := func(evs []event.Event, pending uint64) []bus.Message {
-		out := make([]bus.Message, len(evs))
-		for i := range evs {
-			data, err := event.Marshal(&evs[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = bus.Message{Subject: evs[i].Subject(), Data: data, Pending: pending}
-		}
-		out[len(out)-1].Pending = pending
-		return out
-	}
+	msgs := func(evs []event.Event, pending uint64) []bus.Message { return busMessages(t, evs, pending, "") }
 	deferred := func() bool { return indexSQL(t, st)["actions_session"] == "" }
 	pendingHours := func() (n int) {
 		st.DB.QueryRow(`SELECT count(*) FROM rollup_pending`).Scan(&n)
@@ -219,19 +208,7 @@ func TestWriter_MarkedBacklogTakesTheBulkPathUntilItsEnd(t *testing.T) {
 	ctx := context.Background()
 	w := &writer.Writer{Store: st, Logger: slog.New(slog.DiscardHandler)}
 	evs := historyEvents(2000)
-	msgs := func(evs []event.Event, mark string) []bus.Message {
-		out := make([]bus.Message, len(evs))
-		for i := range evs {
-			data, err := event.Marshal(&evs[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = bus.Message{Subject: evs[i].Subject(), Data: data, Header: nats.Header{}}
-			out[i].Header.Set(bus.BacklogHeader, bus.BacklogPart)
-		}
-		out[len(out)-1].Header.Set(bus.BacklogHeader, mark)
-		return out
-	}
+	msgs := func(evs []event.Event, mark string) []bus.Message { return busMessages(t, evs, 0, mark) }
 	pendingHours := func() (n int) {
 		st.DB.QueryRow(`SELECT count(*) FROM rollup_pending`).Scan(&n)
 		return n
@@ -254,4 +231,25 @@ func TestWriter_MarkedBacklogTakesTheBulkPathUntilItsEnd(t *testing.T) {
 	if d := w.Health().Detail; strings.Contains(d, "storing a backlog") {
 		t.Errorf("health %q after the backlog's last batch; want the backlog over", d)
 	}
+}
+
+// busMessages is evs as the writer's consumer delivers them, one a message, pending waiting behind
+// each; with mark, a backlog's (bus.BacklogHeader): each BacklogPart, the last mark.
+func busMessages(t *testing.T, evs []event.Event, pending uint64, mark string) []bus.Message {
+	t.Helper()
+	out := make([]bus.Message, len(evs))
+	for i := range evs {
+		data, err := event.Marshal(&evs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = bus.Message{Subject: evs[i].Subject(), Data: data, Pending: pending}
+		if mark != "" {
+			out[i].Header = nats.Header{bus.BacklogHeader: {bus.BacklogPart}}
+		}
+	}
+	if mark != "" {
+		out[len(out)-1].Header.Set(bus.BacklogHeader, mark)
+	}
+	return out
 }
