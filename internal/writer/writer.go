@@ -242,10 +242,9 @@ func (w *Writer) Run(ctx context.Context) error {
 // setBulk records whether the batch being stored takes the bulk path.
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
-		now := time.Now().UnixMilli()
-		w.lastBulk.Store(now)
+		w.bulkAt.Store(time.Now().UnixMilli())
+		w.lastBulk.Store(w.bulkAt.Load())
 		w.bulkSeq.Add(1)
-		w.bulkAt.Store(now)
 	} else {
 		w.bulkAt.Store(0)
 	}

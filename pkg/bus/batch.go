@@ -121,7 +121,7 @@ func eventsOf(cs []chunk) []int {
 // message is the bus message of chunk c: a single event as it is, a batch one per line with its
 // header; backlog, when set, is its BacklogHeader.
 func (c chunk) message(datas [][]byte, backlog string) *nats.Msg {
-	msg := c.data(datas)
+	msg := c.unmarked(datas)
 	if backlog != "" {
 		if msg.Header == nil {
 			msg.Header = nats.Header{}
@@ -131,7 +131,8 @@ func (c chunk) message(datas [][]byte, backlog string) *nats.Msg {
 	return msg
 }
 
-func (c chunk) data(datas [][]byte) *nats.Msg {
+// unmarked is c's message without a BacklogHeader.
+func (c chunk) unmarked(datas [][]byte) *nats.Msg {
 	if len(c.idx) == 1 {
 		return &nats.Msg{Subject: c.subject, Data: datas[c.idx[0]]}
 	}

@@ -207,7 +207,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 	}
 	defer del.Close()
 	var pa prunedActions
-	stmt := txStmt(ctx, tx)
+	messages := map[string]bool{} // of the turns pruned
 	for _, v := range vs {
 		switch table {
 		case "actions":
@@ -235,14 +235,15 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 			d.turn(v.ts)
 			// The transcript rows of its message count again, wherever their hour.
 			if v.key != "" {
-				if err := markMessage(ctx, stmt, d, v.key); err != nil {
-					return 0, err
-				}
+				messages[v.key] = true
 			}
 		}
 		if _, err := del.ExecContext(ctx, v.id); err != nil {
 			return 0, err
 		}
+	}
+	if err := markMessages(ctx, txStmt(ctx, tx), d, messages); err != nil {
+		return 0, err
 	}
 	if err := refreshRollups(ctx, tx, d); err != nil {
 		return 0, err

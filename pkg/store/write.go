@@ -774,21 +774,9 @@ func txStmt(ctx context.Context, tx *sql.Tx) stmtFunc {
 	}
 }
 
-// markMessage marks the hours of the transcript rows of one message for their rollups to be
-// recomputed: a proxy turn of the same message stops them counting.
-func markMessage(ctx context.Context, stmt stmtFunc, d *dirtyHours, messageID string) error {
-	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE message_id = ?`, "message_ts", messageID)
-}
-
-// markRequest marks the hours of the rows of one API request (transcript rows, other turns) for
-// their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
-// which of them count.
-func markRequest(ctx context.Context, stmt stmtFunc, d *dirtyHours, requestID string) error {
-	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE request_id = ?1 AND request_id != ''
-		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id = ?1 AND request_id != ''`, "request_ts", requestID)
-}
-
-// markMessages is markMessage for many messages (a batch's model turns), in one query.
+// markMessages marks the hours of the transcript rows of the messages ids for their rollups to be
+// recomputed (a proxy turn of the same message stops them counting, a turn pruned lets them count
+// again), in one query.
 func markMessages(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
@@ -797,7 +785,9 @@ func markMessages(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[str
 		"turn_messages", jsonKeys(ids))
 }
 
-// markRequests is markRequest for many requests (a batch's model turns), in one query.
+// markRequests marks the hours of the rows of the API requests ids (transcript rows, other turns)
+// for their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
+// which of them count. One query.
 func markRequests(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
