@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -175,15 +176,21 @@ const actionsAllSQL = `INSERT INTO actions_hourly SELECT ts - ts % 3600000 AS h,
 // team hub's most of all, holds far more than a batch touches; recomputing a whole hour of 20,000
 // proxy turns for each batch held the writer to a few hundred turns a second). An hour marked whole
 // (action, turn) is recomputed whole.
+//
+// A session id's hour marked only by proxy turns the batch added (proxyTurn) may take those turns'
+// sums instead of a recomputation (addProxyTurns): fresh holds their event ids by hour and session
+// id; every other mark of the hour and session id (sessionHour) makes it stale, to be recomputed.
 type dirtyHours struct {
 	usage, actions map[int64]bool
 	actSess        map[int64]map[sessionKey]bool // nil for an hour marked whole
 	usageSess      map[int64]map[string]bool     // nil for an hour marked whole
+	fresh          map[int64]map[string][]string // the proxy turns added, by hour and session id
+	stale          map[int64]map[string]bool     // marked otherwise than by proxyTurn
 }
 
 func newDirtyHours() *dirtyHours {
 	return &dirtyHours{usage: map[int64]bool{}, actions: map[int64]bool{}, actSess: map[int64]map[sessionKey]bool{},
-		usageSess: map[int64]map[string]bool{}}
+		usageSess: map[int64]map[string]bool{}, fresh: map[int64]map[string][]string{}, stale: map[int64]map[string]bool{}}
 }
 
 // turn notes a model turn at ts whose sessions are not known: its hour, and the hours of
@@ -198,14 +205,42 @@ func (d *dirtyHours) turn(ts int64) {
 
 // sessionHour notes that the rows of session id session in hour h changed.
 func (d *dirtyHours) sessionHour(h int64, session string) {
+	if d.markSession(h, session) {
+		if d.stale[h] == nil {
+			d.stale[h] = map[string]bool{}
+		}
+		d.stale[h][session] = true
+	}
+}
+
+// markSession marks session id session's rows of hour h for recomputation, unless the whole hour
+// is; it reports whether it did.
+func (d *dirtyHours) markSession(h int64, session string) bool {
 	if d.usage[h] && d.usageSess[h] == nil {
-		return // the whole hour is recomputed anyway
+		return false // the whole hour is recomputed anyway
 	}
 	d.usage[h] = true
 	if d.usageSess[h] == nil {
 		d.usageSess[h] = map[string]bool{}
 	}
 	d.usageSess[h][session] = true
+	return true
+}
+
+// proxyTurn notes a proxy turn (its origin empty) of session id session at ts that the batch added, its
+// event id id. A proxy turn always counts and can only make other rows stop counting (those of its
+// session within JoinWindowMs, and those its message and request ids join, marked by markHours):
+// where its session id's rows of an hour counted as proxy turns alone and nothing else marked
+// them, the hour's sums grow by the added turns' and nothing else changes (addProxyTurns).
+func (d *dirtyHours) proxyTurn(ts int64, session, id string) {
+	for _, t := range []int64{ts - JoinWindowMs, ts, ts + JoinWindowMs} {
+		d.markSession(HourOf(t), session)
+	}
+	h := HourOf(ts)
+	if d.fresh[h] == nil {
+		d.fresh[h] = map[string][]string{}
+	}
+	d.fresh[h][session] = append(d.fresh[h][session], id)
 }
 
 // turnOf notes a model turn, or a transcript row, of session id session at ts: only that session's
@@ -263,7 +298,11 @@ func refreshRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	}); err != nil {
 		return err
 	}
-	if err := recomputeUsageSessions(ctx, tx, d.usageSess); err != nil {
+	recount, err := addProxyTurns(ctx, tx, d)
+	if err != nil {
+		return err
+	}
+	if err := recomputeUsageSessions(ctx, tx, recount); err != nil {
 		return err
 	}
 	if err := sessionsIn(ctx, tx, wholeUsage, sessions); err != nil {
@@ -455,6 +494,91 @@ func addSessions(ctx context.Context, st *sql.Stmt, set map[sessionKey]bool, arg
 		set[k] = true
 	}
 	return rows.Err()
+}
+
+// proxyOnlySQL tells whether an hour's rollup of a session id is not only proxy turns: a row of
+// usage_hourly counts other turns, or the hour's rollups are pending (a bulk load's, not summed
+// yet).
+const proxyOnlySQL = `SELECT EXISTS (SELECT 1 FROM rollup_pending WHERE rollup = 'usage' AND hour = ?1)
+    OR EXISTS (SELECT 1 FROM usage_hourly WHERE hour = ?1 AND session_id = ?2 AND turns != proxy_turns)`
+
+// addProxySQL adds the sums of the given proxy turns (event ids, a JSON array) of one session id's
+// hour to usage_hourly, as TurnsSQL counts them (every proxy turn, its project its session's when
+// it has none). The unary + keep SQLite from reading the session's hour by api_turns_session_ts
+// (all its turns) instead of the turns by their ids.
+var addProxySQL = `INSERT INTO usage_hourly SELECT :hour, client, session_id, project, model, ` + usageSums + `
+  FROM (SELECT ts, client, session_id, ` + ProxyProject + ` AS project, model, input_tokens, output_tokens,
+               cache_read_tokens, cache_creation_tokens, cache_creation_1h_tokens, reasoning_tokens, cost_usd,
+               1 AS proxy, reliability
+          FROM api_turns WHERE event_id IN (SELECT value FROM json_each(:ids)) AND origin = ''
+           AND +session_id = :session AND +ts >= :hour AND +ts < :hour + 3600000)
+ WHERE true GROUP BY client, session_id, project, model
+    ON CONFLICT (hour, client, session_id, project, model) DO UPDATE SET
+       turns = turns + excluded.turns, proxy_turns = proxy_turns + excluded.proxy_turns,
+       unreliable_turns = unreliable_turns + excluded.unreliable_turns,
+       unpriced_turns = unpriced_turns + excluded.unpriced_turns,
+       input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
+       cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+       cache_creation_tokens = cache_creation_tokens + excluded.cache_creation_tokens,
+       cache_creation_1h_tokens = cache_creation_1h_tokens + excluded.cache_creation_1h_tokens,
+       reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, cost_usd = cost_usd + excluded.cost_usd`
+
+// addProxyTurns adds to usage_hourly the sums of the proxy turns a batch added to the hours of
+// session ids nothing else marked and whose rollups counted proxy turns alone, and returns the
+// hours and session ids left to recompute (recomputeUsageSessions). A recomputation reads every
+// row of the session id's hour: a session that talks through the proxy alone (an SDK program, a
+// client whose records observer does not read) makes thousands of turns an hour.
+func addProxyTurns(ctx context.Context, tx *sql.Tx, d *dirtyHours) (map[int64]map[string]bool, error) {
+	recount := map[int64]map[string]bool{}
+	var check, add *sql.Stmt
+	for h, ids := range d.usageSess {
+		if ids == nil {
+			continue
+		}
+		for id := range ids {
+			if d.stale[h][id] {
+				mapSet(recount, h, id)
+				continue
+			}
+			if check == nil {
+				var err error
+				if check, err = tx.PrepareContext(ctx, proxyOnlySQL); err != nil {
+					return nil, err
+				}
+				defer check.Close()
+				if add, err = tx.PrepareContext(ctx, addProxySQL); err != nil {
+					return nil, err
+				}
+				defer add.Close()
+			}
+			var other bool
+			if err := check.QueryRowContext(ctx, h, id).Scan(&other); err != nil {
+				return nil, fmt.Errorf("rollup usage_hourly: %w", err)
+			}
+			if other {
+				mapSet(recount, h, id)
+				continue
+			}
+			turns := d.fresh[h][id]
+			if len(turns) == 0 {
+				continue // an hour within JoinWindowMs of the batch's turns, with none of them
+			}
+			b, _ := json.Marshal(turns)
+			if _, err := add.ExecContext(ctx, sql.Named("hour", h), sql.Named("session", id),
+				sql.Named("ids", string(b))); err != nil {
+				return nil, fmt.Errorf("rollup usage_hourly: %w", err)
+			}
+		}
+	}
+	return recount, nil
+}
+
+// mapSet adds k to the set m[h].
+func mapSet(m map[int64]map[string]bool, h int64, k string) {
+	if m[h] == nil {
+		m[h] = map[string]bool{}
+	}
+	m[h][k] = true
 }
 
 // recomputeUsageSessions replaces usage_hourly's rows of each dirty (hour, session id) by what

@@ -442,7 +442,11 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				}
 			}
 		case event.KindAPITurn:
-			dirty.turnOf(ts, e.SessionID)
+			if e.APITurn.Origin == "" && e.SessionID != "" {
+				dirty.proxyTurn(ts, e.SessionID, e.ID)
+			} else {
+				dirty.turnOf(ts, e.SessionID)
+			}
 			// The transcript rows of the same message stop counting, wherever their hour; so do
 			// the transcript rows and the OTLP turn of the same request. Their hours are marked
 			// after the loop, in one query for the batch's messages and one for its requests.
@@ -785,15 +789,17 @@ func markMessages(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[str
 		"turn_messages", jsonKeys(ids))
 }
 
-// markRequests marks the hours of the rows of the API requests ids (transcript rows, other turns)
+// markRequests marks the hours of the rows of the API requests ids (transcript rows, OTLP turns)
 // for their rollups to be recomputed: a turn of the same request, from the proxy or OTLP, changes
-// which of them count. One query.
+// which of them count (a proxy turn always counts: its own hours are marked as it is stored). One
+// query.
 func markRequests(ctx context.Context, stmt stmtFunc, d *dirtyHours, ids map[string]bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	return markHours(ctx, stmt, d, `SELECT ts, session_id FROM token_usage WHERE request_id IN (SELECT value FROM json_each(?1)) AND request_id != ''
-		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id IN (SELECT value FROM json_each(?1)) AND request_id != ''`,
+		UNION ALL SELECT ts, session_id FROM api_turns WHERE request_id IN (SELECT value FROM json_each(?1)) AND request_id != ''
+		                                                AND origin != ''`,
 		"turn_requests", jsonKeys(ids))
 }
 
