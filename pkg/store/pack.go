@@ -89,10 +89,17 @@ func Unpack(v any) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("unpack stored text: %w", err)
 		}
-		return string(b), nil
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil // b is this call's own: no copy
 	default:
 		return fmt.Sprint(x), nil
 	}
+}
+
+// unpacked is SQL for the text of column col: unpack(col) for a packed row, the column itself for
+// any other, which spares the call into Go (and the text's copies there and back) for every row
+// stored as it was (most messages are shorter than packMin).
+func unpacked(col string) string {
+	return "CASE WHEN typeof(" + col + ") = 'blob' THEN unpack(" + col + ") ELSE " + col + " END"
 }
 
 // unpackSQL is the SQL function unpack(x): NULL stays NULL.

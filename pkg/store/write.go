@@ -648,7 +648,7 @@ func (s *Store) IndexOutputs(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO tool_output_fts (rowid, output)
-		SELECT rowid, unpack(output) FROM action_outputs WHERE rowid > ? AND rowid <= ?`, last, upto.Int64)
+		SELECT rowid, `+unpacked("output")+` FROM action_outputs WHERE rowid > ? AND rowid <= ?`, last, upto.Int64)
 	if err != nil {
 		return 0, fmt.Errorf("index outputs: %w", err)
 	}
@@ -684,7 +684,7 @@ func (s *Store) IndexMessages(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO message_fts (rowid, text)
-		SELECT id, unpack(text) FROM messages WHERE id > ? AND id <= ? AND text != ''`, last, upto.Int64); err != nil {
+		SELECT id, `+unpacked("text")+` FROM messages WHERE id > ? AND id <= ? AND text != ''`, last, upto.Int64); err != nil {
 		return 0, fmt.Errorf("index messages: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO fts_progress (name, last_id) VALUES ('message', ?)
