@@ -2,25 +2,12 @@ package claudecode
 
 import (
 	"bytes"
-	"encoding/json"
 	"time"
 
 	"github.com/observerhq/observer/pkg/event"
+	"github.com/observerhq/observer/pkg/jsonscan"
+	"github.com/observerhq/observer/pkg/transcript"
 )
-
-// usage is an Anthropic usage object as Claude Code logs it.
-type usage struct {
-	Input         num             `json:"input_tokens"`
-	Output        num             `json:"output_tokens"`
-	CacheRead     num             `json:"cache_read_input_tokens"`
-	CacheCreation num             `json:"cache_creation_input_tokens"`
-	Breakdown     json.RawMessage `json:"cache_creation"` // {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}
-}
-
-type breakdown struct {
-	Write5m num `json:"ephemeral_5m_input_tokens"`
-	Write1h num `json:"ephemeral_1h_input_tokens"`
-}
 
 // syntheticModel names the messages Claude Code writes itself (API errors, "No response
 // requested."): they carry no usage of a real request.
@@ -28,27 +15,53 @@ const syntheticModel = "<synthetic>"
 
 // lineUsage reads the usage of one assistant message line in observer's buckets. ok is false when
 // the line carries no countable usage: no usage object, no message id, or a synthetic message.
-// Counts that are not numbers read as 0.
+// Counts that are not numbers read as 0. It reads the object with jsonscan (the usage of every
+// assistant line, through encoding/json, was a twelfth of the watcher's time on a history): keys
+// are matched byte for byte, as Claude Code writes them.
 func lineUsage(m *message) (tok event.Tokens, ok bool) {
 	raw := bytes.TrimSpace(m.Usage)
 	if len(raw) == 0 || raw[0] != '{' || m.ID == "" || m.Model == syntheticModel {
 		return tok, false
 	}
-	var u usage
-	if json.Unmarshal(raw, &u) != nil {
-		return tok, false
+	var breakdown []byte
+	if jsonscan.Members(raw, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "input_tokens":
+			tok.Input = transcript.Count(v)
+		case "output_tokens":
+			tok.Output = transcript.Count(v)
+		case "cache_read_input_tokens":
+			tok.CacheRead = transcript.Count(v)
+		case "cache_creation_input_tokens":
+			tok.CacheCreation = transcript.Count(v)
+		case "cache_creation": // {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}
+			breakdown = v
+		}
+		return true
+	}) != nil {
+		return event.Tokens{}, false
 	}
-	tok = event.Tokens{Input: int64(u.Input), Output: int64(u.Output), CacheRead: int64(u.CacheRead),
-		CacheCreation: int64(u.CacheCreation)}
-	var b breakdown
-	if len(u.Breakdown) > 0 && u.Breakdown[0] == '{' && json.Unmarshal(u.Breakdown, &b) == nil {
-		tok.CacheCreation1h = int64(b.Write1h)
-		if tok.CacheCreation == 0 {
-			tok.CacheCreation = int64(b.Write5m) + int64(b.Write1h)
+	if len(breakdown) == 0 || breakdown[0] != '{' {
+		return tok, true
+	}
+	var write5m, write1h int64
+	if jsonscan.Members(breakdown, func(k, v []byte) bool {
+		switch string(k[1 : len(k)-1]) {
+		case "ephemeral_5m_input_tokens":
+			write5m = transcript.Count(v)
+		case "ephemeral_1h_input_tokens":
+			write1h = transcript.Count(v)
 		}
-		if tok.CacheCreation1h > tok.CacheCreation {
-			tok.CacheCreation1h = tok.CacheCreation
-		}
+		return true
+	}) != nil {
+		return tok, true
+	}
+	tok.CacheCreation1h = write1h
+	if tok.CacheCreation == 0 {
+		tok.CacheCreation = write5m + write1h
+	}
+	if tok.CacheCreation1h > tok.CacheCreation {
+		tok.CacheCreation1h = tok.CacheCreation
 	}
 	return tok, true
 }
