@@ -14,9 +14,11 @@ package jsonscan
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrSyntax reports text that is not JSON.
@@ -112,8 +114,12 @@ func StringPrefix(val []byte, max int) (prefix string, size int64, ok bool) {
 		}
 		return string(cut(body, max)), int64(len(body)), true
 	}
-	var out []byte
 	full := max < 0
+	// The decoded text is never longer than its JSON: one allocation, which the result keeps.
+	out := make([]byte, 0, len(body))
+	if !full {
+		out = make([]byte, 0, min(len(body), max+2*utf8.UTFMax))
+	}
 	for i := 0; i < len(body); {
 		c := body[i]
 		if c != '\\' {
@@ -180,7 +186,7 @@ func StringPrefix(val []byte, max int) (prefix string, size int64, ok bool) {
 	if !full && len(out) > max {
 		out = cut(out, max)
 	}
-	return string(out), size, true
+	return unsafe.String(unsafe.SliceData(out), len(out)), size, true // out is not kept: no copy
 }
 
 // cut keeps at most n bytes of b, not splitting a UTF-8 sequence.
@@ -389,9 +395,11 @@ func plain(d []byte, j int) int {
 	for ; j+8 <= len(d); j += 8 {
 		w := binary.LittleEndian.Uint64(d[j:])
 		q, b := w^(ones*'"'), w^(ones*'\\')
-		// A byte of w below 0x20, or a zero byte of q or b, sets its high bit here.
-		if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b)&highs != 0 {
-			break
+		// A byte of w below 0x20, or a zero byte of q or b, sets its high bit here. A borrow can
+		// set the bits of the bytes after such a byte too, never of one before it: the lowest bit
+		// set is the first such byte (w holds d[j] in its low byte).
+		if m := ((w-ones*0x20)&^w | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; j < len(d); j++ {
