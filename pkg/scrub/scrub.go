@@ -710,7 +710,11 @@ func foldsToASCII(s string) bool {
 }
 
 // isSpace is \s in Go's regular expressions.
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }
+func isSpace(c byte) bool { return spaces[c] }
+
+// spaces are the bytes isSpace takes for white space: one load where five comparisons were, on
+// the scrubber's hottest loops (every byte of every text).
+var spaces = [256]bool{' ': true, '\t': true, '\n': true, '\r': true, '\f': true}
 
 func isCredential(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
