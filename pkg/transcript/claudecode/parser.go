@@ -487,13 +487,17 @@ type block struct {
 	Content   json.RawMessage `json:"content"`
 }
 
-// decodeMessage reads a line's message; a missing or null message is an empty one.
+// decodeMessage reads a line's message; a missing or null message is an empty one. The message,
+// and every value of it read below (its content, blocks, a tool's input, a result's parts and
+// meta), is part of a line whose walk checked it whole (line.decode): they are walked with
+// jsonscan's MembersValid and ElementsValid, which do not read every byte of the strings they
+// step over again (a tool's output is in a line twice, and three values deep).
 func decodeMessage(raw json.RawMessage) (message, []block, string, error) {
 	var m message
 	if jsonscan.Null(raw) {
 		return m, nil, "", nil
 	}
-	err := jsonscan.Members(raw, func(k, v []byte) bool {
+	err := jsonscan.MembersValid(raw, func(k, v []byte) bool {
 		switch string(k[1 : len(k)-1]) {
 		case "id":
 			m.ID = jsonscan.Str(v)
@@ -527,7 +531,7 @@ func decodeContent(raw json.RawMessage) ([]block, string, error) {
 		return nil, s, nil
 	case '[':
 		var blocks []block
-		err := jsonscan.Elements(raw, func(it []byte) bool {
+		err := jsonscan.ElementsValid(raw, func(it []byte) bool {
 			if it[0] == '{' {
 				blocks = append(blocks, decodeBlock(it))
 			}
@@ -541,7 +545,7 @@ func decodeContent(raw json.RawMessage) ([]block, string, error) {
 // decodeBlock reads one content block (its syntax is already checked).
 func decodeBlock(raw []byte) block {
 	var b block
-	jsonscan.Members(raw, func(k, v []byte) bool {
+	jsonscan.MembersValid(raw, func(k, v []byte) bool {
 		switch string(k[1 : len(k)-1]) {
 		case "type":
 			b.Type = jsonscan.Str(v)

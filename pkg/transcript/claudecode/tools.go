@@ -82,7 +82,7 @@ func decodeInput(raw json.RawMessage) (toolInput, bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return in, false
 	}
-	err := jsonscan.Members(raw, func(k, v []byte) bool {
+	err := jsonscan.MembersValid(raw, func(k, v []byte) bool {
 		switch string(k[1 : len(k)-1]) {
 		case "file_path":
 			in.FilePath = jsonscan.Str(v)
@@ -297,17 +297,17 @@ func resultText(raw json.RawMessage) (string, int64) {
 				text.WriteString(part)
 			}
 		}
-		err := jsonscan.Elements(raw, func(it []byte) bool {
+		err := jsonscan.ElementsValid(raw, func(it []byte) bool {
 			var typ string
 			var body, data []byte
-			jsonscan.Members(it, func(k, v []byte) bool {
+			jsonscan.MembersValid(it, func(k, v []byte) bool {
 				switch {
 				case jsonscan.Key(k, "type"):
 					typ = jsonscan.Str(v)
 				case jsonscan.Key(k, "text"):
 					body = v
 				case jsonscan.Key(k, "source"):
-					jsonscan.Members(v, func(k, v []byte) bool {
+					jsonscan.MembersValid(v, func(k, v []byte) bool {
 						if jsonscan.Key(k, "data") {
 							data = v
 						}
@@ -347,7 +347,7 @@ func metaDuration(meta json.RawMessage) (int64, bool) {
 		return 0, false
 	}
 	var ms, total, secs json.RawMessage
-	if jsonscan.Members(meta, func(k, v []byte) bool {
+	if jsonscan.MembersValid(meta, func(k, v []byte) bool {
 		switch {
 		case jsonscan.Key(k, "durationMs"):
 			ms = v
