@@ -41,6 +41,7 @@
 package scrub
 
 import (
+	"math/bits"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -619,31 +620,62 @@ func isURLPassword(pw string) bool {
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' }
 
 // redactBearers replaces the credential after bearer, basic or token (any case) and white space.
+// A candidate is a white space byte after r, c or n (any case); eight bytes are tested at a time
+// for one (most text holds none in most of its words), and each is then checked in full (bearerAt).
 func redactBearers(s string, r *redaction) {
-	for i := 1; i < len(s); i++ {
-		if !isSpace(s[i]) || isSpace(s[i-1]) {
-			continue
-		}
-		if c := s[i-1] | 0x20; c != 'r' && c != 'c' && c != 'n' { // bearer, basic, token
-			continue
-		}
-		w := endsWithWord(s[:i], r.done, "bearer", "basic", "token")
-		if w < 0 || (w > 0 && isWordByte(s[w-1])) {
-			continue
-		}
-		j := i
-		for j < len(s) && isSpace(s[j]) {
-			j++
-		}
-		v := j
-		for v < len(s) && isCredential(s[v]) {
-			v++
-		}
-		if v-j >= 16 {
-			r.replace(j, v)
-			i = v - 1
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(x uint64) uint64 { return (x - ones) &^ x & highs }
+	next := 1 // the first byte that may start a candidate: none inside a credential just replaced
+	i := 1
+	for ; i+8 <= len(s); i += 8 {
+		w, prev := load64(s, i), load64(s, i-1)|ones*0x20
+		// The bytes below 0x21 (white space among them) after r, c or n: each such byte sets its
+		// high bit, and a borrow may set those of the bytes after it too, never one before.
+		m := (w - ones*0x21) &^ w & highs & (zero(prev^ones*'r') | zero(prev^ones*'c') | zero(prev^ones*'n'))
+		for ; m != 0; m &= m - 1 {
+			if k := i + bits.TrailingZeros64(m)/8; k >= next {
+				next = bearerAt(s, k, r)
+			}
 		}
 	}
+	for i = max(i, next); i < len(s); i = max(i+1, next) {
+		next = bearerAt(s, i, r)
+	}
+}
+
+// bearerAt replaces the credential after bearer, basic or token and the white space at s[i], if
+// that is where one starts, and returns where to look on from (past a credential it replaced).
+func bearerAt(s string, i int, r *redaction) int {
+	if !isSpace(s[i]) || isSpace(s[i-1]) {
+		return i + 1
+	}
+	if c := s[i-1] | 0x20; c != 'r' && c != 'c' && c != 'n' { // bearer, basic, token
+		return i + 1
+	}
+	w := endsWithWord(s[:i], r.done, "bearer", "basic", "token")
+	if w < 0 || (w > 0 && isWordByte(s[w-1])) {
+		return i + 1
+	}
+	j := i
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	v := j
+	for v < len(s) && isCredential(s[v]) {
+		v++
+	}
+	if v-j >= 16 {
+		r.replace(j, v)
+		return v
+	}
+	return i + 1
+}
+
+// load64 is s[i:i+8] as a little-endian word (one load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // secretKeyExpr names the keys (any case) whose values the secret rule replaces: a key ends with
@@ -669,9 +701,18 @@ func secretKeyEnd(c byte) bool {
 
 // redactAssignments replaces the value of key: value and key=value where the key names a secret.
 func redactAssignments(s string, r *redaction) {
+	// The ':' and '=' are found with strings.IndexByte (many bytes at a time), each from where the
+	// last one found was passed.
+	colon, eq := -1, -1
 	for i := 0; i < len(s); i++ {
-		if s[i] != ':' && s[i] != '=' {
-			continue
+		if colon < i {
+			colon = indexFrom(s, i, ':')
+		}
+		if eq < i {
+			eq = indexFrom(s, i, '=')
+		}
+		if i = min(colon, eq); i >= len(s) {
+			return
 		}
 		j := i
 		for j > 0 && isSpace(s[j-1]) {
@@ -702,6 +743,14 @@ func redactAssignments(s string, r *redaction) {
 			i = e - 1
 		}
 	}
+}
+
+// indexFrom is the index of the first c in s at or after i, or len(s).
+func indexFrom(s string, i int, c byte) int {
+	if k := strings.IndexByte(s[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(s)
 }
 
 // foldsToASCII reports whether s holds the Kelvin sign or the long s, which (?i) matches as k and s.
