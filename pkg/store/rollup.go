@@ -227,11 +227,12 @@ func (d *dirtyHours) markSession(h int64, session string) bool {
 	return true
 }
 
-// proxyTurn notes a proxy turn (its origin empty) of session id session at ts that the batch added, its
-// event id id. A proxy turn always counts and can only make other rows stop counting (those of its
-// session within JoinWindowMs, and those its message and request ids join, marked by markHours):
-// where its session id's rows of an hour counted as proxy turns alone and nothing else marked
-// them, the hour's sums grow by the added turns' and nothing else changes (addProxyTurns).
+// proxyTurn notes a proxy turn (its origin empty) of session id session at ts, event id id, that
+// the batch added. A proxy turn always counts, and can only make other rows stop counting (those
+// of its session within JoinWindowMs, and those its message and request ids join, marked by
+// markHours): where its session id's rows of an hour counted as proxy turns alone and nothing
+// else marked them, the hour's sums grow by the added turns' and nothing else changes
+// (addProxyTurns).
 func (d *dirtyHours) proxyTurn(ts int64, session, id string) {
 	for _, t := range []int64{ts - JoinWindowMs, ts, ts + JoinWindowMs} {
 		d.markSession(HourOf(t), session)
