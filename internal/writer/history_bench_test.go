@@ -27,7 +27,8 @@ import (
 // into a fresh store in batches of OBSERVER_BENCH_BATCH (default 5,000, a bulk batch) through
 // Writer.Handle as the bus would hand them over, on the bulk path (the live path with
 // OBSERVER_BENCH_LIVE=1), and catches up what follows the rows (the indexes the bulk path
-// deferred, rollups, full-text index, analysis), timing each part: wall and CPU time, and bytes written, of storing the rows.
+// deferred, rollups, full-text index, analysis), timing each part: wall and CPU time, and bytes
+// written, of storing the rows.
 // OBSERVER_BENCH_PRAGMA='cache_size=-8192;temp_store=memory' runs those PRAGMAs on the
 // writer's connection first. Skipped without OBSERVER_BENCH_HISTORY.
 //

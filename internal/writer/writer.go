@@ -242,8 +242,9 @@ func (w *Writer) Run(ctx context.Context) error {
 // setBulk records whether the batch being stored takes the bulk path.
 func (w *Writer) setBulk(bulk bool) {
 	if bulk {
-		w.bulkAt.Store(time.Now().UnixMilli())
-		w.lastBulk.Store(w.bulkAt.Load())
+		now := time.Now().UnixMilli()
+		w.bulkAt.Store(now)
+		w.lastBulk.Store(now)
 		w.bulkSeq.Add(1)
 	} else {
 		w.bulkAt.Store(0)

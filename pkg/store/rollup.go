@@ -206,10 +206,7 @@ func (d *dirtyHours) turn(ts int64) {
 // sessionHour notes that the rows of session id session in hour h changed.
 func (d *dirtyHours) sessionHour(h int64, session string) {
 	if d.markSession(h, session) {
-		if d.stale[h] == nil {
-			d.stale[h] = map[string]bool{}
-		}
-		d.stale[h][session] = true
+		mapSet(d.stale, h, session)
 	}
 }
 
@@ -220,10 +217,7 @@ func (d *dirtyHours) markSession(h int64, session string) bool {
 		return false // the whole hour is recomputed anyway
 	}
 	d.usage[h] = true
-	if d.usageSess[h] == nil {
-		d.usageSess[h] = map[string]bool{}
-	}
-	d.usageSess[h][session] = true
+	mapSet(d.usageSess, h, session)
 	return true
 }
 

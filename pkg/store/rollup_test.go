@@ -51,6 +51,22 @@ func dumpRollups(t *testing.T, s *store.Store) [][]any {
 	return out
 }
 
+// writeEqualsRebuild writes the batches in turn and checks after each that the rollups the writer
+// kept equal a rebuild from the raw rows.
+func writeEqualsRebuild(t *testing.T, s *store.Store, batches [][]event.Event) {
+	t.Helper()
+	for i, evs := range batches {
+		write(t, s, evs, nil)
+		got := dumpRollups(t, s)
+		if err := s.RebuildRollups(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if want := dumpRollups(t, s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after batch %d the kept rollups differ from a rebuild:\n got %v\nwant %v", i, got, want)
+		}
+	}
+}
+
 // TestRollups_IncrementalEqualsRebuild writes random batches that exercise every rule the rollups
 // must follow (a call and its result in different hours and either order, a message's usage
 // growing across lines, a proxy turn arriving after the transcript row it replaces, by message id
@@ -130,17 +146,7 @@ func TestRollups_IncrementalEqualsRebuild(t *testing.T) {
 		}
 		batches = append(batches, evs)
 	}
-	for i, evs := range batches {
-		write(t, s, evs, nil)
-		got := dumpRollups(t, s)
-		if err := s.RebuildRollups(ctx); err != nil {
-			t.Fatal(err)
-		}
-		want := dumpRollups(t, s)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("after batch %d the kept rollups (%d rows) differ from a rebuild (%d rows)", i, len(got), len(want))
-		}
-	}
+	writeEqualsRebuild(t, s, batches)
 	var raw, rolled int64
 	if err := s.DB.QueryRow("SELECT count(*) FROM actions").Scan(&raw); err != nil {
 		t.Fatal(err)
@@ -207,16 +213,7 @@ func TestRollups_ProxyTurnsAddedToAnHourThatHasOtherRows(t *testing.T) {
 		{turn("p1", "x1", at.Add(10*time.Second), 5, 7, ""), turn("p2", "x2", at.Add(11*time.Second), 9, 11, ""),
 			turn("p3", "x3", at.Add(12*time.Second), 3, 4, "")},
 	}
-	for i, evs := range batches {
-		write(t, s, evs, nil)
-		got := dumpRollups(t, s)
-		if err := s.RebuildRollups(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if want := dumpRollups(t, s); !reflect.DeepEqual(got, want) {
-			t.Fatalf("after batch %d the kept rollups differ from a rebuild:\n got %v\nwant %v", i, got, want)
-		}
-	}
+	writeEqualsRebuild(t, s, batches)
 	for session, want := range map[string][3]int64{"x1": {1, 5, 7}, "x2": {1, 9, 11}, "x3": {2, 4, 6}} {
 		var got [3]int64
 		if err := s.DB.QueryRow(`SELECT sum(turns), sum(input_tokens), sum(output_tokens) FROM usage_hourly

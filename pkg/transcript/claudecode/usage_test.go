@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -22,10 +23,7 @@ func referenceUsage(m *message) (tok event.Tokens, ok bool) {
 		Write5m num `json:"ephemeral_5m_input_tokens"`
 		Write1h num `json:"ephemeral_1h_input_tokens"`
 	}
-	raw := []byte(m.Usage)
-	for len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\n' || raw[0] == '\t' || raw[0] == '\r') {
-		raw = raw[1:]
-	}
+	raw := bytes.TrimSpace(m.Usage)
 	if len(raw) == 0 || raw[0] != '{' || m.ID == "" || m.Model == syntheticModel {
 		return tok, false
 	}
