@@ -93,3 +93,41 @@ func TestDerive_TestCommandFromNarrowRuns(t *testing.T) {
 		t.Errorf("npm test: support %d, against %d, text %q; want 3, 1, plain", o.support, o.contra, o.text)
 	}
 }
+
+// buildCommands holds every alternative of buildRe, and near misses.
+var buildCommands = []string{
+	"go build", "go vet", "make", "make all", "make build", "npm build", "npm run build", "yarn build", "pnpm run build",
+	"bun build", "cargo build", "cargo check", "tsc", "tsc -p .", "mvn package", "mvn compile", "mvn install",
+	"gradle build", "gradle assemble", "dotnet build", "cmake --build", "ninja", "bazel build",
+	"make Build", "makefile", "go run", "tscx", "ninjas", "mvn test", "gradle clean", "", "ls", "rebuild",
+}
+
+// buildsCode answers as buildRe does, on each alternative, in the places it may stand.
+func TestBuildsCode_SameAsTheExpression(t *testing.T) {
+	n := 0
+	for _, c := range buildCommands {
+		for _, cmd := range []string{c, c + " ./...", c + "s", "cd x && " + c, "/usr/bin/" + c, "x" + c, "a;" + c + "\nb"} {
+			want := buildRe.MatchString(cmd)
+			if got := buildsCode(cmd); got != want {
+				t.Errorf("buildsCode(%q) = %v, the expression says %v", cmd, got, want)
+			}
+			if want {
+				n++
+			}
+		}
+	}
+	if n < len(buildCommands) {
+		t.Fatalf("only %d of the commands build: the cases do not reach the expression", n)
+	}
+}
+
+func FuzzBuildsCode(f *testing.F) {
+	for _, c := range buildCommands {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if got, want := buildsCode(cmd), buildRe.MatchString(cmd); got != want {
+			t.Errorf("buildsCode(%q) = %v, the expression says %v", cmd, got, want)
+		}
+	})
+}

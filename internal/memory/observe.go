@@ -28,6 +28,15 @@ const (
 
 var buildRe = regexp.MustCompile(`(^|[\s;&|/])(go build|go vet|make( [a-z][a-z0-9_-]*)?$|make build|(npm|yarn|pnpm|bun)( run)? build|cargo (build|check)|tsc\b|mvn (package|compile|install)|gradle (build|assemble)|dotnet build|cmake --build|ninja\b|bazel build)`)
 
+// buildWords holds, for each command buildRe matches, a word the command contains: the expression
+// runs only on a command holding one (as analysis.IsTestCommand does with its own).
+var buildWords = []string{"build", "vet", "make", "check", "tsc", "mvn", "gradle", "ninja"}
+
+// buildsCode reports whether cmd builds or checks code (buildRe).
+func buildsCode(cmd string) bool {
+	return slices.ContainsFunc(buildWords, func(w string) bool { return strings.Contains(cmd, w) }) && buildRe.MatchString(cmd)
+}
+
 // Observation and Evidence are the rows the memory loop writes and internal/query reads back.
 type (
 	Observation = query.Observation

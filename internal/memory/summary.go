@@ -307,7 +307,7 @@ func commandKind(c string) string {
 	if analysis.IsTestCommand(c) {
 		return "test"
 	}
-	if buildRe.MatchString(c) {
+	if buildsCode(c) {
 		return "build"
 	}
 	return ""
