@@ -293,3 +293,17 @@ func TestStore_CacheSizes(t *testing.T) {
 		}
 	}
 }
+
+// Both full-text indexes gather 4 MiB of terms in memory before they write a segment (migration
+// 0022), in the config table each keeps, so that every connection indexes with it.
+func TestOpenWriter_FullTextIndexesGatherFourMiBPerSegment(t *testing.T) {
+	s := newWriter(t)
+	r := openReader(t, s.Path())
+	for _, index := range []string{"tool_output_fts", "message_fts"} {
+		for _, db := range []*sql.DB{s.DB, r.DB} {
+			if got := row(t, db, `SELECT v FROM `+index+`_config WHERE k = 'hashsize'`); got[0] != int64(4<<20) {
+				t.Errorf("%s: hashsize %v, want %d", index, got[0], 4<<20)
+			}
+		}
+	}
+}
