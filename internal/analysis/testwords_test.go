@@ -1,6 +1,10 @@
 package analysis
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/observerhq/observer/internal/matchtest"
+)
 
 // testCommands holds every alternative of testCommandRe, and near misses.
 var testCommands = []string{
@@ -13,30 +17,7 @@ var testCommands = []string{
 
 // runsTests answers as testCommandRe does, on each alternative, in the places it may stand.
 func TestRunsTests_SameAsTheExpression(t *testing.T) {
-	n := 0
-	for _, c := range testCommands {
-		for _, cmd := range []string{c, c + " ./...", c + "s", "cd x && " + c, "/usr/bin/" + c, "x" + c, "a;" + c + "\nb"} {
-			want := testCommandRe.MatchString(cmd)
-			if got := runsTests(cmd); got != want {
-				t.Errorf("runsTests(%q) = %v, the expression says %v", cmd, got, want)
-			}
-			if want {
-				n++
-			}
-		}
-	}
-	if n < len(testCommands) {
-		t.Fatalf("only %d of the commands run tests: the cases do not reach the expression", n)
-	}
+	matchtest.Same(t, runsTests, testCommandRe, testCommands)
 }
 
-func FuzzRunsTests(f *testing.F) {
-	for _, c := range testCommands {
-		f.Add(c)
-	}
-	f.Fuzz(func(t *testing.T, cmd string) {
-		if got, want := runsTests(cmd), testCommandRe.MatchString(cmd); got != want {
-			t.Errorf("runsTests(%q) = %v, the expression says %v", cmd, got, want)
-		}
-	})
-}
+func FuzzRunsTests(f *testing.F) { matchtest.Fuzz(f, runsTests, testCommandRe, testCommands) }

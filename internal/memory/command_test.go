@@ -3,6 +3,8 @@ package memory
 import (
 	"database/sql"
 	"testing"
+
+	"github.com/observerhq/observer/internal/matchtest"
 )
 
 // TestTestCommand: a run of one file or one test teaches the project's test command without its
@@ -104,30 +106,7 @@ var buildCommands = []string{
 
 // buildsCode answers as buildRe does, on each alternative, in the places it may stand.
 func TestBuildsCode_SameAsTheExpression(t *testing.T) {
-	n := 0
-	for _, c := range buildCommands {
-		for _, cmd := range []string{c, c + " ./...", c + "s", "cd x && " + c, "/usr/bin/" + c, "x" + c, "a;" + c + "\nb"} {
-			want := buildRe.MatchString(cmd)
-			if got := buildsCode(cmd); got != want {
-				t.Errorf("buildsCode(%q) = %v, the expression says %v", cmd, got, want)
-			}
-			if want {
-				n++
-			}
-		}
-	}
-	if n < len(buildCommands) {
-		t.Fatalf("only %d of the commands build: the cases do not reach the expression", n)
-	}
+	matchtest.Same(t, buildsCode, buildRe, buildCommands)
 }
 
-func FuzzBuildsCode(f *testing.F) {
-	for _, c := range buildCommands {
-		f.Add(c)
-	}
-	f.Fuzz(func(t *testing.T, cmd string) {
-		if got, want := buildsCode(cmd), buildRe.MatchString(cmd); got != want {
-			t.Errorf("buildsCode(%q) = %v, the expression says %v", cmd, got, want)
-		}
-	})
-}
+func FuzzBuildsCode(f *testing.F) { matchtest.Fuzz(f, buildsCode, buildRe, buildCommands) }
