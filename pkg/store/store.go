@@ -119,16 +119,8 @@ const CacheKiB = 16 << 10
 // writer's two caches could hold 32 MiB between them.
 const ReadCacheKiB = 4 << 10
 
-// StmtCacheSize is how many prepared statements each connection keeps for reuse (go-sqlite3's
-// statement cache, by query text). A query run through database/sql without a prepared statement
-// is compiled again at each call: the session memory's cost of an epoch (TurnsSQL, a union with
-// its joins) took longer to compile than to run, 0.18 s of a history's catch-up for 540 epochs.
-// A cached statement is reset when put back, so it holds no read transaction open.
-const StmtCacheSize = 32
-
 func dsn(path string, readOnly bool, cacheKiB int) string {
-	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-" + strconv.Itoa(cacheKiB) +
-		"&_stmt_cache_size=" + strconv.Itoa(StmtCacheSize)
+	q := "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on&_cache_size=-" + strconv.Itoa(cacheKiB)
 	if readOnly {
 		return "file:" + path + q + "&mode=ro&_query_only=true"
 	}
