@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mattn/go-sqlite3"
+
 	"github.com/observerhq/observer/pkg/store"
 )
 
@@ -112,5 +114,56 @@ func TestMemory_Drain_ObservesEachProjectOnceAtTheEnd(t *testing.T) {
 	}
 	if p, err := m.Drain(ctx, 1); err != nil || p.Summaries != 1 || p.Projects != 2 || p.Pending != 0 {
 		t.Fatalf("the last drain step: %+v, %v; want both projects observed, nothing pending", p, err)
+	}
+}
+
+// The summaries of a step read each epoch's cost through one statement, compiled once on the
+// reading connection, not once per epoch (it took longer to compile than to run). SQLite consults
+// a connection's authorizer only while it compiles; group_concat is that query's alone.
+func TestMemory_Step_CompilesTheEpochCostOnce(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.OpenWriter(ctx, filepath.Join(t.TempDir(), "observer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rdb, err := st.ReadDB() // one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := rdb.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled := 0
+	conn.Raw(func(dc any) error {
+		dc.(*sqlite3.SQLiteConn).RegisterAuthorizer(func(op int, arg1, arg2, _ string) int {
+			if op == sqlite3.SQLITE_FUNCTION && arg2 == "group_concat" {
+				compiled++
+			}
+			return sqlite3.SQLITE_OK
+		})
+		return nil
+	})
+	conn.Close()
+	for i := range 5 {
+		ts := int64(1_700_000_000_000 + i)
+		if _, err := st.DB.Exec(`INSERT INTO sessions (client, session_id, project, first_seen, last_seen, state)
+			VALUES ('claude-code', ?, '/p', ?, ?, 'idle')`, fmt.Sprintf("s-%d", i), ts, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &Memory{DB: st.DB, Read: rdb}
+	for range 2 {
+		if _, err := m.Step(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var made int
+	if err := st.DB.QueryRow(`SELECT count(*) FROM session_summaries`).Scan(&made); err != nil {
+		t.Fatal(err)
+	}
+	if made != 5 || compiled != 1 {
+		t.Errorf("%d summaries made, the cost query compiled %d times; want 5 and once", made, compiled)
 	}
 }
