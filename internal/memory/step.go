@@ -28,8 +28,8 @@ type Memory struct {
 	// entry older than ObserveEvery throttles nothing and is dropped, so it holds only the projects
 	// recomputed within the last ObserveEvery, not every project the writer has seen.
 	observed map[string]time.Time
-	waiting  map[string]bool // projects whose recomputation the throttle put off
-	cost     *sql.Stmt       // epochCostSQL, prepared on the reading connection at the first summary
+	waiting  map[string]bool  // projects whose recomputation the throttle put off
+	cost     *store.SpanTurns // epochs' costs, through a statement prepared once on the reading connection
 }
 
 // ModelSummarizer writes a language model's summary of an epoch, when its gates allow (model.go).
@@ -172,22 +172,6 @@ func (m *Memory) step(ctx context.Context, limit int, drain bool) (Progress, err
 	return p, nil
 }
 
-// costQuery reads an epoch's cost through a statement prepared once on the reading connection
-// (each epoch compiled it again: 0.18 s of a history's catch-up for 540 epochs); where it cannot
-// be prepared, as Summarize does.
-func (m *Memory) costQuery(ctx context.Context) costQuery {
-	if m.cost == nil {
-		st, err := m.read().PrepareContext(ctx, epochCostSQL)
-		if err != nil {
-			return func(ctx context.Context, args ...any) *sql.Row {
-				return m.read().QueryRowContext(ctx, epochCostSQL, args...)
-			}
-		}
-		m.cost = st
-	}
-	return m.cost.QueryRowContext
-}
-
 // summaryMade is an extractive summary made, and how far the session's records went when it was
 // made.
 type summaryMade struct {
@@ -220,7 +204,10 @@ func (m *Memory) summarizeSession(ctx context.Context, client, session, project 
 				continue
 			}
 		}
-		s, err := summarize(ctx, m.read(), m.costQuery(ctx), client, session, project, w, endedBy)
+		if m.cost == nil {
+			m.cost = &store.SpanTurns{DB: m.read(), Prepare: true}
+		}
+		s, err := summarize(ctx, m.read(), m.cost, client, session, project, w, endedBy)
 		if err != nil {
 			return out, err
 		}

@@ -102,17 +102,12 @@ type act struct {
 
 // Summarize builds the extractive summary of one epoch of a session.
 func Summarize(ctx context.Context, db *sql.DB, client, sessionID, project string, w Window, endedBy string) (Summary, error) {
-	return summarize(ctx, db, func(ctx context.Context, args ...any) *sql.Row {
-		return db.QueryRowContext(ctx, epochCostSQL, args...)
-	}, client, sessionID, project, w, endedBy)
+	return summarize(ctx, db, &store.SpanTurns{DB: db}, client, sessionID, project, w, endedBy)
 }
 
-// costQuery runs epochCostSQL with args: on a database it is compiled at each call, as a
-// Memory's prepared statement once (it took longer to compile than to run).
-type costQuery func(ctx context.Context, args ...any) *sql.Row
-
-// summarize is Summarize with the epoch's cost read through cost.
-func summarize(ctx context.Context, db *sql.DB, cost costQuery, client, sessionID, project string, w Window, endedBy string) (Summary, error) {
+// summarize is Summarize with the epoch's cost read through cost (a Memory keeps one for its
+// reading connection).
+func summarize(ctx context.Context, db *sql.DB, cost *store.SpanTurns, client, sessionID, project string, w Window, endedBy string) (Summary, error) {
 	s := Summary{Client: client, SessionID: sessionID, Epoch: w.Epoch, Project: project, EndedBy: endedBy}
 	to := w.To
 	if to == 0 {
@@ -232,18 +227,10 @@ func summarize(ctx context.Context, db *sql.DB, cost costQuery, client, sessionI
 	return s, nil
 }
 
-// epochCostSQL sums an epoch's model turns, each once (store.TurnsSQL).
-var epochCostSQL = `SELECT count(*), coalesce(sum(input_tokens + output_tokens + cache_read_tokens + cache_creation_tokens), 0),
-		coalesce(sum(cost_usd), 0), coalesce(group_concat(DISTINCT model), '') FROM (` +
-	fmt.Sprintf(store.TurnsSQL,
-		"api_turns.client = :client AND api_turns.session_id = :session AND api_turns.ts >= :from AND api_turns.ts < :to",
-		"t.client = :client AND t.session_id = :session AND t.ts >= :from AND t.ts < :to") + `)`
-
-// epochCost sums the epoch's model turns into s (epochCostSQL, run by cost).
-func epochCost(ctx context.Context, cost costQuery, s *Summary, from, to int64) error {
+// epochCost sums the epoch's model turns into s, each once (store.SpanTurns).
+func epochCost(ctx context.Context, cost *store.SpanTurns, s *Summary, from, to int64) error {
 	var models string
-	err := cost(ctx, sql.Named("client", s.Client), sql.Named("session", s.SessionID),
-		sql.Named("from", from), sql.Named("to", to), sql.Named("window", store.JoinWindowMs)).Scan(&s.Turns, &s.Tokens, &s.CostUSD, &models)
+	err := cost.Row(ctx, s.Client, s.SessionID, from, to).Scan(&s.Turns, &s.Tokens, &s.CostUSD, &models)
 	if err != nil {
 		return fmt.Errorf("epoch cost: %w", err)
 	}
