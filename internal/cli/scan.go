@@ -167,6 +167,9 @@ func ingestHistory(ctx context.Context, e *env, client string, ads []transcript.
 			p, done, err := scanPublisher(ctx, e)
 			finish, pub = done, p
 			_, hosted = p.(*writer.Direct)
+			if hosted {
+				s.Gather = writer.DirectBatch // each publication one transaction
+			}
 			return observing{next: p, life: life}, err
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/observerhq/observer/pkg/event"
 	"github.com/observerhq/observer/pkg/transcript"
@@ -281,5 +283,57 @@ func TestScan_ABacklogIsPublishedAsOneWithItsEnd(t *testing.T) {
 	scan(t, dir, nil, backlog)
 	if all := want[:7]; !slices.Equal(pub.ids, all) {
 		t.Errorf("a backlog whose second batch failed, then read again: %v (acknowledged the first time %v), want %v", pub.ids, acked, all)
+	}
+}
+
+// gatedCollect publishes only once what may wait for it is waiting (the pipe's room for Gather
+// events is full) or the reading is over, and records each publication's size: as a writer that
+// stores each in one transaction, slower than the reading.
+type gatedCollect struct {
+	collect
+	s     *Scanner
+	read  atomic.Bool // every file read
+	sizes []int
+}
+
+func (g *gatedCollect) PublishBatch(ctx context.Context, evs []event.Event) (int, error) {
+	room := g.s.pipe.room
+	for !g.read.Load() && room.TryAcquire(1) {
+		room.Release(1)
+		time.Sleep(time.Millisecond)
+	}
+	g.sizes = append(g.sizes, len(evs))
+	return g.collect.PublishBatch(ctx, evs)
+}
+
+// A history of many small files, published to a writer slower than the reading: with Gather
+// set, what waits is bounded in events, and each publication gathers Gather of them (one
+// transaction of a scan's own writer), not a few files' worth. Nothing is lost or reordered, and
+// every cursor moves.
+func TestScan_GatherMakesPublicationsOfThatManyEvents(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i := range 40 {
+		id := fmt.Sprintf("f%02d", i)
+		write(t, filepath.Join(dir, id+".jsonl"), `{"id":"`+id+`"}`+"\n", false)
+		want = append(want, id)
+	}
+	pub := &gatedCollect{}
+	sum := scan(t, dir, nil, func(s *Scanner) {
+		pub.s, s.Publisher, s.Gather = s, pub, 10
+		s.Progress = func(p Progress) { pub.read.Store(p.FilesDone == p.Files) }
+	})
+	if !slices.Equal(pub.ids, want) || sum.Events != 40 {
+		t.Fatalf("published %v (%+v), want %v", pub.ids, sum, want)
+	}
+	// The first publication takes what waits when it starts (the first file); after it, each
+	// takes the ten that filled the room, and the last what is left.
+	if n := len(pub.sizes); n < 4 || n > 6 || slices.ContainsFunc(pub.sizes[1:n-1], func(k int) bool { return k != 10 }) {
+		t.Errorf("publications of %v events; want ten at a time", pub.sizes)
+	}
+	// Every cursor moved: a second scan publishes nothing.
+	pub.ids, pub.sizes = nil, nil
+	if sum := scan(t, dir, nil, func(s *Scanner) { pub.s, s.Publisher, s.Gather = s, pub, 10 }); sum.Events != 0 || len(pub.ids) != 0 {
+		t.Errorf("a second scan published %v (%+v)", pub.ids, sum)
 	}
 }
