@@ -518,7 +518,7 @@ func (s *Scanner) Scan(ctx context.Context) (Summary, error) {
 		if bp, ok := s.Publisher.(BacklogPublisher); ok && s.BacklogBytes >= 0 && lines >= cmp.Or(s.BacklogBytes, DefaultBacklogBytes) {
 			backlog = bp
 		}
-		s.pipe = startPipe(ctx, s.Publisher, backlog, s.Cursors, s.BatchSize, s.Gather)
+		s.pipe = startPipe(ctx, s.Publisher, backlog, s.Cursors, cmp.Or(s.Gather, s.BatchSize), s.Gather)
 	}
 	p := Progress{Files: len(jobs), Bytes: total}
 	for _, j := range jobs {
@@ -981,14 +981,13 @@ const pipeDepth = 8
 const gatherJobs = 256
 
 // startPipe starts publishing a pass's batches with pub, or with backlog, when set, as a backlog.
-// Batches waiting go out together up to coalesce events; with gather set, up to gather events of
-// them wait, and they go out together up to gather.
+// Batches waiting go out together up to coalesce events. Up to pipeDepth batches wait, or with
+// gather set, batches of up to gather events in all.
 func startPipe(ctx context.Context, pub Publisher, backlog BacklogPublisher, cur *Cursors, coalesce, gather int) *pipe {
 	p := &pipe{jobs: make(chan pubJob, pipeDepth), done: make(chan struct{})}
 	if gather > 0 {
 		p.jobs = make(chan pubJob, gatherJobs)
 		p.room, p.max = semaphore.NewWeighted(int64(gather)), int64(gather)
-		coalesce = gather
 	}
 	// publish sends one batch and then moves the cursors of its jobs.
 	publish := func(batch []event.Event, group []pubJob, last bool) {

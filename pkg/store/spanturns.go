@@ -32,14 +32,10 @@ func (q *SpanTurns) Row(ctx context.Context, client, session string, from, to in
 	args := []any{sql.Named("client", client), sql.Named("session", session), sql.Named("from", from),
 		sql.Named("to", to), sql.Named("window", JoinWindowMs)}
 	if q.st == nil && q.Prepare {
-		st, err := q.DB.PrepareContext(ctx, spanTurnsSQL)
-		if err != nil {
-			return q.DB.QueryRowContext(ctx, spanTurnsSQL, args...)
-		}
-		q.st = st
+		q.st, _ = q.DB.PrepareContext(ctx, spanTurnsSQL) // nil on failure: tried again at the next call
 	}
-	if q.st == nil {
-		return q.DB.QueryRowContext(ctx, spanTurnsSQL, args...)
+	if q.st != nil {
+		return q.st.QueryRowContext(ctx, args...)
 	}
-	return q.st.QueryRowContext(ctx, args...)
+	return q.DB.QueryRowContext(ctx, spanTurnsSQL, args...)
 }
