@@ -32,19 +32,25 @@ func TestMemory_TheRunningWriterRemembers(t *testing.T) {
 	}
 	s.publish(b.Bytes())
 
+	// The writer stores it (the CLI alone would make a finalized session's summary on the fly).
+	s.waitCount(60*time.Second, 1, `SELECT count(*) FROM session_summaries WHERE session_id = 'mem-2' AND source = 'extractive'`)
 	var sums []struct {
 		Epoch int    `json:"epoch"`
 		Text  string `json:"text"`
 		SoFar bool   `json:"so_far"`
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(patient(60 * time.Second))
 	for {
-		out, _, code := s.ctl(nil, "summary", "mem-2", "--json")
+		out, errOut, code := s.ctl(nil, "summary", "mem-2", "--json")
+		// Each answer into a fresh slice: encoding/json decodes into the elements a slice
+		// already holds without zeroing them, so a first answer's so_far (the session not yet
+		// finalized while its events were being stored) would outlive the answers that omit it.
+		sums = nil
 		if code == 0 && json.Unmarshal([]byte(out), &sums) == nil && len(sums) == 1 && !sums[0].SoFar {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the writer did not store mem-2's summary: %s", out)
+			t.Fatalf("mem-2's summary, as observerctl summary tells it: exit %d %s%s\n%s", code, out, errOut, s.memoryState())
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -59,8 +65,9 @@ func TestMemory_TheRunningWriterRemembers(t *testing.T) {
 		Support int    `json:"support"`
 	}
 	var id int64
-	for deadline := time.Now().Add(90 * time.Second); id == 0; {
+	for deadline := time.Now().Add(patient(90 * time.Second)); id == 0; {
 		out, _, _ := s.ctl(nil, "memory", "--project", "/src/app", "--json", "--min-confidence", "0")
+		obs = nil
 		json.Unmarshal([]byte(out), &obs)
 		for _, o := range obs {
 			if o.Kind == "test_command" && o.Key == "go test ./..." && o.Support == 3 {
@@ -68,7 +75,7 @@ func TestMemory_TheRunningWriterRemembers(t *testing.T) {
 			}
 		}
 		if id == 0 && time.Now().After(deadline) {
-			t.Fatalf("no test command learned from the three sessions: %s", out)
+			t.Fatalf("no test command learned from the three sessions: %s\n%s", out, s.memoryState())
 		}
 		time.Sleep(time.Second)
 	}
@@ -78,4 +85,31 @@ func TestMemory_TheRunningWriterRemembers(t *testing.T) {
 	if out, _, _ := s.ctl(nil, "memory", "--project", "/src/app", "--min-confidence", "0"); strings.Contains(out, "tests run with") {
 		t.Errorf("forgotten, yet listed:\n%s", out)
 	}
+}
+
+// memoryState is what a memory test's failure needs to be read: the sessions' rows and stored
+// summaries, the suite's status and the writer's log.
+func (s *suite) memoryState() string {
+	var b strings.Builder
+	db := s.db()
+	for _, q := range []string{
+		`SELECT client || ' ' || session_id || ' ' || state || ' state_at ' || state_at || ' last_seen ' || last_seen || ' events ' || events FROM sessions`,
+		`SELECT session_id || ' epoch ' || epoch || ' ' || source || ' last_ts ' || last_ts FROM session_summaries`,
+		`SELECT event_id || ' ' || state FROM session_events`,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: %v\n", q, err)
+			continue
+		}
+		for rows.Next() {
+			var line string
+			rows.Scan(&line)
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+		rows.Close()
+	}
+	out, errOut, _ := s.ctl(nil, "status")
+	fmt.Fprintf(&b, "--- status:\n%s%s--- logs/writer.log:\n%s", out, errOut, s.readFile("logs/writer.log"))
+	return b.String()
 }
