@@ -242,7 +242,7 @@ func (s *Store) pruneChunk(ctx context.Context, table, sel string, args []any, r
 			return 0, err
 		}
 	}
-	if err := markMessages(ctx, txStmt(ctx, tx), d, messages); err != nil {
+	if err := markMessages(ctx, txStmt(tx), d, messages); err != nil {
 		return 0, err
 	}
 	if err := refreshRollups(ctx, tx, d); err != nil {

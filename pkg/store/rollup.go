@@ -138,22 +138,11 @@ func recomputeSessions(ctx context.Context, tx *sql.Tx, bySess map[int64]map[ses
 // computes them again from the raw rows.
 func recomputeBy[K comparable](ctx context.Context, tx *sql.Tx, table string, bySess map[int64]map[K]bool, del, ins string,
 	delArgs, insArgs func(int64, K) []any) error {
-	var dst, ist *sql.Stmt
+	dst, ist := prepare(tx, del), prepare(tx, ins)
 	for _, h := range slices.Sorted(maps.Keys(bySess)) {
 		keys := bySess[h]
 		if keys == nil {
 			continue
-		}
-		if dst == nil {
-			var err error
-			if dst, err = tx.PrepareContext(ctx, del); err != nil {
-				return err
-			}
-			defer dst.Close()
-			if ist, err = tx.PrepareContext(ctx, ins); err != nil {
-				return err
-			}
-			defer ist.Close()
 		}
 		for k := range keys {
 			if _, err := dst.ExecContext(ctx, delArgs(h, k)...); err != nil {
@@ -342,11 +331,7 @@ func deferRollups(ctx context.Context, tx *sql.Tx, d *dirtyHours) error {
 	if d.empty() {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO rollup_pending (rollup, hour) VALUES (?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	st := prepare(tx, `INSERT OR IGNORE INTO rollup_pending (rollup, hour) VALUES (?, ?)`)
 	for _, x := range []struct {
 		name  string
 		hours map[int64]bool
@@ -397,11 +382,7 @@ func (s *Store) CatchUpRollups(ctx context.Context, limit int) (left int64, err 
 	if err := refreshRollups(ctx, tx, d); err != nil {
 		return 0, err
 	}
-	del, err := tx.PrepareContext(ctx, `DELETE FROM rollup_pending WHERE rollup = ? AND hour = ?`)
-	if err != nil {
-		return 0, err
-	}
-	defer del.Close()
+	del := prepare(tx, `DELETE FROM rollup_pending WHERE rollup = ? AND hour = ?`)
 	for name, hours := range map[string]map[int64]bool{"usage": d.usage, "actions": d.actions} {
 		for h := range hours {
 			if _, err := del.ExecContext(ctx, name, h); err != nil {
@@ -438,11 +419,7 @@ func sessionsIn(ctx context.Context, tx *sql.Tx, hours map[int64]bool, set map[s
 	if len(hours) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ?`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	st := prepare(tx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ?`)
 	for h := range hours {
 		if err := addSessions(ctx, st, set, h); err != nil {
 			return err
@@ -453,17 +430,10 @@ func sessionsIn(ctx context.Context, tx *sql.Tx, hours map[int64]bool, set map[s
 
 // sessionIDsIn adds to set the sessions usage_hourly has under the given session ids of each hour.
 func sessionIDsIn(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]bool, set map[sessionKey]bool) error {
-	var st *sql.Stmt
+	st := prepare(tx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ? AND session_id = ?`)
 	for h, ids := range bySess {
 		if ids == nil {
 			continue
-		}
-		if st == nil {
-			var err error
-			if st, err = tx.PrepareContext(ctx, `SELECT DISTINCT client, session_id FROM usage_hourly WHERE hour = ? AND session_id = ?`); err != nil {
-				return err
-			}
-			defer st.Close()
 		}
 		for id := range ids {
 			if err := addSessions(ctx, st, set, h, id); err != nil {
@@ -475,7 +445,7 @@ func sessionIDsIn(ctx context.Context, tx *sql.Tx, bySess map[int64]map[string]b
 }
 
 // addSessions adds to set the (client, session_id) rows st returns for args.
-func addSessions(ctx context.Context, st *sql.Stmt, set map[sessionKey]bool, args ...any) error {
+func addSessions(ctx context.Context, st *txQuery, set map[sessionKey]bool, args ...any) error {
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return err
@@ -525,7 +495,7 @@ var addProxySQL = `INSERT INTO usage_hourly SELECT :hour, client, session_id, pr
 // client whose records observer does not read) makes thousands of turns an hour.
 func addProxyTurns(ctx context.Context, tx *sql.Tx, d *dirtyHours) (map[int64]map[string]bool, error) {
 	recount := map[int64]map[string]bool{}
-	var check, add *sql.Stmt
+	check, add := prepare(tx, proxyOnlySQL), prepare(tx, addProxySQL)
 	for h, ids := range d.usageSess {
 		if ids == nil {
 			continue
@@ -534,17 +504,6 @@ func addProxyTurns(ctx context.Context, tx *sql.Tx, d *dirtyHours) (map[int64]ma
 			if d.stale[h][id] {
 				mapSet(recount, h, id)
 				continue
-			}
-			if check == nil {
-				var err error
-				if check, err = tx.PrepareContext(ctx, proxyOnlySQL); err != nil {
-					return nil, err
-				}
-				defer check.Close()
-				if add, err = tx.PrepareContext(ctx, addProxySQL); err != nil {
-					return nil, err
-				}
-				defer add.Close()
 			}
 			var other bool
 			if err := check.QueryRowContext(ctx, h, id).Scan(&other); err != nil {
@@ -591,16 +550,8 @@ func refreshSessions(ctx context.Context, tx *sql.Tx, set map[sessionKey]bool) e
 	if len(set) == 0 {
 		return nil
 	}
-	del, err := tx.PrepareContext(ctx, `DELETE FROM usage_sessions WHERE client = ? AND session_id = ?`)
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	ins, err := tx.PrepareContext(ctx, usageSessionSQL)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
+	del := prepare(tx, `DELETE FROM usage_sessions WHERE client = ? AND session_id = ?`)
+	ins := prepare(tx, usageSessionSQL)
 	for k := range set {
 		if _, err := del.ExecContext(ctx, k.client, k.id); err != nil {
 			return fmt.Errorf("rollup usage_sessions: %w", err)
@@ -632,16 +583,8 @@ func recompute(ctx context.Context, tx *sql.Tx, table, col, insert string, keys 
 	if len(keys) == 0 {
 		return nil
 	}
-	del, err := tx.PrepareContext(ctx, "DELETE FROM "+table+" WHERE "+col+" = ?")
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	ins, err := tx.PrepareContext(ctx, insert)
-	if err != nil {
-		return err
-	}
-	defer ins.Close()
+	del := prepare(tx, "DELETE FROM "+table+" WHERE "+col+" = ?")
+	ins := prepare(tx, insert)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if _, err := del.ExecContext(ctx, k); err != nil {
 			return fmt.Errorf("rollup %s: %w", table, err)

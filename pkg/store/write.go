@@ -363,7 +363,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 	}
 	defer tx.Rollback()
 
-	stmt := txStmt(ctx, tx)
+	stmt := txStmt(tx)
 	sessions := map[sessionKey]*sessionAgg{}
 	projects := map[string][2]int64{}
 	dirty := newDirtyHours()
@@ -380,10 +380,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 	turnMessages, turnRequests := map[string]bool{}, map[string]bool{}
 	for i := range evs {
 		e := &evs[i]
-		st, err := stmt(insertSQL[e.Kind], e.Kind)
-		if err != nil {
-			return res, fmt.Errorf("prepare %s: %w", e.Kind, err)
-		}
+		st := stmt(insertSQL[e.Kind], e.Kind)
 		ts := e.Time.UnixMilli()
 		oldTs := int64(-1)
 		known := prior[e.Kind]
@@ -476,10 +473,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		}
 		if e.Kind == event.KindAction && (e.Action.ContentHash != "" || e.Action.Freshness == event.FreshnessMissing) &&
 			e.Action.Target != "" {
-			st, err := stmt(fileStateSQL, "file_state")
-			if err != nil {
-				return res, err
-			}
+			st := stmt(fileStateSQL, "file_state")
 			a := e.Action
 			if _, err := st.ExecContext(ctx, e.Project, a.Target, e.SessionID, a.ContentHash, a.ContentSize,
 				e.Time.UnixMilli(), e.ID); err != nil {
@@ -488,21 +482,15 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		}
 		if e.Kind == event.KindCompression && e.Compression.StashID != "" && e.Compression.Original != "" {
 			// The original of a compressed output, once however many requests carried it.
-			st, err := stmt(`INSERT OR IGNORE INTO compression_stash (stash_id, ts, session_id, mechanism, content)
+			st := stmt(`INSERT OR IGNORE INTO compression_stash (stash_id, ts, session_id, mechanism, content)
 				VALUES (?, ?, ?, ?, ?)`, "compression_stash")
-			if err != nil {
-				return res, err
-			}
 			c := e.Compression
 			if _, err := st.ExecContext(ctx, c.StashID, ts, e.SessionID, c.Mechanism, c.Original); err != nil {
 				return res, fmt.Errorf("stash %s: %w", c.StashID, err)
 			}
 		}
 		if e.Kind == event.KindAction && e.Action.Output != "" {
-			st, err := stmt(`INSERT OR IGNORE INTO action_outputs (event_id, output) VALUES (?, ?)`, "action_output")
-			if err != nil {
-				return res, err
-			}
+			st := stmt(`INSERT OR IGNORE INTO action_outputs (event_id, output) VALUES (?, ?)`, "action_output")
 			if _, err := st.ExecContext(ctx, e.ID, packed.get(i)); err != nil {
 				return res, fmt.Errorf("insert output %s: %w", e.ID, err)
 			}
@@ -572,10 +560,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 				return res, err
 			}
 		}
-		st, err := stmt(sessionUpsertSQL, "session_upsert")
-		if err != nil {
-			return res, err
-		}
+		st := stmt(sessionUpsertSQL, "session_upsert")
 		_, err = st.ExecContext(ctx, k.client, k.id, a.project, a.first, a.last, a.state, a.stateAt, a.cwd, a.path,
 			a.parent, a.epoch, a.model, a.events, a.mainModel(), a.title, a.titleSource, a.titleAt, a.member, a.host, a.user)
 		if err != nil {
@@ -604,10 +589,7 @@ func (s *Store) WriteBatchWith(ctx context.Context, evs []event.Event, rejected 
 		return res, err
 	}
 	for k, since := range analyse {
-		st, err := stmt(analysisDirtySQL, "analysis_dirty")
-		if err != nil {
-			return res, err
-		}
+		st := stmt(analysisDirtySQL, "analysis_dirty")
 		if _, err := st.ExecContext(ctx, k.client, k.id, since); err != nil {
 			return res, fmt.Errorf("mark session %s for analysis: %w", k.id, err)
 		}
@@ -760,21 +742,18 @@ func priorTimes(ctx context.Context, tx *sql.Tx, evs []event.Event) (map[event.K
 	return out, nil
 }
 
-type stmtFunc func(query string, kind event.Kind) (*sql.Stmt, error)
+type stmtFunc func(query string, kind event.Kind) *txQuery
 
-// txStmt prepares each query in tx once (statements end with the transaction).
-func txStmt(ctx context.Context, tx *sql.Tx) stmtFunc {
-	stmts := map[event.Kind]*sql.Stmt{}
-	return func(query string, kind event.Kind) (*sql.Stmt, error) {
-		if st, ok := stmts[kind]; ok {
-			return st, nil
+// txStmt gives the statements of a batch's transaction, one per kind.
+func txStmt(tx *sql.Tx) stmtFunc {
+	stmts := map[event.Kind]*txQuery{}
+	return func(query string, kind event.Kind) *txQuery {
+		st, ok := stmts[kind]
+		if !ok {
+			st = prepare(tx, query)
+			stmts[kind] = st
 		}
-		st, err := tx.PrepareContext(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		stmts[kind] = st
-		return st, nil
+		return st
 	}
 }
 
@@ -812,10 +791,7 @@ func jsonKeys(set map[string]bool) string {
 // markHours marks the hour and session of every row query (a prepared statement named name)
 // returns for key, as its time and session id.
 func markHours(ctx context.Context, stmt stmtFunc, d *dirtyHours, query string, name event.Kind, key string) error {
-	st, err := stmt(query, name)
-	if err != nil {
-		return err
-	}
+	st := stmt(query, name)
 	rows, err := st.QueryContext(ctx, key)
 	if err != nil {
 		return fmt.Errorf("rollup %s %s: %w", name, key, err)
@@ -942,12 +918,9 @@ type neighbour struct {
 
 // turnNear reads the turn of client and member just before (q prevTurnSQL) or after (nextTurnSQL) ts.
 func turnNear(ctx context.Context, stmt stmtFunc, q, name, client, member, self string, ts int64) (neighbour, bool, error) {
-	st, err := stmt(q, event.Kind(name))
-	if err != nil {
-		return neighbour{}, false, err
-	}
+	st := stmt(q, event.Kind(name))
 	var n neighbour
-	err = st.QueryRowContext(ctx, ts, NextTurnWindowMs, client, self, member).Scan(&n.id, &n.ts, &n.session, &n.project, &n.message)
+	err := st.QueryRowContext(ctx, ts, NextTurnWindowMs, client, self, member).Scan(&n.id, &n.ts, &n.session, &n.project, &n.message)
 	if errors.Is(err, sql.ErrNoRows) {
 		return n, false, nil
 	}
@@ -959,10 +932,7 @@ func turnNear(ctx context.Context, stmt stmtFunc, q, name, client, member, self 
 
 // attach gives the session-less turn turnID the session and project of the next turn of its client.
 func attach(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, project string) error {
-	st, err := stmt(attachSQL, "attach_turn")
-	if err != nil {
-		return err
-	}
+	st := stmt(attachSQL, "attach_turn")
 	if _, err := st.ExecContext(ctx, session, project, turnID); err != nil {
 		return fmt.Errorf("attach proxy turn %s to session %s: %w", turnID, session, err)
 	}
@@ -1022,12 +992,9 @@ func (b *batchTurns) any(ctx context.Context, stmt stmtFunc) (bool, error) {
 	if b.found || b.checked {
 		return b.found, nil
 	}
-	q, err := stmt(`SELECT EXISTS (SELECT 1 FROM api_turns WHERE session_id = '' AND ts BETWEEN ?1 AND ?2)
+	q := stmt(`SELECT EXISTS (SELECT 1 FROM api_turns WHERE session_id = '' AND ts BETWEEN ?1 AND ?2)
 		OR EXISTS (SELECT 1 FROM api_turns INDEXED BY api_turns_next_turn
 			WHERE transcript_message_id = '`+NextTurnMark+`' AND ts BETWEEN ?1 AND ?2)`, "unlinked_turns")
-	if err != nil {
-		return false, err
-	}
 	if err := q.QueryRowContext(ctx, b.from-unlinkedWindowMs, b.to+unlinkedWindowMs).Scan(&b.found); err != nil {
 		return false, fmt.Errorf("look for session-less proxy turns: %w", err)
 	}
@@ -1038,20 +1005,14 @@ func (b *batchTurns) any(ctx context.Context, stmt stmtFunc) (bool, error) {
 // linkTurn links the session-less proxy turn e to its transcript message, when one is stored, else
 // to the session of the next turn of its client.
 func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
-	q, err := stmt(linkTurnSQL, "link_turn")
-	if err != nil {
-		return err
-	}
+	q := stmt(linkTurnSQL, "link_turn")
 	t, ts := e.APITurn, e.Time.UnixMilli()
 	var msg, session, project string
 	var uts int64
 	client := e.Client
 	if t.MessageID != "" {
-		byID, err := stmt(linkTurnByIDSQL, "link_turn_id")
-		if err != nil {
-			return err
-		}
-		err = byID.QueryRowContext(ctx, t.MessageID, e.Client, e.Client).Scan(&msg, &session, &project, &uts, &client)
+		byID := stmt(linkTurnByIDSQL, "link_turn_id")
+		err := byID.QueryRowContext(ctx, t.MessageID, e.Client, e.Client).Scan(&msg, &session, &project, &uts, &client)
 		if err == nil {
 			return link(ctx, stmt, d, e.ID, ts, session, msg, project, client, uts)
 		}
@@ -1060,7 +1021,7 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 		}
 	}
 	client = e.Client
-	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, t.Model, t.Output, e.Client, t.Input, t.CacheRead,
+	err := q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, t.Model, t.Output, e.Client, t.Input, t.CacheRead,
 		e.Client, t.Input+t.CacheRead+t.CacheCreation, ts).Scan(&msg, &session, &project, &uts, &client)
 	if errors.Is(err, sql.ErrNoRows) {
 		return attachToNext(ctx, stmt, d, e)
@@ -1073,17 +1034,11 @@ func linkTurn(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event)
 
 // linkUsage links the transcript message e to a session-less proxy turn, when one is stored.
 func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event) error {
-	q, err := stmt(linkUsageSQL, "link_usage")
-	if err != nil {
-		return err
-	}
+	q := stmt(linkUsageSQL, "link_usage")
 	u, ts := e.TokenUsage, e.Time.UnixMilli()
 	var turnID string
 	var ats int64
-	byID, err := stmt(linkUsageByIDSQL, "link_usage_id")
-	if err != nil {
-		return err
-	}
+	byID := stmt(linkUsageByIDSQL, "link_usage_id")
 	switch err := byID.QueryRowContext(ctx, u.MessageID, e.Client).Scan(&turnID, &ats); {
 	case err == nil:
 		return link(ctx, stmt, d, turnID, ats, e.SessionID, u.MessageID, e.Project, e.Client, ts)
@@ -1091,14 +1046,11 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 		return fmt.Errorf("link transcript message %s: %w", u.MessageID, err)
 	}
 	prompt := u.Input + u.CacheRead + u.CacheCreation
-	err = q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, u.Model, u.Output, e.Client, u.Input, u.CacheRead, prompt,
+	err := q.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, u.Model, u.Output, e.Client, u.Input, u.CacheRead, prompt,
 		u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A turn lent a neighbour's session may be this message's own.
-		att, serr := stmt(linkAttachedSQL, "link_attached")
-		if serr != nil {
-			return serr
-		}
+		att := stmt(linkAttachedSQL, "link_attached")
 		err = att.QueryRowContext(ctx, ts-JoinWindowMs, ts+JoinWindowMs, u.Model, u.Output, e.Client, u.Input, u.CacheRead, prompt,
 			u.MessageID, u.MessageID, ts).Scan(&turnID, &ats)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -1114,20 +1066,14 @@ func linkUsage(ctx context.Context, stmt stmtFunc, d *dirtyHours, e *event.Event
 // link gives the proxy turn turnID the session, message and project of a transcript message of
 // client (which replaces the turn's client only when the proxy could not name it).
 func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turnTs int64, session, msg, project, client string, usageTs int64) error {
-	up, err := stmt(linkSQL, "link")
-	if err != nil {
-		return err
-	}
+	up := stmt(linkSQL, "link")
 	if _, err := up.ExecContext(ctx, session, msg, project, client, turnID); err != nil {
 		return fmt.Errorf("link proxy turn %s to message %s: %w", turnID, msg, err)
 	}
 	d.turn(turnTs)
 	d.turn(usageTs)
 	// The turn before it (a router call) may wait for this session. The turn's client now.
-	cl, err := stmt(`SELECT client, member, project FROM api_turns WHERE event_id = ?`, "turn_client")
-	if err != nil {
-		return err
-	}
+	cl := stmt(`SELECT client, member, project FROM api_turns WHERE event_id = ?`, "turn_client")
 	var member string
 	if err := cl.QueryRowContext(ctx, turnID).Scan(&client, &member, &project); err != nil {
 		return fmt.Errorf("link proxy turn %s: %w", turnID, err)
@@ -1138,10 +1084,7 @@ func link(ctx context.Context, stmt stmtFunc, d *dirtyHours, turnID string, turn
 // markProjectChange notes the hours of a session's proxy turns when its project is about to
 // change to project.
 func markProjectChange(ctx context.Context, stmt stmtFunc, d *dirtyHours, k sessionKey, project string) error {
-	st, err := stmt(`SELECT project FROM sessions WHERE client = ? AND session_id = ?`, "session_project")
-	if err != nil {
-		return err
-	}
+	st := stmt(`SELECT project FROM sessions WHERE client = ? AND session_id = ?`, "session_project")
 	var old string
 	switch err := st.QueryRowContext(ctx, k.client, k.id).Scan(&old); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -1150,10 +1093,7 @@ func markProjectChange(ctx context.Context, stmt stmtFunc, d *dirtyHours, k sess
 	case old == project:
 		return nil
 	}
-	st, err = stmt(`SELECT DISTINCT ts - ts % 3600000 FROM api_turns WHERE session_id = ? AND client = ? AND project = ''`, "session_turn_hours")
-	if err != nil {
-		return err
-	}
+	st = stmt(`SELECT DISTINCT ts - ts % 3600000 FROM api_turns WHERE session_id = ? AND client = ? AND project = ''`, "session_turn_hours")
 	rows, err := st.QueryContext(ctx, k.id, k.client)
 	if err != nil {
 		return fmt.Errorf("rollup session %s: %w", k.id, err)
