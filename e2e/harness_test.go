@@ -272,6 +272,11 @@ func (s *suite) waitCount(d time.Duration, want int, query string, args ...any) 
 	deadline := time.Now().Add(d)
 	got := -1
 	for time.Now().Before(deadline) {
+		// The writer creates the store when it starts: until then there is nothing to count.
+		if _, err := os.Stat(filepath.Join(s.home, "observer.db")); err != nil {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
 		if got = s.count(query, args...); got == want {
 			return
 		}
