@@ -78,14 +78,15 @@ func newBrowser(tb testing.TB) *browser {
 	return b
 }
 
-// errors returns the console errors and uncaught exceptions so far.
+// errors returns the console errors and uncaught exceptions so far, each with where it came from.
 func (b *browser) errors() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
 	for _, m := range b.log {
 		if m.Type == "error" || m.IsException() {
-			out = append(out, m.String())
+			// The URL says which request failed ("Failed to load resource" names none).
+			out = append(out, m.String()+" ("+m.URL+")")
 		}
 	}
 	return out
