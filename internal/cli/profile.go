@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,8 @@ import (
 // scan` and the writer, see the README's "Profiling"):
 //
 //	OBSERVER_CPUPROFILE=FILE  CPU profile of the whole run, written when the command ends
+//	OBSERVER_TRACE=FILE       execution trace of the whole run (go tool trace FILE): which
+//	                          goroutine ran, waited or blocked when
 //	OBSERVER_MEMPROFILE=FILE  heap profile taken at the largest live heap seen (checked every
 //	                          100 ms, rewritten (after a GC) each time the heap grows past the last
 //	                          one by 10%),
@@ -44,6 +47,22 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 					pprof.StopCPUProfile()
 					f.Close()
 				}
+			})
+		}
+	}
+	if path := profilePath("OBSERVER_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			if err = trace.Start(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "observerctl: OBSERVER_TRACE: %v\n", err)
+		} else {
+			stops = append(stops, func() {
+				trace.Stop()
+				f.Close()
 			})
 		}
 	}

@@ -16,6 +16,7 @@ var otherVariables = []string{
 	"OBSERVER_SUPERVISOR_PID",       // set by `observerctl up` for its children (Supervised)
 	"OBSERVER_CPUPROFILE",           // observerctl's CPU profile
 	"OBSERVER_MEMPROFILE",           // observerctl's heap profile
+	"OBSERVER_TRACE",                // observerctl's execution trace
 	"OBSERVER_PROXY_CPUPROFILE",     // observer-proxy's CPU profile
 	"OBSERVER_WATCH_CPUPROFILE",     // observer-watch's CPU profile
 	"OBSERVER_DASH_CPUPROFILE",      // observer-dash's CPU profile
