@@ -518,6 +518,12 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 	}
 	var last time.Time
 	for {
+		// The ticks are for work pending; a loop with none waits for a kick, so that an idle
+		// writer's four loops do not wake it twice a second each.
+		var tick <-chan time.Time
+		if pending {
+			tick = t.C
+		}
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -545,7 +551,7 @@ func (w *Writer) offBatch(ctx context.Context, name string, kick <-chan struct{}
 				continue
 			}
 			kicked = false
-		case <-t.C:
+		case <-tick:
 		}
 		if w.inBulk() {
 			// Batches take the bulk path: everything waits until the backlog is stored.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -323,27 +324,63 @@ func (c *Client) fetch(ctx context.Context, it jetstream.MessagesContext, o Cons
 	return msgs, batch, nil
 }
 
-// Heartbeat publishes fn's report every interval until ctx ends, stamping the component's pid
-// and the time. The supervisor counts a component healthy while its heartbeats arrive.
+// Heartbeat asks fn for the component's report every interval until ctx ends and publishes it,
+// stamped with the component's pid and the time, when it says something new, or at least every
+// QuietBeats intervals when it says the same. The supervisor counts a component healthy while
+// its heartbeats arrive (within 5 s): an idle suite's components, whose reports do not change,
+// so send half the heartbeats, and the bus host wakes half as often for them.
 func (c *Client) Heartbeat(ctx context.Context, interval time.Duration, fn func() Health) {
 	c.HeartbeatNow(ctx, interval, fn, nil)
 }
+
+// QuietBeats is how many intervals a heartbeat that says the same as the last may be held back.
+const QuietBeats = 2
 
 // HeartbeatNow is Heartbeat that also publishes at once when now signals: a component whose
 // state changed (a catch-up done) says so then, not up to interval later.
 func (c *Client) HeartbeatNow(ctx context.Context, interval time.Duration, fn func() Health, now <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var b beats
+	signalled := false
 	for {
 		h := fn()
 		h.PID = os.Getpid()
-		h.Time = time.Now().UTC()
-		c.PublishHealth(h)
+		if b.due(h, signalled) {
+			h.Time = time.Now().UTC()
+			c.PublishHealth(h)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			signalled = false
 		case <-now:
+			signalled = true
 		}
 	}
+}
+
+// beats decides which of a component's reports, one an interval, are sent.
+type beats struct {
+	last Health
+	sent bool // one was
+	held int  // reports held back since the last one sent
+}
+
+// due reports whether h goes out: the first, one that says something new, one asked for at once
+// (signalled), and the QuietBeats-th report since the last sent.
+func (b *beats) due(h Health, signalled bool) bool {
+	b.held++
+	if b.sent && !signalled && b.held < QuietBeats && SameHealth(h, b.last) {
+		return false
+	}
+	b.last, b.sent, b.held = h, true, 0
+	return true
+}
+
+// SameHealth reports whether two reports say the same, but for when and by which process.
+func SameHealth(a, b Health) bool {
+	return a.Component == b.Component && a.OK == b.OK && a.Detail == b.Detail && a.LastEvent.Equal(b.LastEvent) &&
+		a.Events == b.Events && slices.Equal(a.Degraded, b.Degraded) && slices.Equal(a.Notices, b.Notices)
 }

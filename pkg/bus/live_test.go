@@ -202,6 +202,57 @@ func TestClient_Health(t *testing.T) {
 	}
 }
 
+// Through the bus: every report that says something new is delivered, and one that keeps saying
+// the same still arrives again (the supervisor's liveness).
+func TestHeartbeat_DeliversEachNewReportAndRepeatsTheSame(t *testing.T) {
+	srv := newServer(t)
+	c := connect(t, bus.Options{Server: srv, Wait: true})
+	var mu sync.Mutex
+	var got []bus.Health
+	sub, err := c.SubscribeHealth(func(h bus.Health) {
+		mu.Lock()
+		got = append(got, h)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	var calls sync.Mutex
+	n := 0
+	report := func() bus.Health { // events 1, 2, 3, then 3 for ever
+		calls.Lock()
+		defer calls.Unlock()
+		n++
+		return bus.Health{Component: "observer-proxy", OK: true, Events: int64(min(n, 3))}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Heartbeat(ctx, 5*time.Millisecond, report) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		threes := 0
+		seen := map[int64]bool{}
+		for _, h := range got {
+			seen[h.Events] = true
+			if h.Events == 3 {
+				threes++
+			}
+		}
+		mu.Unlock()
+		if seen[1] && seen[2] && threes >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s: reports delivered %+v; want events 1, 2 and 3, and 3 again twice", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+}
+
 func TestClient_ConsumeRedeliversUntilHandled(t *testing.T) {
 	srv := newServer(t)
 	c := connect(t, bus.Options{Server: srv, Wait: true, Name: "writer"})
