@@ -60,9 +60,12 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 		if err != nil {
 			fmt.Fprintf(stderr, "observerctl: OBSERVER_TRACE: %v\n", err)
 		} else {
+			traceFile.Store(f)
 			stops = append(stops, func() {
-				trace.Stop()
-				f.Close()
+				if traceFile.CompareAndSwap(f, nil) {
+					trace.Stop()
+					f.Close()
+				}
 			})
 		}
 	}
@@ -76,14 +79,20 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 	}
 }
 
-// cpuProfile is the CPU profile being written, nil when none is.
-var cpuProfile atomic.Pointer[os.File]
+// cpuProfile and traceFile are the CPU profile and the execution trace being written, nil when
+// none is.
+var cpuProfile, traceFile atomic.Pointer[os.File]
 
-// abandonProfiles stops the CPU profile without keeping it (`up --detach`, whose supervisor
-// writes its own to the same file).
+// abandonProfiles stops the CPU profile and the trace without keeping them (`up --detach`, whose
+// supervisor writes its own to the same files).
 func abandonProfiles() {
 	if f := cpuProfile.Swap(nil); f != nil {
 		pprof.StopCPUProfile()
+		f.Close()
+		os.Remove(f.Name())
+	}
+	if f := traceFile.Swap(nil); f != nil {
+		trace.Stop()
 		f.Close()
 		os.Remove(f.Name())
 	}

@@ -372,15 +372,15 @@ type beats struct {
 // (signalled), and the QuietBeats-th report since the last sent.
 func (b *beats) due(h Health, signalled bool) bool {
 	b.held++
-	if b.sent && !signalled && b.held < QuietBeats && SameHealth(h, b.last) {
+	if b.sent && !signalled && b.held < QuietBeats && sameHealth(h, b.last) {
 		return false
 	}
 	b.last, b.sent, b.held = h, true, 0
 	return true
 }
 
-// SameHealth reports whether two reports say the same, but for when and by which process.
-func SameHealth(a, b Health) bool {
+// sameHealth reports whether two reports say the same, but for when and by which process.
+func sameHealth(a, b Health) bool {
 	return a.Component == b.Component && a.OK == b.OK && a.Detail == b.Detail && a.LastEvent.Equal(b.LastEvent) &&
 		a.Events == b.Events && slices.Equal(a.Degraded, b.Degraded) && slices.Equal(a.Notices, b.Notices)
 }

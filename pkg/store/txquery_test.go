@@ -13,8 +13,9 @@ import (
 
 // The writer's connection keeps the statements it compiled: a batch stored after others of the
 // same kinds compiles its statements again only where SQLite does so on its own (they were all
-// compiled per transaction, which cost more than storing a few of the proxy's turns). SQLite consults a connection's authorizer only
-// while it compiles a statement, so the authorizer's calls count the compilations.
+// compiled per transaction, which cost more than storing a few of the proxy's turns). SQLite
+// consults a connection's authorizer only while it compiles a statement, so the authorizer's
+// calls count the compilations.
 func TestWriteBatch_ReusesTheStatementsOfTheBatchBefore(t *testing.T) {
 	ctx := context.Background()
 	st := newWriter(t)
