@@ -102,7 +102,8 @@ func TestWriter_BacklogTakesTheBulkPathThenCatchesUp(t *testing.T) {
 }
 
 // The writer `observerctl scan` hosts (Bulk) leaves nothing to catch up when it stops: the
-// rollups, the index and the analysis are done before Run returns.
+// rollups, the index, the analysis and the session memory (every ended session summarized, more
+// than one step's worth, and the project observed) are done before Run returns.
 func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
 	ctx, cancel, _, st, c := rig(t)
 	defer cancel()
@@ -110,11 +111,19 @@ func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	wdone := make(chan struct{})
 	go func() { w.Run(wctx); close(wdone) }()
-	const n = 800
-	if _, err := c.PublishBatch(ctx, historyEvents(n)); err != nil {
+	const n = 4000 // 80 sessions of 50 actions: a memory step summarizes 50
+	evs := historyEvents(n)
+	for s := range n / 50 {
+		// Each session edits a file, then runs the tests: what the project's observations say.
+		evs[s*50+48].Action.Type, evs[s*50+48].Action.Target = event.ActionEditFile, "pkg/a.go"
+		evs[s*50+49].Action.Type, evs[s*50+49].Action.Target = event.ActionRunCommand, "go test ./..."
+		evs = append(evs, sessionEnd(s, evs[s*50+49].Time))
+	}
+	if _, err := c.PublishBatch(ctx, evs); err != nil {
 		t.Fatal(err)
 	}
 	waitCount(t, st, "actions", n)
+	waitCount(t, st, "sessions WHERE state = 'finalized'", n/50)
 	var pending int64
 	st.DB.QueryRow("SELECT count(*) FROM rollup_pending").Scan(&pending)
 	if pending == 0 {
@@ -123,6 +132,22 @@ func TestWriter_BulkCatchesUpAtStop(t *testing.T) {
 	stop()
 	<-wdone
 	caughtUp(t, st, n, time.Second)
+	var summaries, observations int64
+	st.DB.QueryRow(`SELECT count(*) FROM session_summaries`).Scan(&summaries)
+	st.DB.QueryRow(`SELECT count(*) FROM observations WHERE project = '/work/p'`).Scan(&observations)
+	if summaries != n/50 || observations == 0 {
+		t.Errorf("stopped with %d of %d ended sessions summarized and %d observations of the project; want all, and some", summaries, n/50, observations)
+	}
+}
+
+// sessionEnd is the event that finalizes session s of historyEvents.
+func sessionEnd(s int, at time.Time) event.Event {
+	ev := event.New(event.KindSession, "test")
+	ev.ID = event.ID("bulk-test", "end", fmt.Sprint(s))
+	ev.Time = at
+	ev.Client, ev.SessionID, ev.Project = "claude-code", fmt.Sprintf("s%d", s), "/work/p"
+	ev.Session = &event.Session{State: event.SessionFinalized}
+	return ev
 }
 
 // A history handed to the writer directly (writer.Direct, as `observerctl scan` does with nothing
@@ -239,12 +264,7 @@ func TestWriter_BacklogIsDrained(t *testing.T) {
 	const n = 3000 // 60 sessions of 50 actions
 	evs := historyEvents(n)
 	for s := range n / 50 {
-		ev := event.New(event.KindSession, "test")
-		ev.ID = event.ID("bulk-test", "end", fmt.Sprint(s))
-		ev.Time = evs[s*50+49].Time
-		ev.Client, ev.SessionID, ev.Project = "claude-code", fmt.Sprintf("s%d", s), "/work/p"
-		ev.Session = &event.Session{State: event.SessionFinalized}
-		evs = append(evs, ev)
+		evs = append(evs, sessionEnd(s, evs[s*50+49].Time))
 	}
 	if _, err := pub.PublishBatch(ctx, evs); err != nil {
 		t.Fatal(err)

@@ -196,7 +196,7 @@ func (w *Writer) Run(ctx context.Context) error {
 	}
 	defer spawn(ctx, func(ctx context.Context) {
 		w.offBatch(ctx, "session memory", memKick, memoryBusy, func(ctx context.Context, drain bool) (bool, bool) { return w.memoryStep(ctx, mem, drain) },
-			func(ctx context.Context) { w.memoryStep(ctx, mem, true) })
+			func(ctx context.Context) { w.memoryFinish(ctx, mem) })
 	})()
 	defer spawn(ctx, w.settleLoop)()
 	if w.Prices != nil {
@@ -725,6 +725,17 @@ func (w *Writer) memoryStep(ctx context.Context, m *memory.Memory, drain bool) (
 	}
 	w.pendMemory.Store(int64(p.Due()))
 	return p.Pending > 0, p.Summaries > 0 || p.Projects > 0
+}
+
+// memoryFinish summarizes every ended epoch left and observes their projects, step after step
+// while steps make progress (one step did 50 sessions: a scan's writer stopped with most of a
+// history's sessions unsummarized and no observation, for the next writer to make).
+func (w *Writer) memoryFinish(ctx context.Context, m *memory.Memory) {
+	for ctx.Err() == nil {
+		if more, again := w.memoryStep(ctx, m, true); !more || !again {
+			return
+		}
+	}
 }
 
 // analyseFinish analyses everything left, patterns included.
