@@ -33,40 +33,9 @@ import (
 // supervisor's FILE. The returned stop writes what is pending; main calls it before exiting.
 func StartProfiles(stderr io.Writer) (stop func()) {
 	var stops []func()
-	if path := profilePath("OBSERVER_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "observerctl: OBSERVER_CPUPROFILE: %v\n", err)
-		} else {
-			cpuProfile.Store(f)
-			stops = append(stops, func() {
-				if cpuProfile.CompareAndSwap(f, nil) {
-					pprof.StopCPUProfile()
-					f.Close()
-				}
-			})
-		}
-	}
-	if path := profilePath("OBSERVER_TRACE"); path != "" {
-		f, err := os.Create(path)
-		if err == nil {
-			if err = trace.Start(f); err != nil {
-				f.Close()
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "observerctl: OBSERVER_TRACE: %v\n", err)
-		} else {
-			traceFile.Store(f)
-			stops = append(stops, func() {
-				if traceFile.CompareAndSwap(f, nil) {
-					trace.Stop()
-					f.Close()
-				}
-			})
+	for _, r := range []*profileRun{&cpuProfile, &traceRun} {
+		if stop := r.begin(stderr); stop != nil {
+			stops = append(stops, stop)
 		}
 	}
 	if path := profilePath("OBSERVER_MEMPROFILE"); path != "" {
@@ -79,23 +48,60 @@ func StartProfiles(stderr io.Writer) (stop func()) {
 	}
 }
 
-// cpuProfile and traceFile are the CPU profile and the execution trace being written, nil when
-// none is.
-var cpuProfile, traceFile atomic.Pointer[os.File]
+// profileRun is a profile written from start to stop into the file its variable names: the CPU
+// profile or the execution trace.
+type profileRun struct {
+	env   string
+	start func(io.Writer) error
+	stop  func()
+	file  atomic.Pointer[os.File] // the file being written, nil when none is
+}
+
+var (
+	cpuProfile = profileRun{env: "OBSERVER_CPUPROFILE", start: pprof.StartCPUProfile, stop: pprof.StopCPUProfile}
+	traceRun   = profileRun{env: "OBSERVER_TRACE", start: trace.Start, stop: trace.Stop}
+)
+
+// begin starts the profile when its variable is set, and returns what stops it and keeps the
+// file (nil when it did not start; an error is told on stderr).
+func (r *profileRun) begin(stderr io.Writer) (stop func()) {
+	path := profilePath(r.env)
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = r.start(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "observerctl: %s: %v\n", r.env, err)
+		return nil
+	}
+	r.file.Store(f)
+	return func() {
+		if r.file.CompareAndSwap(f, nil) {
+			r.stop()
+			f.Close()
+		}
+	}
+}
+
+// abandon stops the profile without keeping its file.
+func (r *profileRun) abandon() {
+	if f := r.file.Swap(nil); f != nil {
+		r.stop()
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
 
 // abandonProfiles stops the CPU profile and the trace without keeping them (`up --detach`, whose
 // supervisor writes its own to the same files).
 func abandonProfiles() {
-	if f := cpuProfile.Swap(nil); f != nil {
-		pprof.StopCPUProfile()
-		f.Close()
-		os.Remove(f.Name())
-	}
-	if f := traceFile.Swap(nil); f != nil {
-		trace.Stop()
-		f.Close()
-		os.Remove(f.Name())
-	}
+	cpuProfile.abandon()
+	traceRun.abandon()
 }
 
 // profilePath is the file the variable names, with the pid appended in a supervised component.

@@ -683,8 +683,8 @@ type BatchPublisher interface {
 // batch instead of one per turn (at c=1 a third of their CPU time per turn, at c=16 a half).
 // Each bus message still costs the bus host about 0.4 ms of CPU (storing it in the stream,
 // delivering it, taking its acknowledgement): at 5 ms, c=16 sent 150 messages a second of 37
-// turns each, and the bus host spent 0.80 s of CPU in a 7 s round; at 20 ms, 41 of 135 turns and
-// 0.53 s. The turns are journaled before they wait (journal), and the client has its answer.
+// turns each, and the bus host spent 0.80 s of CPU in a 7 s round; at 20 ms, 41 messages a second
+// of 135 turns each, and 0.53 s. The turns are journaled before they wait (journal), and the client has its answer.
 const publishGap = 20 * time.Millisecond
 
 func (p *Proxy) publishLoop() {
